@@ -1,0 +1,72 @@
+"""Relevance and novelty metrics through ir_measures (pytrec_eval and ndeval), never by hand."""
+
+from __future__ import annotations
+
+import math
+
+import ir_measures
+import pandas as pd
+
+# Names used in our tables -> ir_measures measures, computed on a run already cut to the
+# context (so "@k" is implied by the cut: k = |Z*|, 10 or 20).
+DEFAULT_MEASURES = {
+    "Recall": ir_measures.R @ 1000,              # share of P* in the context
+    "Recall_required": ir_measures.R(rel=2) @ 1000,  # share of P** in the context
+    "MAP": ir_measures.AP @ 1000,
+    "nDCG": ir_measures.nDCG @ 1000,             # graded: P** = 2, rest of P* = 1
+}
+NDEVAL_MAX_CUTOFF = 20  # ndeval (pyndeval) evaluates at most 20 ranks
+
+
+def _qrels_frame(qrels: dict[str, dict[str, int]]) -> pd.DataFrame:
+    rows = [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+
+def diversity_frame(rows) -> pd.DataFrame:
+    """ndeval qrels ``(qid, subtopic, docid, rel)`` as the frame ir_measures expects."""
+    return pd.DataFrame([(q, str(it), d, int(r)) for q, it, d, r in rows],
+                        columns=["query_id", "iteration", "doc_id", "relevance"])
+
+
+def _run_frame(run: dict[str, list[str]]) -> pd.DataFrame:
+    rows = [(q, d, float(len(docs) - i)) for q, docs in run.items() for i, d in enumerate(docs)]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+
+def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
+              measures: dict | None = None) -> dict[str, dict[str, float]]:
+    """``{qid: {name: value}}`` for every query of ``run`` that has qrels.
+
+    ``run`` maps a query to its ranked document ids (the context, already cut to size).
+    Queries in ``run`` without a relevant document get 0 for every measure (trec_eval leaves
+    them out; a context that retrieves nothing relevant should count as 0, not vanish).
+    """
+    measures = measures or DEFAULT_MEASURES
+    names = {m: n for n, m in measures.items()}
+    out: dict[str, dict[str, float]] = {q: {n: 0.0 for n in measures} for q in run if q in qrels}
+    if not out or not any(run[q] for q in out):
+        return out
+    frame = _run_frame({q: run[q] for q in out})
+    for m in ir_measures.iter_calc(list(measures.values()), _qrels_frame(qrels), frame):
+        out[m.query_id][names[m.measure]] = float(m.value)
+    return out
+
+
+def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
+                     alpha: float = 0.5) -> dict[str, float]:
+    """ndeval's alpha-nDCG (ideal over all judged passages, as in the CRUX release's code).
+
+    ndeval stops at rank 20, so contexts longer than that get ``nan`` rather than a score of
+    their first 20 passages presented as the whole.
+    """
+    qids = [q for q in run if q in set(diversity["query_id"])]
+    if any(len(run[q]) > NDEVAL_MAX_CUTOFF for q in qids):
+        return dict.fromkeys(qids, math.nan)
+    out = dict.fromkeys(qids, 0.0)
+    if not qids or not any(run[q] for q in qids):
+        return out
+    measure = ir_measures.alpha_nDCG(alpha=alpha) @ NDEVAL_MAX_CUTOFF
+    for m in ir_measures.iter_calc([measure], diversity, _run_frame({q: run[q] for q in qids})):
+        out[m.query_id] = float(m.value)
+    return out

@@ -1,0 +1,46 @@
+"""Token counters for density (Eq. 6) and length control.
+
+``make_token_counter(None)`` gives the documented fallback: a regex counter that counts words
+and punctuation marks (``\\w+`` runs and single non-space symbols). It needs no model and is
+stable across machines; density is a ratio of two counts from the same counter, so the choice
+shifts Den only through how it treats different texts. For the paper's numbers, point it at the
+Llama-3.1 tokenizer: a ``tokenizer.json`` file or a directory holding one (a local Hugging Face
+snapshot), read with the ``tokenizers`` library, offline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+TokenCounter = Callable[[str], int]
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def regex_token_count(text: str) -> int:
+    return len(_TOKEN.findall(text))
+
+
+def hf_token_counter(path) -> TokenCounter:
+    from tokenizers import Tokenizer
+
+    p = Path(path)
+    file = p / "tokenizer.json" if p.is_dir() else p
+    if not file.is_file():
+        raise FileNotFoundError(f"{file}: no tokenizer.json (tokenizer must be a local file "
+                                "or a directory holding tokenizer.json; nothing is downloaded)")
+    tok = Tokenizer.from_file(str(file))
+
+    def count(text: str) -> int:
+        return len(tok.encode(text, add_special_tokens=False).ids)
+
+    count.__name__ = f"hf:{file}"
+    return count
+
+
+def make_token_counter(spec: str | None) -> TokenCounter:
+    """``None``/``"regex"``: the fallback; anything else: a local tokenizer path."""
+    if spec in (None, "", "regex"):
+        return regex_token_count
+    return hf_token_counter(spec)

@@ -1,0 +1,142 @@
+"""Judgments (P*, P**, qrels) and the context scorer on a small dataset built by hand."""
+
+import math
+
+import pytest
+
+from cruxflow.errors import DataError
+from cruxflow.evaluate import ContextScorer, aggregate, check_run
+from cruxflow.io import RunRow, atomic_write, read_qrels, read_run, write_run
+from cruxflow.judgments import derive, read_judgments, write_judgments
+from cruxflow.model import Dataset, Passage, Topic
+from cruxflow.tokens import hf_token_counter, make_token_counter, regex_token_count
+
+
+def tiny_dataset() -> Dataset:
+    topic = Topic("t", "summary", ["t:0", "t:1"], query="report on x",
+                  questions=["q0?", "q1?", "q2?", "q3?"])
+    texts = {"t:0#0": "a b c d", "t:0#1": "e f", "t:1#2": "g h i j k l", "x:0#0": "noise"}
+    passages = {p: Passage(p, s, p.split(":")[0], p.split("#")[0]) for p, s in texts.items()}
+    ratings = {("t", "t:0#0"): [5, 4, 0, 0],     # answers q0, q1
+               ("t", "t:0#1"): [3, 0, 0, 0],     # redundant with t:0#0
+               ("t", "t:1#2"): [0, 0, 5, 1]}     # answers q2; q3 is answered by nobody
+    return Dataset({"t": topic}, {}, passages, ratings)
+
+
+def test_judgments_files(tmp_path):
+    ds = tiny_dataset()
+    j = derive(ds, eta=3)["t"]
+    assert j.kept == [0, 1, 2]
+    assert j.required == ["t:0#0", "t:1#2"]
+    assert j.relevant == ["t:0#0", "t:0#1", "t:1#2"]
+    counts = write_judgments(derive(ds, 3), ds, tmp_path, eta=3)
+    assert counts["questions_kept"] == 3 and counts["required_passages"] == 2
+    assert read_qrels(tmp_path / "qrels.relevance.txt") == {
+        "t": {"t:0#0": 2, "t:0#1": 1, "t:1#2": 2}}
+    assert read_qrels(tmp_path / "qrels.required.txt") == {"t": {"t:0#0": 1, "t:1#2": 1}}
+    div = (tmp_path / "qrels.diversity.txt").read_text().split("\n")
+    assert sorted(x for x in div if x) == ["t 0 t:0#0 1", "t 0 t:0#1 1", "t 1 t:0#0 1",
+                                          "t 2 t:1#2 1"]
+    assert [r.doc_id for r in read_run(tmp_path / "oracle.run")["t"]] == ["t:0#0", "t:1#2"]
+    assert read_judgments(tmp_path / "judgments.jsonl")["t"].required == j.required
+
+
+def scorer(ds=None):
+    ds = ds or tiny_dataset()
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    return ContextScorer(ds, derive(ds, 3), texts, regex_token_count)
+
+
+def rows(*pids):
+    return {"t": [RunRow("t", p, i + 1, float(10 - i)) for i, p in enumerate(pids)]}
+
+
+def test_scorer_oracle_context():
+    frame = scorer().score(rows("t:0#0", "t:1#2", "x:0#0"), "sys", "oracle")
+    r = frame.iloc[0]
+    assert r.context_size == 2 and r.tokens == 10
+    assert r.Cov == 1.0 and r.alpha_nDCG == pytest.approx(1.0) and r.Den == pytest.approx(1.0)
+    assert r.Recall == pytest.approx(2 / 3) and r.Recall_required == 1.0
+
+
+def test_scorer_redundant_and_unjudged_passages():
+    s = scorer()
+    # redundant first: t:0#1 (q0 only), then the unjudged noise passage -> answers nothing
+    r = s.score(rows("t:0#1", "x:0#0"), "sys", "oracle").iloc[0]
+    assert r.Cov == pytest.approx(1 / 3)
+    assert r.tokens == 3   # "e f" + "noise"
+    assert r.Den == pytest.approx(math.sqrt((1 / 3 / 3) / (1 / 10)))
+    ideal = 2 + 1 / math.log2(3)   # t:0#0 answers 2 questions, then t:1#2 answers 1
+    assert r.alpha_nDCG == pytest.approx(1 / ideal)
+    # k = 1 keeps only the first passage
+    assert s.score(rows("t:0#0", "t:1#2"), "sys", 1).iloc[0].Cov == pytest.approx(2 / 3)
+
+
+def test_topic_missing_from_run_scores_zero_and_is_counted():
+    frame = scorer().score({}, "empty", "oracle")
+    assert frame.iloc[0].Cov == 0.0 and not frame.iloc[0].in_run
+    table = aggregate(frame)
+    assert table.loc[0, "missing_in_run"] == 1 and table.loc[0, "topics"] == 1
+
+
+def test_unknown_ids_in_a_run_are_errors(tmp_path):
+    ds = tiny_dataset()
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    with pytest.raises(DataError, match="unknown topic 'nope'") as e:
+        check_run({"nope": []}, ds, texts, "my.run")
+    assert e.value.field == "qid" and e.value.path == "my.run"
+    with pytest.raises(DataError, match="unknown passage 'zzz'"):
+        check_run(rows("zzz"), ds, texts, "my.run")
+
+
+def test_run_reader_orders_by_score_and_rejects_bad_lines(tmp_path):
+    p = tmp_path / "r.run"
+    p.write_text("t Q0 b 1 1.0 x\nt Q0 a 2 3.0 x\nt Q0 c 3 3.0 x\n")
+    assert [r.doc_id for r in read_run(p)["t"]] == ["a", "c", "b"]
+    p.write_text("t Q0 b 1 high x\n")
+    with pytest.raises(DataError, match="line 1: field 'score'"):
+        read_run(p)
+    p.write_text("t Q0 b 1 1 x\nt Q0 b 2 0.5 x\n")
+    with pytest.raises(DataError, match="appears twice"):
+        read_run(p)
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    target = tmp_path / "out.run"
+    write_run(target, {"t": [("a", 1.0)]}, tag="x")
+    before = target.read_text()
+    with pytest.raises(RuntimeError), atomic_write(target) as out:
+        out.write("half a line")
+        raise RuntimeError("killed")
+    assert target.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["out.run"]   # no temp file left
+
+
+def test_regex_token_counter():
+    assert regex_token_count("Hello, world! It's 2.5") == 10   # Hello , world ! It ' s 2 . 5
+    assert make_token_counter(None) is regex_token_count
+
+
+def test_hf_token_counter_reads_a_local_tokenizer(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "hello": 1, "world": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(str(tmp_path / "tokenizer.json"))
+    count = make_token_counter(str(tmp_path))   # a directory holding tokenizer.json
+    assert count("hello world hello unknown") == 4
+    with pytest.raises(FileNotFoundError, match="nothing is downloaded"):
+        hf_token_counter(tmp_path / "missing")
+
+
+def test_dataset_round_trip_and_rating_shape_check(tmp_path):
+    ds = tiny_dataset()
+    ds.save(tmp_path)
+    back = Dataset.load(tmp_path)
+    assert back.ratings == ds.ratings and list(back.passages) == list(ds.passages)
+    lines = (tmp_path / "answerability.jsonl").read_text().splitlines()
+    lines[1] = lines[1].replace("[3, 0, 0, 0]", "[3, 0, 0]")
+    (tmp_path / "answerability.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match="3 ratings but topic t has 4 questions") as e:
+        Dataset.load(tmp_path)
+    assert e.value.field == "ratings" and "answerability.jsonl" in e.value.path
