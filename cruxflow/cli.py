@@ -1,0 +1,113 @@
+"""Console entry point: ``cruxflow ingest``.
+
+``cruxflow ingest --format {multinews,multinews-src,duc2004,crux} --input PATH --output DIR``
+reads a raw corpus, writes the data model (see docs/data-model.md) and prints the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from cruxflow.errors import DataError
+from cruxflow.ingest import READERS, IngestOptions, ingest, read_distractors
+from cruxflow.ingest.crux import crux_runs
+from cruxflow.io import read_run
+from cruxflow.judgments import derive, write_judgments
+
+
+def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
+              eta: int | None = 3, alpha: float = 0.5) -> dict:
+    """Read, validate and write one corpus; return the summary printed by the CLI."""
+    if distractors and fmt == "crux":
+        raise DataError("--distractors does not apply to the crux format: its passages.jsonl "
+                        "already holds the whole corpus", path=distractors)
+    dataset, report = ingest(fmt, src, options)
+    if distractors:
+        for doc in read_distractors(distractors, f"{options.prefix}-distractors",
+                                    options.encoding):
+            dataset.documents[doc.doc_id] = doc
+    counts = dataset.save(out, extra_manifest={"ingest": report.to_json(),
+                                               "prefix": options.prefix})
+    summary = {"output": str(out), **counts,
+               "clusters_skipped": len(report.clusters_skipped),
+               "empty_articles_skipped": report.empty_articles_skipped}
+    if dataset.ratings and eta is not None:
+        jdir = Path(out) / "judgments" / f"eta{eta}"
+        summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset, jdir, eta)
+    if fmt == "crux":
+        runs = crux_runs(src)
+        for run in runs:
+            read_run(run)  # validate before copying
+            dest = Path(out) / "runs" / run.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(run, dest)
+        summary["runs"] = len(runs)
+    return summary
+
+
+def _cmd_ingest(args) -> int:
+    options = IngestOptions(prefix=args.prefix or _default_prefix(args.format),
+                            id_scheme=args.id_scheme, min_docs=args.min_docs,
+                            encoding=args.encoding, summary_length=args.summary_length,
+                            reference=args.reference)
+    summary = ingest_to(args.format, args.input, args.output, options,
+                        distractors=args.distractors, eta=args.eta)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"wrote {summary['output']}")
+        for key in ("topics", "documents", "summaries", "passages", "rated_passages",
+                    "clusters_skipped", "empty_articles_skipped", "runs"):
+            if key in summary:
+                print(f"  {key:24s}{summary[key]}")
+        for key, value in summary.get("judgments", {}).items():
+            print(f"  judgments.{key:14s}{value}")
+    return 0
+
+
+def _default_prefix(fmt: str) -> str:
+    return {"multinews": "multi_news-test", "multinews-src": "multi_news-test",
+            "duc2004": "duc04-test", "crux": "crux"}[fmt]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cruxflow", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("ingest", help="read a raw corpus into the CRUX data model")
+    p.add_argument("--format", required=True, choices=sorted(READERS))
+    p.add_argument("--input", required=True, type=Path,
+                   help="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt "
+                        "beside it); duc2004: the directory with docs/ and models/; crux: the "
+                        "release directory")
+    p.add_argument("--output", required=True, type=Path, help="dataset directory to write")
+    p.add_argument("--prefix", help="topic id prefix (default: multi_news-test, duc04-test)")
+    p.add_argument("--id-scheme", choices=["index", "source"], default="index")
+    p.add_argument("--min-docs", type=int, default=2,
+                   help="drop clusters with fewer non-empty documents (CRUX: 2)")
+    p.add_argument("--encoding", default="utf-8")
+    p.add_argument("--summary-length", type=int, default=100,
+                   help="DUC: read <CLUSTER>.M.<len>.T.* summaries")
+    p.add_argument("--reference", choices=["concat", "first"], default="concat",
+                   help="DUC: y* = all model summaries joined (CRUX) or the first")
+    p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
+    p.add_argument("--eta", type=int, default=3, help="answerability threshold for judgments")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=_cmd_ingest)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except DataError as exc:
+        print(f"cruxflow: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
