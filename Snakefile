@@ -1,0 +1,29 @@
+# cruxflow: CRUX (Ju et al., 2025) end to end as a Snakemake workflow.
+# Declares the config, the rule files and the targets; every rule lives in rules/.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"
+
+
+wildcard_constraints:
+    dataset="|".join(map(lambda n: n.replace(".", r"\."), DATASETS)),
+    eta=r"[0-5]",
+    system=r"[A-Za-z0-9_.+-]+",
+
+
+include: "rules/ingest.smk"
+include: "rules/judgments.smk"
+include: "rules/metrics.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

@@ -1,0 +1,50 @@
+rule context_metrics:
+    """Score one run's contexts (each configured size k): CRUX and IR metrics per query."""
+    input:
+        **dataset_files(),
+        judgments="results/judgments/{dataset}/eta{eta}/judgments.jsonl",
+        run=run_file,
+    output:
+        per_query="results/metrics/{dataset}/eta{eta}/per_query/{system}.tsv",
+    log:
+        "logs/context_metrics/{dataset}/eta{eta}/{system}.log",
+    benchmark:
+        "benchmarks/results/context_metrics/{dataset}/eta{eta}/{system}.tsv"
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        eta=lambda wc: int(wc.eta),
+        alpha=METRICS["alpha"],
+        density_weight=METRICS["density_weight"],
+        tokenizer=METRICS["tokenizer"],
+        context_sizes=METRICS["context_sizes"],
+    script:
+        "../workflow_scripts/context_metrics.py"
+
+
+rule context_metrics_table:
+    """One table per dataset: every system x context size, means over topics."""
+    input:
+        lambda wc: expand(
+            "results/metrics/{{dataset}}/eta{{eta}}/per_query/{system}.tsv",
+            system=systems(wc.dataset),
+        ),
+    output:
+        tsv="results/metrics/{dataset}/eta{eta}/context_metrics.tsv",
+        markdown="results/metrics/{dataset}/eta{eta}/context_metrics.md",
+    log:
+        "logs/context_metrics_table/{dataset}/eta{eta}.log",
+    benchmark:
+        "benchmarks/results/context_metrics_table/{dataset}/eta{eta}.tsv"
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../workflow_scripts/context_metrics_table.py"

@@ -1,0 +1,111 @@
+"""The workflow for real: snakemake on the demo corpus in a scratch directory."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(workdir: Path, *args, check=True):
+    cmd = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    if check and proc.returncode != 0:
+        raise AssertionError(proc.stdout[-3000:] + proc.stderr[-3000:])
+    return proc
+
+
+def demo_config(workdir: Path, **metrics) -> Path:
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    for d in config["datasets"].values():   # point inputs at the repository's demo corpus
+        for key in ("input", "distractors"):
+            if key in d:
+                d[key] = str(REPO / d[key])
+    config["metrics"] = {**config["metrics"], **metrics}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    return workdir / "config.yaml"
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    work = tmp_path_factory.mktemp("wf")
+    demo_config(work)
+    first = snakemake(work)
+    return work, first
+
+
+def test_default_workflow_produces_the_metrics_table(demo_run):
+    work, _ = demo_run
+    table = pd.read_csv(work / "results/metrics/demo-crux/eta3/context_metrics.tsv", sep="\t",
+                        dtype={"k": str}).set_index(["system", "k"])
+    oracle, rel, rnd = (table.loc[(s, "oracle")] for s in ("oracle", "random-relevant", "random"))
+    assert oracle.Cov == pytest.approx(1.0) and oracle.alpha_nDCG == pytest.approx(1.0)
+    assert oracle.Den == pytest.approx(1.0)
+    # the demo separates the reference contexts: Z* > random relevant passages > random
+    assert oracle.Cov > rel.Cov + 0.1 > rnd.Cov + 0.2
+    assert rel.Den < oracle.Den
+    assert set(table.index.get_level_values("k")) == {"oracle", "10"}
+    per_query = pd.read_csv(work / "results/metrics/demo-crux/eta3/per_query/random.tsv",
+                            sep="\t")
+    assert per_query.topic.nunique() == 10   # per-query values are kept
+
+
+def test_ingested_formats_agree(demo_run):
+    work, _ = demo_run
+
+    def load(name, file):
+        return [json.loads(x) for x in (work / f"results/data/{name}/{file}").read_text()
+                .splitlines()]
+
+    mn, duc = load("demo-multinews", "topics.jsonl"), load("demo-duc", "topics.jsonl")
+    assert [t["topic_id"] for t in mn] == [t["topic_id"] for t in duc]
+    assert [t["doc_ids"] for t in mn] == [t["doc_ids"] for t in duc]
+    texts = {d["doc_id"]: d["text"] for d in load("demo-duc", "documents.jsonl")}
+    assert all(texts[d["doc_id"]] == d["text"] for d in load("demo-multinews", "documents.jsonl"))
+    manifest = json.loads((work / "results/data/demo-multinews/manifest.json").read_text())
+    assert manifest["ingest"]["empty_articles_skipped"] == 1
+    assert manifest["counts"]["documents"] == len(texts)   # 41 cluster docs + 50 distractors
+
+
+def test_rerun_does_nothing_and_logs_and_benchmarks_exist(demo_run):
+    work, _ = demo_run
+    again = snakemake(work, "--dry-run")
+    assert "Nothing to be done" in again.stdout + again.stderr
+    assert (work / "logs/context_metrics/demo-crux/eta3/oracle.log").read_text().strip()
+    assert (work / "benchmarks/results/ingest/demo-duc.tsv").exists()
+
+
+def test_user_run_and_other_eta(tmp_path, demo_run):
+    work, _ = demo_run
+    run = tmp_path / "mine.run"
+    shutil.copyfile(work / "results/judgments/demo-crux/eta3/oracle.run", run)
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    config["runs"] = {"demo-crux": {"mine": str(run)}}
+    config["metrics"]["eta"] = 5
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    snakemake(tmp_path)
+    table = pd.read_csv(tmp_path / "results/metrics/demo-crux/eta5/context_metrics.tsv",
+                        sep="\t", dtype={"k": str}).set_index(["system", "k"])
+    # the eta-5 oracle covers everything kept at eta 5; the eta-3 oracle does not: some of
+    # its answers were rated 3 or 4, which no longer count
+    assert table.loc[("oracle", "oracle"), "Cov"] == pytest.approx(1.0)
+    assert 0.5 < table.loc[("mine", "oracle"), "Cov"] < 1.0
+    summary = json.loads((tmp_path / "results/judgments/demo-crux/eta5/summary.json").read_text())
+    summary3 = json.loads((work / "results/judgments/demo-crux/eta3/summary.json").read_text())
+    assert summary["questions_kept"] < summary3["questions_kept"]
+
+
+def test_invalid_config_is_rejected_with_the_key(tmp_path):
+    demo_config(tmp_path, eta=7)
+    proc = snakemake(tmp_path, "--dry-run", check=False)
+    assert proc.returncode != 0
+    assert "7 is greater than the maximum of 5" in proc.stdout + proc.stderr

@@ -1,0 +1,16 @@
+"""Rule ingest: raw corpus -> dataset directory."""
+
+from pathlib import Path
+
+from cruxflow.cli import ingest_to
+from cruxflow.ingest import IngestOptions
+from cruxflow.workflow import setup_logging
+
+log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
+p = snakemake.params  # noqa: F821
+options = IngestOptions(prefix=p.prefix, id_scheme=p.id_scheme, min_docs=p.min_docs,
+                        encoding=p.encoding, summary_length=p.summary_length,
+                        reference=p.reference)
+summary = ingest_to(p.format, snakemake.input[0], Path(snakemake.output.manifest).parent,  # noqa: F821
+                    options, distractors=p.distractors, eta=None)
+log.info("ingested %s", summary)

@@ -1,0 +1,16 @@
+"""Rule judgments: answerability matrix -> kept questions, P**, qrels, oracle run."""
+
+from pathlib import Path
+
+from cruxflow.io import write_json
+from cruxflow.judgments import derive, write_judgments
+from cruxflow.model import Dataset
+from cruxflow.workflow import dataset_dir, setup_logging
+
+log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
+eta = int(snakemake.wildcards.eta)  # noqa: F821
+dataset = Dataset.load(dataset_dir(snakemake), with_passages=False)  # noqa: F821
+judgments = derive(dataset, eta, snakemake.params.alpha)  # noqa: F821
+summary = write_judgments(judgments, dataset, Path(snakemake.output.judgments).parent, eta)  # noqa: F821
+write_json(snakemake.output.summary, {"eta": eta, **summary})  # noqa: F821
+log.info("judgments at eta=%d: %s", eta, summary)

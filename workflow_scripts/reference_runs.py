@@ -1,0 +1,17 @@
+"""Rule reference_runs: seeded random rankings over the collection and over P*."""
+
+from cruxflow.baselines import random_ranking
+from cruxflow.io import write_run
+from cruxflow.judgments import derive
+from cruxflow.model import Dataset
+from cruxflow.workflow import dataset_dir, setup_logging
+
+log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
+p, out = snakemake.params, snakemake.output  # noqa: F821
+dataset = Dataset.load(dataset_dir(snakemake))  # noqa: F821
+judgments = derive(dataset)  # P* does not depend on eta; only the relevant sets are used
+for path, relevant_only in ((out.random, False), (out.random_relevant, True)):
+    ranking = random_ranking(judgments, list(dataset.passages), relevant_only=relevant_only,
+                             depth=p.depth, seed=p.seed)
+    write_run(path, ranking, tag="random-relevant" if relevant_only else "random")
+    log.info("wrote %s (%d topics)", path, len(ranking))
