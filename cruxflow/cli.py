@@ -26,6 +26,9 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
         raise DataError("--distractors does not apply to the crux format: its passages.jsonl "
                         "already holds the whole corpus", path=distractors)
     dataset, report = ingest(fmt, src, options)
+    runs = crux_runs(src) if fmt == "crux" else []
+    for run in runs:
+        read_run(run)  # validate everything before writing anything
     if distractors:
         for doc in read_distractors(distractors, f"{options.prefix}-distractors",
                                     options.encoding):
@@ -39,9 +42,7 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
         jdir = Path(out) / "judgments" / f"eta{eta}"
         summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset, jdir, eta)
     if fmt == "crux":
-        runs = crux_runs(src)
         for run in runs:
-            read_run(run)  # validate before copying
             dest = Path(out) / "runs" / run.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(run, dest)

@@ -69,7 +69,9 @@ def read_text(path, encoding: str = "utf-8") -> str:
 def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)`` for each non-blank line; bad JSON names file and line."""
     text = read_text(path, encoding)
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # split on "\n" only: str.splitlines() also splits on U+2028 and friends, which JSON
+    # allows unescaped inside strings
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

@@ -85,6 +85,9 @@ def read_crux(path, options: IngestOptions) -> tuple:
         if not isinstance(report_text, str) or not report_text.strip():
             raise DataError("missing or empty", field="report", **where)
         docids = _get(obj, "docids", where, required=False)
+        if docids is not None and (not isinstance(docids, list)
+                                   or not all(isinstance(d, str) for d in docids)):
+            raise DataError("must be a list of strings", field="docids", **where)
         if docids is None:
             docids = list(dict.fromkeys(by_topic.get(tid, [])))
         topics[tid] = Topic(tid, report_text, list(docids), query=_get(obj, "topic", where),
@@ -96,9 +99,9 @@ def read_crux(path, options: IngestOptions) -> tuple:
         for lineno, obj in iter_jsonl(jpath, options.encoding):
             where = {"path": jpath, "record": f"line {lineno}"}
             tid, pid = obj.get("example_id"), obj.get("pid")
-            if tid not in topics:
+            if not isinstance(tid, str) or tid not in topics:
                 raise DataError(f"unknown topic {tid!r}", field="example_id", **where)
-            if pid not in passages:
+            if not isinstance(pid, str) or pid not in passages:
                 raise DataError(f"unknown passage {pid!r}", field="pid", **where)
             if "rating" not in obj:
                 raise DataError("missing", field="rating", **where)
