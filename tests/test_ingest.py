@@ -177,7 +177,8 @@ def test_multinews_parquet_missing_column(tmp_path):
 
 
 def test_multinews_jsonl_line_separator_inside_a_string(tmp_path):
-    # Regression (cruxflow/io.py, iter_jsonl once used `text.splitlines()`): U+2028 is legal unescaped inside a
+    # Regression (cruxflow/io.py, iter_jsonl once used `text.splitlines()`): U+2028 is legal
+    # unescaped inside a
     # JSON string (json.dumps(ensure_ascii=False) writes it raw, as write_jsonl does), but
     # str.splitlines() also splits on it (and on \x85, \x1c-\x1e, \x0b, \x0c), which cut a valid
     # row in two and reported it as "invalid JSON: Unterminated string".
