@@ -178,10 +178,9 @@ def test_multinews_parquet_missing_column(tmp_path):
 
 def test_multinews_jsonl_line_separator_inside_a_string(tmp_path):
     # Regression (cruxflow/io.py, iter_jsonl once used `text.splitlines()`): U+2028 is legal
-    # unescaped inside a
-    # JSON string (json.dumps(ensure_ascii=False) writes it raw, as write_jsonl does), but
-    # str.splitlines() also splits on it (and on \x85, \x1c-\x1e, \x0b, \x0c), which cut a valid
-    # row in two and reported it as "invalid JSON: Unterminated string".
+    # unescaped inside a JSON string (json.dumps(ensure_ascii=False) writes it raw, as write_jsonl
+    # does), but str.splitlines() also splits on it (and on \x85, \x1c-\x1e, \x0b, \x0c), which
+    # cut a valid row in two and reported it as "invalid JSON: Unterminated string".
     row = {"document": "Para one\u2028still one. ||||| Second article.", "summary": "– Sum."}
     path = write_jsonl(tmp_path / "test.jsonl", [row])
     try:
@@ -520,3 +519,14 @@ def test_cli_crux_bad_run_file_writes_nothing(tmp_path, capsys):
     assert rc == 2 and "bm25.run" in err and "expected 6 columns" in err
     assert not (out / "topics.jsonl").exists(), \
         "a malformed runs/ file was reported only after topics.jsonl etc. were written"
+
+
+def test_multinews_src_missing_tgt_message_lists_each_candidate_once(tmp_path):
+    src = tmp_path / "demo.src"
+    src.write_text("a story_separator_special_tag b\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"looked for demo\.tgt\)$"):
+        ingest("multinews-src", src, IngestOptions())
+    odd = tmp_path / "articles.txt"
+    odd.write_text("a\n", encoding="utf-8")
+    with pytest.raises(DataError, match="no '.src' part"):
+        ingest("multinews-src", odd, IngestOptions())

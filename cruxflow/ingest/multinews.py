@@ -81,11 +81,12 @@ def read_multinews(path, options: IngestOptions) -> tuple:
 
 
 def _tgt_for(src: Path) -> Path:
-    name = src.name
-    candidates = []
-    if ".src" in name:
-        head, _, tail = name.rpartition(".src")
-        candidates += [src.with_name(head + ".tgt" + tail), src.with_name(head + ".tgt")]
+    """The .tgt file line-aligned with ``src`` (``test.src`` or ``test.src.cleaned``)."""
+    head, sep, tail = src.name.rpartition(".src")
+    if not sep:
+        raise DataError("name has no '.src' part, so its .tgt file cannot be found", path=src)
+    candidates = list(dict.fromkeys([src.with_name(head + ".tgt" + tail),
+                                     src.with_name(head + ".tgt")]))
     for c in candidates:
         if c.is_file():
             return c
