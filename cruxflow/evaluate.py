@@ -8,7 +8,6 @@ Only topics with at least one answerable question are evaluated (the others have
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import pandas as pd
@@ -110,6 +109,3 @@ def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:
     table.insert(1, "missing_in_run", grouped["in_run"].apply(lambda s: int((~s).sum())))
     return table.reset_index()
 
-
-def fmt(x: float) -> str:
-    return "nan" if isinstance(x, float) and math.isnan(x) else f"{x:.4f}"

@@ -16,7 +16,6 @@ cluster) and a passage ``<topic>:<i>#<n>`` (``n`` running over the whole topic),
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -318,10 +317,3 @@ class Dataset:
         self.manifest = manifest
         return counts
 
-
-def unique_ids(items: Iterable[str], what: str, where: dict) -> None:
-    seen = set()
-    for x in items:
-        if x in seen:
-            raise DataError(f"duplicate {what} {x!r}", **where)
-        seen.add(x)
