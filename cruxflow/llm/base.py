@@ -1,0 +1,112 @@
+"""What every LLM backend speaks: requests with their sampling, completions with logprobs.
+
+A request is one prompt (sent as a single user turn on chat endpoints, as raw text on
+completion endpoints) with its sampling parameters. Everything a request holds goes into the
+cache key, so two requests that could give different outputs never share an entry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+
+
+class LLMError(RuntimeError):
+    """A backend failed for good (after its retries) or was configured wrongly."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Decoding parameters. The paper: text at temperature 0.7, top-p 0.95; judgments greedy.
+
+    ``logprobs``: how many top alternatives to return for the first generated token (0: none).
+    ``choices``: constrain the output to one of these strings (a grammar on llama.cpp,
+    ``structured_outputs`` on vLLM); backends that cannot constrain ignore it and the caller
+    parses the text.
+    """
+
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_tokens: int = 512
+    seed: int | None = 0
+    logprobs: int = 0
+    choices: tuple[str, ...] | None = None
+    stop: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+GENERATION = Sampling(temperature=0.7, top_p=0.95)
+JUDGMENT = Sampling(temperature=0.0, top_p=1.0, max_tokens=1, logprobs=20,
+                    choices=tuple("012345"))
+
+
+@dataclass(frozen=True)
+class Request:
+    prompt: str
+    sampling: Sampling = field(default_factory=Sampling)
+
+
+@dataclass
+class Completion:
+    """One output. ``top_logprobs``: the first generated token's alternatives (token -> ln p)."""
+
+    text: str
+    finish_reason: str | None = None
+    top_logprobs: dict[str, float] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Completion:
+        return cls(**{k: obj.get(k) for k in
+                      ("text", "finish_reason", "top_logprobs", "prompt_tokens",
+                       "completion_tokens")})
+
+
+class Backend(ABC):
+    """A model behind some API. Subclasses implement :meth:`generate` for a batch."""
+
+    kind: str = "?"
+
+    def __init__(self, model: str, *, endpoint: str = "chat"):
+        if endpoint not in ("chat", "completion"):
+            raise LLMError(f"endpoint must be 'chat' or 'completion', not {endpoint!r}")
+        self.model = model
+        self.endpoint = endpoint
+
+    def identity(self) -> dict:
+        """What decides the output besides the request: part of every cache key.
+
+        The server address is deliberately not part of it: a ``vllm serve`` job gets a new
+        host every time it is scheduled, and the same weights give the same outputs there.
+        """
+        return {"kind": self.kind, "model": self.model, "endpoint": self.endpoint}
+
+    @abstractmethod
+    def generate(self, requests: list[Request]) -> list[Completion]:
+        """Outputs for ``requests``, in order. Raises :class:`LLMError` when it cannot."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the model or connections."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def chat_messages(prompt: str) -> list[dict]:
+    return [{"role": "user", "content": prompt}]
+
+
+def choice_grammar(choices: tuple[str, ...]) -> str:
+    """A GBNF grammar (llama.cpp) that accepts exactly one of ``choices``."""
+    import json
+
+    return "root ::= " + " | ".join(json.dumps(c) for c in choices)

@@ -1,0 +1,91 @@
+"""A persistent, content-addressed cache of LLM calls, shared by every rule.
+
+One SQLite file in WAL mode: many Snakemake jobs (processes) read and write it at once, each
+finished call is committed as soon as its batch returns, so a killed job loses only the calls
+that were still in flight, and a re-run of a finished workflow makes no call at all.
+
+The key is the SHA-256 of the canonical JSON of (backend identity, prompt, sampling). SQLite
+locking needs a local file system or one with working POSIX locks; on a cluster, put the cache
+on such a shared file system (``llm.cache`` in the config).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from cruxflow.llm.base import Completion, Request
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    identity TEXT NOT NULL,
+    request TEXT NOT NULL,
+    completion TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def cache_key(identity: dict, request: Request) -> str:
+    payload = {"backend": identity, "prompt": request.prompt,
+               "sampling": request.sampling.to_json()}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class LLMCache:
+    """``get``/``put`` of completions by key; safe to share between processes."""
+
+    def __init__(self, path, *, timeout_s: float = 600.0):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: autocommit; writes are grouped in explicit transactions.
+        self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(_SCHEMA)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, Completion] = {}
+        for i in range(0, len(keys), 500):  # SQLite's limit on bound parameters
+            chunk = keys[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, blob in self._db.execute(
+                    f"SELECT key, completion FROM calls WHERE key IN ({marks})", chunk):
+                out[key] = Completion.from_json(json.loads(blob))
+        return out
+
+    def put_many(self, items: Iterable[tuple[str, dict, Request, Completion]]) -> None:
+        """Store ``(key, identity, request, completion)`` rows in one transaction."""
+        now = time.time()
+        rows = [(key, json.dumps(identity, sort_keys=True),
+                 json.dumps({"prompt": req.prompt, "sampling": req.sampling.to_json()},
+                            ensure_ascii=False),
+                 json.dumps(comp.to_json(), ensure_ascii=False), now)
+                for key, identity, req, comp in items]
+        if not rows:
+            return
+        for attempt in range(5):
+            try:
+                with self._db:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    self._db.executemany(
+                        "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?)", rows)
+                return
+            except sqlite3.OperationalError as e:  # locked beyond the timeout
+                if "locked" not in str(e) or attempt == 4:
+                    raise
+                time.sleep(1 + attempt)
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

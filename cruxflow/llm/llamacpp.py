@@ -1,0 +1,96 @@
+"""llama.cpp in process, through the prebuilt ``xllamacpp`` wheel (llama.cpp's own server code,
+called without HTTP), and the same server on a port for the OpenAI-compatible backend."""
+
+from __future__ import annotations
+
+import logging
+
+from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
+from cruxflow.llm.openai_format import completion_from_choice
+from cruxflow.models import resolve_model
+
+log = logging.getLogger(__name__)
+
+
+def _params(model_path: str, *, n_ctx: int, threads: int, port: int = 0, host: str = "127.0.0.1",
+            n_parallel: int = 1, verbose: bool = False):
+    import xllamacpp
+
+    p = xllamacpp.CommonParams()
+    p.model.path = model_path
+    p.n_ctx = n_ctx * n_parallel  # the context is shared by the parallel slots
+    p.n_parallel = n_parallel
+    p.cpuparams.n_threads = threads
+    p.cpuparams_batch.n_threads = threads
+    p.n_gpu_layers = 0
+    p.verbosity = 1 if verbose else -1
+    p.port = port
+    p.hostnames = [host]
+    return p
+
+
+class LlamaCppBackend(Backend):
+    """A GGUF model on the CPU. ``model``: a path or ``package:<module>/<file>.gguf``."""
+
+    kind = "llamacpp"
+
+    def __init__(self, model: str, *, endpoint: str = "chat", n_ctx: int = 4096,
+                 threads: int = 1, verbose: bool = False):
+        super().__init__(model, endpoint=endpoint)
+        try:
+            import xllamacpp
+        except ImportError as e:
+            raise LLMError("the llamacpp backend needs the xllamacpp package") from e
+        path = resolve_model(model)
+        self._server = xllamacpp.Server(_params(path, n_ctx=n_ctx, threads=threads,
+                                                verbose=verbose))
+        log.info("llama.cpp: loaded %s (n_ctx %d, %d threads)", path, n_ctx, threads)
+
+    def _body(self, request: Request) -> dict:
+        s = request.sampling
+        body = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p}
+        if s.seed is not None:
+            body["seed"] = s.seed
+        if s.stop:
+            body["stop"] = list(s.stop)
+        if s.choices:
+            body["grammar"] = choice_grammar(s.choices)
+        if self.endpoint == "chat":
+            body["messages"] = chat_messages(request.prompt)
+            if s.logprobs:
+                body.update(logprobs=True, top_logprobs=s.logprobs)
+        else:
+            body["prompt"] = request.prompt
+            if s.logprobs:
+                body["logprobs"] = s.logprobs
+        return body
+
+    def generate(self, requests: list[Request]) -> list[Completion]:
+        out = []
+        for r in requests:
+            body = self._body(r)
+            if self.endpoint == "chat":
+                resp = self._server.handle_chat_completions(body)
+            else:
+                resp = self._server.handle_completions(body)
+            if "error" in resp:
+                err = resp["error"]
+                raise LLMError(f"llama.cpp: {err.get('message', err)} "
+                               f"(prompt starts {r.prompt[:80]!r})")
+            out.append(completion_from_choice(resp["choices"][0], resp.get("usage")))
+        return out
+
+    def close(self) -> None:
+        self._server = None
+
+
+def serve(model: str, *, host: str = "127.0.0.1", port: int = 8080, n_ctx: int = 4096,
+          threads: int = 1, n_parallel: int = 1, verbose: bool = False):
+    """Start llama.cpp's OpenAI-compatible HTTP server; returns the server object (keep it
+    referenced: the server stops when it is garbage-collected)."""
+    import xllamacpp
+
+    path = resolve_model(model)
+    server = xllamacpp.Server(_params(path, n_ctx=n_ctx, threads=threads, port=port, host=host,
+                                      n_parallel=n_parallel, verbose=verbose))
+    return server

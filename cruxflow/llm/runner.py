@@ -1,0 +1,79 @@
+"""The one entry point for LLM calls: cache first, then the backend in batches, with counts."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cruxflow.llm.base import Backend, Completion, Request
+from cruxflow.llm.cache import LLMCache, cache_key
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CallStats:
+    requests: int = 0     # asked for by the caller
+    cache_hits: int = 0   # answered from the cache
+    calls: int = 0        # sent to the backend
+    parse_failures: int = 0  # counted by the stages that parse outputs
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
+
+    def __str__(self) -> str:
+        return (f"{self.requests} requests: {self.cache_hits} from the cache, "
+                f"{self.calls} LLM calls, {self.parse_failures} parse failures")
+
+
+class LLMRunner:
+    """Answers requests from the cache and sends the rest to the backend, ``batch_size`` at a
+    time, committing each batch to the cache as soon as it returns."""
+
+    def __init__(self, backend: Backend, cache: LLMCache | None, *, batch_size: int = 16,
+                 progress: bool = False, desc: str = "LLM"):
+        self.backend = backend
+        self.cache = cache
+        self.batch_size = max(1, int(batch_size))
+        self.progress = progress
+        self.desc = desc
+        self.stats = CallStats()
+
+    def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        identity = self.backend.identity()
+        keys = [cache_key(identity, r) for r in requests]
+        self.stats.requests += len(requests)
+        found = self.cache.get_many(keys) if self.cache is not None else {}
+        # Identical requests in one call are sent once.
+        todo: dict[str, Request] = {}
+        for k, r in zip(keys, requests, strict=True):
+            if k not in found and k not in todo:
+                todo[k] = r
+        self.stats.cache_hits += sum(k in found for k in keys)
+        pending = list(todo.items())
+        bar = None
+        if self.progress and pending:
+            from tqdm import tqdm
+            bar = tqdm(total=len(pending), desc=self.desc, unit="call")
+        for i in range(0, len(pending), self.batch_size):
+            batch = pending[i:i + self.batch_size]
+            outputs = self.backend.generate([r for _, r in batch])
+            if len(outputs) != len(batch):
+                raise RuntimeError(f"backend returned {len(outputs)} outputs "
+                                   f"for {len(batch)} requests")
+            self.stats.calls += len(batch)
+            if self.cache is not None:
+                self.cache.put_many((k, identity, r, c)
+                                    for (k, r), c in zip(batch, outputs, strict=True))
+            found.update((k, c) for (k, _), c in zip(batch, outputs, strict=True))
+            if bar is not None:
+                bar.update(len(batch))
+        if bar is not None:
+            bar.close()
+        return [found[k] for k in keys]
+
+    def close(self) -> None:
+        self.backend.close()
+        if self.cache is not None:
+            self.cache.close()

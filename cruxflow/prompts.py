@@ -1,0 +1,194 @@
+"""The CRUX prompts (Ju et al. 2025) as versioned templates.
+
+The texts are copied from the paper's appendix figures, wording unchanged (typos included,
+e.g. "Rate the context with on a scale"), with the markdown of the paper's rendering removed:
+tags are plain ASCII (``<q>``, ``<p>``, ``<r>``), without backticks or italics.
+
+- ``SUBQUESTIONS`` -- Figure 6, "Sub-questions Generation": ``n`` diverse sub-questions from
+  the oracle summary (``n = 15`` for CRUX-DUC, ``n = 10`` for Multi-News). Fields: ``n``,
+  ``document``.
+- ``PASSAGES`` -- Figure 7, "Passage Generation": 2-3 decontextualized passages per document
+  (documents longer than 1024 words are segmented first, see
+  :func:`cruxflow.parsing.split_long_document`). Field: ``document``.
+- ``RATING`` -- Figure 8, "Graded Rating Generation": 0-5 answerability of a question given a
+  context, with the paper's guideline. Fields: ``question``, ``context``.
+- ``REPORT_REQUEST`` -- Figure 9, "Open-ended Query Generation": a ~50-word report request
+  from a report, with the paper's in-context example (the UFO report of Lawrie et al. 2024;
+  its typographic quotes are kept, the LaTeX escape in ``\\$22 million`` is dropped).
+  Field: ``report``.
+
+Each prompt ends with its figure's primer ("Questions:\\n<q>", "Passages:\\n<p>", "Rating:",
+"Report request: <r>"), so generations usually start inside the first tagged item; see
+:func:`cruxflow.parsing.extract_tagged`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = [
+    "PASSAGES",
+    "PROMPTS",
+    "PromptTemplate",
+    "RATING",
+    "REPORT_REQUEST",
+    "SUBQUESTIONS",
+    "VERSION",
+]
+
+VERSION = "crux-v1"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A named, versioned prompt with ``{field}`` placeholders.
+
+    Only the names in ``fields`` are placeholders: any other braces in the text (or in the
+    substituted values) are kept literally. When ``fields`` is not given, it is inferred from
+    the ``{identifier}`` occurrences in ``text``, in order of first appearance.
+    """
+
+    name: str
+    version: str
+    text: str
+    fields: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.fields:
+            inferred = dict.fromkeys(re.findall(r"\{([A-Za-z_]\w*)\}", self.text))
+            object.__setattr__(self, "fields", tuple(inferred))
+        for name in self.fields:
+            if not name.isidentifier():
+                raise ValueError(f"invalid field name {name!r} in prompt {self.name!r}")
+            if f"{{{name}}}" not in self.text:
+                raise ValueError(f"field {name!r} does not occur in prompt {self.name!r}")
+
+    @property
+    def id(self) -> str:
+        """``"name/version"``, e.g. ``"rating/crux-v1"``."""
+        return f"{self.name}/{self.version}"
+
+    def render(self, **values: object) -> str:
+        """Substitute every declared ``{field}`` with ``str(value)`` in one pass.
+
+        Extra keyword arguments are ignored (as with ``str.format``). Raises ``ValueError``
+        naming the missing field(s).
+        """
+        missing = [name for name in self.fields if name not in values]
+        if missing:
+            raise ValueError(f"prompt {self.id}: missing field(s): {', '.join(missing)}")
+        if not self.fields:
+            return self.text
+        pattern = re.compile(r"\{(" + "|".join(map(re.escape, self.fields)) + r")\}")
+        return pattern.sub(lambda m: str(values[m.group(1)]), self.text)
+
+
+SUBQUESTIONS = PromptTemplate(
+    name="subquestions",
+    version=VERSION,
+    fields=("n", "document"),
+    text=(
+        "Instruction: Write {n} diverse questions that can reveal the information contained in "
+        "the given document. Each question should be self-contained and have the necessary "
+        "context. Write the question within '<q>' and '</q>' tags.\n"
+        "\n"
+        "Document: {document}\n"
+        "\n"
+        "Questions:\n"
+        "<q>"
+    ),
+)
+
+PASSAGES = PromptTemplate(
+    name="passages",
+    version=VERSION,
+    fields=("document",),
+    text=(
+        "Instruction: Break down the given document into 2-3 standalone passages of "
+        "approximately 200 words each, providing essential context and information. Use similar "
+        "wording and phrasing as the original document. Write each passages within '<p>' and "
+        "'</p>' tags.\n"
+        "\n"
+        "Document: {document}\n"
+        "\n"
+        "Passages:\n"
+        "<p>"
+    ),
+)
+
+RATING = PromptTemplate(
+    name="rating",
+    version=VERSION,
+    fields=("question", "context"),
+    text=(
+        "Instruction: Determine whether the question can be answered based on the provided "
+        "context? Rate the context with on a scale from 0 to 5 according to the guideline below. "
+        "Do not write anything except the rating.\n"
+        "\n"
+        "Guideline:\n"
+        "- 5: The context is highly relevant, complete, and accurate.\n"
+        "- 4: The context is mostly relevant and complete but may have minor gaps or "
+        "inaccuracies.\n"
+        "- 3: The context is partially relevant and complete, with noticeable gaps or "
+        "inaccuracies.\n"
+        "- 2: The context has limited relevance and completeness, with significant gaps or "
+        "inaccuracies.\n"
+        "- 1: The context is minimally relevant or complete, with substantial shortcomings.\n"
+        "- 0: The context is not relevant or complete at all.\n"
+        "\n"
+        "Question: {question}\n"
+        "\n"
+        "Context: {context}\n"
+        "\n"
+        "Rating:"
+    ),
+)
+
+_UFO_REPORT = (
+    "Whether you dismiss UFOs as a fantasy or believe that extraterrestrials are visiting the "
+    "Earth and flying rings around our most sophisticated aircraft, the U.S. government has been "
+    "taking them seriously for quite some time. \u201cProject Blue Book\u201d, commissioned by "
+    "the U.S. Air Force, studied reports of \u201cflying saucers\u201d but closed down in 1969 "
+    "with a conclusion that they did not present a threat to the country. As the years went by "
+    "UFO reports continued to be made and from 2007 to 2012 the Aerospace Threat Identification "
+    "Program, set up under the sponsorship of Senator Harry Reid, spent $22 million looking into "
+    "the issue once again. Later, the Pentagon formed a \u201cworking group for the study of "
+    "unidentified aerial phenomena\u201d. This study, staffed with personnel from Naval "
+    "Intelligence, was not aimed at finding extraterrestrials, but rather at determining whether "
+    "craft were being flown by potential U.S. opponents with new technologies. In June, 2022, in "
+    "a report issued by the Office of the Director for National Intelligence and based on the "
+    "observations made by members of the U.S. military and intelligence from 2004 to 2021 it was "
+    "stated that at that time there was, with one exception, not enough information to explain "
+    "the 144 cases of what were renamed as \u201cUnidentified Aerial Phenomena\u201d examined."
+)
+
+_UFO_REQUEST = (
+    "Please produce a report on investigations within the United States in either the public or "
+    "private sector into Unidentified Flying Objects (UFOs). The report should cover only "
+    "investigative activities into still unidentified phenomena, and not the phenomena "
+    "themselves. It should include information on the histories, costs, goals, and results of "
+    "such investigations."
+)
+
+REPORT_REQUEST = PromptTemplate(
+    name="report_request",
+    version=VERSION,
+    fields=("report",),
+    text=(
+        "Instruction: Create a statement of report request that corresponds to given report. "
+        "Write the report request of approximately 50 words within <r> and </r> tags.\n"
+        "\n"
+        f"Report: {_UFO_REPORT}\n"
+        "\n"
+        f"Report request: <r> {_UFO_REQUEST}</r>\n"
+        "\n"
+        "Report: {report}\n"
+        "\n"
+        "Report request: <r>"
+    ),
+)
+
+PROMPTS: dict[str, PromptTemplate] = {
+    p.name: p for p in (SUBQUESTIONS, PASSAGES, RATING, REPORT_REQUEST)
+}
