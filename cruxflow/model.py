@@ -6,6 +6,7 @@ A *dataset directory* holds one prepared corpus (see ``docs/data-model.md``)::
     documents.jsonl       one Document per line (source articles; distractors have topic_id null)
     passages/passages.jsonl   a pyserini JsonCollection: {"id", "contents", "topic_id", "doc_id"}
     answerability.jsonl   one RatingRow per judged (topic, passage): ratings 0-5, one per question
+    reference_ratings.jsonl   one ReferenceRating per topic: the human summary y* rated the same way
     manifest.json         what was read, from where, and the counts
 
 Identifiers follow the CRUX release: a document is ``<topic>:<i>`` (``i`` its position in the
@@ -99,14 +100,38 @@ class Passage:
 
 @dataclass
 class RatingRow:
-    """Answerability of one passage for every sub-question of its topic (0-5, paper Fig. 8)."""
+    """Answerability of one passage for every sub-question of its topic (0-5, paper Fig. 8).
+
+    ``ratings`` are the greedy ratings the metrics use; ``expected`` (optional) holds, per
+    question, the expected rating sum_k k p(k) from the judge's first-token distribution, or
+    null where the backend gave no logprobs.
+    """
 
     topic_id: str
     passage_id: str
     ratings: list[int]
+    expected: list[float | None] | None = None
 
     def to_json(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        if self.expected is None:
+            del out["expected"]
+        return out
+
+
+@dataclass
+class ReferenceRating:
+    """The human summary y* of a topic rated against its sub-questions (Table 1, row #2)."""
+
+    topic_id: str
+    ratings: list[int]
+    expected: list[float | None] | None = None
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        if self.expected is None:
+            del out["expected"]
+        return out
 
 
 # --- validation helpers -----------------------------------------------------------------------
@@ -201,22 +226,53 @@ def passage_from_json(obj: dict, where: dict) -> Passage:
     )
 
 
+def parse_expected(value, n: int, where: dict) -> list[float | None] | None:
+    """Validate optional expected ratings: ``n`` numbers in 0..5 or nulls."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != n:
+        raise DataError(f"expected a list of {n} numbers or nulls", field="expected", **where)
+    out: list[float | None] = []
+    for i, v in enumerate(value):
+        if v is None:
+            out.append(None)
+        elif isinstance(v, bool) or not isinstance(v, (int, float)) \
+                or not RATING_MIN <= v <= RATING_MAX:
+            raise DataError(f"item {i} ({v!r}) is not a number in {RATING_MIN}..{RATING_MAX}",
+                            field="expected", **where)
+        else:
+            out.append(float(v))
+    return out
+
+
 def rating_from_json(obj: dict, where: dict) -> RatingRow:
+    ratings = parse_ratings(_field(obj, "ratings", list, where), where)
     return RatingRow(
         topic_id=_ident(obj, "topic_id", where),
         passage_id=_ident(obj, "passage_id", where),
-        ratings=parse_ratings(_field(obj, "ratings", list, where), where),
+        ratings=ratings,
+        expected=parse_expected(obj.get("expected"), len(ratings), where),
+    )
+
+
+def reference_rating_from_json(obj: dict, where: dict) -> ReferenceRating:
+    ratings = parse_ratings(_field(obj, "ratings", list, where), where)
+    return ReferenceRating(
+        topic_id=_ident(obj, "topic_id", where),
+        ratings=ratings,
+        expected=parse_expected(obj.get("expected"), len(ratings), where),
     )
 
 
 # --- the dataset directory ----------------------------------------------------------------------
 
-TOPICS, DOCUMENTS, PASSAGES, RATINGS, MANIFEST = (
+TOPICS, DOCUMENTS, PASSAGES, RATINGS, REFERENCE_RATINGS, MANIFEST = (
     "topics.jsonl", "documents.jsonl", "passages/passages.jsonl", "answerability.jsonl",
-    "manifest.json")
+    "reference_ratings.jsonl", "manifest.json")
 
 
-def _load(path: Path, parse, key) -> dict:
+def load_records(path: Path, parse, key) -> dict:
+    """Validated records of a JSONL file by ``key(record)``; duplicate keys are an error."""
     out: dict = {}
     for lineno, obj in iter_jsonl(path):
         where = {"path": path, "record": f"line {lineno}"}
@@ -237,27 +293,36 @@ class Dataset:
     passages: dict[str, Passage] = field(default_factory=dict)
     ratings: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     manifest: dict = field(default_factory=dict)
+    # Optional beside ``ratings``: expected ratings from logprobs, and y*'s own ratings.
+    expected: dict[tuple[str, str], list[float | None]] = field(default_factory=dict)
+    reference_ratings: dict[str, ReferenceRating] = field(default_factory=dict)
 
     @classmethod
     def load(cls, directory, *, with_passages: bool = True) -> Dataset:
         d = Path(directory)
         if not (d / TOPICS).exists():
             raise DataError(f"not a cruxflow dataset directory (no {TOPICS})", path=d)
-        topics = _load(d / TOPICS, topic_from_json, lambda t: t.topic_id)
-        docs = _load(d / DOCUMENTS, document_from_json, lambda x: x.doc_id) \
+        topics = load_records(d / TOPICS, topic_from_json, lambda t: t.topic_id)
+        docs = load_records(d / DOCUMENTS, document_from_json, lambda x: x.doc_id) \
             if (d / DOCUMENTS).exists() else {}
-        passages = _load(d / PASSAGES, passage_from_json, lambda p: p.id) \
+        passages = load_records(d / PASSAGES, passage_from_json, lambda p: p.id) \
             if with_passages and (d / PASSAGES).exists() else {}
         ratings: dict[tuple[str, str], list[int]] = {}
+        expected: dict[tuple[str, str], list[float | None]] = {}
         if (d / RATINGS).exists():
-            for key, row in _load(d / RATINGS, rating_from_json,
+            for key, row in load_records(d / RATINGS, rating_from_json,
                                   lambda r: (r.topic_id, r.passage_id)).items():
                 ratings[key] = row.ratings
+                if row.expected is not None:
+                    expected[key] = row.expected
+        reference_ratings = load_records(d / REFERENCE_RATINGS, reference_rating_from_json,
+                                  lambda r: r.topic_id) \
+            if (d / REFERENCE_RATINGS).exists() else {}
         manifest = {}
         if (d / MANIFEST).exists():
             import json
             manifest = json.loads(read_text(d / MANIFEST))
-        ds = cls(topics, docs, passages, ratings, manifest)
+        ds = cls(topics, docs, passages, ratings, manifest, expected, reference_ratings)
         ds.check(d)
         return ds
 
@@ -290,6 +355,30 @@ class Dataset:
             if len(r) != n:
                 raise DataError(f"{len(r)} ratings but topic {tid} has {n} questions",
                                 field="ratings", **w)
+        for tid, row in self.reference_ratings.items():
+            w = where(REFERENCE_RATINGS, f"topic {tid}")
+            if tid not in self.topics:
+                raise DataError(f"unknown topic {tid!r}", field="topic_id", **w)
+            n = len(self.topics[tid].questions)
+            if len(row.ratings) != n:
+                raise DataError(f"{len(row.ratings)} ratings but topic {tid} has {n} questions",
+                                field="ratings", **w)
+
+    def head(self, n: int) -> Dataset:
+        """The first ``n`` topics with their documents, passages and ratings; documents and
+        passages of no topic (distractors) are all kept."""
+        keep = dict(list(self.topics.items())[:n])
+        return Dataset(
+            topics=keep,
+            documents={k: d for k, d in self.documents.items()
+                       if d.topic_id is None or d.topic_id in keep},
+            passages={k: p for k, p in self.passages.items()
+                      if p.topic_id is None or p.topic_id in keep},
+            ratings={k: r for k, r in self.ratings.items() if k[0] in keep},
+            manifest=dict(self.manifest),
+            expected={k: e for k, e in self.expected.items() if k[0] in keep},
+            reference_ratings={k: r for k, r in self.reference_ratings.items() if k in keep},
+        )
 
     def ratings_by_topic(self) -> dict[str, dict[str, list[int]]]:
         """``{topic_id: {passage_id: ratings}}``: the answerability matrix of each topic."""
@@ -311,7 +400,10 @@ class Dataset:
         counts["passages"] = write_jsonl(d / PASSAGES,
                                          (p.to_json() for p in self.passages.values()))
         counts["rated_passages"] = write_jsonl(
-            d / RATINGS, (RatingRow(t, p, r).to_json() for (t, p), r in self.ratings.items()))
+            d / RATINGS, (RatingRow(t, p, r, self.expected.get((t, p))).to_json()
+                          for (t, p), r in self.ratings.items()))
+        counts["rated_references"] = write_jsonl(
+            d / REFERENCE_RATINGS, (r.to_json() for r in self.reference_ratings.values()))
         manifest = {**self.manifest, **(extra_manifest or {}), "counts": counts}
         write_json(d / MANIFEST, manifest)
         self.manifest = manifest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 
@@ -11,8 +12,9 @@ def setup_logging(snakemake) -> logging.Logger:
     handlers = [logging.StreamHandler()]
     handlers[0].setLevel(logging.WARNING)
     if snakemake.log:
-        Path(snakemake.log[0]).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(snakemake.log[0], mode="w"))
+        main = getattr(snakemake.log, "main", None) or snakemake.log[0]
+        Path(main).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(main, mode="w"))
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return logging.getLogger(f"cruxflow.rule.{snakemake.rule}")
@@ -21,3 +23,34 @@ def setup_logging(snakemake) -> logging.Logger:
 def dataset_dir(snakemake) -> Path:
     """The dataset directory of a rule whose inputs include the dataset's ``manifest``."""
     return Path(snakemake.input.manifest).parent
+
+
+def llm_runner(snakemake, desc: str):
+    """The LLM runner of a rule whose params hold ``llm`` (the config section) and
+    ``backend`` (a name in ``llm.backends``)."""
+    from cruxflow.llm import make_runner
+
+    return make_runner(snakemake.params.llm, snakemake.params.backend,
+                       threads=snakemake.threads, desc=desc)
+
+
+def sampling(llm_config: dict, kind: str, **overrides):
+    """``kind`` "generation" (text) or "judgment" (ratings) sampling from the config."""
+    from cruxflow.llm import GENERATION, JUDGMENT
+
+    s = llm_config[kind]
+    if kind == "judgment":
+        return replace(JUDGMENT, temperature=s["temperature"], top_p=s["top_p"], seed=s["seed"],
+                       logprobs=s["top_logprobs"], **overrides)
+    return replace(GENERATION, temperature=s["temperature"], top_p=s["top_p"], seed=s["seed"],
+                   **overrides)
+
+
+def log_llm_stats(snakemake, runner, log: logging.Logger) -> None:
+    """Log the rule's LLM call counts and write them to its ``calls`` log (JSON)."""
+    from cruxflow.io import write_json
+
+    log.info("LLM: %s", runner.stats)
+    calls = getattr(snakemake.log, "calls", None)
+    if calls:
+        write_json(calls, {"rule": snakemake.rule, **runner.stats.to_json()})

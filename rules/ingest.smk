@@ -3,7 +3,7 @@ rule ingest:
     input:
         lambda wc: DATASETS[wc.dataset]["input"],
     output:
-        **dataset_files(),
+        **dataset_files(INGESTED),
     log:
         "logs/ingest/{dataset}.log",
     benchmark:
@@ -23,5 +23,28 @@ rule ingest:
         summary_length=lambda wc: DATASETS[wc.dataset]["summary_length"],
         reference=lambda wc: DATASETS[wc.dataset]["reference"],
         distractors=lambda wc: DATASETS[wc.dataset]["distractors"],
+        max_topics=lambda wc: DATASETS[wc.dataset]["max_topics"],
     script:
         "../workflow_scripts/ingest.py"
+
+
+rule prepare:
+    """The dataset the metrics read: the ingested corpus, completed by the LLM stages' outputs
+    (topics with query and sub-questions, passages, answerability) when it is generated.
+    """
+    input:
+        unpack(prepare_inputs),
+    output:
+        **dataset_files(),
+    log:
+        "logs/prepare/{dataset}.log",
+    benchmark:
+        "benchmarks/results/prepare/{dataset}.tsv"
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/prepare.py"

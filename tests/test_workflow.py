@@ -24,12 +24,24 @@ def snakemake(workdir: Path, *args, check=True):
     return proc
 
 
+# The test slice of the default config: the LLM stages run for real (SmolLM2 on the CPU) on
+# the first 2 demo topics, 3 sub-questions each and 4 distractor articles, about 1-2 minutes.
+N_TOPICS, N_QUESTIONS, N_DISTRACTORS = 2, 3, 4
+
+
 def demo_config(workdir: Path, **metrics) -> Path:
     config = yaml.safe_load((REPO / "config.yaml").read_text())
+    distractors = workdir / "distractors.jsonl"
+    lines = (REPO / "resources/demo/raw/distractors.jsonl").read_text().splitlines()
+    distractors.write_text("\n".join(lines[:N_DISTRACTORS]) + "\n")
     for d in config["datasets"].values():   # point inputs at the repository's demo corpus
-        for key in ("input", "distractors"):
-            if key in d:
-                d[key] = str(REPO / d[key])
+        d["input"] = str(REPO / d["input"])
+        if "distractors" in d:
+            d["distractors"] = str(distractors)
+            d["max_topics"] = N_TOPICS
+    config["datasets"]["demo-multinews"]["n_questions"] = N_QUESTIONS
+    config["llm"]["cache"] = str(workdir / "llm_cache.sqlite")
+    config["llm"]["passages"]["max_tokens"] = 400
     config["metrics"] = {**config["metrics"], **metrics}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     return workdir / "config.yaml"
@@ -41,6 +53,18 @@ def demo_run(tmp_path_factory):
     demo_config(work)
     first = snakemake(work)
     return work, first
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+LLM_RULES = ("passages", "report_requests", "subquestions", "ratings")
+
+
+def llm_calls(work: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for rule in LLM_RULES
+            for p in sorted((work / "logs" / rule).rglob("*.calls.json"))]
 
 
 def test_default_workflow_produces_the_metrics_table(demo_run):
@@ -63,17 +87,62 @@ def test_ingested_formats_agree(demo_run):
     work, _ = demo_run
 
     def load(name, file):
-        return [json.loads(x) for x in (work / f"results/data/{name}/{file}").read_text()
-                .splitlines()]
+        return read_jsonl(work / f"results/ingested/{name}/{file}")
 
     mn, duc = load("demo-multinews", "topics.jsonl"), load("demo-duc", "topics.jsonl")
     assert [t["topic_id"] for t in mn] == [t["topic_id"] for t in duc]
     assert [t["doc_ids"] for t in mn] == [t["doc_ids"] for t in duc]
     texts = {d["doc_id"]: d["text"] for d in load("demo-duc", "documents.jsonl")}
     assert all(texts[d["doc_id"]] == d["text"] for d in load("demo-multinews", "documents.jsonl"))
+    assert len(mn) == N_TOPICS
     manifest = json.loads((work / "results/data/demo-multinews/manifest.json").read_text())
-    assert manifest["ingest"]["empty_articles_skipped"] == 1
-    assert manifest["counts"]["documents"] == len(texts)   # 41 cluster docs + 50 distractors
+    assert manifest["counts"]["documents"] == len(texts)   # cluster docs + distractors
+    assert sum(d["topic_id"] is None for d in load("demo-duc", "documents.jsonl")) \
+        == N_DISTRACTORS
+
+
+def test_llm_stages_generate_a_crux_dataset(demo_run):
+    work, _ = demo_run
+    data = work / "results/data/demo-multinews"
+    topics = read_jsonl(data / "topics.jsonl")
+    assert len(topics) == N_TOPICS
+    for t in topics:
+        assert t["query"] and len(t["query"].split()) >= 3
+        assert 1 <= len(t["questions"]) <= N_QUESTIONS
+    passages = read_jsonl(data / "passages/passages.jsonl")
+    docs = {d["doc_id"]: d for d in read_jsonl(data / "documents.jsonl")}
+    assert {p["doc_id"] for p in passages} == set(docs)   # every document gave passages
+    for p in passages:
+        assert p["id"].startswith(p["doc_id"] + "#") and p["contents"].strip()
+    n_q = {t["topic_id"]: len(t["questions"]) for t in topics}
+    rows = read_jsonl(data / "answerability.jsonl")
+    own = [p for p in passages if p["topic_id"] is not None]
+    assert {r["passage_id"] for r in rows} == {p["id"] for p in own}   # P*: own passages
+    for r in rows:
+        assert len(r["ratings"]) == n_q[r["topic_id"]]
+        assert all(0 <= x <= 5 for x in r["ratings"])
+        assert all(e is None or 0 <= e <= 5 for e in r.get("expected") or [])
+    refs = read_jsonl(data / "reference_ratings.jsonl")
+    assert sorted(r["topic_id"] for r in refs) == sorted(n_q)
+    calls = llm_calls(work)
+    assert {c["rule"] for c in calls} == set(LLM_RULES)
+    assert len([c for c in calls if c["rule"] == "ratings"]) == 2   # llm.shards
+    n_pairs = sum(n_q[r["topic_id"]] for r in rows) + sum(n_q.values())
+    assert sum(c["requests"] for c in calls if c["rule"] == "ratings") == n_pairs
+    assert all(c["calls"] > 0 for c in calls)
+    table = pd.read_csv(work / "results/metrics/demo-multinews/eta3/context_metrics.tsv",
+                        sep="\t", dtype={"k": str}).set_index(["system", "k"])
+    assert table.loc[("oracle", "oracle"), "Cov"] == pytest.approx(1.0)
+
+
+def test_forced_rerun_of_the_llm_stages_makes_no_llm_call(demo_run):
+    work, _ = demo_run
+    generated = work / "results/generated/demo-multinews"
+    before = {p: p.read_bytes() for p in generated.rglob("*.jsonl")}
+    snakemake(work, "--forcerun", *LLM_RULES)
+    calls = llm_calls(work)
+    assert calls and all(c["calls"] == 0 and c["cache_hits"] == c["requests"] for c in calls)
+    assert {p: p.read_bytes() for p in generated.rglob("*.jsonl")} == before
 
 
 def test_rerun_does_nothing_and_logs_and_benchmarks_exist(demo_run):

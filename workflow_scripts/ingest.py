@@ -12,5 +12,6 @@ options = IngestOptions(prefix=p.prefix, id_scheme=p.id_scheme, min_docs=p.min_d
                         encoding=p.encoding, summary_length=p.summary_length,
                         reference=p.reference)
 summary = ingest_to(p.format, snakemake.input[0], Path(snakemake.output.manifest).parent,  # noqa: F821
-                    options, distractors=p.distractors, eta=None)
+                    options, distractors=p.distractors, eta=None,
+                    max_topics=p.max_topics)
 log.info("ingested %s", summary)

@@ -1,0 +1,195 @@
+"""The LLM stages that turn raw clusters into a CRUX evaluation set (paper Sec. 3.2, App. A.1).
+
+Each stage renders the paper's prompt (:mod:`cruxflow.prompts`), sends all its requests through
+an :class:`~cruxflow.llm.LLMRunner` (so every call is cached) and parses the outputs
+tolerantly (:mod:`cruxflow.parsing`). An output that cannot be parsed is asked for again with
+the next seed, up to ``attempts`` times (each attempt is cached too); what still fails is
+counted in ``runner.stats.parse_failures`` and handled as the paper does (a rating counts as 0)
+or by the documented fallback of each stage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+from cruxflow.llm import GENERATION, JUDGMENT, LLMRunner, Request, Sampling
+from cruxflow.model import Document, Passage, RatingRow, ReferenceRating, Topic
+from cruxflow.parsing import (
+    count_words,
+    expected_rating,
+    extract_tagged,
+    parse_rating,
+    split_long_document,
+)
+from cruxflow.prompts import PASSAGES, RATING, REPORT_REQUEST, SUBQUESTIONS
+
+log = logging.getLogger(__name__)
+
+
+def _with_retries(runner: LLMRunner, prompts: Sequence[str], sampling: Sampling,
+                  parse: Callable[[str], object], attempts: int) -> list[tuple[object, str]]:
+    """``(parsed, text)`` per prompt; a falsy ``parsed`` is retried with seed + 1, + 2, ..."""
+    results: list[tuple[object, str] | None] = [None] * len(prompts)
+    todo = list(range(len(prompts)))
+    for attempt in range(max(1, attempts)):
+        if not todo:
+            break
+        seed = None if sampling.seed is None else sampling.seed + attempt
+        s = dataclasses.replace(sampling, seed=seed)
+        outs = runner.generate([Request(prompts[i], s) for i in todo])
+        still = []
+        for i, out in zip(todo, outs, strict=True):
+            parsed = parse(out.text)
+            results[i] = (parsed, out.text)
+            if not parsed:
+                still.append(i)
+        todo = still
+    runner.stats.parse_failures += len(todo)
+    return results  # type: ignore[return-value]
+
+
+# --- decontextualized passages (Fig. 7) -------------------------------------------------------
+
+def passage_group(doc: Document) -> str:
+    """A document's topic, or for a distractor (no topic) the document itself. Passage numbers
+    run over a group (the whole topic, as in the CRUX release), and shards never split one."""
+    return doc.topic_id if doc.topic_id is not None else doc.doc_id
+
+
+def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
+                    sampling: Sampling = GENERATION, max_words: int = 1024,
+                    chunk_words: int = 512, min_words: int = 5,
+                    attempts: int = 3) -> list[Passage]:
+    """Standalone passages of every document, ids ``<doc_id>#<n>`` with ``n`` counting over the
+    document's group (its topic) in document order.
+
+    Documents over ``max_words`` words are cut into ``chunk_words`` pieces first, as the CRUX
+    authors do. A piece whose output holds no passage of at least ``min_words`` words after
+    ``attempts`` tries keeps its own text as one passage (counted as a parse failure), so no
+    source text is lost.
+    """
+    documents = list(documents)
+    pieces: list[tuple[Document, str]] = [
+        (doc, chunk) for doc in documents
+        for chunk in split_long_document(doc.text, max_words, chunk_words)]
+
+    def parse(text: str) -> list[str]:
+        return [p for p in extract_tagged(text, "p") if count_words(p) >= min_words]
+
+    results = _with_retries(runner, [PASSAGES.render(document=c) for _, c in pieces], sampling,
+                            parse, attempts)
+    counters: dict[str, int] = defaultdict(int)
+    passages = []
+    for (doc, chunk), (parsed, _) in zip(pieces, results, strict=True):
+        for text in parsed or [" ".join(chunk.split())]:
+            group = passage_group(doc)
+            passages.append(Passage(f"{doc.doc_id}#{counters[group]}", text, doc.topic_id,
+                                    doc.doc_id))
+            counters[group] += 1
+    return passages
+
+
+# --- open-ended report requests (Fig. 9) ------------------------------------------------------
+
+def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
+                    sampling: Sampling = GENERATION, attempts: int = 3) -> dict[str, str]:
+    """The open-ended query x of each topic, generated from its human summary y*.
+
+    Fallback when no ``<r>`` item comes back: the whole output with tags removed, and if that
+    is empty too, an error (a topic without a query cannot be retrieved for).
+    """
+    def parse(text: str) -> str:
+        items = extract_tagged(text, "r")
+        return items[0] if items else ""
+
+    results = _with_retries(runner, [REPORT_REQUEST.render(report=t.reference) for t in topics],
+                            sampling, parse, attempts)
+    out = {}
+    for t, (parsed, text) in zip(topics, results, strict=True):
+        query = parsed or " ".join(text.replace("<r>", " ").replace("</r>", " ").split())
+        if not query:
+            raise ValueError(f"topic {t.topic_id}: the LLM gave no report request in "
+                             f"{attempts} attempts")
+        out[t.topic_id] = query
+    return out
+
+
+# --- sub-questions (Fig. 6) -------------------------------------------------------------------
+
+def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
+                 sampling: Sampling = GENERATION, attempts: int = 3) -> dict[str, list[str]]:
+    """Up to ``n`` sub-questions per topic from its human summary (the first ``n`` parsed).
+
+    A topic left with no question after ``attempts`` tries gets none (counted); it then has no
+    answerable question and drops out of every metric, as a topic whose questions are all
+    filtered would.
+    """
+    results = _with_retries(runner, [SUBQUESTIONS.render(n=n, document=t.reference)
+                                     for t in topics], sampling,
+                            lambda text: extract_tagged(text, "q"), attempts)
+    return {t.topic_id: list(parsed or [])[:n]
+            for t, (parsed, _) in zip(topics, results, strict=True)}
+
+
+# --- answerability ratings (Fig. 8) -----------------------------------------------------------
+
+def _clip_words(text: str, max_words: int) -> str:
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words])
+
+
+@dataclasses.dataclass
+class Ratings:
+    passages: list[RatingRow]
+    references: list[ReferenceRating]
+
+
+def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
+         runner: LLMRunner, *, sampling: Sampling = JUDGMENT,
+         max_context_words: int = 2048) -> Ratings:
+    """Rate every (passage of the topic, sub-question) pair and the human summary itself.
+
+    One request per pair, greedy, one generated token; the rating is the parsed output (0 when
+    it cannot be parsed, as in the paper) and the expected rating comes from the first token's
+    logprobs when the backend returns them. Requests go question by question, so consecutive
+    prompts share their prefix (llama.cpp and vLLM reuse its KV cache).
+    """
+    targets: list[tuple[str, str | None, str]] = []  # (topic, passage id or None, text)
+    for t in topics:
+        for p in passages_by_topic.get(t.topic_id, []):
+            targets.append((t.topic_id, p.id, p.contents))
+        targets.append((t.topic_id, None, t.reference))
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for i, (tid, _, _) in enumerate(targets):
+        by_topic[tid].append(i)
+
+    requests, slots = [], []
+    for t in topics:
+        for qi, q in enumerate(t.questions):
+            for i in by_topic.get(t.topic_id, []):
+                context = _clip_words(targets[i][2], max_context_words)
+                requests.append(Request(RATING.render(question=q, context=context), sampling))
+                slots.append((i, qi))
+    outs = runner.generate(requests)
+
+    n_q = {t.topic_id: len(t.questions) for t in topics}
+    ratings = [[0] * n_q[tid] for tid, _, _ in targets]
+    expected: list[list[float | None]] = [[None] * n_q[tid] for tid, _, _ in targets]
+    for (i, qi), out in zip(slots, outs, strict=True):
+        r = parse_rating(out.text)
+        if r is None:
+            runner.stats.parse_failures += 1
+            r = 0
+        ratings[i][qi] = r
+        expected[i][qi] = expected_rating(out.top_logprobs)[0]
+    result = Ratings([], [])
+    for (tid, pid, _), r, e in zip(targets, ratings, expected, strict=True):
+        e = e if any(v is not None for v in e) else None
+        if pid is None:
+            result.references.append(ReferenceRating(tid, r, e))
+        else:
+            result.passages.append(RatingRow(tid, pid, r, e))
+    return result

@@ -1,0 +1,109 @@
+# The LLM stages (paper Sec. 3.2, App. A.1): decontextualized passages, the open-ended report
+# request, sub-questions and answerability ratings. Every call goes through the shared cache
+# (llm.cache), so a re-run or a resumed crash pays only for what is missing. The passage and
+# rating stages are split into llm.shards jobs; GPU backends ask for resources gpu.
+
+
+rule passages:
+    """Decontextualize one shard of the documents into standalone passages (Fig. 7)."""
+    input:
+        **dataset_files(INGESTED),
+    output:
+        GENERATED_PASSAGES,
+    log:
+        main="logs/passages/{dataset}/shard{shard}-of{shards}.log",
+        calls="logs/passages/{dataset}/shard{shard}-of{shards}.calls.json",
+    benchmark:
+        "benchmarks/results/passages/{dataset}/shard{shard}-of{shards}.tsv"
+    conda:
+        "../envs/llm.yaml"
+    threads: llm_threads
+    resources:
+        gpu=llm_gpus,
+        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
+        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+    params:
+        llm=LLM,
+        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+    script:
+        "../workflow_scripts/passages.py"
+
+
+rule report_requests:
+    """The open-ended query x of every topic, from its human summary (Fig. 9)."""
+    input:
+        **dataset_files(INGESTED),
+    output:
+        "results/generated/{dataset}/report_requests.jsonl",
+    log:
+        main="logs/report_requests/{dataset}.log",
+        calls="logs/report_requests/{dataset}.calls.json",
+    benchmark:
+        "benchmarks/results/report_requests/{dataset}.tsv"
+    conda:
+        "../envs/llm.yaml"
+    threads: llm_threads
+    resources:
+        gpu=llm_gpus,
+        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
+        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+    params:
+        llm=LLM,
+        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+    script:
+        "../workflow_scripts/report_requests.py"
+
+
+rule subquestions:
+    """n sub-questions per topic from its human summary (Fig. 6)."""
+    input:
+        **dataset_files(INGESTED),
+    output:
+        "results/generated/{dataset}/subquestions.jsonl",
+    log:
+        main="logs/subquestions/{dataset}.log",
+        calls="logs/subquestions/{dataset}.calls.json",
+    benchmark:
+        "benchmarks/results/subquestions/{dataset}.tsv"
+    conda:
+        "../envs/llm.yaml"
+    threads: llm_threads
+    resources:
+        gpu=llm_gpus,
+        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
+        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+    params:
+        llm=LLM,
+        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+        n=lambda wc: DATASETS[wc.dataset]["n_questions"],
+    script:
+        "../workflow_scripts/subquestions.py"
+
+
+rule ratings:
+    """Rate every (passage, sub-question) pair of one shard's topics, and each topic's human
+    summary, on the 0-5 answerability scale (Fig. 8)."""
+    input:
+        **dataset_files(INGESTED),
+        generated_passages=GENERATED_PASSAGES,
+        subquestions="results/generated/{dataset}/subquestions.jsonl",
+    output:
+        ratings=GENERATED_RATINGS,
+        references=GENERATED_REFERENCE_RATINGS,
+    log:
+        main="logs/ratings/{dataset}/shard{shard}-of{shards}.log",
+        calls="logs/ratings/{dataset}/shard{shard}-of{shards}.calls.json",
+    benchmark:
+        "benchmarks/results/ratings/{dataset}/shard{shard}-of{shards}.tsv"
+    conda:
+        "../envs/llm.yaml"
+    threads: llm_threads
+    resources:
+        gpu=llm_gpus,
+        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
+        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+    params:
+        llm=LLM,
+        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+    script:
+        "../workflow_scripts/ratings.py"

@@ -1,0 +1,24 @@
+"""Rule passages: one shard of the documents -> decontextualized passages (Fig. 7)."""
+
+from cruxflow.generation import decontextualize
+from cruxflow.io import write_jsonl
+from cruxflow.model import Dataset
+from cruxflow.prepare import documents_of_shard
+from cruxflow.workflow import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+log = setup_logging(sm)
+cfg = sm.params.llm
+stage = cfg["passages"]
+dataset = Dataset.load(dataset_dir(sm), with_passages=False)
+docs = documents_of_shard(dataset, int(sm.wildcards.shard), int(sm.wildcards.shards))
+runner = llm_runner(sm, f"passages {sm.wildcards.dataset} shard {sm.wildcards.shard}")
+passages = decontextualize(docs, runner, sampling=sampling(cfg, "generation",
+                                                           max_tokens=stage["max_tokens"]),
+                           max_words=stage["max_document_words"],
+                           chunk_words=stage["chunk_words"],
+                           min_words=stage["min_passage_words"], attempts=cfg["attempts"])
+write_jsonl(sm.output[0], (p.to_json() for p in passages))
+log.info("%d documents -> %d passages", len(docs), len(passages))
+log_llm_stats(sm, runner, log)
+runner.close()
