@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
@@ -34,6 +35,8 @@ def _with_retries(runner: LLMRunner, prompts: Sequence[str], sampling: Sampling,
     """``(parsed, text)`` per prompt; a falsy ``parsed`` is retried with seed + 1, + 2, ..."""
     results: list[tuple[object, str] | None] = [None] * len(prompts)
     todo = list(range(len(prompts)))
+    if sampling.seed is None or sampling.temperature == 0:
+        attempts = 1  # the same request again would give the same output
     for attempt in range(max(1, attempts)):
         if not todo:
             break
@@ -98,18 +101,21 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
                     sampling: Sampling = GENERATION, attempts: int = 3) -> dict[str, str]:
     """The open-ended query x of each topic, generated from its human summary y*.
 
-    Fallback when no ``<r>`` item comes back: the whole output with tags removed, and if that
-    is empty too, an error (a topic without a query cannot be retrieved for).
+    An output without any ``<r>`` tag is taken whole (whitespace collapsed). One with tags but
+    no item is retried; after ``attempts`` it falls back to its text with the tags removed, and
+    a topic still without a query is an error (it cannot be retrieved for).
     """
     def parse(text: str) -> str:
+        if "<r>" not in text.lower() and "</r>" not in text.lower():
+            return " ".join(text.split())
         items = extract_tagged(text, "r")
         return items[0] if items else ""
 
     results = _with_retries(runner, [REPORT_REQUEST.render(report=t.reference) for t in topics],
                             sampling, parse, attempts)
     out = {}
-    for t, (parsed, text) in zip(topics, results, strict=True):
-        query = parsed or " ".join(text.replace("<r>", " ").replace("</r>", " ").split())
+    for t, (query, text) in zip(topics, results, strict=True):
+        query = query or " ".join(re.sub(r"</?r>", " ", text, flags=re.IGNORECASE).split())
         if not query:
             raise ValueError(f"topic {t.topic_id}: the LLM gave no report request in "
                              f"{attempts} attempts")

@@ -28,6 +28,13 @@ _RUNNER_KEYS = {"kind", "model", "batch_size", "gpus", "mem_mb", "runtime"}
 
 def make_backend(spec: dict, *, threads: int = 1) -> Backend:
     """A backend from one entry of ``llm.backends``."""
+    try:
+        return _make_backend(spec, threads)
+    except TypeError as e:  # a key that this kind of backend does not take
+        raise LLMError(f"LLM backend {spec.get('kind')!r}: {e}") from e
+
+
+def _make_backend(spec: dict, threads: int) -> Backend:
     kind = spec.get("kind")
     kwargs = {k: v for k, v in spec.items() if k not in _RUNNER_KEYS and v is not None}
     if kind == "llamacpp":

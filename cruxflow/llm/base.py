@@ -33,6 +33,18 @@ class Sampling:
     choices: tuple[str, ...] | None = None
     stop: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        # Canonical types, so that temperature=0 and temperature=0.0 share a cache key.
+        object.__setattr__(self, "temperature", float(self.temperature))
+        object.__setattr__(self, "top_p", float(self.top_p))
+        object.__setattr__(self, "max_tokens", int(self.max_tokens))
+        object.__setattr__(self, "logprobs", int(self.logprobs))
+        if self.seed is not None:
+            object.__setattr__(self, "seed", int(self.seed))
+        if self.choices is not None:
+            object.__setattr__(self, "choices", tuple(self.choices))
+        object.__setattr__(self, "stop", tuple(self.stop))
+
     def to_json(self) -> dict:
         return asdict(self)
 

@@ -22,6 +22,10 @@ def _params(model_path: str, *, n_ctx: int, threads: int, port: int = 0, host: s
     p.n_parallel = n_parallel
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
+    # No busy-waiting between steps: with other jobs on the same cores (Snakemake runs several)
+    # spinning threads slowed generation 2.5x in our measurement.
+    p.cpuparams.poll = 0
+    p.cpuparams_batch.poll = 0
     p.n_gpu_layers = 0
     p.verbosity = 1 if verbose else -1
     p.port = port
@@ -48,7 +52,10 @@ class LlamaCppBackend(Backend):
 
     def _body(self, request: Request) -> dict:
         s = request.sampling
-        body = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p}
+        # cache_prompt off: reusing the KV cache of the previous prompt's shared prefix changes
+        # the numerics slightly, so outputs (and cached results) would depend on request order.
+        body = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
+                "cache_prompt": False}
         if s.seed is not None:
             body["seed"] = s.seed
         if s.stop:
@@ -66,6 +73,8 @@ class LlamaCppBackend(Backend):
         return body
 
     def generate(self, requests: list[Request]) -> list[Completion]:
+        if self._server is None:
+            raise LLMError("llama.cpp backend used after close()")
         out = []
         for r in requests:
             body = self._body(r)

@@ -53,8 +53,11 @@ class OpenAIBackend(Backend):
         choices = request.sampling.choices
         if choices and self.constrain == "vllm":
             extra["structured_outputs"] = {"choice": list(choices)}
-        elif choices and self.constrain == "llamacpp":
-            extra["grammar"] = choice_grammar(choices)
+        if self.constrain == "llamacpp":
+            if choices:
+                extra["grammar"] = choice_grammar(choices)
+            # As in process: prefix reuse would make outputs depend on request order.
+            extra.setdefault("cache_prompt", False)
         return extra
 
     def _one(self, request: Request) -> Completion:

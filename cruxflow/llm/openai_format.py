@@ -7,7 +7,8 @@ import math
 from cruxflow.llm.base import Completion
 
 
-def _merge(out: dict[str, float], token: str, logprob) -> None:
+def merge_logprob(out: dict[str, float], token: str, logprob) -> None:
+    """Add ``token``'s probability to ``out`` (log space); NaN and None are skipped."""
     if logprob is None:
         return
     lp = float(logprob)
@@ -28,12 +29,12 @@ def first_token_logprobs(logprobs) -> dict[str, float] | None:
     content = logprobs.get("content")
     if content:
         for alt in content[0].get("top_logprobs") or []:
-            _merge(out, alt.get("token", ""), alt.get("logprob"))
+            merge_logprob(out, alt.get("token", ""), alt.get("logprob"))
         return out or None
     legacy = logprobs.get("top_logprobs")
     if legacy and legacy[0]:
         for token, lp in legacy[0].items():
-            _merge(out, token, lp)
+            merge_logprob(out, token, lp)
         return out or None
     return None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages
+from cruxflow.llm.openai_format import merge_logprob
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +19,8 @@ class VLLMBackend(Backend):
 
     def __init__(self, model: str, *, endpoint: str = "chat", tensor_parallel_size: int = 1,
                  max_model_len: int | None = None, gpu_memory_utilization: float = 0.9,
-                 dtype: str = "auto", seed: int = 0, max_logprobs: int = 20, **engine_args):
+                 dtype: str = "auto", seed: int = 0, max_logprobs: int = 20,
+                 engine_args: dict | None = None):
         super().__init__(model, endpoint=endpoint)
         try:
             import vllm
@@ -29,7 +31,7 @@ class VLLMBackend(Backend):
         self.llm = vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size,
                             max_model_len=max_model_len,
                             gpu_memory_utilization=gpu_memory_utilization, dtype=dtype,
-                            seed=seed, max_logprobs=max_logprobs, **engine_args)
+                            seed=seed, max_logprobs=max_logprobs, **(engine_args or {}))
         log.info("vLLM: loaded %s on %d GPU(s)", model, tensor_parallel_size)
 
     def sampling_params(self, request: Request):
@@ -59,8 +61,7 @@ def _completion(request_output) -> Completion:
     if out.logprobs:
         top = {}
         for lp in out.logprobs[0].values():
-            token = lp.decoded_token if lp.decoded_token is not None else ""
-            top[token] = max(top.get(token, float("-inf")), float(lp.logprob))
+            merge_logprob(top, lp.decoded_token or "", lp.logprob)
     return Completion(text=out.text, finish_reason=out.finish_reason, top_logprobs=top,
                       prompt_tokens=len(request_output.prompt_token_ids or []),
                       completion_tokens=len(out.token_ids))

