@@ -82,6 +82,12 @@ def llm_gpus(wildcards):
     return spec.get("gpus", 1) if spec["kind"] == "vllm" else 0
 
 
+def llm_env(wildcards):
+    """The conda environment of an LLM rule: vLLM's own for vllm backends."""
+    kind = llm_backend(wildcards)["kind"]
+    return "../envs/vllm.yaml" if kind == "vllm" else "../envs/llm.yaml"
+
+
 def shard_files(pattern):
     """Input function: every shard of a sharded stage for the rule's dataset."""
     return lambda wc: expand(

@@ -16,7 +16,7 @@ rule passages:
     benchmark:
         "benchmarks/results/passages/{dataset}/shard{shard}-of{shards}.tsv"
     conda:
-        "../envs/llm.yaml"
+        llm_env
     threads: llm_threads
     resources:
         gpu=llm_gpus,
@@ -41,7 +41,7 @@ rule report_requests:
     benchmark:
         "benchmarks/results/report_requests/{dataset}.tsv"
     conda:
-        "../envs/llm.yaml"
+        llm_env
     threads: llm_threads
     resources:
         gpu=llm_gpus,
@@ -66,7 +66,7 @@ rule subquestions:
     benchmark:
         "benchmarks/results/subquestions/{dataset}.tsv"
     conda:
-        "../envs/llm.yaml"
+        llm_env
     threads: llm_threads
     resources:
         gpu=llm_gpus,
@@ -96,7 +96,7 @@ rule ratings:
     benchmark:
         "benchmarks/results/ratings/{dataset}/shard{shard}-of{shards}.tsv"
     conda:
-        "../envs/llm.yaml"
+        llm_env
     threads: llm_threads
     resources:
         gpu=llm_gpus,

@@ -253,7 +253,7 @@ def test_runner_rejects_a_backend_that_loses_outputs(tmp_path):
             return super().generate(requests)[:-1]
 
     runner = LLMRunner(Lossy(), LLMCache(tmp_path / "c.sqlite"), batch_size=3)
-    with pytest.raises(RuntimeError, match="2 outputs for 3 requests"):
+    with pytest.raises(LLMError, match="2 outputs for 3 requests"):
         runner.generate([Request(p) for p in "abc"])
     assert len(runner.cache) == 0
 

@@ -178,3 +178,21 @@ def test_invalid_config_is_rejected_with_the_key(tmp_path):
     proc = snakemake(tmp_path, "--dry-run", check=False)
     assert proc.returncode != 0
     assert "7 is greater than the maximum of 5" in proc.stdout + proc.stderr
+
+
+def test_paper_preset_plans_gpu_jobs(tmp_path):
+    """presets/paper.yaml is a complete, valid config: its LLM jobs run vLLM on GPUs, the 70B
+    model on 4 for the test sets and the 8B model on 1 for the train split, in 16 shards."""
+    config = yaml.safe_load((REPO / "presets/paper.yaml").read_text())
+    for d in config["datasets"].values():   # any raw input of the right format will do
+        d["input"] = str(REPO / ("resources/demo/raw/duc2004" if d["format"] == "duc2004"
+                                 else "resources/demo/raw/multinews/demo.jsonl"))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "--replace-workflow-config", "--dry-run", "--resources", "gpu=4")
+    out = proc.stdout + proc.stderr
+    jobs = [block for block in out.split("\n\n") if "rule ratings:" in block]
+    assert len(jobs) == 3 * 16
+    for block in jobs:
+        train = "dataset=multi_news-train" in block
+        assert ("gpu=1" if train else "gpu=4") in block, block
+        assert "mem_mb=64000" in block if train else "mem_mb=128000" in block

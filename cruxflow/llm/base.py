@@ -8,6 +8,7 @@ cache key, so two requests that could give different outputs never share an entr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 
@@ -102,6 +103,18 @@ class Backend(ABC):
     @abstractmethod
     def generate(self, requests: list[Request]) -> list[Completion]:
         """Outputs for ``requests``, in order. Raises :class:`LLMError` when it cannot."""
+
+    def generate_iter(self, requests: list[Request]) -> Iterator[tuple[int, Completion]]:
+        """``(index, output)`` pairs as they finish, so that each can be cached at once.
+
+        By default the whole batch at once (vLLM's offline batching); backends that answer one
+        request at a time override it.
+        """
+        outputs = self.generate(requests)
+        if len(outputs) != len(requests):  # which output answers which request is unknown
+            raise LLMError(f"backend returned {len(outputs)} outputs for {len(requests)} "
+                           "requests")
+        yield from enumerate(outputs)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the model or connections."""

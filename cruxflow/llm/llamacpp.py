@@ -73,10 +73,12 @@ class LlamaCppBackend(Backend):
         return body
 
     def generate(self, requests: list[Request]) -> list[Completion]:
+        return [c for _, c in self.generate_iter(requests)]
+
+    def generate_iter(self, requests: list[Request]):
         if self._server is None:
             raise LLMError("llama.cpp backend used after close()")
-        out = []
-        for r in requests:
+        for i, r in enumerate(requests):
             body = self._body(r)
             if self.endpoint == "chat":
                 resp = self._server.handle_chat_completions(body)
@@ -86,8 +88,7 @@ class LlamaCppBackend(Backend):
                 err = resp["error"]
                 raise LLMError(f"llama.cpp: {err.get('message', err)} "
                                f"(prompt starts {r.prompt[:80]!r})")
-            out.append(completion_from_choice(resp["choices"][0], resp.get("usage")))
-        return out
+            yield i, completion_from_choice(resp["choices"][0], resp.get("usage"))
 
     def close(self) -> None:
         self._server = None

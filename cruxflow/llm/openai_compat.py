@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
 from cruxflow.llm.openai_format import completion_from_choice
@@ -86,10 +86,24 @@ class OpenAIBackend(Backend):
         return completion_from_choice(data["choices"][0], data.get("usage"))
 
     def generate(self, requests: list[Request]) -> list[Completion]:
+        out: list[Completion | None] = [None] * len(requests)
+        for i, c in self.generate_iter(requests):
+            out[i] = c
+        return out  # type: ignore[return-value]
+
+    def generate_iter(self, requests: list[Request]):
         if self.concurrency == 1 or len(requests) <= 1:
-            return [self._one(r) for r in requests]
+            for i, r in enumerate(requests):
+                yield i, self._one(r)
+            return
         with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(self._one, requests))
+            futures = {pool.submit(self._one, r): i for i, r in enumerate(requests)}
+            try:
+                for f in as_completed(futures):
+                    yield futures[f], f.result()
+            finally:  # on an error, do not start what has not started
+                for f in futures:
+                    f.cancel()
 
     def close(self) -> None:
         self.client.close()

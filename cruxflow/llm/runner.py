@@ -29,7 +29,8 @@ class CallStats:
 
 class LLMRunner:
     """Answers requests from the cache and sends the rest to the backend, ``batch_size`` at a
-    time, committing each batch to the cache as soon as it returns."""
+    time, committing each output to the cache as soon as the backend hands it over (one at a
+    time for llama.cpp and servers, a whole batch for vLLM's offline batching)."""
 
     def __init__(self, backend: Backend, cache: LLMCache | None, *, batch_size: int = 16,
                  progress: bool = False, desc: str = "LLM"):
@@ -58,17 +59,20 @@ class LLMRunner:
             bar = tqdm(total=len(pending), desc=self.desc, unit="call")
         for i in range(0, len(pending), self.batch_size):
             batch = pending[i:i + self.batch_size]
-            outputs = self.backend.generate([r for _, r in batch])
-            if len(outputs) != len(batch):
-                raise RuntimeError(f"backend returned {len(outputs)} outputs "
-                                   f"for {len(batch)} requests")
-            self.stats.calls += len(batch)
-            if self.cache is not None:
-                self.cache.put_many((k, identity, r, c)
-                                    for (k, r), c in zip(batch, outputs, strict=True))
-            found.update((k, c) for (k, _), c in zip(batch, outputs, strict=True))
-            if bar is not None:
-                bar.update(len(batch))
+            done = 0
+            # Each output is committed as soon as the backend hands it over: a killed job loses
+            # only the calls still in flight.
+            for j, out in self.backend.generate_iter([r for _, r in batch]):
+                key, req = batch[j]
+                if self.cache is not None:
+                    self.cache.put_many([(key, identity, req, out)])
+                found[key] = out
+                self.stats.calls += 1
+                done += 1
+                if bar is not None:
+                    bar.update(1)
+            if done != len(batch):
+                raise RuntimeError(f"backend returned {done} outputs for {len(batch)} requests")
         if bar is not None:
             bar.close()
         return [found[k] for k in keys]
