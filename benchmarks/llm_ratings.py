@@ -66,6 +66,10 @@ def main() -> None:
             runner = LLMRunner(backend, cache, batch_size=16)
             secs, outs = run(runner, judge)
             rows.append((label, runner.stats, secs, outs))
+        reuse = LlamaCppBackend(args.model, threads=args.threads, prompt_cache=True)
+        runner = LLMRunner(reuse, None)
+        secs, outs = run(runner, judge)
+        rows.append(("no cache, prompt_cache on", runner.stats, secs, outs))
         free = [Request(p, dataclasses.replace(JUDGMENT, max_tokens=5, choices=None, logprobs=0))
                 for p in prompts]
         runner = LLMRunner(backend, None)
@@ -73,16 +77,19 @@ def main() -> None:
 
     n = len(prompts)
     print(f"model {args.model}, {args.threads} threads, load {load_s:.2f} s, {n} ratings")
-    print(f"{'setting':34s} {'calls/rating':>12s} {'ratings/s':>10s} {'wall s':>8s} "
+    print(f"{'setting':44s} {'calls/rating':>12s} {'ratings/s':>10s} {'wall s':>8s} "
           f"{'prompt tok':>10s} {'unparsed':>8s}")
     for label, stats, secs, outs in rows:
         tok = sum(o.prompt_tokens or 0 for o in outs) / n
         bad = sum(parse_rating(o.text) is None for o in outs)
-        print(f"{'1 step, grammar 0-5, ' + label:34s} {stats.calls / n:12.2f} {n / secs:10.1f} "
+        print(f"{'1 step, grammar 0-5, ' + label:44s} {stats.calls / n:12.2f} {n / secs:10.1f} "
               f"{secs:8.2f} {tok:10.0f} {bad:8d}")
     bad5 = sum(parse_rating(o.text) is None for o in outs5)
-    print(f"{'up to 5 tokens, free text':34s} {1.0:12.2f} {n / secs5:10.1f} {secs5:8.2f} "
+    print(f"{'up to 5 tokens, free text':44s} {1.0:12.2f} {n / secs5:10.1f} {secs5:8.2f} "
           f"{'':>10s} {bad5:8d}")
+    changed = sum(parse_rating(a.text) != parse_rating(b.text)
+                  for a, b in zip(rows[0][3], rows[2][3], strict=True))
+    print(f"greedy ratings that change when the prompt prefix is reused: {changed}/{n}")
     exp = [expected_rating(o.top_logprobs) for o in rows[0][3]]
     found = [e for e, _ in exp if e is not None]
     mass = sum(m for _, m in exp) / n

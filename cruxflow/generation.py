@@ -126,8 +126,10 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
 # --- sub-questions (Fig. 6) -------------------------------------------------------------------
 
 def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
-                 sampling: Sampling = GENERATION, attempts: int = 3) -> dict[str, list[str]]:
-    """Up to ``n`` sub-questions per topic from its human summary (the first ``n`` parsed).
+                 sampling: Sampling = GENERATION, attempts: int = 3,
+                 min_words: int = 3) -> dict[str, list[str]]:
+    """Up to ``n`` sub-questions per topic from its human summary (the first ``n`` parsed items
+    of at least ``min_words`` words; shorter ones are fragments such as "Question:").
 
     A topic left with no question after ``attempts`` tries gets none (counted); it then has no
     answerable question and drops out of every metric, as a topic whose questions are all
@@ -135,7 +137,8 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     """
     results = _with_retries(runner, [SUBQUESTIONS.render(n=n, document=t.reference)
                                      for t in topics], sampling,
-                            lambda text: extract_tagged(text, "q"), attempts)
+                            lambda text: [q for q in extract_tagged(text, "q")
+                                          if count_words(q) >= min_words], attempts)
     return {t.topic_id: list(parsed or [])[:n]
             for t, (parsed, _) in zip(topics, results, strict=True)}
 

@@ -37,8 +37,13 @@ _ENUM_PREFIX = re.compile(
 _WHITESPACE = re.compile(r"\s+")
 
 
+# Stray short tags of another kind inside an item ("<m>", "<p>" in a question): small models
+# mix up the formats of the prompts.
+_STRAY_TAG = re.compile(r"</?[A-Za-z]{1,10}>")
+
+
 def _clean_item(item: str) -> str:
-    text = _WHITESPACE.sub(" ", item).strip()
+    text = _WHITESPACE.sub(" ", _STRAY_TAG.sub(" ", item)).strip()
     # Strip at most two stacked prefixes ("- 1. ...").
     for _ in range(2):
         stripped = _ENUM_PREFIX.sub("", text, count=1)

@@ -200,7 +200,7 @@ def test_subquestions_keep_the_first_n_and_retry_when_none():
 
     runner = runner_for(respond)
     out = subquestions([topic("A", "REF-A"), topic("B", "REF-B"), topic("C", "REF-C")],
-                       runner, 3, attempts=2)
+                       runner, 3, attempts=2, min_words=1)
     assert out == {"A": ["Q1?", "Q2?", "Q3?"],  # "q1?" repeats Q1? (case-insensitive)
                    "B": ["Only one?"], "C": []}
     assert runner.backend.seeds("REF-B") == [0, 1]
@@ -208,6 +208,11 @@ def test_subquestions_keep_the_first_n_and_retry_when_none():
     assert runner.stats.parse_failures == 1
     assert runner.backend.sent[0][0] == SUBQUESTIONS.render(n=3, document="REF-A")
     assert "Write 3 diverse questions" in runner.backend.sent[0][0]
+
+
+def test_subquestions_drop_fragments():
+    runner = runner_for(lambda r: "Question:</q><q>Why did the dam fail?</q><q>Who?</q>")
+    assert subquestions([topic("A", "REF-A")], runner, 5) == {"A": ["Why did the dam fail?"]}
 
 
 # =============================================================================== ratings

@@ -62,12 +62,15 @@ def test_extract_tagged_unprimed_ignores_text_before_first_closing_tag():
     assert extract_tagged(text, "q", primed=True) == ["A?", "B?"]
 
 
-def test_extract_tagged_only_counts_the_requested_tag():
+def test_extract_tagged_only_splits_on_the_requested_tag_and_drops_stray_tags():
+    # Other short tags do not split items; small models leak them ("<m>", "<r>"), so they go.
     text = "First passage.</p>\n<p>Second <q>not a tag of interest</q> passage.</p>"
     assert extract_tagged(text, "p") == [
         "First passage.",
-        "Second <q>not a tag of interest</q> passage.",
+        "Second not a tag of interest passage.",
     ]
+    assert extract_tagged("What?</q><q><m>Ridgeline said no. Why?</q>", "q") == [
+        "What?", "Ridgeline said no. Why?"]
 
 
 def test_extract_tagged_accepts_bracketed_tag_name():

@@ -39,8 +39,9 @@ class LlamaCppBackend(Backend):
     kind = "llamacpp"
 
     def __init__(self, model: str, *, endpoint: str = "chat", n_ctx: int = 4096,
-                 threads: int = 1, verbose: bool = False):
+                 threads: int = 1, verbose: bool = False, prompt_cache: bool = False):
         super().__init__(model, endpoint=endpoint)
+        self.prompt_cache = prompt_cache
         try:
             import xllamacpp
         except ImportError as e:
@@ -52,10 +53,11 @@ class LlamaCppBackend(Backend):
 
     def _body(self, request: Request) -> dict:
         s = request.sampling
-        # cache_prompt off: reusing the KV cache of the previous prompt's shared prefix changes
-        # the numerics slightly, so outputs (and cached results) would depend on request order.
+        # cache_prompt off by default: reusing the KV cache of the previous prompt's shared
+        # prefix changes the numerics slightly, so outputs (and cached results) would depend on
+        # request order. On is faster (benchmarks/llm_ratings.py measures by how much).
         body = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
-                "cache_prompt": False}
+                "cache_prompt": self.prompt_cache}
         if s.seed is not None:
             body["seed"] = s.seed
         if s.stop:
