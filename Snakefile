@@ -22,6 +22,7 @@ wildcard_constraints:
 
 include: "rules/ingest.smk"
 include: "rules/generate.smk"
+include: "rules/retrieval.smk"
 include: "rules/judgments.smk"
 include: "rules/metrics.smk"
 

@@ -37,17 +37,19 @@ for _name, _d in DATASETS.items():
 GENERATED = [name for name, d in DATASETS.items() if d["generate"]]
 RATED = [name for name, d in DATASETS.items() if d["format"] == "crux" or d["generate"]]
 REFERENCE_RUNS = ["random", "random-relevant"]
+RETRIEVAL = config["retrieval"]
+RETRIEVERS = ["bm25"]
 SHARDS = LLM["shards"]
 
 
 def systems(dataset):
-    return ["oracle", *REFERENCE_RUNS, *config["runs"].get(dataset, {})]
+    return ["oracle", *REFERENCE_RUNS, *RETRIEVERS, *config["runs"].get(dataset, {})]
 
 
 def run_file(wildcards):
     if wildcards.system == "oracle":
         return f"results/judgments/{wildcards.dataset}/eta{wildcards.eta}/oracle.run"
-    if wildcards.system in REFERENCE_RUNS:
+    if wildcards.system in REFERENCE_RUNS or wildcards.system in RETRIEVERS:
         return f"results/runs/{wildcards.dataset}/{wildcards.system}.run"
     return config["runs"][wildcards.dataset][wildcards.system]
 

@@ -78,6 +78,11 @@ def test_default_workflow_produces_the_metrics_table(demo_run):
     assert oracle.Cov > rel.Cov + 0.1 > rnd.Cov + 0.2
     assert rel.Den < oracle.Den
     assert set(table.index.get_level_values("k")) == {"oracle", "10"}
+    # BM25 over the real Lucene index, with the release's queries: far above random
+    bm25 = table.loc[("bm25", "oracle")]
+    assert bm25.Cov > rnd.Cov + 0.2 and bm25.Recall > rnd.Recall
+    run = (work / "results/runs/demo-crux/bm25.run").read_text().splitlines()
+    assert len({line.split()[0] for line in run}) == 10 and len(run) == 10 * 100
     per_query = pd.read_csv(work / "results/metrics/demo-crux/eta3/per_query/random.tsv",
                             sep="\t")
     assert per_query.topic.nunique() == 10   # per-query values are kept

@@ -1,0 +1,1 @@
+"""First-stage retrieval over a dataset's passages (pyserini / Lucene)."""

