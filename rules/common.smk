@@ -38,7 +38,7 @@ GENERATED = [name for name, d in DATASETS.items() if d["generate"]]
 RATED = [name for name, d in DATASETS.items() if d["format"] == "crux" or d["generate"]]
 REFERENCE_RUNS = ["random", "random-relevant"]
 RETRIEVAL = config["retrieval"]
-RETRIEVERS = ["bm25"]
+RETRIEVERS = ["bm25", "dense"]
 SHARDS = LLM["shards"]
 
 

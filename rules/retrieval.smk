@@ -44,3 +44,50 @@ rule bm25_search:
         depth=RETRIEVAL["depth"],
     script:
         "../workflow_scripts/bm25_search.py"
+
+
+rule dense_index:
+    """Encode the dataset's passages (retrieval.dense.model) into a FAISS index."""
+    input:
+        **dataset_files(),
+    output:
+        directory("results/indexes/{dataset}/dense"),
+    log:
+        "logs/dense_index/{dataset}.log",
+    benchmark:
+        "benchmarks/results/dense_index/{dataset}.tsv"
+    conda:
+        "../envs/pyserini.yaml"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=240,
+        gpu=RETRIEVAL["dense"]["gpus"],
+    params:
+        dense=RETRIEVAL["dense"],
+    script:
+        "../workflow_scripts/dense_index.py"
+
+
+rule dense_search:
+    """Dense retrieval for every topic's open-ended query: a TREC run."""
+    input:
+        **dataset_files(),
+        index="results/indexes/{dataset}/dense",
+    output:
+        "results/runs/{dataset}/dense.run",
+    log:
+        "logs/dense_search/{dataset}.log",
+    benchmark:
+        "benchmarks/results/dense_search/{dataset}.tsv"
+    conda:
+        "../envs/pyserini.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        dense=RETRIEVAL["dense"],
+        depth=RETRIEVAL["depth"],
+    script:
+        "../workflow_scripts/dense_search.py"

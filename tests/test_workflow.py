@@ -81,6 +81,8 @@ def test_default_workflow_produces_the_metrics_table(demo_run):
     # BM25 over the real Lucene index, with the release's queries: far above random
     bm25 = table.loc[("bm25", "oracle")]
     assert bm25.Cov > rnd.Cov + 0.2 and bm25.Recall > rnd.Recall
+    dense = table.loc[("dense", "oracle")]   # the packaged MiniLM through FAISS
+    assert dense.Cov > rnd.Cov + 0.2 and dense.Recall > rnd.Recall
     run = (work / "results/runs/demo-crux/bm25.run").read_text().splitlines()
     assert len({line.split()[0] for line in run}) == 10 and len(run) == 10 * 100
     per_query = pd.read_csv(work / "results/metrics/demo-crux/eta3/per_query/random.tsv",
