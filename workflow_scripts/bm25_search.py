@@ -2,6 +2,7 @@
 
 from cruxflow.io import write_run
 from cruxflow.model import Dataset
+from cruxflow.retrieval import topic_queries
 from cruxflow.retrieval.bm25 import search
 from cruxflow.workflow import dataset_dir, setup_logging
 
@@ -9,10 +10,7 @@ sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 p = sm.params
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
-queries = {t.topic_id: t.query for t in dataset.topics.values() if t.query}
-missing = sorted(set(dataset.topics) - set(queries))
-if missing:
-    log.warning("%d topics have no query and get no ranking: %s", len(missing), missing[:5])
+queries = topic_queries(dataset)
 ranking = search(sm.input.index, queries, k=p.depth, k1=p.k1, b=p.b, threads=sm.threads)
 short = [q for q, hits in ranking.items() if len(hits) < p.depth]
 write_run(sm.output[0], ranking, tag=f"bm25-k1_{p.k1}-b_{p.b}")

@@ -2,6 +2,7 @@
 
 from cruxflow.io import write_run
 from cruxflow.model import Dataset
+from cruxflow.retrieval import topic_queries
 from cruxflow.retrieval.dense import search
 from cruxflow.workflow import dataset_dir, setup_logging
 
@@ -9,7 +10,7 @@ sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 d, depth = sm.params.dense, sm.params.depth
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
-queries = {t.topic_id: t.query for t in dataset.topics.values() if t.query}
+queries = topic_queries(dataset)
 ranking = search(sm.input.index, queries, model=d["model"], pooling=d["pooling"],
                  l2_norm=d["l2_norm"], k=depth)
 write_run(sm.output[0], ranking, tag="dense")

@@ -41,12 +41,10 @@ def prepare_pyserini() -> None:
     os.environ.setdefault("OPENAI_API_KEY", "unused-by-cruxflow")
     import jnius_config
 
-    if not getattr(jnius_config.add_options, "_cruxflow", False):
-        original = jnius_config.add_options
+    original = jnius_config.add_options
 
-        def add_options(*options):
-            original(*[o for o in options if o != _VECTOR_MODULE])
+    def add_options(*options):
+        original(*[o for o in options if o != _VECTOR_MODULE])
 
-        add_options._cruxflow = True
-        jnius_config.add_options = add_options
+    jnius_config.add_options = add_options
     _ready = True
