@@ -57,8 +57,17 @@ JUDGMENT = Sampling(temperature=0.0, top_p=1.0, max_tokens=1, logprobs=20,
 
 @dataclass(frozen=True)
 class Request:
+    """A prompt (the user message on chat endpoints) and how to sample. ``system``: an optional
+    system message (chat endpoints; prepended to the prompt on completion endpoints)."""
+
     prompt: str
     sampling: Sampling = field(default_factory=Sampling)
+    system: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The whole prompt as one text, for completion endpoints."""
+        return f"{self.system}\n\n{self.prompt}" if self.system else self.prompt
 
 
 @dataclass
@@ -126,8 +135,9 @@ class Backend(ABC):
         self.close()
 
 
-def chat_messages(prompt: str) -> list[dict]:
-    return [{"role": "user", "content": prompt}]
+def chat_messages(request: Request) -> list[dict]:
+    system = [{"role": "system", "content": request.system}] if request.system else []
+    return [*system, {"role": "user", "content": request.prompt}]
 
 
 def choice_grammar(choices: tuple[str, ...]) -> str:

@@ -34,6 +34,8 @@ CREATE TABLE IF NOT EXISTS calls (
 def cache_key(identity: dict, request: Request) -> str:
     payload = {"backend": identity, "prompt": request.prompt,
                "sampling": request.sampling.to_json()}
+    if request.system is not None:  # absent otherwise, so older keys stay valid
+        payload["system"] = request.system
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -66,8 +68,8 @@ class LLMCache:
         """Store ``(key, identity, request, completion)`` rows in one transaction."""
         now = time.time()
         rows = [(key, json.dumps(identity, sort_keys=True),
-                 json.dumps({"prompt": req.prompt, "sampling": req.sampling.to_json()},
-                            ensure_ascii=False),
+                 json.dumps({"prompt": req.prompt, "system": req.system,
+                             "sampling": req.sampling.to_json()}, ensure_ascii=False),
                  json.dumps(comp.to_json(), ensure_ascii=False), now)
                 for key, identity, req, comp in items]
         if not rows:

@@ -65,11 +65,11 @@ class LlamaCppBackend(Backend):
         if s.choices:
             body["grammar"] = choice_grammar(s.choices)
         if self.endpoint == "chat":
-            body["messages"] = chat_messages(request.prompt)
+            body["messages"] = chat_messages(request)
             if s.logprobs:
                 body.update(logprobs=True, top_logprobs=s.logprobs)
         else:
-            body["prompt"] = request.prompt
+            body["prompt"] = request.text
             if s.logprobs:
                 body["logprobs"] = s.logprobs
         return body

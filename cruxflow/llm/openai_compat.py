@@ -73,11 +73,11 @@ class OpenAIBackend(Backend):
                 if s.logprobs:
                     kwargs.update(logprobs=True, top_logprobs=s.logprobs)
                 resp = self.client.chat.completions.create(
-                    messages=chat_messages(request.prompt), **kwargs)
+                    messages=chat_messages(request), **kwargs)
             else:
                 if s.logprobs:
                     kwargs["logprobs"] = s.logprobs
-                resp = self.client.completions.create(prompt=request.prompt, **kwargs)
+                resp = self.client.completions.create(prompt=request.text, **kwargs)
         except self._openai.OpenAIError as e:
             raise LLMError(f"{self.base_url}: {type(e).__name__}: {e}") from e
         data = resp.model_dump()

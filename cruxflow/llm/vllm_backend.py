@@ -48,10 +48,10 @@ class VLLMBackend(Backend):
     def generate(self, requests: list[Request]) -> list[Completion]:
         params = [self.sampling_params(r) for r in requests]
         if self.endpoint == "chat":
-            outputs = self.llm.chat([chat_messages(r.prompt) for r in requests], params,
+            outputs = self.llm.chat([chat_messages(r) for r in requests], params,
                                     use_tqdm=False)
         else:
-            outputs = self.llm.generate([r.prompt for r in requests], params, use_tqdm=False)
+            outputs = self.llm.generate([r.text for r in requests], params, use_tqdm=False)
         return [_completion(o) for o in outputs]
 
 
