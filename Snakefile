@@ -18,11 +18,15 @@ wildcard_constraints:
     system=r"[A-Za-z0-9_.+-]+",
     shard=r"\d+",
     shards=r"\d+",
+    k=r"oracle|[1-9][0-9]*",
+    corpus=r"[A-Za-z0-9_.-]+",
+    retriever="bm25|dense|splade",
 
 
 include: "rules/ingest.smk"
 include: "rules/generate.smk"
 include: "rules/retrieval.smk"
+include: "rules/rerank.smk"
 include: "rules/judgments.smk"
 include: "rules/metrics.smk"
 

@@ -32,6 +32,22 @@ def context_size(k: int | str, judgment: TopicJudgments) -> int:
     raise ValueError(f"context size must be 'oracle' or a positive integer, got {k!r}")
 
 
+def parse_context_size(text: str) -> int | str:
+    """A context size as written in paths and configs: ``oracle`` or a positive integer."""
+    if text == "oracle":
+        return text
+    if str(text).isdigit() and int(text) > 0:
+        return int(text)
+    raise ValueError(f"context size must be 'oracle' or a positive integer, got {text!r}")
+
+
+def contexts(run: Mapping[str, list[RunRow]], judgments: Mapping[str, TopicJudgments],
+             k: int | str) -> dict[str, list[str]]:
+    """The context Z of every judged topic: the run's top-k passage ids (empty if absent)."""
+    return {tid: [r.doc_id for r in run.get(tid, [])[:context_size(k, j)]]
+            for tid, j in judgments.items()}
+
+
 def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset, texts: Mapping[str, str],
               path) -> None:
     """Unknown topic or passage ids in a run are errors, not silent zeros."""
@@ -74,15 +90,12 @@ class ContextScorer:
         return [m.get(p, [0] * n) for p in pids]
 
     def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
-        contexts = {}
-        for tid, j in self.judgments.items():
-            rows = run.get(tid, [])
-            contexts[tid] = [r.doc_id for r in rows[:context_size(k, j)]]
-        ir_scores = ir.per_query(contexts, self.qrels)
-        ndeval = ir.per_query_ndeval(contexts, self.diversity, self.alpha)
+        ctxs = contexts(run, self.judgments, k)
+        ir_scores = ir.per_query(ctxs, self.qrels)
+        ndeval = ir.per_query_ndeval(ctxs, self.diversity, self.alpha)
         records = []
         for tid, j in self.judgments.items():
-            ctx = contexts[tid]
+            ctx = ctxs[tid]
             oracle = self.rating_rows(tid, j.required)
             rows = self.rating_rows(tid, ctx)
             cov = coverage(rows, j.kept, self.eta)

@@ -54,3 +54,19 @@ def log_llm_stats(snakemake, runner, log: logging.Logger) -> None:
     calls = getattr(snakemake.log, "calls", None)
     if calls:
         write_json(calls, {"rule": snakemake.rule, **runner.stats.to_json()})
+
+
+def write_checked_run(snakemake, ranking: dict, queries, tag: str,
+                      log: logging.Logger) -> None:
+    """Check a first-stage ranking query by query against the rule's corpus, then write it."""
+    from cruxflow.io import write_run
+    from cruxflow.retrieval.corpus import check_hits
+
+    with open(snakemake.input.collection, encoding="utf-8") as f:
+        corpus_size = sum(1 for line in f if line.strip())
+    summary = check_hits(ranking, queries, depth=snakemake.params.depth,
+                         corpus_size=corpus_size, path=snakemake.output[0])
+    write_run(snakemake.output[0], ranking, tag=tag)
+    log.info("%d queries over %d passages: %d to %d hits each, %d with fewer than %d",
+             summary["queries"], corpus_size, summary["min_hits"], summary["max_hits"],
+             len(summary["short_queries"]), summary["expected_hits"])

@@ -2,7 +2,9 @@
 # inside each dataset entry) and the functions that list targets and inputs.
 
 import os
+import re
 
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 validate(config, "../cruxflow/schemas/config.schema.json", set_default=True)
@@ -38,20 +40,78 @@ GENERATED = [name for name, d in DATASETS.items() if d["generate"]]
 RATED = [name for name, d in DATASETS.items() if d["format"] == "crux" or d["generate"]]
 REFERENCE_RUNS = ["random", "random-relevant"]
 RETRIEVAL = config["retrieval"]
-RETRIEVERS = ["bm25", "dense"]
 SHARDS = LLM["shards"]
+
+# Knowledge corpora: a dataset retrieves from its own passages unless it names a shared corpus.
+CORPORA = {name: c["datasets"] for name, c in config["corpora"].items()}
+for _name, _members in CORPORA.items():
+    if _name in DATASETS:
+        raise ValueError(f"corpora: {_name!r} is also a dataset name; pick another")
+    for _m in _members:
+        if _m not in DATASETS:
+            raise ValueError(f"corpora.{_name}: unknown dataset {_m!r}")
+for _name, _d in DATASETS.items():
+    if _d["corpus"] is None:
+        CORPORA[_name] = [_name]
+    elif _d["corpus"] not in config["corpora"]:
+        raise ValueError(f"dataset {_name}: no corpus {_d['corpus']!r} in corpora")
+
+
+def corpus_of(dataset):
+    return DATASETS[dataset]["corpus"] or dataset
+
+
+def collection(wildcards):
+    """The JsonCollection file of the corpus that the rule's dataset retrieves from."""
+    return f"results/corpus/{corpus_of(wildcards.dataset)}/collection/passages.jsonl"
+
+
+def index_of(kind):
+    return lambda wc: f"results/indexes/{corpus_of(wc.dataset)}/{kind}"
+
+
+# First stages, and the second stages applied to each (system "<retriever>+<reranker>").
+RETRIEVERS = [
+    r
+    for r in RETRIEVAL["retrievers"]
+    if r != "splade" or RETRIEVAL["splade"]["model"] is not None
+]
+if "splade" in RETRIEVAL["retrievers"] and "splade" not in RETRIEVERS:
+    logger.info(
+        "cruxflow: learned-sparse retrieval (splade) skipped: retrieval.splade.model is not "
+        "set (the paper preset names naver/splade-v3)"
+    )
+RERANKERS = RETRIEVAL["rerankers"]
+PIPELINES = [f"{r}+{x}" for r in RETRIEVERS for x in RERANKERS]
+CONTEXT_SIZES = [str(k) for k in METRICS["context_sizes"]]
+
+
+def rerankers_of_kind(*kinds):
+    """A wildcard pattern matching the names of the rerankers of these kinds (or nothing)."""
+    names = [re.escape(n) for n, spec in RERANKERS.items() if spec["kind"] in kinds]
+    return "|".join(names) if names else "(?!)"
+
+
+def reranker_spec(wildcards):
+    return RERANKERS[wildcards.reranker]
 
 
 def systems(dataset):
-    return ["oracle", *REFERENCE_RUNS, *RETRIEVERS, *config["runs"].get(dataset, {})]
+    return [
+        "oracle",
+        *REFERENCE_RUNS,
+        *RETRIEVERS,
+        *PIPELINES,
+        *config["runs"].get(dataset, {}),
+    ]
 
 
 def run_file(wildcards):
     if wildcards.system == "oracle":
         return f"results/judgments/{wildcards.dataset}/eta{wildcards.eta}/oracle.run"
-    if wildcards.system in REFERENCE_RUNS or wildcards.system in RETRIEVERS:
-        return f"results/runs/{wildcards.dataset}/{wildcards.system}.run"
-    return config["runs"][wildcards.dataset][wildcards.system]
+    if wildcards.system in config["runs"].get(wildcards.dataset, {}):
+        return config["runs"][wildcards.dataset][wildcards.system]
+    return f"results/runs/{wildcards.dataset}/{wildcards.system}.run"
 
 
 def dataset_files(d="results/data/{dataset}"):
@@ -133,5 +193,21 @@ GENERATED_REFERENCE_RATINGS = (
 
 def all_targets():
     targets = [f"results/data/{d}/manifest.json" for d in DATASETS]
-    targets += [f"results/metrics/{d}/eta{ETA}/context_metrics.md" for d in RATED]
+    evaluated = [d for d in RATED if DATASETS[d]["evaluate"]]
+    targets += [f"results/metrics/{d}/eta{ETA}/context_metrics.md" for d in evaluated]
+    targets += [
+        f"results/contexts/{d}/eta{ETA}/{s}.k{k}.jsonl"
+        for d in evaluated
+        for s in systems(d)
+        for k in CONTEXT_SIZES
+    ]
     return targets
+
+
+def listwise_env(wildcards):
+    """rank_llm's own environment, or the LLM environment of the cruxflow engine's backend."""
+    spec = RERANKERS[wildcards.reranker]
+    if spec.get("engine", "cruxflow") == "rank_llm":
+        return "../envs/rank_llm.yaml"
+    backend = LLM["backends"][spec.get("llm_backend") or LLM["backend"]]
+    return "../envs/vllm.yaml" if backend["kind"] == "vllm" else "../envs/llm.yaml"

@@ -1,7 +1,29 @@
+rule contexts:
+    """The retrieval context Z of every judged topic: a system's top-k (k = |Z*|, 10, 20...)."""
+    input:
+        judgments="results/judgments/{dataset}/eta{eta}/judgments.jsonl",
+        run=run_file,
+    output:
+        "results/contexts/{dataset}/eta{eta}/{system}.k{k}.jsonl",
+    log:
+        "logs/contexts/{dataset}/eta{eta}/{system}.k{k}.log",
+    benchmark:
+        "benchmarks/results/contexts/{dataset}/eta{eta}/{system}.k{k}.tsv"
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../workflow_scripts/contexts.py"
+
+
 rule context_metrics:
-    """Score one run's contexts (each configured size k): CRUX and IR metrics per query."""
+    """Score one system's contexts (every configured size k): CRUX and IR metrics per query."""
     input:
         **dataset_files(),
+        collection=collection,
         judgments="results/judgments/{dataset}/eta{eta}/judgments.jsonl",
         run=run_file,
     output:
@@ -21,7 +43,7 @@ rule context_metrics:
         alpha=METRICS["alpha"],
         density_weight=METRICS["density_weight"],
         tokenizer=METRICS["tokenizer"],
-        context_sizes=METRICS["context_sizes"],
+        context_sizes=CONTEXT_SIZES,
     script:
         "../workflow_scripts/context_metrics.py"
 

@@ -1,16 +1,39 @@
-# First-stage retrieval (paper Sec. 4.1): a real Lucene index per dataset, top-k per query.
+# First-stage retrieval (paper Sec. 4.1): a knowledge corpus, real indexes per corpus (Lucene
+# for BM25 and SPLADE impacts, FAISS for dense), top-k per query for every dataset.
+
+
+rule corpus:
+    """The knowledge corpus: the passages of its datasets, one pyserini JsonCollection."""
+    input:
+        lambda wc: [
+            dataset_files(f"results/data/{d}")["passages"] for d in CORPORA[wc.corpus]
+        ],
+    output:
+        "results/corpus/{corpus}/collection/passages.jsonl",
+    log:
+        "logs/corpus/{corpus}.log",
+    benchmark:
+        "benchmarks/results/corpus/{corpus}.tsv"
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/corpus.py"
 
 
 rule bm25_index:
-    """Index the dataset's passages (a pyserini JsonCollection) with Lucene."""
+    """Index the corpus with Lucene (Anserini through pyserini)."""
     input:
-        **dataset_files(),
+        "results/corpus/{corpus}/collection/passages.jsonl",
     output:
-        directory("results/indexes/{dataset}/bm25"),
+        directory("results/indexes/{corpus}/bm25"),
     log:
-        "logs/bm25_index/{dataset}.log",
+        "logs/bm25_index/{corpus}.log",
     benchmark:
-        "benchmarks/results/bm25_index/{dataset}.tsv"
+        "benchmarks/results/bm25_index/{corpus}.tsv"
     conda:
         "../envs/pyserini.yaml"
     threads: 1
@@ -25,7 +48,8 @@ rule bm25_search:
     """BM25 (k1, b from the config) for every topic's open-ended query: a TREC run."""
     input:
         **dataset_files(),
-        index="results/indexes/{dataset}/bm25",
+        collection=collection,
+        index=index_of("bm25"),
     output:
         "results/runs/{dataset}/bm25.run",
     log:
@@ -47,15 +71,15 @@ rule bm25_search:
 
 
 rule dense_index:
-    """Encode the dataset's passages (retrieval.dense.model) into a FAISS index."""
+    """Encode the corpus (retrieval.dense.model) into a FAISS index."""
     input:
-        **dataset_files(),
+        "results/corpus/{corpus}/collection/passages.jsonl",
     output:
-        directory("results/indexes/{dataset}/dense"),
+        directory("results/indexes/{corpus}/dense"),
     log:
-        "logs/dense_index/{dataset}.log",
+        "logs/dense_index/{corpus}.log",
     benchmark:
-        "benchmarks/results/dense_index/{dataset}.tsv"
+        "benchmarks/results/dense_index/{corpus}.tsv"
     conda:
         "../envs/pyserini.yaml"
     threads: 2
@@ -73,7 +97,8 @@ rule dense_search:
     """Dense retrieval for every topic's open-ended query: a TREC run."""
     input:
         **dataset_files(),
-        index="results/indexes/{dataset}/dense",
+        collection=collection,
+        index=index_of("dense"),
     output:
         "results/runs/{dataset}/dense.run",
     log:
@@ -91,3 +116,51 @@ rule dense_search:
         depth=RETRIEVAL["depth"],
     script:
         "../workflow_scripts/dense_search.py"
+
+
+rule splade_index:
+    """Encode the corpus with SPLADE (retrieval.splade.model) into a Lucene impact index."""
+    input:
+        "results/corpus/{corpus}/collection/passages.jsonl",
+    output:
+        directory("results/indexes/{corpus}/splade"),
+    log:
+        "logs/splade_index/{corpus}.log",
+    benchmark:
+        "benchmarks/results/splade_index/{corpus}.tsv"
+    conda:
+        "../envs/pyserini.yaml"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=480,
+        gpu=RETRIEVAL["splade"]["gpus"],
+    params:
+        splade=RETRIEVAL["splade"],
+    script:
+        "../workflow_scripts/splade_index.py"
+
+
+rule splade_search:
+    """Learned-sparse retrieval for every topic's open-ended query: a TREC run."""
+    input:
+        **dataset_files(),
+        collection=collection,
+        index=index_of("splade"),
+    output:
+        "results/runs/{dataset}/splade.run",
+    log:
+        "logs/splade_search/{dataset}.log",
+    benchmark:
+        "benchmarks/results/splade_search/{dataset}.tsv"
+    conda:
+        "../envs/pyserini.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        splade=RETRIEVAL["splade"],
+        depth=RETRIEVAL["depth"],
+    script:
+        "../workflow_scripts/splade_search.py"

@@ -77,7 +77,7 @@ def test_default_workflow_produces_the_metrics_table(demo_run):
     # the demo separates the reference contexts: Z* > random relevant passages > random
     assert oracle.Cov > rel.Cov + 0.1 > rnd.Cov + 0.2
     assert rel.Den < oracle.Den
-    assert set(table.index.get_level_values("k")) == {"oracle", "10"}
+    assert set(table.index.get_level_values("k")) == {"oracle", "10", "20"}
     # BM25 over the real Lucene index, with the release's queries: far above random
     bm25 = table.loc[("bm25", "oracle")]
     assert bm25.Cov > rnd.Cov + 0.2 and bm25.Recall > rnd.Recall
@@ -85,6 +85,31 @@ def test_default_workflow_produces_the_metrics_table(demo_run):
     assert dense.Cov > rnd.Cov + 0.2 and dense.Recall > rnd.Recall
     run = (work / "results/runs/demo-crux/bm25.run").read_text().splitlines()
     assert len({line.split()[0] for line in run}) == 10 and len(run) == 10 * 100
+    # SPLADE-tiny over a Lucene impact index: weak, but it finds what random does not
+    splade = table.loc[("splade", "oracle")]
+    assert splade.Recall > rnd.Recall and splade.Cov > rnd.Cov
+    # MMR reorders each first stage's candidates: the same 100 passages per query
+    for first in ("bm25", "dense", "splade"):
+        assert ((first + "+mmr", "oracle")) in table.index
+        ids = {(x[0], x[2]) for x in map(str.split, (work / f"results/runs/demo-crux/{first}.run")
+                                         .read_text().splitlines())}
+        reranked = [x.split() for x in (work / f"results/runs/demo-crux/{first}+mmr.run")
+                    .read_text().splitlines()]
+        assert {(x[0], x[2]) for x in reranked} == ids
+    # Contexts by size: Z* for the oracle, the top 10 of a run at k=10
+    judged = {j["topic_id"]: j for j in read_jsonl(
+        work / "results/judgments/demo-crux/eta3/judgments.jsonl") if j["kept"]}
+    ctx = {c["topic_id"]: c for c in read_jsonl(
+        work / "results/contexts/demo-crux/eta3/oracle.koracle.jsonl")}
+    assert set(ctx) == set(judged)
+    assert all(ctx[t]["passages"] == judged[t]["required"] for t in judged)
+    top10 = {}
+    for line in run:
+        qid, _, doc, rank, _, _ = line.split()
+        if int(rank) <= 10:
+            top10.setdefault(qid, []).append(doc)
+    for c in read_jsonl(work / "results/contexts/demo-crux/eta3/bm25.k10.jsonl"):
+        assert c["passages"] == top10[c["topic_id"]] and c["k"] == "10"
     per_query = pd.read_csv(work / "results/metrics/demo-crux/eta3/per_query/random.tsv",
                             sep="\t")
     assert per_query.topic.nunique() == 10   # per-query values are kept
@@ -203,3 +228,19 @@ def test_paper_preset_plans_gpu_jobs(tmp_path):
         train = "dataset=multi_news-train" in block
         assert ("gpu=1" if train else "gpu=4") in block, block
         assert "mem_mb=64000" in block if train else "mem_mb=128000" in block
+    # One shared corpus, indexed once per first stage; the train split lends its passages only.
+    def count(rule):
+        return sum(f"rule {rule}:" in block for block in out.split("\n\n"))
+
+    assert count("corpus") == 1 and "corpus=crux-all" in out
+    assert count("bm25_index") == count("dense_index") == count("splade_index") == 1
+    assert count("bm25_search") == count("splade_search") == 2          # the two test sets
+    # Table 1's pipelines: 3 first stages x 6 rerankers x 2 test sets, each on one GPU.
+    reranks = {r: count(r) for r in ("rerank_mmr", "rerank_cross_encoder", "rerank_monot5",
+                                     "rerank_listwise", "rerank_setwise")}
+    assert reranks == {"rerank_mmr": 6, "rerank_cross_encoder": 6, "rerank_monot5": 6,
+                       "rerank_listwise": 12, "rerank_setwise": 6}
+    for block in out.split("\n\n"):
+        if "rule rerank_" in block:
+            assert "gpu=1" in block, block
+    assert "multi_news-train/eta3/context_metrics" not in out

@@ -1,4 +1,4 @@
-"""Rule bm25_index: the dataset's passages -> a Lucene index."""
+"""Rule bm25_index: the corpus (a JsonCollection) -> a Lucene index."""
 
 from pathlib import Path
 
@@ -7,5 +7,5 @@ from cruxflow.workflow import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
-build_index(Path(sm.input.passages).parent, sm.output[0], threads=sm.threads)
-log.info("indexed %s into %s", sm.input.passages, sm.output[0])
+build_index(Path(sm.input[0]).parent, sm.output[0], threads=sm.threads)
+log.info("indexed %s into %s", sm.input[0], sm.output[0])

@@ -67,17 +67,24 @@ def rerank_run(run: Mapping[str, Sequence[tuple[str, float]]], queries: Mapping[
     if missing:
         log.warning("%d run queries have no query text and are not reranked: %s",
                     len(missing), missing[:5])
-    if progress:
-        from tqdm import tqdm
-        qids = tqdm(qids, desc=type(reranker).__name__, unit="query")
-    out = {}
+    items = []
     for qid in qids:
         hits = list(run[qid])[:depth]
         unknown = [d for d, _ in hits if d not in texts]
         if unknown:
             raise KeyError(f"query {qid!r}: passage ids not in the corpus: {unknown[:5]}")
-        candidates = [Candidate(d, float(s), texts[d]) for d, s in hits]
-        ranking = reranker.rerank(queries[qid], candidates) if candidates else []
+        items.append((queries[qid], [Candidate(d, float(s), texts[d]) for d, s in hits]))
+    if hasattr(reranker, "rerank_batch"):
+        # Listwise rerankers advance every query's windows together (one LLM batch per step).
+        rankings = reranker.rerank_batch(items)
+    else:
+        steps = items
+        if progress:
+            from tqdm import tqdm
+            steps = tqdm(items, desc=type(reranker).__name__, unit="query")
+        rankings = [reranker.rerank(q, c) if c else [] for q, c in steps]
+    out = {}
+    for qid, (_, candidates), ranking in zip(qids, items, rankings, strict=True):
         if sorted(d for d, _ in ranking) != sorted(c.doc_id for c in candidates):
             raise RuntimeError(f"{type(reranker).__name__} did not return every candidate of "
                                f"query {qid!r} exactly once")

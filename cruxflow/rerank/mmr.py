@@ -62,15 +62,24 @@ class MMRReranker:
         self.encoder = SentenceTransformer(resolve_model(model), device=device,
                                            local_files_only=True)
         self.lam, self.relevance, self.batch_size = lam, relevance, batch_size
+        # Queries of a dataset share many candidates: each passage is encoded once per run.
+        self._passages: dict[str, np.ndarray] = {}
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return self.encoder.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                    convert_to_numpy=True, show_progress_bar=False)
 
+    def _embed_passages(self, candidates: Sequence[Candidate]) -> np.ndarray:
+        new = [c for c in candidates if c.doc_id not in self._passages]
+        if new:
+            self._passages.update(zip((c.doc_id for c in new), self._embed([c.text for c in new]),
+                                      strict=True))
+        return np.stack([self._passages[c.doc_id] for c in candidates])
+
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[tuple[str, float]]:
         if not candidates:
             return []
-        docs = self._embed([c.text for c in candidates])
+        docs = self._embed_passages(candidates)
         if self.relevance == "cosine":
             relevance = docs @ self._embed([query])[0]
         else:

@@ -1,0 +1,15 @@
+"""Rule contexts: a run -> the context Z (top-k passage ids) of every judged topic."""
+
+from cruxflow.evaluate import contexts, parse_context_size
+from cruxflow.io import read_run, write_jsonl
+from cruxflow.judgments import read_judgments
+from cruxflow.workflow import setup_logging
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+log = setup_logging(sm)
+k = parse_context_size(sm.wildcards.k)
+judged = {t: j for t, j in read_judgments(sm.input.judgments).items() if j.kept}
+ctxs = contexts(read_run(sm.input.run), judged, k)
+n = write_jsonl(sm.output[0], ({"topic_id": t, "k": str(k), "oracle_size": len(judged[t].required),
+                                "passages": ids} for t, ids in ctxs.items()))
+log.info("%s: %d contexts of size k=%s", sm.wildcards.system, n, k)

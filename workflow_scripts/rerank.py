@@ -1,0 +1,36 @@
+"""Rules rerank_*: a first-stage run -> the same candidates reordered by a second stage."""
+
+import torch
+
+from cruxflow.io import write_run
+from cruxflow.model import Dataset
+from cruxflow.rerank import rerank_run
+from cruxflow.rerank.factory import make_reranker
+from cruxflow.retrieval import topic_queries
+from cruxflow.retrieval.corpus import read_collection, run_ranking
+from cruxflow.workflow import dataset_dir, log_llm_stats, setup_logging
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+log = setup_logging(sm)
+torch.set_num_threads(sm.threads)
+spec, name = sm.params.spec, sm.wildcards.reranker
+runners = []
+
+
+def llm_runner(backend):
+    from cruxflow.llm import make_runner
+
+    runners.append(make_runner(sm.params.llm, backend or sm.params.llm["backend"],
+                               threads=sm.threads, desc=f"listwise {name}"))
+    return runners[-1]
+
+
+reranker = make_reranker(spec, llm_runner=llm_runner)
+queries = topic_queries(Dataset.load(dataset_dir(sm), with_passages=False))
+ranking = rerank_run(run_ranking(sm.input.run), queries, read_collection(sm.input.collection),
+                     reranker, depth=sm.params.depth, progress=True)
+write_run(sm.output[0], ranking, tag=f"{sm.wildcards.retriever}+{name}")
+log.info("%s (%s, %s): %d queries reranked", name, spec["kind"], spec["model"], len(ranking))
+for runner in runners:
+    log_llm_stats(sm, runner, log)
+    runner.close()
