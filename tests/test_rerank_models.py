@@ -348,3 +348,35 @@ def test_setwise_truncates_query_and_passages(flan_path):
     tokenizer = reranker.tokenizer
     assert truncate_tokens(tokenizer, "zebra  apple,mango", 2) == "zebra  apple"
     assert truncate_tokens(tokenizer, "zebra apple", 5) == "zebra apple"
+
+
+def test_factory_builds_every_kind_from_its_config_entry(monot5_path, flan_path,
+                                                         cross_encoder_path):
+    """retrieval.rerankers entries as the workflow passes them, on the small models above."""
+    from cruxflow.rerank import rerank_run
+    from cruxflow.rerank.cross_encoder import CrossEncoderReranker
+    from cruxflow.rerank.factory import make_reranker
+    from cruxflow.rerank.monot5 import MonoT5Reranker
+    from cruxflow.rerank.setwise import SetwiseReranker
+
+    built = {
+        "ce": make_reranker({"kind": "cross-encoder", "model": str(cross_encoder_path),
+                             "batch_size": 2}),
+        "mono": make_reranker({"kind": "monot5", "model": str(monot5_path), "max_length": 64}),
+        "set": make_reranker({"kind": "setwise", "model": str(flan_path), "k": 2,
+                              "num_child": 2}),
+    }
+    assert isinstance(built["ce"], CrossEncoderReranker) and built["ce"].batch_size == 2
+    assert isinstance(built["mono"], MonoT5Reranker) and built["mono"].max_length == 64
+    assert isinstance(built["set"], SetwiseReranker)
+    texts = {f"d{i}": f"passage number {i} about true things" for i in range(5)}
+    run = {"q": [(d, 5.0 - i) for i, d in enumerate(texts)]}
+    for reranker in built.values():
+        out = rerank_run(run, {"q": "true things"}, texts, reranker)
+        assert sorted(d for d, _ in out["q"]) == sorted(texts)
+    with pytest.raises(ValueError, match="engine: rank_llm"):
+        make_reranker({"kind": "listwise", "model": "m", "first": True})
+    with pytest.raises(ValueError, match="needs an LLM runner"):
+        make_reranker({"kind": "listwise", "model": "m"})
+    with pytest.raises(ValueError, match="unknown reranker kind"):
+        make_reranker({"kind": "duot5", "model": "m"})
