@@ -70,6 +70,20 @@ def index_of(kind):
     return lambda wc: f"results/indexes/{corpus_of(wc.dataset)}/{kind}"
 
 
+# Dense and SPLADE encoding: retrieval.encoding_shards jobs per corpus, then one gather job.
+ENCODING_SHARDS = RETRIEVAL["encoding_shards"]
+DENSE_SHARD = "results/indexes/{corpus}/dense.shards/shard{shard}-of{shards}.npz"
+SPLADE_SHARD = "results/indexes/{corpus}/splade.shards/shard{shard}-of{shards}.jsonl"
+
+
+def encoding_shards(pattern):
+    """Input function: every encoding shard of the rule's corpus, in shard order."""
+    return lambda wc: [
+        pattern.format(corpus=wc.corpus, shard=s, shards=ENCODING_SHARDS)
+        for s in range(ENCODING_SHARDS)
+    ]
+
+
 # First stages, and the second stages applied to each (system "<retriever>+<reranker>").
 RETRIEVERS = [
     r

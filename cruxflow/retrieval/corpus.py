@@ -44,6 +44,32 @@ def read_collection(path) -> dict[str, str]:
     return {obj["id"]: obj["contents"] for _, obj in iter_jsonl(Path(path))}
 
 
+def shard_bounds(n: int, shard: int, shards: int, *, align: int = 1) -> tuple[int, int]:
+    """``[start, stop)`` of shard ``shard`` (0-based) of ``shards`` over ``n`` items.
+
+    Shards are contiguous, in order, and together hold every item exactly once. They are cut
+    in whole units of ``align`` items (the last unit may be short) and differ by at most one
+    unit: with ``align`` the encoding batch size, a shard's batches are exactly the batches
+    that encoding everything at once would make, so sharding cannot change a single vector
+    (padding to the longest text of a batch moves embeddings in their last bits). Shards
+    beyond the number of units are empty.
+    """
+    if shards < 1 or not 0 <= shard < shards:
+        raise ValueError(f"no shard {shard} of {shards}")
+    if align < 1:
+        raise ValueError(f"align must be at least 1, not {align}")
+    units = -(-n // align)
+    return (min(shard * units // shards * align, n),
+            min((shard + 1) * units // shards * align, n))
+
+
+def corpus_shard(items: Sequence, shard: int, shards: int, *, align: int = 1) -> list:
+    """Shard ``shard`` of ``shards`` of ``items`` as a contiguous slice (see
+    :func:`shard_bounds`)."""
+    start, stop = shard_bounds(len(items), shard, shards, align=align)
+    return list(items[start:stop])
+
+
 def check_hits(ranking: Mapping[str, Sequence[tuple[str, float]]], queries: Iterable[str], *,
                depth: int, corpus_size: int, path=None) -> dict:
     """Check a first-stage ranking query by query; return the hit counts.

@@ -10,12 +10,17 @@ as the sum of query weight times document weight: the integer dot product of the
 Models are a local path, a ``package:`` spec, or an id already in the local Hugging Face cache
 (``local_files_only``): nothing is downloaded. The same encoder serves documents and queries
 unless a different ``model`` is passed to :func:`search`.
+
+A large corpus is encoded in shards, one job each (:func:`encode_shard`: one JsonVectorCollection
+file), and :func:`index_shards` indexes all the shard files at once into the same index as
+:func:`build_index`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack
@@ -24,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from cruxflow.errors import DataError
+from cruxflow.io import atomic_write
 from cruxflow.models import resolve_model
 from cruxflow.retrieval.java import prepare_pyserini
 
@@ -81,35 +88,27 @@ def _batches(items: Iterable, size: int) -> Iterator[list]:
         yield batch
 
 
-def write_vectors(passages: Iterable[tuple[str, str]], directory, *, model: str,
-                  batch_size: int = 32, max_length: int = 256, quant: int = DEFAULT_QUANT,
-                  device: str = "cpu", shards: int = 1, progress: bool = False) -> int:
-    """Encode ``(id, text)`` pairs into a pyserini JsonVectorCollection; the passage count.
-
-    Batches go round-robin to ``shards`` JSONL files because Anserini indexes one file per
-    thread. Passages stream through: only one batch is in memory.
-    """
+def _encode_into(files: list, passages: Iterable[tuple[str, str]], *, model: str,
+                 batch_size: int, max_length: int, quant: int, device: str,
+                 progress: bool) -> int:
+    """Encode ``(id, text)`` pairs as JsonVectorCollection lines, batch ``b`` into
+    ``files[b % len(files)]``; the passage count. Only one batch is in memory."""
     encoder = SpladeEncoder(model, max_length=max_length, device=device)
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(passages) if hasattr(passages, "__len__") else None,
                    desc="SPLADE encoding", unit="passage")
     n = empty = 0
-    with ExitStack() as stack:
-        files = [stack.enter_context(open(directory / f"vectors{s:03d}.jsonl", "w"))
-                 for s in range(shards)]
-        for b, batch in enumerate(_batches(passages, batch_size)):
-            vectors = encoder.encode([text for _, text in batch], quant=quant)
-            files[b % shards].writelines(
-                json.dumps({"id": pid, "contents": text, "vector": vec}) + "\n"
-                for (pid, text), vec in zip(batch, vectors, strict=True))
-            n += len(batch)
-            empty += sum(not v for v in vectors)
-            if bar is not None:
-                bar.update(len(batch))
+    for b, batch in enumerate(_batches(passages, batch_size)):
+        vectors = encoder.encode([text for _, text in batch], quant=quant)
+        files[b % len(files)].writelines(
+            json.dumps({"id": pid, "contents": text, "vector": vec}) + "\n"
+            for (pid, text), vec in zip(batch, vectors, strict=True))
+        n += len(batch)
+        empty += sum(not v for v in vectors)
+        if bar is not None:
+            bar.update(len(batch))
     if bar is not None:
         bar.close()
     if empty:
@@ -118,19 +117,73 @@ def write_vectors(passages: Iterable[tuple[str, str]], directory, *, model: str,
     return n
 
 
-def index_vectors(vectors_dir, index_dir) -> Path:
-    """Anserini impact index of a JsonVectorCollection at ``index_dir`` (written as is)."""
+def write_vectors(passages: Iterable[tuple[str, str]], directory, *, model: str,
+                  batch_size: int = 32, max_length: int = 256, quant: int = DEFAULT_QUANT,
+                  device: str = "cpu", shards: int = 1, progress: bool = False) -> int:
+    """Encode ``(id, text)`` pairs into a pyserini JsonVectorCollection; the passage count.
+
+    Batches go round-robin to ``shards`` JSONL files because Anserini indexes one file per
+    thread. Passages stream through: only one batch is in memory.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        files = [stack.enter_context(open(directory / f"vectors{s:03d}.jsonl", "w"))
+                 for s in range(shards)]
+        return _encode_into(files, passages, model=model, batch_size=batch_size,
+                            max_length=max_length, quant=quant, device=device,
+                            progress=progress)
+
+
+def encode_shard(passages: Iterable[tuple[str, str]], path, *, model: str,
+                 batch_size: int = 32, max_length: int = 256, quant: int = DEFAULT_QUANT,
+                 device: str = "cpu", progress: bool = False) -> int:
+    """Encode one shard of a corpus into one JsonVectorCollection file, atomically; the
+    passage count. An empty shard is an empty file, which :func:`index_shards` accepts."""
+    with atomic_write(path) as out:
+        return _encode_into([out], passages, model=model, batch_size=batch_size,
+                            max_length=max_length, quant=quant, device=device,
+                            progress=progress)
+
+
+def index_vectors(vectors_dir, index_dir, *, threads: int | None = None) -> Path:
+    """Anserini impact index of a JsonVectorCollection at ``index_dir`` (written as is), with
+    one thread per file (at most ``threads``)."""
     prepare_pyserini()
     from pyserini.pyclass import autoclass
 
-    shards = len(list(Path(vectors_dir).glob("*.jsonl")))
+    files = len(list(Path(vectors_dir).glob("*.jsonl")))
+    threads = min(files, threads) if threads else files
     autoclass("io.anserini.index.IndexCollection").main([
         "-collection", "JsonVectorCollection", "-input", str(vectors_dir),
         "-index", str(index_dir), "-generator", "DefaultLuceneDocumentGenerator",
-        "-impact", "-pretokenized", "-threads", str(max(shards, 1))])
+        "-impact", "-pretokenized", "-threads", str(max(threads, 1))])
     index_dir = Path(index_dir)
     if not index_dir.exists() or not any(index_dir.iterdir()):
         raise RuntimeError(f"Anserini wrote no index for {vectors_dir}")
+    return index_dir
+
+
+def _index_atomically(index_dir, write_vectors_to, *, threads: int | None = None) -> Path:
+    """Fill a vectors directory next to ``index_dir`` (``.vectors.tmp``) with
+    ``write_vectors_to(directory)`` (which returns the passage count), index it into
+    ``.tmp`` and move that into place when complete: a failure leaves any previous index as
+    it was and nothing else behind."""
+    index_dir = Path(index_dir)
+    tmp = index_dir.with_name(index_dir.name + ".tmp")
+    vectors = index_dir.with_name(index_dir.name + ".vectors.tmp")
+    try:
+        for stale in (tmp, vectors):
+            shutil.rmtree(stale, ignore_errors=True)
+        vectors.mkdir(parents=True)
+        if write_vectors_to(vectors) == 0:
+            raise ValueError("no passages to index")
+        index_vectors(vectors, tmp, threads=threads)
+        shutil.rmtree(index_dir, ignore_errors=True)
+        tmp.rename(index_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(vectors, ignore_errors=True)
     return index_dir
 
 
@@ -144,24 +197,55 @@ def build_index(passages: Iterable[tuple[str, str]], index_dir, *, model: str,
     and nothing else behind. Passages whose vector is empty get no document (Anserini skips
     them) and can never be retrieved.
     """
-    index_dir = Path(index_dir)
-    tmp = index_dir.with_name(index_dir.name + ".tmp")
-    vectors = index_dir.with_name(index_dir.name + ".vectors.tmp")
-    try:
-        for stale in (tmp, vectors):
-            shutil.rmtree(stale, ignore_errors=True)
-        n = write_vectors(passages, vectors, model=model, batch_size=batch_size,
-                          max_length=max_length, quant=quant, device=device, shards=threads,
-                          progress=progress)
-        if n == 0:
-            raise ValueError("no passages to index")
-        index_vectors(vectors, tmp)
-        shutil.rmtree(index_dir, ignore_errors=True)
-        tmp.rename(index_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(vectors, ignore_errors=True)
-    return index_dir
+    return _index_atomically(index_dir, lambda vectors: write_vectors(
+        passages, vectors, model=model, batch_size=batch_size, max_length=max_length,
+        quant=quant, device=device, shards=threads, progress=progress))
+
+
+def index_shards(shard_files: Iterable, index_dir, *, threads: int = 1) -> Path:
+    """The Lucene impact index (as :func:`build_index` writes it) of the files of
+    :func:`encode_shard`, atomically. Anserini reads a directory, so the non-empty shards are
+    gathered, hard-linked where the file system allows and copied otherwise, into the
+    ``.vectors.tmp`` directory; a passage id in two shards is an error that names the file.
+    """
+    def gather(directory: Path) -> int:
+        seen: dict[str, str] = {}
+        for s, path in enumerate(map(Path, shard_files)):
+            count = 0
+            for line, pid in _vector_ids(path):
+                if pid in seen:
+                    where = "twice" if seen[pid] == str(path) else f"also in {seen[pid]}"
+                    raise DataError(f"passage {pid!r} {where}: an index holds each passage "
+                                    "once", path=path, record=f"line {line}")
+                seen[pid] = str(path)
+                count += 1
+            if count:
+                target = directory / f"shard{s:05d}.jsonl"
+                try:
+                    os.link(path, target)
+                except OSError:
+                    shutil.copyfile(path, target)
+        return len(seen)
+
+    return _index_atomically(index_dir, gather, threads=threads)
+
+
+def _vector_ids(path) -> Iterator[tuple[int, str]]:
+    """``(line number, id)`` of a JsonVectorCollection file, streamed (shards are large)."""
+    with open(path, encoding="utf-8", newline="\n") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DataError(f"invalid JSON: {e.msg}", path=path,
+                                record=f"line {number}") from None
+            if not (isinstance(row, dict) and isinstance(row.get("id"), str)
+                    and isinstance(row.get("vector"), dict)):
+                raise DataError("not a JsonVectorCollection line (id, contents, vector)",
+                                path=path, record=f"line {number}")
+            yield number, row["id"]
 
 
 class _Encoded:
