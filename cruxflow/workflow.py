@@ -25,6 +25,16 @@ def dataset_dir(snakemake) -> Path:
     return Path(snakemake.input.manifest).parent
 
 
+def job_device(snakemake) -> str:
+    """``cuda`` when the job was given GPUs (its ``gpu`` resource), else ``cpu``.
+
+    The job's resources, not the config, decide: a profile's ``--set-resources rule:gpu=0``
+    (a CPU-only cluster, a test) moves the job to the CPU, and a rule that asks for no GPU
+    never touches one.
+    """
+    return "cuda" if int(getattr(snakemake.resources, "gpu", 0) or 0) > 0 else "cpu"
+
+
 def llm_runner(snakemake, desc: str):
     """The LLM runner of a rule whose params hold ``llm`` (the config section) and
     ``backend`` (a name in ``llm.backends``)."""

@@ -73,7 +73,7 @@ rule sample_runs:
     benchmark:
         "benchmarks/results/sample_runs/{dataset}/{retriever}.tsv"
     conda:
-        "../envs/core.yaml"
+        "../envs/plot.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -164,7 +164,7 @@ rule paper_tables:
     benchmark:
         "benchmarks/results/paper_tables.tsv"
     conda:
-        "../envs/core.yaml"
+        "../envs/plot.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -197,7 +197,7 @@ rule figure5:
     benchmark:
         "benchmarks/results/figure5/{dataset}/eta{eta}.tsv"
     conda:
-        "../envs/core.yaml"
+        "../envs/plot.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -239,7 +239,7 @@ rule agreement_reports:
     benchmark:
         "benchmarks/results/agreement_reports/{dataset}/eta{eta}.tsv"
     conda:
-        "../envs/core.yaml"
+        "../envs/plot.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -268,7 +268,7 @@ rule agreement_passages:
     benchmark:
         "benchmarks/results/agreement_passages/{dataset}/eta{eta}.tsv"
     conda:
-        "../envs/core.yaml"
+        "../envs/plot.yaml"
     threads: 1
     resources:
         mem_mb=1000,

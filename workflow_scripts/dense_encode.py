@@ -4,7 +4,7 @@ import torch
 
 from cruxflow.retrieval.corpus import corpus_shard, read_collection
 from cruxflow.retrieval.dense import encode_shard
-from cruxflow.workflow import setup_logging
+from cruxflow.workflow import job_device, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
@@ -16,6 +16,6 @@ texts = read_collection(sm.input[0])
 passages = corpus_shard(list(texts.items()), shard, shards, align=d["batch_size"])
 n = encode_shard(passages, sm.output[0], model=d["model"], pooling=d["pooling"],
                  l2_norm=d["l2_norm"], batch_size=d["batch_size"], max_length=d["max_length"],
-                 device="cuda" if d["gpus"] > 0 else "cpu", progress=True)
+                 device=job_device(sm), progress=True)
 log.info("shard %d of %d: encoded %d of the corpus's %d passages with %s", shard, shards, n,
          len(texts), d["model"])

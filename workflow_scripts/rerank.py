@@ -1,19 +1,21 @@
 """Rules rerank_*: a first-stage run -> the same candidates reordered by a second stage."""
 
-import torch
-
 from cruxflow.io import write_run
 from cruxflow.model import Dataset
 from cruxflow.rerank import rerank_run
 from cruxflow.rerank.factory import make_reranker
 from cruxflow.retrieval import topic_queries
 from cruxflow.retrieval.corpus import read_collection, run_ranking
-from cruxflow.workflow import dataset_dir, log_llm_stats, setup_logging
+from cruxflow.workflow import dataset_dir, job_device, log_llm_stats, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
-torch.set_num_threads(sm.threads)
 spec, name = sm.params.spec, sm.wildcards.reranker
+if spec["kind"] != "listwise":
+    # The torch rerankers; listwise ones run in the LLM environments, which have no torch.
+    import torch
+
+    torch.set_num_threads(sm.threads)
 runners = []
 
 
@@ -25,7 +27,7 @@ def llm_runner(backend):
     return runners[-1]
 
 
-reranker = make_reranker(spec, llm_runner=llm_runner)
+reranker = make_reranker(spec, llm_runner=llm_runner, device=job_device(sm))
 queries = topic_queries(Dataset.load(dataset_dir(sm), with_passages=False))
 ranking = rerank_run(run_ranking(sm.input.run), queries, read_collection(sm.input.collection),
                      reranker, depth=sm.params.depth, progress=True)

@@ -8,11 +8,14 @@ from collections.abc import Callable
 KINDS = ("mmr", "cross-encoder", "monot5", "listwise", "setwise")
 
 
-def make_reranker(spec: dict, *, llm_runner: Callable[[str | None], object] | None = None):
+def make_reranker(spec: dict, *, llm_runner: Callable[[str | None], object] | None = None,
+                  device: str | None = None):
     """A reranker for ``spec``. ``llm_runner(backend_name)`` supplies the cached LLM runner of
-    listwise rerankers on the cruxflow engine (``None``: the default backend)."""
+    listwise rerankers on the cruxflow engine (``None``: the default backend). ``device``
+    (the job's: ``cuda`` or ``cpu``) defaults to ``cuda`` where the spec asks for GPUs."""
     kind = spec["kind"]
-    device = "cuda" if spec.get("gpus", 0) > 0 else "cpu"
+    if device is None:
+        device = "cuda" if spec.get("gpus", 0) > 0 else "cpu"
     opt = {k: spec[k] for k in ("batch_size", "max_length") if spec.get(k) is not None}
     if kind == "mmr":
         from cruxflow.rerank.mmr import MMRReranker
