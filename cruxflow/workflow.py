@@ -30,9 +30,16 @@ def job_device(snakemake) -> str:
 
     The job's resources, not the config, decide: a profile's ``--set-resources rule:gpu=0``
     (a CPU-only cluster, a test) moves the job to the CPU, and a rule that asks for no GPU
-    never touches one.
+    never touches one. Its GPUs are claimed so that concurrent jobs use different ones.
     """
-    return "cuda" if int(getattr(snakemake.resources, "gpu", 0) or 0) > 0 else "cpu"
+    return "cuda" if claim_job_gpus(snakemake) else "cpu"
+
+
+def claim_job_gpus(snakemake) -> list[str]:
+    """Claim the job's ``gpu`` resource's worth of GPUs (see :mod:`cruxflow.gpus`)."""
+    from cruxflow.gpus import claim_gpus
+
+    return claim_gpus(int(getattr(snakemake.resources, "gpu", 0) or 0))
 
 
 def llm_runner(snakemake, desc: str):
@@ -40,6 +47,7 @@ def llm_runner(snakemake, desc: str):
     ``backend`` (a name in ``llm.backends``)."""
     from cruxflow.llm import make_runner
 
+    claim_job_gpus(snakemake)   # vLLM in process: this job's GPUs only
     return make_runner(snakemake.params.llm, snakemake.params.backend,
                        threads=snakemake.threads, desc=desc)
 

@@ -10,14 +10,11 @@ import sys
 import tomllib
 from functools import cache
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-
-from cruxflow.workflow import job_device
 
 REPO = Path(__file__).resolve().parents[1]
 ENVS = REPO / "envs"
@@ -351,12 +348,3 @@ def test_slurm_profile_and_partitions():
     limits = partitions["partitions"]
     assert any(p.get("max_gpu", 0) > 0 for p in limits.values())
     assert any(p.get("max_gpu", 0) == 0 for p in limits.values())
-
-
-def test_job_device_follows_the_jobs_gpu_resource():
-    def job(**resources):
-        return SimpleNamespace(resources=SimpleNamespace(**resources))
-
-    assert job_device(job(gpu=1)) == "cuda"
-    assert job_device(job(gpu=0)) == "cpu"
-    assert job_device(job()) == "cpu"
