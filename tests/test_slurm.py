@@ -16,6 +16,7 @@ from __future__ import annotations
 import filecmp
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -42,8 +43,10 @@ def checkout_copy(dest: Path) -> Path:
     """The repository's files as a user's checkout has them (tracked and new, not ignored)."""
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                            cwd=REPO, capture_output=True, check=True).stdout
-    subprocess.run(["rsync", "-a", "--from0", "--files-from=-", f"{REPO}/", f"{dest}/"],
-                   input=files, check=True)
+    for name in files.decode().split("\0"):
+        if name and (REPO / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, dest / name)
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["datasets"] = {"demo-crux": config["datasets"]["demo-crux"]}
     retrieval = config["retrieval"]
