@@ -42,6 +42,17 @@ def claim_job_gpus(snakemake) -> list[str]:
     return claim_gpus(int(getattr(snakemake.resources, "gpu", 0) or 0))
 
 
+def encoding_shard(snakemake, batch_size: int) -> tuple[list[tuple[str, str]], int]:
+    """The ``(id, text)`` passages of an encoding job's shard (wildcards ``shard``, ``shards``)
+    of its input collection, cut at batch boundaries so that the shards' batches are those
+    of encoding the corpus at once; and the corpus size."""
+    from cruxflow.retrieval.corpus import corpus_shard, read_collection
+
+    texts = read_collection(snakemake.input[0])
+    shard, shards = int(snakemake.wildcards.shard), int(snakemake.wildcards.shards)
+    return corpus_shard(list(texts.items()), shard, shards, align=batch_size), len(texts)
+
+
 def llm_runner(snakemake, desc: str):
     """The LLM runner of a rule whose params hold ``llm`` (the config section) and
     ``backend`` (a name in ``llm.backends``)."""

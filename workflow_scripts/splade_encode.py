@@ -2,20 +2,16 @@
 
 import torch
 
-from cruxflow.retrieval.corpus import corpus_shard, read_collection
 from cruxflow.retrieval.splade import encode_shard
-from cruxflow.workflow import job_device, setup_logging
+from cruxflow.workflow import encoding_shard, job_device, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 torch.set_num_threads(sm.threads)
 s = sm.params.splade
-shard, shards = int(sm.wildcards.shard), int(sm.wildcards.shards)
-texts = read_collection(sm.input[0])
-# Cut at batch boundaries: the shards' batches are those of encoding the corpus at once.
-passages = corpus_shard(list(texts.items()), shard, shards, align=s["batch_size"])
+passages, total = encoding_shard(sm, s["batch_size"])
 n = encode_shard(passages, sm.output[0], model=s["model"], batch_size=s["batch_size"],
-                 max_length=s["max_length"], quant=s["quant"],
-                 device=job_device(sm), progress=True)
-log.info("shard %d of %d: encoded %d of the corpus's %d passages with %s", shard, shards, n,
-         len(texts), s["model"])
+                 max_length=s["max_length"], quant=s["quant"], device=job_device(sm),
+                 progress=True)
+log.info("%s: encoded %d of the corpus's %d passages with %s", sm.output[0], n, total,
+         s["model"])

@@ -70,6 +70,16 @@ def corpus_shard(items: Sequence, shard: int, shards: int, *, align: int = 1) ->
     return list(items[start:stop])
 
 
+def claim_passage(seen: dict, pid: str, source, *, record: str | None = None) -> None:
+    """Record that passage ``pid`` comes from ``source`` (a shard file); a passage already
+    seen is an error naming the file: an index holds each passage once."""
+    if pid in seen:
+        where = "twice" if seen[pid] == source else f"also in {seen[pid]}"
+        raise DataError(f"passage {pid!r} {where}: an index holds each passage once",
+                        path=source, record=record)
+    seen[pid] = source
+
+
 def check_hits(ranking: Mapping[str, Sequence[tuple[str, float]]], queries: Iterable[str], *,
                depth: int, corpus_size: int, path=None) -> dict:
     """Check a first-stage ranking query by query; return the hit counts.

@@ -23,6 +23,7 @@ import numpy as np
 from cruxflow.errors import DataError
 from cruxflow.io import atomic_write
 from cruxflow.models import resolve_model
+from cruxflow.retrieval.corpus import claim_passage
 from cruxflow.retrieval.java import prepare_pyserini
 
 
@@ -114,11 +115,7 @@ def _write_index(parts: Iterable[tuple], index_dir) -> Path:
             raise DataError(f"embeddings of dimension {vectors.shape[1]}, but {index.d} in "
                             f"{width_of} (another model?)", path=source)
         for pid in part_ids:
-            if pid in seen:
-                where = "twice" if seen[pid] == source else f"also in {seen[pid]}"
-                raise DataError(f"passage {pid!r} {where}: an index holds each passage once",
-                                path=source)
-            seen[pid] = source
+            claim_passage(seen, pid, source)
         index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         ids.extend(part_ids)
     if not ids:

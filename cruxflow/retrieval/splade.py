@@ -32,6 +32,7 @@ import numpy as np
 from cruxflow.errors import DataError
 from cruxflow.io import atomic_write
 from cruxflow.models import resolve_model
+from cruxflow.retrieval.corpus import claim_passage
 from cruxflow.retrieval.java import prepare_pyserini
 
 log = logging.getLogger(__name__)
@@ -209,15 +210,11 @@ def index_shards(shard_files: Iterable, index_dir, *, threads: int = 1) -> Path:
     ``.vectors.tmp`` directory; a passage id in two shards is an error that names the file.
     """
     def gather(directory: Path) -> int:
-        seen: dict[str, str] = {}
+        seen: dict[str, Path] = {}
         for s, path in enumerate(map(Path, shard_files)):
             count = 0
             for line, pid in _vector_ids(path):
-                if pid in seen:
-                    where = "twice" if seen[pid] == str(path) else f"also in {seen[pid]}"
-                    raise DataError(f"passage {pid!r} {where}: an index holds each passage "
-                                    "once", path=path, record=f"line {line}")
-                seen[pid] = str(path)
+                claim_passage(seen, pid, path, record=f"line {line}")
                 count += 1
             if count:
                 target = directory / f"shard{s:05d}.jsonl"
