@@ -20,9 +20,10 @@ from pathlib import Path
 
 from cruxflow.llm import JUDGMENT, LLMCache, LLMRunner, Request
 from cruxflow.llm.llamacpp import LlamaCppBackend
-from cruxflow.models import DEFAULT_GGUF
-from cruxflow.parsing import expected_rating, parse_rating
-from cruxflow.prompts import RATING
+from cruxflow.llm.logprobs import expected_rating
+from cruxflow.llm.parsing import parse_rating
+from cruxflow.stages.prompts import RATING
+from cruxflow.weights import DEFAULT_GGUF
 
 DEMO = Path(__file__).resolve().parents[1] / "resources/demo/crux"
 

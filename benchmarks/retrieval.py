@@ -62,7 +62,7 @@ def vocabulary() -> list[str]:
     a Zipf rank. Words of 2+ letters only, so that Lucene's StandardTokenizer and bm25s's
     ``\\w\\w+`` token pattern split the text identically.
     """
-    from cruxflow.models import resolve_model
+    from cruxflow.weights import resolve_model
 
     lines = (Path(resolve_model(DENSE_MODEL)) / "vocab.txt").read_text().splitlines()
     return [w for w in lines[1996:] if w.isascii() and w.isalpha() and len(w) >= 2]
@@ -277,9 +277,9 @@ def dense_stage(cfg: dict) -> dict:
     import faiss
     import torch
 
-    from cruxflow.models import resolve_model
     from cruxflow.retrieval import dense
     from cruxflow.retrieval.java import prepare_pyserini
+    from cruxflow.weights import resolve_model
 
     prepare_pyserini()
     from pyserini.encode import AutoDocumentEncoder

@@ -11,7 +11,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from cruxflow.agreement import (
+from cruxflow.data.errors import DataError
+from cruxflow.paper.agreement import (
     MEAN,
     agreement_report,
     fleiss,
@@ -22,7 +23,6 @@ from cruxflow.agreement import (
     read_passage_ratings,
     read_report_labels,
 )
-from cruxflow.errors import DataError
 
 
 def write_lines(path, rows):

@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cruxflow.cli import evaluate_run, main
-from cruxflow.judgments import derive, write_judgments
-from cruxflow.model import Dataset, Passage, Topic
+from cruxflow.cli import main
+from cruxflow.data.model import Dataset, Passage, Topic
+from cruxflow.metrics.evaluate import evaluate_run
+from cruxflow.stages.judgments import derive, write_judgments
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "cruxflow"
 

@@ -157,7 +157,7 @@ def script_imports(script: Path) -> tuple[frozenset[str], frozenset[str]]:
 
     The script reaches the cruxflow modules it imports and those they import at module level,
     and the modules imported inside the cruxflow functions and classes it imports by name
-    (``from cruxflow.workflow import llm_runner`` reaches the LLM backends that ``llm_runner``
+    (``from cruxflow.workflow.job import llm_runner`` reaches the LLM backends that ``llm_runner``
     can build), transitively. "Always": imported unconditionally at module level by the script
     or by a module it reaches so. "Some path": imported inside a function, ``if`` or ``try``
     of a file it reaches, or by a module it reaches only through a function.

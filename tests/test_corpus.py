@@ -4,16 +4,16 @@ import json
 
 import pytest
 
-from cruxflow.errors import DataError
-from cruxflow.evaluate import contexts, parse_context_size
-from cruxflow.io import RunRow
-from cruxflow.judgments import TopicJudgments
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import RunRow
+from cruxflow.metrics.scorer import contexts, parse_context_size
 from cruxflow.retrieval.corpus import (
     check_hits,
     merge_passages,
     read_collection,
     write_collection,
 )
+from cruxflow.stages.judgments import TopicJudgments
 
 
 def passages_file(path, rows):

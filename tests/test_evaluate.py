@@ -4,12 +4,12 @@ import math
 
 import pytest
 
-from cruxflow.errors import DataError
-from cruxflow.evaluate import ContextScorer, aggregate, check_run
-from cruxflow.io import RunRow, atomic_write, read_qrels, read_run, write_run
-from cruxflow.judgments import derive, read_judgments, write_judgments
-from cruxflow.model import Dataset, Passage, Topic
-from cruxflow.tokens import hf_token_counter, make_token_counter, regex_token_count
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import RunRow, atomic_write, read_qrels, read_run, write_run
+from cruxflow.data.model import Dataset, Passage, Topic
+from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
+from cruxflow.metrics.tokens import hf_token_counter, make_token_counter, regex_token_count
+from cruxflow.stages.judgments import derive, read_judgments, write_judgments
 
 
 def tiny_dataset() -> Dataset:

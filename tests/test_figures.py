@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cruxflow import figures as F
-from cruxflow import tables as T
+from cruxflow.paper import figures as F
+from cruxflow.paper import tables as T
 from tests.test_tables import frame
 
 

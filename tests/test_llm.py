@@ -308,7 +308,7 @@ def llama():
 
 
 def test_llamacpp_judgment_is_one_digit_with_logprobs(llama):
-    from cruxflow.prompts import RATING
+    from cruxflow.stages.prompts import RATING
 
     prompts = [RATING.render(question="What is the capital of France?",
                              context="Paris is the capital and largest city of France."),
@@ -497,7 +497,7 @@ def test_server_chat_with_usage(server, no_proxy):
 
 
 def test_server_judgment_with_grammar(server, no_proxy):
-    from cruxflow.prompts import RATING
+    from cruxflow.stages.prompts import RATING
 
     prompt = RATING.render(question="What is the capital of France?",
                            context="Paris is the capital and largest city of France.")

@@ -5,9 +5,9 @@ import argparse
 import pytest
 import yaml
 
+from cruxflow.cli.llm_options import add_llm_arguments, runner_from_args
 from cruxflow.llm import LLMError
-from cruxflow.llm.cli_options import add_llm_arguments, runner_from_args
-from cruxflow.models import DEFAULT_GGUF
+from cruxflow.weights import DEFAULT_GGUF
 
 
 def parse(*argv):

@@ -4,13 +4,9 @@ import math
 
 import pytest
 
-from cruxflow.parsing import (
-    count_words,
-    expected_rating,
-    extract_tagged,
-    parse_rating,
-    split_long_document,
-)
+from cruxflow.data.text import count_words, split_long_document
+from cruxflow.llm.logprobs import expected_rating
+from cruxflow.llm.parsing import extract_tagged, parse_rating
 
 # --------------------------------------------------------------------------- extract_tagged
 

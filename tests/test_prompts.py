@@ -3,7 +3,8 @@
 
 import pytest
 
-from cruxflow.prompts import (
+from cruxflow.llm.prompts import PromptTemplate
+from cruxflow.stages.prompts import (
     PASSAGES,
     PROMPTS,
     RATING,
@@ -11,7 +12,6 @@ from cruxflow.prompts import (
     REPORT_DIRECT,
     REPORT_REQUEST,
     SUBQUESTIONS,
-    PromptTemplate,
 )
 
 # --------------------------------------------------------------------------- registry

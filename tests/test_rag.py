@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from cruxflow.evaluate import ContextScorer
-from cruxflow.judgments import derive
 from cruxflow.llm import LLMRunner
-from cruxflow.rag import (
+from cruxflow.metrics.scorer import ContextScorer
+from cruxflow.metrics.tokens import regex_token_count, regex_truncate
+from cruxflow.rag.reports import (
     ReportTask,
     final_scores,
     format_passages,
@@ -20,7 +20,7 @@ from cruxflow.rag import (
     rag_topics,
     report_prompt,
 )
-from cruxflow.tokens import regex_token_count, regex_truncate
+from cruxflow.stages.judgments import derive
 from tests.test_evaluate import tiny_dataset
 from tests.test_generation import MODEL, runner_for
 

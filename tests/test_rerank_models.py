@@ -11,10 +11,10 @@ import random
 import pytest
 import torch
 
-from cruxflow.models import resolve_model
 from cruxflow.rerank import Candidate
 from cruxflow.rerank.seq2seq import single_token_id, truncate_tokens
 from cruxflow.rerank.setwise import setwise_heapsort, setwise_prompt
+from cruxflow.weights import resolve_model
 
 TEMPLATE_WORDS = ("Query Document Relevant true false Given a query which of the following "
                   "passages is more relevant to Passage Output only passage label most").split()

@@ -137,7 +137,7 @@ def test_sharded_dense_encoding_gathers_into_the_same_index(tmp_path, dense_at_o
 
 
 def test_gathering_checks_ids_and_widths(tmp_path):
-    from cruxflow.errors import DataError
+    from cruxflow.data.errors import DataError
     from cruxflow.retrieval import dense
 
     def shard(name, ids, width):

@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from cruxflow.models import resolve_model
 from cruxflow.retrieval import splade
+from cruxflow.weights import resolve_model
 
 LONG = ("In the spring of that year the regional water authority published a report on the "
         "ageing dams, levees and spillways of the valley, warning that heavy rainfall, poor "
@@ -183,7 +183,7 @@ def test_sharded_encoding_indexes_like_encoding_at_once(tiny_model, encoder, ind
 
 
 def test_index_shards_refuses_a_passage_in_two_shards(tiny_model, tmp_path):
-    from cruxflow.errors import DataError
+    from cruxflow.data.errors import DataError
 
     first, second, empty = (tmp_path / f"s{i}.jsonl" for i in range(3))
     splade.encode_shard([("x", "zebra"), ("y", "kiwi")], first, model=tiny_model)

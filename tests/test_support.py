@@ -32,10 +32,11 @@ from pathlib import Path
 import pytest
 from scripted import Scripted
 
-from cruxflow import support as S
-from cruxflow.errors import DataError
+from cruxflow.beyond import support as S
+from cruxflow.beyond.support import FS, NOT_JUDGED, NS, PS
+from cruxflow.cli import support as support_cli
+from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMCache, LLMRunner, Sampling
-from cruxflow.support import FS, NOT_JUDGED, NS, PS
 
 DATA = Path(__file__).parent / "data" / "support"
 ANSWERS = DATA / "answers.jsonl"
@@ -62,7 +63,7 @@ def write(path, lines):
 
 def run_cli(argv):
     parser = argparse.ArgumentParser(prog="cruxflow")
-    S.add_command(parser.add_subparsers(dest="command"))
+    support_cli.add_command(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["support", *map(str, argv)])
     return args.func(args)
 
@@ -690,7 +691,7 @@ def test_cli_judges_with_a_scripted_runner(tmp_path, monkeypatch, capsys):
         made.append(runner)
         return runner
 
-    monkeypatch.setattr("cruxflow.llm.cli_options.runner_from_args", fake_runner_from_args)
+    monkeypatch.setattr("cruxflow.cli.llm_options.runner_from_args", fake_runner_from_args)
     out = tmp_path / "out"
     run_cli(["--input", ANSWERS, "--output", out, "--passages", PASSAGES, "--judge"])
     assert len(made) == 1 and made[0].stats.calls == 5

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from cruxflow import tables as T
+from cruxflow.paper import significance as S
+from cruxflow.paper import tables as T
 
 TOPICS = ("t1", "t2", "t3")
 SPREAD = (-0.01, 0.0, 0.01)  # per-topic offsets around each mean: the mean is the middle value
@@ -254,7 +255,7 @@ def paired_frame(n_topics):
 
 
 def test_paired_tests():
-    out = T.paired_tests(paired_frame(12), "Cov_y", n_resamples=9999, seed=1)
+    out = S.paired_tests(paired_frame(12), "Cov_y", n_resamples=9999, seed=1)
     assert len(out) == 6  # a, b, c, d: "e" has no value at all
     ab = out[(out.system_a == "a") & (out.system_b == "b")].iloc[0]
     assert ab.n_topics == 12 and ab["diff"] == pytest.approx(0.1)
@@ -268,16 +269,16 @@ def test_paired_tests():
     np.testing.assert_allclose(out.p_wilcoxon_bh,
                                stats.false_discovery_control(out.p_wilcoxon))
     assert list(out.columns[:3]) == ["dataset", "eta", "k"]
-    again = T.paired_tests(paired_frame(12), "Cov_y", n_resamples=9999, seed=1)
+    again = S.paired_tests(paired_frame(12), "Cov_y", n_resamples=9999, seed=1)
     pd.testing.assert_frame_equal(out, again)
 
 
 def test_paired_tests_sampled_and_markdown():
-    out = T.paired_tests(paired_frame(30), "Cov_y", systems=["b", "a"], n_resamples=999)
+    out = S.paired_tests(paired_frame(30), "Cov_y", systems=["b", "a"], n_resamples=999)
     assert len(out) == 1 and out.iloc[0].system_a == "b"
     assert out.iloc[0]["diff"] == pytest.approx(-0.1)
     # no random sign pattern is as extreme: (0 + 1) / (999 + 1) per side, doubled
     assert out.iloc[0].p_perm == pytest.approx(2 / 1000)
-    md = T.paired_tests_markdown(out)
+    md = S.paired_tests_markdown(out)
     assert "| D | 3 | oracle | b | a | 30 |" in md and "| -10.0 | 0.002 | 0.002 | <0.001 |" in md
     assert md.splitlines()[2].endswith("| * |")

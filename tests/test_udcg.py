@@ -16,12 +16,9 @@ from pathlib import Path
 import pytest
 from scripted import Scripted
 
-from cruxflow.errors import DataError
-from cruxflow.llm import Completion, LLMCache, LLMError, LLMRunner
-from cruxflow.udcg import (
+from cruxflow.beyond.udcg import (
     ThetaWeights,
     UdcgOptions,
-    add_command,
     fit_udcg_theta,
     load_theta,
     no_response_probability,
@@ -33,14 +30,17 @@ from cruxflow.udcg import (
     udcg,
     udcg_theta,
 )
-from cruxflow.udcg.metric import (
+from cruxflow.beyond.udcg.metric import (
     abstention_frequency,
     is_abstention_text,
     is_abstention_token,
     theta_features,
 )
-from cruxflow.udcg.prompts import ANSWER, GRADING, RELEVANCE, format_documents
-from cruxflow.udcg.protocol import correlations, ir_metrics, sample_contexts, spearman
+from cruxflow.beyond.udcg.prompts import ANSWER, GRADING, RELEVANCE, format_documents
+from cruxflow.beyond.udcg.protocol import correlations, ir_metrics, sample_contexts, spearman
+from cruxflow.cli.udcg import add_command
+from cruxflow.data.errors import DataError
+from cruxflow.llm import Completion, LLMCache, LLMError, LLMRunner
 
 DATA = Path(__file__).parent / "data" / "udcg"
 AUTHORS = DATA / "authors_format.json"
@@ -670,7 +670,7 @@ def test_command_bad_options_are_data_errors(tmp_path):
 # ======================================================================= end to end, SmolLM2
 
 def test_end_to_end_with_the_packaged_model(tmp_path, capsys):
-    from cruxflow.models import DEFAULT_GGUF, resolve_model
+    from cruxflow.weights import DEFAULT_GGUF, resolve_model
 
     try:
         resolve_model(DEFAULT_GGUF)

@@ -212,7 +212,7 @@ def test_rag_reports_final_metrics_and_tables(demo_run):
         work / "results/judgments/demo-multinews/eta3/judgments.jsonl") if j["kept"]}
     texts = {p["id"]: p["contents"] for p in read_jsonl(
         work / "results/data/demo-multinews/passages/passages.jsonl")}
-    from cruxflow.tokens import regex_token_count
+    from cruxflow.metrics.tokens import regex_token_count
 
     for name in ("direct.koracle", "oracle.koracle", "bm25.k10", "dense+mmr.koracle",
                  "splade.s01.k10"):

@@ -1,9 +1,9 @@
 """Rule agreement_passages: human T2 ratings vs the dataset's LLM ratings (App. A.2)."""
 
-from cruxflow.agreement import agreement_report, read_passage_ratings
-from cruxflow.io import atomic_write, write_json
-from cruxflow.model import Dataset
-from cruxflow.workflow import dataset_dir, setup_logging
+from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.model import Dataset
+from cruxflow.paper.agreement import agreement_report, read_passage_ratings
+from cruxflow.workflow.job import dataset_dir, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

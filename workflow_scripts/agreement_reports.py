@@ -2,10 +2,10 @@
 
 import pandas as pd
 
-from cruxflow.agreement import agreement_report, plot_agreement, read_report_labels
-from cruxflow.io import atomic_write, write_json
-from cruxflow.judgments import read_judgments
-from cruxflow.workflow import setup_logging
+from cruxflow.data.io import atomic_write, write_json
+from cruxflow.paper.agreement import agreement_report, plot_agreement, read_report_labels
+from cruxflow.stages.judgments import read_judgments
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from cruxflow.retrieval.bm25 import build_index
-from cruxflow.workflow import setup_logging
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,9 +1,9 @@
 """Rule bm25_search: every topic's query -> top-k passages of the corpus by BM25, a TREC run."""
 
-from cruxflow.model import Dataset
+from cruxflow.data.model import Dataset
 from cruxflow.retrieval import topic_queries
 from cruxflow.retrieval.bm25 import search
-from cruxflow.workflow import dataset_dir, setup_logging, write_checked_run
+from cruxflow.workflow.job import dataset_dir, setup_logging, write_checked_run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

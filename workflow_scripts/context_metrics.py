@@ -2,13 +2,13 @@
 
 import pandas as pd
 
-from cruxflow.evaluate import ContextScorer, check_run, parse_context_size
-from cruxflow.io import atomic_write, read_run
-from cruxflow.judgments import read_judgments
-from cruxflow.model import Dataset
+from cruxflow.data.io import atomic_write, read_run
+from cruxflow.data.model import Dataset
+from cruxflow.metrics.scorer import ContextScorer, check_run, parse_context_size
+from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.tokens import make_token_counter
-from cruxflow.workflow import dataset_dir, setup_logging
+from cruxflow.stages.judgments import read_judgments
+from cruxflow.workflow.job import dataset_dir, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from cruxflow.evaluate import aggregate
-from cruxflow.io import atomic_write
-from cruxflow.workflow import setup_logging
+from cruxflow.data.io import atomic_write
+from cruxflow.metrics.scorer import aggregate
+from cruxflow.workflow.job import setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
 per_query = pd.concat([pd.read_csv(f, sep="\t", dtype={"k": str, "topic": str})

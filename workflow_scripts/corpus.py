@@ -1,7 +1,7 @@
 """Rule corpus: the passages of the corpus's datasets -> one JsonCollection file."""
 
 from cruxflow.retrieval.corpus import merge_passages, write_collection
-from cruxflow.workflow import setup_logging
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,7 +1,7 @@
 """Rule dense_index: the corpus's dense_encode shards -> one FAISS index, in shard order."""
 
 from cruxflow.retrieval.dense import gather_index
-from cruxflow.workflow import setup_logging
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -2,10 +2,10 @@
 
 import pandas as pd
 
-from cruxflow.figures import plot_tau_heatmap, tau_matrix
-from cruxflow.io import atomic_write
-from cruxflow.tables import select
-from cruxflow.workflow import setup_logging
+from cruxflow.data.io import atomic_write
+from cruxflow.paper.figures import plot_tau_heatmap, tau_matrix
+from cruxflow.paper.tables import select
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -2,9 +2,8 @@
 
 from pathlib import Path
 
-from cruxflow.cli import ingest_to
-from cruxflow.ingest import IngestOptions
-from cruxflow.workflow import setup_logging
+from cruxflow.data.ingest import IngestOptions, ingest_to
+from cruxflow.workflow.job import setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
 p = snakemake.params  # noqa: F821

@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from cruxflow.io import write_json
-from cruxflow.judgments import derive, write_judgments
-from cruxflow.model import Dataset
-from cruxflow.workflow import dataset_dir, setup_logging
+from cruxflow.data.io import write_json
+from cruxflow.data.model import Dataset
+from cruxflow.stages.judgments import derive, write_judgments
+from cruxflow.workflow.job import dataset_dir, setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
 eta = int(snakemake.wildcards.eta)  # noqa: F821

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from cruxflow.kpr import run_kpr
-from cruxflow.workflow import llm_runner, setup_logging, write_call_stats
+from cruxflow.beyond.kpr import run_kpr
+from cruxflow.workflow.job import llm_runner, setup_logging, write_call_stats
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -3,10 +3,10 @@ tests and the Cov(Z)-vs-Cov(y) scatter (paper Sec. 4)."""
 
 import pandas as pd
 
-from cruxflow import tables
-from cruxflow.figures import plot_intermediate_vs_final
-from cruxflow.io import atomic_write
-from cruxflow.workflow import setup_logging
+from cruxflow.data.io import atomic_write
+from cruxflow.paper import significance, tables
+from cruxflow.paper.figures import plot_intermediate_vs_final
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
@@ -34,10 +34,10 @@ write(out.table3_csv, tables.to_csv(t3))
 write(out.table3_md, tables.table3_markdown(t3))
 write(out.table3_tex, tables.table3_latex(t3, caption=p.captions["table3"]))
 at_k = tables.select(per_query, eta=p.eta, k="oracle")
-tests = pd.concat([tables.paired_tests(at_k, m, n_resamples=p.permutations, seed=p.seed)
+tests = pd.concat([significance.paired_tests(at_k, m, n_resamples=p.permutations, seed=p.seed)
                    for m in ("Cov_y", "Cov")], ignore_index=True)
 write(out.significance_csv, tables.to_csv(tests))
-write(out.significance_md, tables.paired_tests_markdown(tests))
+write(out.significance_md, significance.paired_tests_markdown(tests))
 plot_intermediate_vs_final(t1, out.scatter)
 plot_intermediate_vs_final(t1, out.scatter_zoom, zoom=True)
 log.info("tables over %d datasets, %d systems; %d paired tests", per_query.dataset.nunique(),

@@ -1,10 +1,10 @@
 """Rule passages: one shard of the documents -> decontextualized passages (Fig. 7)."""
 
-from cruxflow.generation import decontextualize
-from cruxflow.io import write_jsonl
-from cruxflow.model import Dataset
-from cruxflow.prepare import documents_of_shard
-from cruxflow.workflow import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+from cruxflow.data.io import write_jsonl
+from cruxflow.data.model import Dataset
+from cruxflow.stages.passages import decontextualize
+from cruxflow.stages.prepare import documents_of_shard
+from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

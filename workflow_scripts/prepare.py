@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from cruxflow.model import Dataset
-from cruxflow.prepare import assemble
-from cruxflow.workflow import setup_logging
+from cruxflow.data.model import Dataset
+from cruxflow.stages.prepare import assemble
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,12 +1,12 @@
 """Rule rag_generate: a system's contexts of size k (none for #1) -> one report per topic."""
 
-from cruxflow.io import iter_jsonl, write_jsonl
-from cruxflow.judgments import read_judgments
-from cruxflow.model import Dataset
-from cruxflow.rag import ReportTask, generate_reports, rag_topics
+from cruxflow.data.io import iter_jsonl, write_jsonl
+from cruxflow.data.model import Dataset
+from cruxflow.metrics.tokens import make_token_counter, make_token_truncator
+from cruxflow.rag.reports import ReportTask, generate_reports, rag_topics
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.tokens import make_token_counter, make_token_truncator
-from cruxflow.workflow import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+from cruxflow.stages.judgments import read_judgments
+from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,9 +1,9 @@
 """Rule rag_judge: reports -> 0-5 answerability ratings for every sub-question (Fig. 8)."""
 
-from cruxflow.io import iter_jsonl, write_jsonl
-from cruxflow.model import Dataset
-from cruxflow.rag import judge_reports
-from cruxflow.workflow import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+from cruxflow.data.io import iter_jsonl, write_jsonl
+from cruxflow.data.model import Dataset
+from cruxflow.rag.reports import judge_reports
+from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -2,14 +2,15 @@
 
 import pandas as pd
 
-from cruxflow.evaluate import ContextScorer
-from cruxflow.io import atomic_write, iter_jsonl
-from cruxflow.judgments import derive
-from cruxflow.model import Dataset
-from cruxflow.rag import DIRECT, HUMAN, final_scores, rag_topics
+from cruxflow.data.io import atomic_write, iter_jsonl
+from cruxflow.data.model import Dataset
+from cruxflow.data.names import DIRECT, HUMAN, ORACLE_K
+from cruxflow.metrics.scorer import ContextScorer
+from cruxflow.metrics.tokens import make_token_counter
+from cruxflow.rag.reports import final_scores, rag_topics
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.tokens import make_token_counter
-from cruxflow.workflow import dataset_dir, setup_logging
+from cruxflow.stages.judgments import derive
+from cruxflow.workflow.job import dataset_dir, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
@@ -37,7 +38,7 @@ for (system, k), reports, ratings in zip(p.pairs, sm.input.reports, sm.input.rat
 if wc.which == "main":   # #2: the human summary y* as the result, rated with the passages
     rated = {t: r.ratings for t, r in dataset.reference_ratings.items()}
     tokens = {t: count(topic.reference) for t, topic in dataset.topics.items()}
-    frames += [final_scores(s, HUMAN, "oracle", rated, tokens, None, topics) for s in scorers]
+    frames += [final_scores(s, HUMAN, ORACLE_K, rated, tokens, None, topics) for s in scorers]
 frame = pd.concat(frames, ignore_index=True)
 frame.insert(0, "dataset", wc.dataset)
 with atomic_write(sm.output[0]) as out:

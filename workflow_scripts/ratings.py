@@ -2,11 +2,11 @@
 
 from collections import defaultdict
 
-from cruxflow.generation import rate
-from cruxflow.io import write_jsonl
-from cruxflow.model import Dataset, Topic
-from cruxflow.prepare import read_passages, read_topic_field, topics_of_shard
-from cruxflow.workflow import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+from cruxflow.data.io import write_jsonl
+from cruxflow.data.model import Dataset, Topic
+from cruxflow.stages.prepare import read_passages, read_topic_field, topics_of_shard
+from cruxflow.stages.ratings import rate
+from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,10 +1,10 @@
 """Rule reference_runs: seeded random rankings over the collection and over P*."""
 
-from cruxflow.baselines import random_ranking
-from cruxflow.io import write_run
-from cruxflow.judgments import derive
-from cruxflow.model import Dataset
-from cruxflow.workflow import dataset_dir, setup_logging
+from cruxflow.data.io import write_run
+from cruxflow.data.model import Dataset
+from cruxflow.retrieval.baselines import random_ranking
+from cruxflow.stages.judgments import derive
+from cruxflow.workflow.job import dataset_dir, setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
 p, out = snakemake.params, snakemake.output  # noqa: F821

@@ -1,9 +1,9 @@
 """Rule report_requests: human summary -> open-ended report request x (Fig. 9)."""
 
-from cruxflow.generation import report_requests
-from cruxflow.io import write_jsonl
-from cruxflow.model import Dataset
-from cruxflow.workflow import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+from cruxflow.data.io import write_jsonl
+from cruxflow.data.model import Dataset
+from cruxflow.stages.questions import report_requests
+from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,12 +1,12 @@
 """Rules rerank_*: a first-stage run -> the same candidates reordered by a second stage."""
 
-from cruxflow.io import write_run
-from cruxflow.model import Dataset
+from cruxflow.data.io import write_run
+from cruxflow.data.model import Dataset
 from cruxflow.rerank import rerank_run
 from cruxflow.rerank.factory import make_reranker
 from cruxflow.retrieval import topic_queries
 from cruxflow.retrieval.corpus import read_collection, run_ranking
-from cruxflow.workflow import dataset_dir, job_device, log_llm_stats, setup_logging
+from cruxflow.workflow.job import dataset_dir, job_device, log_llm_stats, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,8 +1,8 @@
 """Rule sample_runs: a first-stage run -> Figure 5's seeded random contexts, one run each."""
 
-from cruxflow.figures import sample_contexts
-from cruxflow.io import read_run, write_run
-from cruxflow.workflow import setup_logging
+from cruxflow.data.io import read_run, write_run
+from cruxflow.paper.figures import sample_contexts
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

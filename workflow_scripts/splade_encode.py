@@ -3,7 +3,7 @@
 import torch
 
 from cruxflow.retrieval.splade import encode_shard
-from cruxflow.workflow import encoding_shard, job_device, setup_logging
+from cruxflow.workflow.job import encoding_shard, job_device, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

@@ -1,7 +1,7 @@
 """Rule splade_index: the corpus's splade_encode shards -> one Lucene impact index."""
 
 from cruxflow.retrieval.splade import index_shards
-from cruxflow.workflow import setup_logging
+from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

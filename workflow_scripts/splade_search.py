@@ -1,9 +1,9 @@
 """Rule splade_search: every topic's query -> top-k passages by SPLADE impact scores."""
 
-from cruxflow.model import Dataset
+from cruxflow.data.model import Dataset
 from cruxflow.retrieval import topic_queries
 from cruxflow.retrieval.splade import search
-from cruxflow.workflow import dataset_dir, job_device, setup_logging, write_checked_run
+from cruxflow.workflow.job import dataset_dir, job_device, setup_logging, write_checked_run
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

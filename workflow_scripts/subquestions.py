@@ -1,9 +1,9 @@
 """Rule subquestions: human summary -> n sub-questions (Fig. 6)."""
 
-from cruxflow.generation import subquestions
-from cruxflow.io import write_jsonl
-from cruxflow.model import Dataset
-from cruxflow.workflow import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+from cruxflow.data.io import write_jsonl
+from cruxflow.data.model import Dataset
+from cruxflow.stages.questions import subquestions
+from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

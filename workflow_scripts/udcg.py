@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from cruxflow.udcg import UdcgOptions, run_udcg
-from cruxflow.workflow import llm_runner, setup_logging, write_call_stats
+from cruxflow.beyond.udcg import UdcgOptions, run_udcg
+from cruxflow.workflow.job import llm_runner, setup_logging, write_call_stats
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

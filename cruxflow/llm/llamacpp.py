@@ -7,7 +7,7 @@ import logging
 
 from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
 from cruxflow.llm.openai_format import completion_from_choice
-from cruxflow.models import resolve_model
+from cruxflow.weights import resolve_model
 
 log = logging.getLogger(__name__)
 

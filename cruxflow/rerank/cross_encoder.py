@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cruxflow.models import resolve_model
 from cruxflow.rerank import Candidate, by_score
+from cruxflow.weights import resolve_model
 
 
 class CrossEncoderReranker:

@@ -20,8 +20,8 @@ import logging
 import re
 from collections.abc import Sequence
 
+from cruxflow.data.text import clip_words
 from cruxflow.llm.base import Request, Sampling
-from cruxflow.parsing import clip_words
 from cruxflow.rerank import Candidate, by_order
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ class RankLLMListwise:
         from rank_llm.rerank import Reranker
         from rank_llm.rerank.listwise import RankListwiseOSLLM
 
-        from cruxflow.models import resolve_model
+        from cruxflow.weights import resolve_model
 
         self.window, self.stride = window, stride
         template = "rank_zephyr_alpha_template.yaml" if first else "rank_zephyr_template.yaml"

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cruxflow.models import resolve_model
 from cruxflow.rerank import Candidate, by_order
+from cruxflow.weights import resolve_model
 
 RELEVANCE = ("cosine", "first-stage")
 

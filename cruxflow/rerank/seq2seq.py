@@ -3,7 +3,7 @@ looking up single-token answers, and cutting text to a number of tokens."""
 
 from __future__ import annotations
 
-from cruxflow.models import resolve_model
+from cruxflow.weights import resolve_model
 
 DTYPES = ("float32", "bfloat16", "float16")
 

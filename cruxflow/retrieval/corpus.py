@@ -13,9 +13,9 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from cruxflow.errors import DataError
-from cruxflow.io import iter_jsonl, read_run, write_jsonl
-from cruxflow.model import load_records, passage_from_json
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import iter_jsonl, read_run, write_jsonl
+from cruxflow.data.model import load_records, passage_from_json
 
 log = logging.getLogger(__name__)
 

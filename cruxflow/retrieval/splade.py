@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from cruxflow.errors import DataError
-from cruxflow.io import atomic_write
-from cruxflow.models import resolve_model
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import atomic_write
 from cruxflow.retrieval.corpus import claim_passage
 from cruxflow.retrieval.java import prepare_pyserini
+from cruxflow.weights import resolve_model
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,208 @@
+"""The LLM steps of UDCG, each through :class:`~cruxflow.llm.LLMRunner` (cached, counted):
+
+- :func:`abstention_probabilities` -- p(NO-RESPONSE | q, p) per (question, passage) with Fig. 4's
+  prompt holding that one passage: from the first token's logprobs (one forward step, greedy,
+  ``max_tokens=1``) or, for backends without logprobs, as the share of ``n`` sampled answers
+  that abstain (App. D; seeds 0..n-1);
+- :func:`judge_relevance` -- R(q, p) with Fig. 5's prompt;
+- :func:`generate_answers` -- the RAG answer for a whole context with Fig. 4's prompt (greedy,
+  as in Sec. 6.1);
+- :func:`grade_answers` -- CORRECT / INCORRECT / ABSTAINED with Fig. 6's prompt.
+
+Judgments are greedy. An output that cannot be parsed is asked again ``attempts - 1`` times at
+``retry_temperature`` with seeds 1, 2, ... (a greedy request asked again would answer the same);
+what still fails takes the documented fallback and is counted in
+``runner.stats.parse_failures``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cruxflow.beyond.udcg.metric import (
+    abstention_frequency,
+    is_abstention_text,
+    no_response_probability,
+)
+from cruxflow.beyond.udcg.prompts import (
+    ANSWER,
+    GRADING,
+    RELEVANCE,
+    format_answers,
+    format_documents,
+)
+from cruxflow.llm import LLMError, LLMRunner, Request, Sampling
+from cruxflow.llm.retry import ask_with_retries
+
+GREEDY = Sampling(temperature=0.0, top_p=1.0, max_tokens=256, seed=0)
+CORRECT, INCORRECT, ABSTAINED = "CORRECT", "INCORRECT", "ABSTAINED"
+GRADE_VALUE = {CORRECT: 2, ABSTAINED: 1, INCORRECT: 0}   # the ideal order of Sec. 7.2
+
+
+@dataclass
+class Abstention:
+    p_no_response: float
+    detail: dict          # logprobs: {"first_token"}; sampling: {"samples", "abstained"}
+
+
+def answer_prompt(question: str, passages: Sequence[str]) -> str:
+    return ANSWER.render(documents=format_documents(list(passages)), question=question)
+
+
+def abstention_probabilities(runner: LLMRunner, pairs: Sequence[tuple[str, str]], *,
+                             mode: str = "logprobs", logprobs: int = 20, samples: int = 10,
+                             temperature: float = 1.0, max_tokens: int = 16) -> list[Abstention]:
+    """p(NO-RESPONSE | q, p) for each ``(question, passage text)``.
+
+    ``mode="logprobs"``: one greedy request per pair, ``max_tokens=1``, ``logprobs`` top
+    alternatives; p is :func:`~cruxflow.beyond.udcg.metric.no_response_probability`. A backend that
+    returns no logprobs is an error (use ``mode="sampling"``).
+    ``mode="sampling"``: ``samples`` requests per pair at ``temperature`` (top-p 1, seeds
+    0..samples-1, ``max_tokens`` tokens); p is the share that abstains.
+    """
+    prompts = [answer_prompt(q, [text]) for q, text in pairs]
+    if mode == "logprobs":
+        s = Sampling(temperature=0.0, top_p=1.0, max_tokens=1, seed=0, logprobs=logprobs)
+        outs = runner.generate([Request(p, s) for p in prompts])
+        result = []
+        for out in outs:
+            p = no_response_probability(out.top_logprobs)
+            if p is None:
+                raise LLMError(f"the backend ({runner.backend.kind} {runner.backend.model}) "
+                               "returned no logprobs; estimate p(NO-RESPONSE) by sampling "
+                               "instead (--utility sampling)")
+            result.append(Abstention(p, {"first_token": out.text}))
+        return result
+    if mode == "sampling":
+        if samples < 1:
+            raise ValueError("samples must be at least 1")
+        requests = [Request(p, Sampling(temperature=temperature, top_p=1.0,
+                                        max_tokens=max_tokens, seed=i))
+                    for p in prompts for i in range(samples)]
+        outs = runner.generate(requests)
+        result = []
+        for n in range(len(prompts)):
+            texts = [o.text for o in outs[n * samples:(n + 1) * samples]]
+            result.append(Abstention(abstention_frequency(texts),
+                                     {"samples": samples,
+                                      "abstained": sum(map(is_abstention_text, texts))}))
+        return result
+    raise ValueError(f"unknown utility mode {mode!r} (logprobs or sampling)")
+
+
+# --- tolerant parsing of the judges' JSON --------------------------------------------------------
+
+# "grade": "B" in loose text, but not the template echoed back ("grade": "A" or "B").
+_GRADE_KEY = re.compile(r"""["']?grade["']?\s*[:=]\s*["'(\[*]*\s*([A-Za-z])\b"""
+                        r"""(?!["']?\s*(?:,|or)\s*["']?[A-Za-z]\b)""", re.IGNORECASE)
+_LEADING_LETTER = re.compile(r"""^\s*[("'*\[]*([A-Z])\s*(?:[:.)\]"'*]|$)""")
+
+
+def parse_choice(text: str | None, labels: dict[str, str]) -> str | None:
+    """The label a judge chose, or ``None``.
+
+    ``labels`` maps the prompt's letters to labels (``{"A": "RELEVANT", "B": "IRRELEVANT"}``).
+    In order: the ``grade`` field of a JSON object (also inside code fences, with single
+    quotes, or as ``grade: A`` in loose text); a letter alone at the start (``"B"``,
+    ``"A: RELEVANT"``, ``"(C)"``); else the label words, when exactly one of them occurs as a
+    whole word in any case (``INCORRECT`` does not contain the word ``CORRECT``). Anything else,
+    including a text naming two labels, is unparseable.
+    """
+    if not text:
+        return None
+    letters = {k.upper(): v for k, v in labels.items()}
+    for m in re.finditer(r"\{.*?\}", text, re.DOTALL):
+        try:
+            obj = json.loads(m.group(0))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("grade"), str):
+            g = obj["grade"].strip().strip("\"'()*").upper()
+            if g[:1] in letters and (len(g) == 1 or not g[1].isalpha()):
+                return letters[g[:1]]
+            if g in letters.values():
+                return g
+    m = _GRADE_KEY.search(text)
+    if m and m.group(1).upper() in letters:
+        return letters[m.group(1).upper()]
+    m = _LEADING_LETTER.match(text)
+    if m and m.group(1) in letters:
+        return letters[m.group(1)]
+    found = {label for label in letters.values()
+             if re.search(rf"\b{label}\b", text, re.IGNORECASE)}
+    return found.pop() if len(found) == 1 else None
+
+
+def parse_relevance(text: str | None) -> bool | None:
+    """Fig. 5's answer as a bool (A: RELEVANT -> True), ``None`` when unparseable."""
+    label = parse_choice(text, {"A": "RELEVANT", "B": "IRRELEVANT"})
+    return None if label is None else label == "RELEVANT"
+
+
+def parse_grade(text: str | None) -> str | None:
+    """Fig. 6's answer: ``CORRECT``, ``INCORRECT``, ``ABSTAINED`` or ``None``."""
+    label = parse_choice(text, {"A": CORRECT, "B": INCORRECT, "C": ABSTAINED})
+    if label is None and text and re.search(r"\bABSTAIN", text, re.IGNORECASE) \
+            and not re.search(r"\b(?:IN)?CORRECT\b", text, re.IGNORECASE):
+        return ABSTAINED
+    return label
+
+
+# Retries of a greedy judgment are sampled at this temperature (seed + 1, + 2, ...).
+RETRY_TEMPERATURE = 0.7
+
+
+def judge_relevance(runner: LLMRunner, triples: Sequence[tuple[str, Sequence[str], str]], *,
+                    sampling: Sampling = GREEDY, attempts: int = 3) -> list[tuple[bool, str]]:
+    """R(q, p) for each ``(question, acceptable answers, passage text)`` with Fig. 5's prompt:
+    ``(relevant, source)``, source ``"judge"`` or ``"judge_failed"`` (unparseable after every
+    attempt: taken as irrelevant)."""
+    prompts = [RELEVANCE.render(question=q, answers=format_answers(list(a)), document=d)
+               for q, a, d in triples]
+    answers = ask_with_retries(runner, prompts, sampling, parse_relevance, attempts=attempts,
+                               retry_temperature=RETRY_TEMPERATURE)
+    return [(False, "judge_failed") if a.failed else (bool(a.value), "judge") for a in answers]
+
+
+def generate_answers(runner: LLMRunner, contexts: Sequence[tuple[str, Sequence[str]]], *,
+                     max_tokens: int = 64) -> list[str]:
+    """The LLM's answer for each ``(question, passage texts)`` with Fig. 4's prompt, greedy."""
+    s = dataclasses.replace(GREEDY, max_tokens=max_tokens)
+    outs = runner.generate([Request(answer_prompt(q, ps), s) for q, ps in contexts])
+    return [o.text.strip() for o in outs]
+
+
+def _rule_grade(answer: str) -> str | None:
+    """An answer that is nothing but ``NO-RESPONSE`` (or empty) is ABSTAINED by Fig. 6's own
+    rule; no judge is asked."""
+    core = re.sub(r"[\s\"'`*.!:;,()\[\]]+", "", answer or "")
+    if not core or re.fullmatch(r"NO[_-]*RESPONSE", core, re.IGNORECASE):
+        return ABSTAINED
+    return None
+
+
+def grade_answers(runner: LLMRunner, triples: Sequence[tuple[str, Sequence[str], str]], *,
+                  sampling: Sampling = GREEDY, attempts: int = 3) -> list[tuple[str, str, str]]:
+    """Grade each ``(question, acceptable answers, predicted answer)``: ``(grade, source,
+    judge output)`` with source ``"rule"`` (a bare NO-RESPONSE or an empty answer: ABSTAINED,
+    no call), ``"judge"`` (Fig. 6's prompt) or ``"judge_failed"`` (unparseable after every
+    attempt: INCORRECT, the lowest rank)."""
+    results: list[tuple[str, str, str] | None] = [None] * len(triples)
+    todo = []
+    for i, (_, _, answer) in enumerate(triples):
+        grade = _rule_grade(answer)
+        if grade is not None:
+            results[i] = (grade, "rule", "")
+        else:
+            todo.append(i)
+    prompts = [GRADING.render(question=triples[i][0], target=format_answers(list(triples[i][1])),
+                              predicted_answer=triples[i][2]) for i in todo]
+    answers = ask_with_retries(runner, prompts, sampling, parse_grade, attempts=attempts,
+                               retry_temperature=RETRY_TEMPERATURE)
+    for i, a in zip(todo, answers, strict=True):
+        results[i] = (INCORRECT, "judge_failed", a.text) if a.failed else (a.value, "judge", a.text)
+    return results  # type: ignore[return-value]

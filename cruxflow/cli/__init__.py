@@ -1,0 +1,43 @@
+"""cruxflow's console commands, one module per command. Each module parses its arguments, calls
+the library and prints; nothing outside this package imports it.
+
+``cruxflow ingest``    read a raw corpus into the CRUX data model (docs/data-model.md)
+``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)
+``cruxflow udcg``      UDCG of retrieved contexts (docs/udcg.md)
+``cruxflow support``   TREC 2024 RAG support of cited answers (docs/support.md)
+``cruxflow kpr``       Long2RAG key point recall of responses (docs/kpr.md)
+``cruxflow llm-serve`` serve a GGUF model with llama.cpp's OpenAI-compatible server
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from cruxflow.data.errors import DataError
+from cruxflow.llm import LLMError
+
+# Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
+COMMANDS = ("ingest", "evaluate", "udcg", "support", "kpr", "llm_serve")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cruxflow", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"cruxflow.cli.{name}").add_command(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (DataError, LLMError) as exc:
+        print(f"cruxflow: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""``cruxflow ingest --format FORMAT --input PATH --output DIR``: read a raw corpus, write the
+data model (docs/data-model.md) and print the counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cruxflow.data.ingest import READERS, IngestOptions, ingest_to
+
+
+def _cmd_ingest(args) -> int:
+    options = IngestOptions(prefix=args.prefix or _default_prefix(args.format),
+                            id_scheme=args.id_scheme, min_docs=args.min_docs,
+                            encoding=args.encoding, summary_length=args.summary_length,
+                            reference=args.reference)
+    summary = ingest_to(args.format, args.input, args.output, options,
+                        distractors=args.distractors, eta=args.eta,
+                        max_topics=args.max_topics)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"wrote {summary['output']}")
+        for key in ("topics", "documents", "summaries", "passages", "rated_passages",
+                    "clusters_skipped", "empty_articles_skipped", "runs"):
+            if key in summary:
+                print(f"  {key:24s}{summary[key]}")
+        for key, value in summary.get("judgments", {}).items():
+            print(f"  judgments.{key:14s}{value}")
+    return 0
+
+
+def _default_prefix(fmt: str) -> str:
+    return {"multinews": "multi_news-test", "multinews-src": "multi_news-test",
+            "duc2004": "duc04-test", "crux": "crux"}[fmt]
+
+
+
+
+def add_command(subparsers) -> None:
+    """Add ``cruxflow ingest`` to the CLI's subparsers."""
+    p = subparsers.add_parser("ingest", help="read a raw corpus into the CRUX data model")
+    p.add_argument("--format", required=True, choices=sorted(READERS))
+    p.add_argument("--input", required=True, type=Path,
+                   help="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt "
+                        "beside it); duc2004: the directory with docs/ and models/; crux: the "
+                        "release directory")
+    p.add_argument("--output", required=True, type=Path, help="dataset directory to write")
+    p.add_argument("--prefix", help="topic id prefix (default: multi_news-test, duc04-test)")
+    p.add_argument("--id-scheme", choices=["index", "source"], default="index")
+    p.add_argument("--min-docs", type=int, default=2,
+                   help="drop clusters with fewer non-empty documents (CRUX: 2)")
+    p.add_argument("--encoding", default="utf-8")
+    p.add_argument("--summary-length", type=int, default=100,
+                   help="DUC: read <CLUSTER>.M.<len>.T.* summaries")
+    p.add_argument("--reference", choices=["concat", "first"], default="concat",
+                   help="DUC: y* = all model summaries joined (CRUX) or the first")
+    p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
+    p.add_argument("--max-topics", type=int, help="keep only the first N topics")
+    p.add_argument("--eta", type=int, default=3, help="answerability threshold for judgments")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=_cmd_ingest)

@@ -1,0 +1,96 @@
+"""``cruxflow kpr``: Long2RAG key point recall (KPR, KPP, KPF) of responses (docs/kpr.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from cruxflow.beyond.kpr import EXTRACT_SAMPLING, FILTER_THRESHOLD, JUDGE_SAMPLING, run_kpr
+from cruxflow.cli import llm_options
+from cruxflow.data.errors import DataError
+
+
+def add_command(subparsers) -> argparse.ArgumentParser:
+    """Add ``cruxflow kpr`` to the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "kpr", help="Long2RAG key point recall (KPR, KPP, KPF) of responses",
+        description="Extract key points from retrieved documents and score responses by the "
+                    "fraction they entail (Long2RAG KPR, Eq. 2), with key point precision "
+                    "and F1 (Sec. 6.4). See docs/kpr.md.")
+    p.add_argument("--input", required=True, type=Path,
+                   help='JSONL, one line per question: {"id", "question", "documents": '
+                        '[{"id"?, "text"}] or "key_points": [...], "response", other columns}')
+    p.add_argument("--output", required=True, type=Path, help="directory for the results")
+    p.add_argument("--key-points", type=Path,
+                   help="key_points.jsonl of an earlier run (e.g. --extract-only): its key "
+                        "points are used for the same ids, nothing is extracted for them")
+    p.add_argument("--extract-only", action="store_true",
+                   help="only extract key points (no response needed)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="extraction rounds per document (default 1)")
+    p.add_argument("--group-by", default="",
+                   help="comma-separated columns to average by, e.g. domain,question_type")
+    p.add_argument("--no-precision", dest="precision", action="store_false",
+                   help="skip KPP/KPF (saves the extraction and judging of response points)")
+    p.add_argument("--precision-reference", choices=["key_points", "documents"],
+                   default="key_points",
+                   help="what a response point must be present in for KPP (default: the "
+                        "question's key points)")
+    p.add_argument("--drop-unfound-spans", dest="drop_unfound", action="store_true",
+                   help="drop extracted points none of whose spans occurs in the document")
+    p.add_argument("--aggregate", action="store_true",
+                   help="also run the paper's LLM de-duplication/aggregation of key points")
+    p.add_argument("--filter-threshold", type=float, nargs="?", const=FILTER_THRESHOLD,
+                   help=f"keep key points whose AutoDS score (Eq. 3) reaches this "
+                        f"(flag alone: {FILTER_THRESHOLD}, the paper's)")
+    p.add_argument("--max-words", type=int,
+                   help="cut documents longer than this into pieces of this many words "
+                        "before extraction (for small context windows)")
+    p.add_argument("--extract-max-tokens", type=int, default=EXTRACT_SAMPLING.max_tokens)
+    p.add_argument("--judge-max-tokens", type=int, default=JUDGE_SAMPLING.max_tokens)
+    p.add_argument("--attempts", type=int, default=3,
+                   help="tries per unparseable output (only sampled decoding differs)")
+    llm_options.add_llm_arguments(p)
+    p.set_defaults(func=_cmd_kpr)
+    return p
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _cmd_kpr(args) -> int:
+    if args.rounds < 1:
+        raise DataError(f"--rounds must be at least 1, got {args.rounds}")
+    group_by = [c.strip() for c in args.group_by.split(",") if c.strip()]
+    summary = run_kpr(
+        args.input, args.output,
+        runner_factory=lambda: llm_options.runner_from_args(
+            args, default_cache=args.output / "llm_cache.sqlite", desc="kpr"),
+        key_points=args.key_points, extract_only=args.extract_only, rounds=args.rounds,
+        group_by=group_by, precision=args.precision,
+        precision_reference=args.precision_reference, drop_unfound=args.drop_unfound,
+        aggregate=args.aggregate, filter_threshold=args.filter_threshold,
+        max_words=args.max_words, extract_max_tokens=args.extract_max_tokens,
+        judge_max_tokens=args.judge_max_tokens, attempts=args.attempts)
+    print(f"{summary['n_questions']} questions, {summary['n_key_points']} key points "
+          f"({summary['n_extracted']} questions extracted)")
+    if not args.extract_only:
+        line = f"KPR {_fmt(summary['KPR'])}"
+        if args.precision:
+            line += f"  KPP {_fmt(summary['KPP'])}  KPF {_fmt(summary['KPF'])}"
+        print(f"{line}  over {summary['n_scored']} questions")
+        if summary["without_key_points"]:
+            ids = summary["without_key_points"]
+            print(f"{len(ids)} questions without key points, left out of the means: "
+                  + ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else ""))
+        if summary["grouped"]:
+            print(pd.DataFrame(summary["grouped"]).to_markdown(index=False, floatfmt=".4f"))
+    if summary["llm"] is not None:
+        llm = summary["llm"]
+        print(f"LLM: {llm['requests']} requests: {llm['cache_hits']} from the cache, "
+              f"{llm['calls']} LLM calls, {llm['parse_failures']} parse failures")
+    print(f"wrote {args.output}")
+    return 0

@@ -1,0 +1,81 @@
+"""The LLM options shared by the console commands that call a model (``cruxflow udcg``,
+``cruxflow support``, ``cruxflow kpr``), so each picks its backend the same way:
+
+- ``--model`` alone: a GGUF file (or ``package:<module>/<file>``) run in process by llama.cpp;
+  the packaged SmolLM2 by default, so the commands work offline out of the box;
+- ``--base-url URL --model NAME``: any OpenAI-compatible server (``vllm serve``, llama.cpp's
+  server, a hosted API; the key from the environment variable ``--api-key-env`` names);
+- ``--config config.yaml [--backend NAME]``: a backend of the workflow's ``llm`` section, with
+  its cache, so the commands share calls with Snakemake runs.
+
+Every call goes through the persistent cache (``--cache``; by default ``llm_cache.sqlite`` in
+the command's output directory), so a re-run or a crash never pays twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from cruxflow.llm import LLMCache, LLMError, LLMRunner, make_backend
+from cruxflow.weights import DEFAULT_GGUF
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("LLM (see docs/beyond-crux.md)")
+    g.add_argument("--model",
+                   help=f"GGUF path or package:<module>/<file> for llama.cpp, or the served "
+                        f"model name with --base-url (default {DEFAULT_GGUF})")
+    g.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://host:8000/v1")
+    g.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                   help="environment variable holding the key for --base-url")
+    g.add_argument("--endpoint", choices=["chat", "completion"], default="chat")
+    g.add_argument("--config", type=Path,
+                   help="a workflow config.yaml: use a backend of its llm section")
+    g.add_argument("--backend", help="backend name in --config (default: its llm.backend)")
+    g.add_argument("--cache", type=Path,
+                   help="LLM call cache (SQLite; default: llm_cache.sqlite in --output, or "
+                        "the config's llm.cache with --config)")
+    g.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="CPU threads for llama.cpp")
+    g.add_argument("--n-ctx", type=int, default=4096, help="llama.cpp context window")
+
+
+def runner_from_args(args: argparse.Namespace, *, default_cache: Path | None,
+                     desc: str = "LLM") -> LLMRunner:
+    """The runner the LLM options ask for. ``default_cache``: where the cache goes when
+    neither ``--cache`` nor a config names one (``None``: no cache)."""
+    if args.config is not None:
+        import yaml
+
+        if args.model or args.base_url:
+            raise LLMError("give either --config or --model/--base-url, not both")
+        config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        llm = config.get("llm") or {}
+        name = args.backend or llm.get("backend")
+        backends = llm.get("backends") or {}
+        if name not in backends:
+            raise LLMError(f"{args.config}: no LLM backend {name!r} in llm.backends "
+                           f"(have: {', '.join(sorted(backends)) or 'none'})")
+        spec = backends[name]
+        cache_path = args.cache or llm.get("cache") or default_cache
+    else:
+        if args.backend:
+            raise LLMError("--backend needs --config")
+        if args.base_url:
+            if not args.model:
+                raise LLMError("--base-url needs --model (the served model's name)")
+            spec = {"kind": "openai", "model": args.model, "base_url": args.base_url,
+                    "endpoint": args.endpoint, "api_key_env": args.api_key_env}
+        else:
+            spec = {"kind": "llamacpp", "model": args.model or DEFAULT_GGUF,
+                    "endpoint": args.endpoint, "n_ctx": args.n_ctx}
+        cache_path = args.cache or default_cache
+    backend = make_backend(spec, threads=args.threads)
+    cache = None
+    if cache_path is not None:
+        Path(cache_path).parent.mkdir(parents=True, exist_ok=True)
+        cache = LLMCache(cache_path)
+    return LLMRunner(backend, cache, batch_size=spec.get("batch_size", 16), progress=True,
+                     desc=desc)

@@ -1,0 +1,106 @@
+"""``cruxflow support``: TREC 2024 RAG support evaluation of cited answers (docs/support.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from cruxflow.beyond.support import AVERAGES, evaluate_support
+from cruxflow.cli import llm_options
+from cruxflow.llm import LLMRunner
+
+
+def add_command(subparsers) -> argparse.ArgumentParser:
+    """Add ``cruxflow support`` to an argparse ``subparsers``."""
+    p = subparsers.add_parser(
+        "support", help="support of RAG answers by their citations (TREC 2024 RAG Track)",
+        description="Weighted precision and recall of cited RAG answers from given support "
+                    "labels or an LLM judge, per topic and run, and agreement between two "
+                    "label sets (Thakur et al., SIGIR 2025). See docs/support.md.")
+    p.add_argument("--input", required=True, type=Path,
+                   help="answers JSONL (TREC 2024 RAG format or topic_id/run_id/sentences), "
+                        "optionally with inline 'support' labels")
+    p.add_argument("--output", required=True, type=Path, help="directory for the results")
+    p.add_argument("--labels", type=Path,
+                   help="labels kept apart (TSV or JSONL: topic_id run_id sentence_index "
+                        "passage_id label); they win over inline labels")
+    p.add_argument("--passages", type=Path,
+                   help="passage texts for the judge: a JSONL file (id/docid + "
+                        "contents/segment/text) or a pyserini Lucene index directory")
+    p.add_argument("--judge", nargs="?", const="missing", choices=["missing", "all"],
+                   help="judge with the LLM the cited pairs without a label (--judge, "
+                        "--judge missing) or all of them (--judge all); default: no LLM")
+    p.add_argument("--all-citations", action="store_true",
+                   help="score every citation of a sentence (default: the first only, as "
+                        "the track did)")
+    p.add_argument("--topics", type=Path,
+                   help="the track's topics (one id per line, a topics TSV or JSONL); "
+                        "default: every topic in --input")
+    p.add_argument("--average", choices=AVERAGES, default="over-all-topics",
+                   help="per-run mean over all topics, a missing topic counting 0 (the "
+                        "track's convention), or over the run's own topics")
+    p.add_argument("--compare", type=Path,
+                   help="a second label set for the same answers (answers JSONL with inline "
+                        "labels, a label file, or a labels.jsonl written here): confusion "
+                        "matrix, agreement, Cohen's kappa, Kendall's tau of the run rankings")
+    p.add_argument("--attempts", type=int, default=3,
+                   help="tries per unparseable judge output (with a sampling temperature)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    llm_options.add_llm_arguments(p)
+    p.set_defaults(func=_cmd_support)
+    return p
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+def _cmd_support(args) -> int:
+    def factory() -> LLMRunner:
+        return llm_options.runner_from_args(args, default_cache=args.output / "llm_cache.sqlite",
+                                desc="support")
+
+    summary = evaluate_support(
+        args.input, args.output, labels=args.labels, passages=args.passages,
+        judge=args.judge, runner=factory, all_citations=args.all_citations,
+        topics=args.topics, average=args.average, compare=args.compare,
+        attempts=args.attempts)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"{'run':<24} {'w. precision':>12} {'w. recall':>10} {'topics':>7}")
+    for r in summary["per_run"]:
+        print(f"{r['run_id']:<24} {_fmt(r['weighted_precision']):>12} "
+              f"{_fmt(r['weighted_recall']):>10} {r['topics_answered']:>7}")
+    mean = summary["mean_over_runs"]
+    print(f"{'(mean over runs)':<24} {_fmt(mean['weighted_precision']):>12} "
+          f"{_fmt(mean['weighted_recall']):>10}")
+    lc = summary["label_counts"]
+    print(f"\n{summary['runs']} runs, {summary['answers']} answers, {summary['topics']} topics "
+          f"(average {summary['average']}, {summary['citations']} citation per sentence"
+          f"{'s' if summary['citations'] == 'all' else ''}); labels: FS {lc['FS']}, "
+          f"PS {lc['PS']}, NS {lc['NS']}, not judged {lc['not_judged']}, "
+          f"{lc['uncited_sentences']} sentences without citation (NS)")
+    if summary["topics_without_answers"] and args.average == "over-all-topics":
+        print(f"{len(summary['topics_without_answers'])} topics without any answer count 0 "
+              "for every run")
+    if summary["answers_outside_topics"]:
+        print(f"{summary['answers_outside_topics']} answers for topics outside --topics "
+              "were left out of the per-run means")
+    if "agreement" in summary:
+        ag = summary["agreement"]
+        tau = ag["kendall_tau"]
+        print(f"agreement with {args.compare}: {ag['n']} pairs, exact "
+              f"{_fmt(ag['exact_agreement'])}, Cohen's kappa {_fmt(ag['cohen_kappa'])}, "
+              f"Kendall's tau of run rankings: precision {_fmt(tau['weighted_precision'])}, "
+              f"recall {_fmt(tau['weighted_recall'])}")
+    if summary["llm"] is not None:
+        s = summary["llm"]
+        print(f"LLM: {s['requests']} requests: {s['cache_hits']} from the cache, "
+              f"{s['calls']} LLM calls, {s['parse_failures']} parse failures")
+    files = ["labels.jsonl", "per_topic.tsv", "per_run.tsv", "summary.json"]
+    if "agreement" in summary:
+        files.append("agreement.json")
+    print(f"wrote {', '.join(str(args.output / f) for f in files)}")
+    return 0

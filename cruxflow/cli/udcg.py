@@ -1,0 +1,147 @@
+"""``cruxflow udcg``: UDCG scores of the contexts in a file and the correlation protocol of
+Sec. 7.2 (docs/udcg.md)."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from fractions import Fraction
+from pathlib import Path
+
+from cruxflow.beyond.udcg.run import UTILITY_MODES, UdcgOptions, run_udcg
+from cruxflow.cli import llm_options
+from cruxflow.data.errors import DataError
+
+
+def _fraction(text: str) -> float:
+    try:
+        return float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"not a number or fraction: {text!r}") from None
+
+
+def add_command(subparsers) -> argparse.ArgumentParser:
+    """Add ``cruxflow udcg`` to a subparsers object."""
+    p = subparsers.add_parser(
+        "udcg", help="UDCG (Trappolini et al. 2025): utility- and distraction-aware scores of "
+                     "retrieved contexts, and their correlation with RAG answers",
+        description="Score contexts with UDCG (Eq. 4), optionally UDCG_theta (Eq. 3), beside "
+                    "nDCG/MRR/MAP/P/Hits; with --protocol, correlate them with the LLM's "
+                    "graded answers (Sec. 7.2). See docs/udcg.md.")
+    p.add_argument("--input", required=True, type=Path,
+                   help="JSON list or JSONL of items {question, answers, passages}")
+    p.add_argument("--output", required=True, type=Path, help="directory for the results")
+    p.add_argument("--gamma", type=_fraction, default=1 / 3,
+                   help="weight of the distracting effect in Eq. 4 (default 1/3)")
+    p.add_argument("--utility", choices=UTILITY_MODES, default="logprobs",
+                   help="p(NO-RESPONSE) from first-token logprobs, by sampling (App. D), or "
+                        "given in the input's models_info (default logprobs)")
+    p.add_argument("--logprobs", type=int, default=20,
+                   help="top first-token alternatives asked for (default 20)")
+    p.add_argument("--samples", type=int, default=10,
+                   help="samples per passage with --utility sampling (default 10)")
+    p.add_argument("--temperature", type=float, default=1.0,
+                   help="their temperature (default 1.0)")
+    p.add_argument("--given-model", help="models_info key with --utility given (default: the "
+                                          "only model in the file)")
+    p.add_argument("--judge-relevance", action="store_true",
+                   help="judge passages without a relevance label with the LLM (Fig. 5)")
+    p.add_argument("--protocol", action="store_true",
+                   help="run the correlation protocol of Sec. 7.2 on the input")
+    p.add_argument("--contexts-per-question", type=int, default=10)
+    p.add_argument("--context-size", type=int, default=5)
+    p.add_argument("--depth", type=int, default=25,
+                   help="the protocol samples from each question's first DEPTH passages")
+    p.add_argument("--seed", type=int, default=0, help="seed of the context sampler")
+    p.add_argument("--max-answer-tokens", type=int, default=64)
+    p.add_argument("--judge-max-tokens", type=int, default=256,
+                   help="tokens for a relevance or grading judgment (JSON with a motivation)")
+    p.add_argument("--judge-attempts", type=int, default=3,
+                   help="asks per judgment when the output cannot be parsed (default 3)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--fit-theta", type=Path, metavar="TRAIN_FILE",
+                   help="run the protocol on TRAIN_FILE, fit UDCG_theta's weights (written to "
+                        "OUTPUT/theta.json) and score the input with them too")
+    g.add_argument("--theta", type=Path, metavar="WEIGHTS_JSON",
+                   help="UDCG_theta weights from an earlier --fit-theta")
+    p.add_argument("--theta-c", type=float, default=0.01,
+                   help="SVM-rank's C for --fit-theta (default 0.01, SVM-rank's default)")
+    llm_options.add_llm_arguments(p)
+    j = p.add_argument_group("judge LLM (relevance judgments and answer grading; default: the "
+                             "LLM above)")
+    j.add_argument("--judge-model", help="GGUF for llama.cpp, or the served model's name with "
+                                         "--judge-base-url")
+    j.add_argument("--judge-base-url", help="OpenAI-compatible server of the judge")
+    j.add_argument("--judge-backend", help="a backend of --config's llm section")
+    p.set_defaults(func=_cmd_udcg)
+    return p
+
+
+def _cmd_udcg(args) -> int:
+    opts = UdcgOptions(
+        gamma=args.gamma, utility=args.utility, logprobs=args.logprobs, samples=args.samples,
+        temperature=args.temperature, given_model=args.given_model,
+        judge_relevance=args.judge_relevance, protocol=args.protocol,
+        contexts_per_question=args.contexts_per_question, context_size=args.context_size,
+        depth=args.depth, seed=args.seed, max_answer_tokens=args.max_answer_tokens,
+        judge_max_tokens=args.judge_max_tokens, judge_attempts=args.judge_attempts,
+        theta_c=args.theta_c)
+    try:
+        opts.check()
+    except ValueError as e:
+        raise DataError(str(e)) from None
+    cache = args.output / "llm_cache.sqlite"
+    judge = None
+    if args.judge_model or args.judge_base_url or args.judge_backend:
+        ns = copy.copy(args)
+        if args.judge_backend:
+            ns.backend = args.judge_backend
+        else:
+            ns.config, ns.backend = None, None
+            ns.model, ns.base_url = args.judge_model, args.judge_base_url
+        judge = lambda: llm_options.runner_from_args(ns, default_cache=cache, desc="udcg judge")  # noqa: E731
+    summary = run_udcg(
+        args.input, args.output, opts,
+        runner=lambda: llm_options.runner_from_args(args, default_cache=cache, desc="udcg"),
+        judge_runner=judge, theta=args.theta, fit_theta=args.fit_theta)
+    print(format_summary(summary))
+    print(f"wrote {args.output}/passages.jsonl, contexts.tsv and summary.json"
+          + (", answers.jsonl and correlation.tsv" if opts.protocol else "")
+          + (" and theta.json" if args.fit_theta else ""))
+    return 0
+
+
+def format_summary(summary: dict) -> str:
+    """The aggregate as printed by ``cruxflow udcg``."""
+    lines = [f"{summary['items']} questions, {summary['contexts']} contexts, "
+             f"{summary['passages']} passages scored (utility: {summary['utility']}, "
+             f"model: {summary['model']}, gamma = {summary['gamma']:.4g})",
+             "relevance: " + ", ".join(f"{n} {k}" for k, n in
+                                       sorted(summary["relevance"].items()))]
+    corr = summary.get("correlation")
+    header = f"{'metric':<12}{'mean':>10}" + (f"{'spearman':>10}{'questions':>11}"
+                                                f"{'skipped':>9}" if corr else "")
+    lines += ["", header]
+    for m, v in summary["means"].items():
+        line = f"{m:<12}{'-' if v is None else f'{v:.4f}':>10}"
+        if corr:
+            c = corr[m]
+            rho = "-" if c["spearman"] is None else f"{c['spearman']:.4f}"
+            line += f"{rho:>10}{c['questions']:>11}{c['skipped']:>9}"
+        lines.append(line)
+    if "grades" in summary:
+        lines.append("\nanswers: " + ", ".join(f"{n} {g}" for g, n in
+                                               sorted(summary["grades"].items())))
+    if "sampler" in summary:
+        s = summary["sampler"]
+        lines.append(f"sampler: {s.get('questions', 0)} questions, "
+                     f"{s.get('unbalanced_questions', 0)} unbalanced, "
+                     f"{s.get('questions_skipped_too_few_passages', 0)} skipped "
+                     f"(fewer passages than the context size)")
+    for key, what in (("llm", "LLM"), ("judge_llm", "judge LLM")):
+        if summary.get(key):
+            llm = summary[key]
+            lines.append(f"{what} ({llm['model']}): {llm['requests']} requests, "
+                         f"{llm['cache_hits']} from the cache, {llm['calls']} calls, "
+                         f"{llm['parse_failures']} parse failures")
+    return "\n".join(lines)

@@ -1,0 +1,150 @@
+"""DUC 2004 tasks 1-2 as NIST distributes them.
+
+Layout: ``docs/<cluster>/<DOCNO>`` files holding one SGML ``<DOC>`` each (cluster ``d30001t``,
+DOCNO ``APW19981016.0240``) and reference summaries ``models/<CLUSTER>.M.100.T.<A-H>`` (cluster
+``D30001``: the directory name upper-cased without its trailing selector letter).
+
+The SGML is not XML (bare ``&``, unclosed elements), so it is read with tolerant patterns; what
+must be there (``<DOC>``, ``<DOCNO>``, ``<TEXT>``) is checked and reported with the file name.
+Paragraphs are ``<P>`` elements (NYT) or indented lines (APW, XIE); wrapped lines are joined.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from cruxflow.data.errors import DataError
+from cruxflow.data.ingest.common import (
+    IngestOptions,
+    IngestReport,
+    RawArticle,
+    RawCluster,
+    assemble,
+    clean_paragraphs,
+)
+from cruxflow.data.io import read_text
+from cruxflow.data.model import Reference
+
+_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
+_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.S | re.I)
+_HEADLINE = re.compile(r"<HEADLINE>(.*?)</HEADLINE>", re.S | re.I)
+_TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.S | re.I)
+_P = re.compile(r"<P>(.*?)(?:</P>|(?=<P>)|$)", re.S | re.I)
+_TAG = re.compile(r"<[^>]+>")
+_MODEL = re.compile(r"^(?P<cluster>D\d+)\.M\.(?P<length>\d+)\.T\.(?P<annotator>[A-H])$")
+_CLUSTER_DIR = re.compile(r"^(?P<key>d\d+)[a-z]?$", re.I)
+
+
+def _unescape(text: str) -> str:
+    # DUC uses SGML entities such as &AMP; and &UR; (formatting codes): decode the standard
+    # ones, drop the codes.
+    text = re.sub(r"&(AMP|amp);", "&", text)
+    text = re.sub(r"&[A-Z]{2};", " ", text)
+    return html.unescape(text)
+
+
+def _paragraphs(body: str) -> list[str]:
+    if re.search(r"<P>", body, re.I):
+        return [_TAG.sub(" ", p) for p in _P.findall(body)]
+    # Indented lines start paragraphs; blank lines end them; other lines are wrapped text.
+    paras, cur = [], []
+    for line in _TAG.sub(" ", body).split("\n"):
+        if not line.strip():
+            if cur:
+                paras.append(" ".join(cur))
+                cur = []
+            continue
+        if line[:1] in (" ", "\t") and cur:
+            paras.append(" ".join(cur))
+            cur = []
+        cur.append(line.strip())
+    if cur:
+        paras.append(" ".join(cur))
+    return paras
+
+
+def parse_sgml_doc(path: Path, encoding: str = "utf-8") -> tuple[str, str | None, str]:
+    """Return ``(docno, headline, text)`` of the single ``<DOC>`` in ``path``."""
+    raw = read_text(path, encoding)
+    docs = _DOC.findall(raw)
+    if not docs:
+        what = "<DOC> without </DOC>" if re.search(r"<DOC>", raw, re.I) else "no <DOC> element"
+        raise DataError(f"bad SGML: {what}", path=path)
+    if len(docs) > 1:
+        raise DataError(f"bad SGML: {len(docs)} <DOC> elements, expected one per file",
+                        path=path)
+    doc = docs[0]
+    m = _DOCNO.search(doc)
+    if not m or not m.group(1):
+        raise DataError("bad SGML: no <DOCNO>", path=path, field="DOCNO")
+    docno = m.group(1)
+    where = {"path": path, "record": f"DOCNO {docno}"}
+    if docno != path.name:
+        raise DataError(f"DOCNO {docno!r} differs from the file name", field="DOCNO", **where)
+    t = _TEXT.search(doc)
+    if not t:
+        what = "<TEXT> without </TEXT>" if re.search(r"<TEXT>", doc, re.I) else "no <TEXT>"
+        raise DataError(f"bad SGML: {what}", field="TEXT", **where)
+    h = _HEADLINE.search(doc)
+    headline = " ".join(_unescape(_TAG.sub(" ", h.group(1))).split()) if h else None
+    text = clean_paragraphs(_unescape(p) for p in _paragraphs(t.group(1)))
+    return docno, headline, text
+
+
+def _find(root: Path, name: str) -> Path:
+    p = root / name
+    if not p.is_dir():
+        raise DataError(f"no {name}/ directory (expected the NIST layout docs/ and models/)",
+                        path=root)
+    return p
+
+
+def read_duc2004(path, options: IngestOptions) -> tuple:
+    root = Path(path)
+    docs_dir, models_dir = _find(root, "docs"), _find(root, "models")
+    report = IngestReport("duc2004", str(root))
+
+    models: dict[str, list[tuple[str, Path]]] = {}
+    for f in sorted(models_dir.iterdir()):
+        m = _MODEL.match(f.name)
+        if not m:
+            continue
+        if int(m["length"]) == options.summary_length:
+            models.setdefault(m["cluster"], []).append((m["annotator"], f))
+
+    clusters, keys_with_docs = [], set()
+    for cdir in sorted(p for p in docs_dir.iterdir() if p.is_dir()):
+        m = _CLUSTER_DIR.match(cdir.name)
+        if not m:
+            raise DataError("cluster directory name is not like d30001t", path=cdir)
+        key = m["key"].upper()
+        keys_with_docs.add(key)
+        articles, seen = [], set()
+        for f in sorted(p for p in cdir.iterdir() if p.is_file()):
+            docno, headline, text = parse_sgml_doc(f, options.encoding)
+            if docno in seen:
+                raise DataError(f"duplicate DOCNO {docno!r}", path=f)
+            seen.add(docno)
+            articles.append(RawArticle(text, headline, docno))
+        refs = []
+        for _annotator, f in models.get(key, []):
+            text = " ".join(read_text(f, options.encoding).split())
+            if not text:
+                raise DataError("reference summary is empty", path=f)
+            refs.append(Reference(f.name, text))
+        if not refs:
+            raise DataError(f"no reference summary {key}.M.{options.summary_length}.T.<A-H> in "
+                            f"{models_dir}", path=cdir)
+        clusters.append(RawCluster(cdir.name, articles, refs))
+
+    orphans = sorted(set(models) - keys_with_docs)
+    if orphans:
+        f = models[orphans[0]][0][1]
+        raise DataError(f"reference summary without documents: no docs/{orphans[0].lower()}*/ "
+                        f"directory ({len(orphans)} such cluster(s): {', '.join(orphans[:5])})",
+                        path=f)
+    if not clusters:
+        raise DataError("no cluster directories under docs/", path=docs_dir)
+    return assemble(clusters, options, report), report

@@ -1,0 +1,187 @@
+"""File I/O shared by every stage: atomic writes, JSONL, TREC run and qrels files.
+
+Every writer goes through :func:`atomic_write`: the content is written to a temporary file in the
+target directory and moved into place with ``os.replace``, so a killed job never leaves a
+half-written output that a later rule would trust. Every reader reports bad records with the file
+and line they came from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cruxflow.data.errors import DataError
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
+    """Open a temporary file next to ``path``; on success move it over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_jsonl(path, rows: Iterable[dict]) -> int:
+    """Write ``rows`` as JSON lines atomically; return how many were written."""
+    n = 0
+    with atomic_write(path) as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def write_json(path, obj) -> None:
+    with atomic_write(path) as out:
+        json.dump(obj, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+
+
+def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -> None:
+    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell)."""
+    with atomic_write(path) as out:
+        frame.to_csv(out, sep="\t", index=index, float_format=float_format)
+
+
+def nan_to_none(value):
+    """``None`` for a float NaN (JSON has no NaN), anything else unchanged."""
+    return None if isinstance(value, float) and value != value else value
+
+
+def existing(path, what: str) -> Path:
+    """``path`` as a Path; a missing file is a :class:`DataError` saying what was expected."""
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"no such {what}", path=p)
+    return p
+
+
+def read_text(path, encoding: str = "utf-8") -> str:
+    """Read a whole text file; a decoding error names the file and the byte offset."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"not valid {encoding} at byte {exc.start} ({data[exc.start:exc.start + 8]!r}); "
+            "pass the file's encoding (e.g. --encoding latin-1)",
+            path=path,
+        ) from None
+
+
+def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, object)`` for each non-blank line; bad JSON names file and line."""
+    text = read_text(path, encoding)
+    # split on "\n" only: str.splitlines() also splits on U+2028 and friends, which JSON
+    # allows unescaped inside strings
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})",
+                            path=path, record=f"line {lineno}") from None
+        if not isinstance(obj, dict):
+            raise DataError(f"expected a JSON object, got {type(obj).__name__}",
+                            path=path, record=f"line {lineno}")
+        yield lineno, obj
+
+
+def read_jsonl(path, encoding: str = "utf-8") -> list[dict]:
+    return [obj for _, obj in iter_jsonl(path, encoding)]
+
+
+# --- TREC files -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunRow:
+    query_id: str
+    doc_id: str
+    rank: int
+    score: float
+
+
+def read_run(path) -> dict[str, list[RunRow]]:
+    """Read a TREC run (``qid Q0 docid rank score tag``) into ranked lists per query.
+
+    Each query's list is ordered by descending score, ties broken by the file's rank column and
+    then by document id, which is what trec_eval does; duplicate (query, doc) pairs are an error.
+    """
+    runs: dict[str, list[RunRow]] = {}
+    seen: set[tuple[str, str]] = set()
+    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        where = {"path": path, "record": f"line {lineno}"}
+        if len(parts) != 6:
+            raise DataError(f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
+                            **where)
+        qid, _, doc, rank, score, _tag = parts
+        try:
+            rank_i = int(rank)
+        except ValueError:
+            raise DataError(f"rank {rank!r} is not an integer", field="rank", **where) from None
+        try:
+            score_f = float(score)
+        except ValueError:
+            raise DataError(f"score {score!r} is not a number", field="score", **where) from None
+        if (qid, doc) in seen:
+            raise DataError(f"document {doc!r} appears twice for query {qid!r}",
+                            field="docid", **where)
+        seen.add((qid, doc))
+        runs.setdefault(qid, []).append(RunRow(qid, doc, rank_i, score_f))
+    for rows in runs.values():
+        rows.sort(key=lambda r: (-r.score, r.rank, r.doc_id))
+    return runs
+
+
+def write_run(path, ranking: dict[str, list[tuple[str, float]]], tag: str) -> None:
+    """Write ``{qid: [(docid, score), ...]}`` (already in rank order) as a TREC run file."""
+    with atomic_write(path) as out:
+        for qid in sorted(ranking):
+            for rank, (doc, score) in enumerate(ranking[qid], 1):
+                out.write(f"{qid} Q0 {doc} {rank} {score:.6f} {tag}\n")
+
+
+def read_qrels(path) -> dict[str, dict[str, int]]:
+    """Read TREC qrels (``qid iter docid rel``) into ``{qid: {docid: rel}}``."""
+    qrels: dict[str, dict[str, int]] = {}
+    for lineno, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise DataError(f"expected 4 columns 'qid iter docid rel', got {len(parts)}",
+                            path=path, record=f"line {lineno}")
+        try:
+            rel = int(parts[3])
+        except ValueError:
+            raise DataError(f"relevance {parts[3]!r} is not an integer", path=path,
+                            record=f"line {lineno}", field="rel") from None
+        qrels.setdefault(parts[0], {})[parts[2]] = rel
+    return qrels
+
+
+def write_qrels(path, rows: Iterable[tuple[str, str, str, int]]) -> None:
+    """Write ``(qid, iteration, docid, rel)`` rows; ``iteration`` is the subtopic for ndeval."""
+    with atomic_write(path) as out:
+        for qid, it, doc, rel in rows:
+            out.write(f"{qid} {it} {doc} {rel}\n")

@@ -1,0 +1,35 @@
+"""The shared vocabulary: names of the reference systems and of a dataset directory's files.
+
+Rules, workflow scripts, the scorer and the paper's tables all read these, so a name is
+spelled once.
+"""
+
+from __future__ import annotations
+
+# Reference systems (Table 1's rows #1-#3 and the lower bounds of the context tables).
+ORACLE = "oracle"                  # #3: the oracle context Z* (and its RAG result)
+DIRECT = "direct"                  # #1: a report without any retrieval context
+HUMAN = "human"                    # #2: the human summary y* taken as the result
+RANDOM = "random"                  # a seeded random ranking of the whole collection
+RANDOM_RELEVANT = "random-relevant"  # a seeded random ranking of P* only
+REFERENCE_SYSTEMS = (DIRECT, HUMAN, ORACLE)
+REFERENCE_RUNS = (RANDOM, RANDOM_RELEVANT)
+
+# The context size |Z*| as written in file names, tables and ``--k`` ("k = oracle").
+ORACLE_K = "oracle"
+
+# The files of a dataset directory (docs/data-model.md), relative to it.
+TOPICS = "topics.jsonl"
+DOCUMENTS = "documents.jsonl"
+PASSAGES = "passages/passages.jsonl"
+RATINGS = "answerability.jsonl"
+REFERENCE_RATINGS = "reference_ratings.jsonl"
+MANIFEST = "manifest.json"
+DATASET_FILES = {
+    "topics": TOPICS,
+    "documents": DOCUMENTS,
+    "passages": PASSAGES,
+    "answerability": RATINGS,
+    "reference_ratings": REFERENCE_RATINGS,
+    "manifest": MANIFEST,
+}

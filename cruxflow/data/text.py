@@ -1,0 +1,36 @@
+"""Plain-text helpers shared by the stages: word counts, clipping, and the segmentation of long
+documents before passage generation (paper Figure 7 caption)."""
+
+from __future__ import annotations
+
+
+def count_words(text: str) -> int:
+    """Number of whitespace-separated words."""
+    return len(text.split())
+
+
+def clip_words(text: str, max_words: int | None) -> str:
+    """The first ``max_words`` whitespace-separated words of ``text`` (joined by single
+    spaces); ``text`` unchanged when it is short enough or ``max_words`` is ``None``/0."""
+    if not max_words:
+        return text
+    words = text.split()
+    return text if len(words) <= max_words else " ".join(words[:max_words])
+
+
+def split_long_document(text: str, max_words: int = 1024, chunk_words: int = 512) -> list[str]:
+    """Segment a document before passage generation (Figure 7 caption).
+
+    A document of at most ``max_words`` words is returned whole, unchanged. A longer one is cut
+    into consecutive chunks of ``chunk_words`` words (the last one may be shorter), each joined
+    by single spaces. Requires ``max_words >= chunk_words > 0``.
+    """
+    if not (max_words >= chunk_words > 0):
+        raise ValueError(
+            f"need max_words >= chunk_words > 0, got max_words={max_words}, "
+            f"chunk_words={chunk_words}"
+        )
+    words = text.split()
+    if len(words) <= max_words:
+        return [text]
+    return [" ".join(words[i : i + chunk_words]) for i in range(0, len(words), chunk_words)]

@@ -1,0 +1,121 @@
+"""Tolerant parsers for the outputs of the CRUX prompts (see :mod:`cruxflow.stages.prompts`).
+
+- :func:`extract_tagged` -- the items of a ``<q>``/``<p>``/``<r>`` tagged generation
+  (Figures 6, 7, 9), robust to the usual malformations of LLM output.
+- :func:`parse_rating` -- the 0-5 rating of a judgment (Figure 8) from its text; the paper
+  regards an output with incorrect format as 0, which callers apply to ``None``.
+
+The expected rating under the first token's logprobs is
+:func:`cruxflow.llm.logprobs.expected_rating`; word counting and document segmentation are in
+:mod:`cruxflow.data.text`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["extract_tagged", "parse_rating"]
+
+# Enumeration prefixes stripped from the start of an item: "1. ", "2) ", "(3) ", "#4: ",
+# "(#5) ", "- ", "* ", "• ", "Q1: ", "Question 2. ", "P1) ", "Passage 3: ".
+_ENUM_PREFIX = re.compile(
+    r"""^(?:
+        [-*+\u2022\u2013\u2014]                              # bullets
+      | \(?\#?[0-9]{1,3}[.):\]]                              # 1.  1)  (1)  #1:  1]
+      | (?:q|question|p|passage|r|request)\s*\#?[0-9]{1,3}\s*[.):\]-]   # Q1:  Question 2.
+      | (?:question|passage|report\ request):                  # Question:  Passage:
+    )\s+""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_WHITESPACE = re.compile(r"\s+")
+
+
+# Stray short tags of another kind inside an item ("<m>", "<p>" in a question): small models
+# mix up the formats of the prompts.
+_STRAY_TAG = re.compile(r"</?[A-Za-z]{1,10}>")
+
+
+def _clean_item(item: str) -> str:
+    text = _WHITESPACE.sub(" ", _STRAY_TAG.sub(" ", item)).strip()
+    # Strip at most two stacked prefixes ("- 1. ...").
+    for _ in range(2):
+        stripped = _ENUM_PREFIX.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped.strip()
+    # An item wrapped whole in quotes ("Question: \"What ...?\"") loses them.
+    if len(text) > 1 and text[0] + text[-1] in ('""', "\u201c\u201d", "''"):
+        text = text[1:-1].strip()
+    return text
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.casefold()
+        if item and key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def extract_tagged(text: str, tag: str, *, primed: bool = True) -> list[str]:
+    """Items between ``<tag>`` and ``</tag>`` in an LLM generation, in order, deduplicated.
+
+    ``primed``: the prompt ended with ``<tag>``, so the generation starts inside the first
+    item: text before the first tag counts as an item when that first tag is a closing one
+    (``"a</q><q>b</q>"`` gives a and b). Text before a first *opening* tag is preamble.
+
+    Tolerated: an unclosed last item (taken to the end), stray text between items (ignored),
+    missing closing tags (``"<q>a <q>b"`` gives a and b), any case and inner whitespace in tags
+    (``<Q >``, ``< /q>``), empty items (dropped), enumeration prefixes (``"1. "``, ``"- "``,
+    ``"Q1: "``, stripped). Whitespace in items is collapsed to single spaces. When no ``tag``
+    occurs at all, each non-empty line is an item. Duplicates (case-insensitive) keep the first.
+    """
+    if not text:
+        return []
+    name = tag.strip().strip("<>/").strip()
+    if not name:
+        raise ValueError("tag must be a non-empty tag name, e.g. 'q'")
+    tags = re.compile(rf"<\s*(/?)\s*{re.escape(name)}\s*>", re.IGNORECASE)
+    matches = list(tags.finditer(text))
+    if not matches:
+        return _dedupe(_clean_item(line) for line in text.splitlines())
+
+    raw: list[str] = []
+    if primed and matches[0].group(1):
+        raw.append(text[: matches[0].start()])
+    start: int | None = None  # start of the open item, None outside an item
+    for m in matches:
+        closing = bool(m.group(1))
+        if start is not None:
+            raw.append(text[start : m.start()])
+            start = None
+        if not closing:
+            start = m.end()
+    if start is not None:
+        raw.append(text[start:])
+    return _dedupe(_clean_item(item) for item in raw)
+
+
+# A standalone integer: not inside a word, not a digit of a larger number or of a decimal
+# ("2024", "3.5", "1,000"), optionally with an attached minus sign ("-1").
+_INTEGER = re.compile(r"(?<![\w.-])(?<![0-9][.,])-?[0-9]+(?![\w]|[.,][0-9])")
+
+
+def parse_rating(text: str | None, scale: Iterable[int] = range(0, 6)) -> int | None:
+    """The rating in a judgment output, or ``None`` when it has none in ``scale``.
+
+    The first standalone integer counts ("4", "4.", "Rating: 4", "4/5", "**4**",
+    "4 - the context..."); when it is outside ``scale`` ("7", "-1", "10", "2024"), or there is
+    none ("", "The context is relevant"), the result is ``None``.
+    """
+    if not text:
+        return None
+    m = _INTEGER.search(text)
+    if m is None:
+        return None
+    value = int(m.group(0))
+    return value if value in set(scale) else None

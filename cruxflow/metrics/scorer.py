@@ -1,0 +1,124 @@
+"""Score retrieval contexts: CRUX metrics and IR metrics per query, aggregates from them.
+
+A *context* is the top-k of a run for a topic, with k = |Z*| (the paper's default, written
+``"oracle"``) or a fixed number. Per query we compute Cov(Z), alpha-nDCG over Z* (Eq. 4),
+Den(Z), and through ir_measures Recall, Recall of P**, MAP, nDCG and ndeval's alpha-nDCG.
+Only topics with at least one answerable question are evaluated (the others have no Q).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import RunRow
+from cruxflow.data.model import Dataset
+from cruxflow.metrics import ir
+from cruxflow.metrics.crux import alpha_ndcg, coverage, density
+from cruxflow.metrics.tokens import TokenCounter
+from cruxflow.stages.judgments import TopicJudgments, diversity_rows, relevance_qrels
+
+CRUX_COLUMNS = ["Cov", "alpha_nDCG", "Den"]
+IR_COLUMNS = [*ir.DEFAULT_MEASURES, "alpha_nDCG_ndeval"]
+
+
+def context_size(k: int | str, judgment: TopicJudgments) -> int:
+    if k == "oracle":
+        return len(judgment.required)
+    if isinstance(k, int) and k > 0:
+        return k
+    raise ValueError(f"context size must be 'oracle' or a positive integer, got {k!r}")
+
+
+def parse_context_size(text: str) -> int | str:
+    """A context size as written in paths and configs: ``oracle`` or a positive integer."""
+    if text == "oracle":
+        return text
+    if str(text).isdigit() and int(text) > 0:
+        return int(text)
+    raise ValueError(f"context size must be 'oracle' or a positive integer, got {text!r}")
+
+
+def contexts(run: Mapping[str, list[RunRow]], judgments: Mapping[str, TopicJudgments],
+             k: int | str) -> dict[str, list[str]]:
+    """The context Z of every judged topic: the run's top-k passage ids (empty if absent)."""
+    return {tid: [r.doc_id for r in run.get(tid, [])[:context_size(k, j)]]
+            for tid, j in judgments.items()}
+
+
+def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset, texts: Mapping[str, str],
+              path) -> None:
+    """Unknown topic or passage ids in a run are errors, not silent zeros."""
+    for qid, rows in run.items():
+        if qid not in dataset.topics:
+            raise DataError(f"unknown topic {qid!r} (not in the dataset's topics)", path=path,
+                            record=f"query {qid}", field="qid")
+        for row in rows:
+            if row.doc_id not in texts:
+                raise DataError(f"unknown passage {row.doc_id!r} (not in the passage "
+                                "collection)", path=path, record=f"query {qid}", field="docid")
+
+
+class ContextScorer:
+    """Holds what every context of a dataset is scored against (built once per dataset)."""
+
+    def __init__(self, dataset: Dataset, judgments: dict[str, TopicJudgments],
+                 texts: Mapping[str, str], count_tokens: TokenCounter, *, eta: int = 3,
+                 alpha: float = 0.5, density_weight: float = 0.5):
+        self.dataset, self.texts, self.count_tokens = dataset, texts, count_tokens
+        self.eta, self.alpha, self.weight = eta, alpha, density_weight
+        self.judgments = {t: j for t, j in judgments.items() if j.kept}
+        self.matrix = dataset.ratings_by_topic()
+        self.qrels = relevance_qrels(self.judgments)
+        self.diversity = ir.diversity_frame(diversity_rows(self.judgments, self.matrix, eta))
+        self._tokens: dict[str, int] = {}
+        self.oracle_tokens = {t: self.tokens(j.required) for t, j in self.judgments.items()}
+
+    def tokens(self, pids) -> int:
+        total = 0
+        for p in pids:
+            if p not in self._tokens:
+                self._tokens[p] = self.count_tokens(self.texts[p])
+            total += self._tokens[p]
+        return total
+
+    def rating_rows(self, tid: str, pids) -> list[list[int]]:
+        n = self.judgments[tid].n_questions
+        m = self.matrix.get(tid, {})
+        return [m.get(p, [0] * n) for p in pids]
+
+    def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
+        ctxs = contexts(run, self.judgments, k)
+        ir_scores = ir.per_query(ctxs, self.qrels)
+        ndeval = ir.per_query_ndeval(ctxs, self.diversity, self.alpha)
+        records = []
+        for tid, j in self.judgments.items():
+            ctx = ctxs[tid]
+            oracle = self.rating_rows(tid, j.required)
+            rows = self.rating_rows(tid, ctx)
+            cov = coverage(rows, j.kept, self.eta)
+            cov_star = coverage(oracle, j.kept, self.eta)
+            tok = self.tokens(ctx)
+            records.append({
+                "system": system, "k": str(k), "topic": tid, "context_size": len(ctx),
+                "in_run": tid in run, "tokens": tok,
+                "Cov": cov,
+                "alpha_nDCG": alpha_ndcg(rows, oracle, j.kept, self.eta, self.alpha),
+                "Den": density(cov, tok, cov_star, self.oracle_tokens[tid], self.weight),
+                **ir_scores.get(tid, dict.fromkeys(ir.DEFAULT_MEASURES, 0.0)),
+                "alpha_nDCG_ndeval": ndeval.get(tid, 0.0),
+            })
+        return pd.DataFrame.from_records(records)
+
+
+def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:
+    """Means over topics per (system, k); NaN values (undefined for a topic) are skipped."""
+    cols = [c for c in CRUX_COLUMNS + IR_COLUMNS if c in per_query]
+    grouped = per_query.groupby(["system", "k"], sort=False)
+    table = grouped[cols].mean()
+    table.insert(0, "topics", grouped["topic"].nunique())
+    table.insert(1, "missing_in_run", grouped["in_run"].apply(lambda s: int((~s).sum())))
+    return table.reset_index()
+

@@ -1,0 +1,1 @@
+"""The paper's reporting: Tables 1-3, figures, judge-vs-human agreement."""

@@ -1,0 +1,125 @@
+"""From an answerability matrix to everything the metrics need, for one threshold eta.
+
+Per topic: the answerable sub-questions (filtering), the relevant passages P* (the judged
+passages of the topic's documents), the required subset P** = Z* (greedy), and the files that
+standard tools read: TREC qrels for P* and P**, ndeval diversity qrels (subtopic =
+sub-question) and the oracle context as a TREC run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import existing, iter_jsonl, write_jsonl, write_qrels, write_run
+from cruxflow.data.model import Dataset
+from cruxflow.metrics.crux import answerable_questions, ideal_order, select_required
+
+# Graded relevance in qrels.relevance: nDCG sees P** above the rest of P*; R and AP count both.
+REL_REQUIRED, REL_RELEVANT = 2, 1
+
+
+@dataclass
+class TopicJudgments:
+    topic_id: str
+    n_questions: int
+    kept: list[int]           # answerable question indices (the Q of Eq. 3-5)
+    relevant: list[str]       # P*: judged passages of the topic
+    required: list[str]       # P** = Z*, in the ideal (alpha-nDCG greedy) order
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def derive(dataset: Dataset, eta: int = 3, alpha: float = 0.5) -> dict[str, TopicJudgments]:
+    by_topic = dataset.ratings_by_topic()
+    out = {}
+    for tid, topic in dataset.topics.items():
+        matrix = by_topic.get(tid, {})
+        n = len(topic.questions)
+        kept = answerable_questions(matrix, n, eta)
+        required = select_required(matrix, kept, eta)
+        order = ideal_order([matrix[p] for p in required], kept, eta, alpha)
+        out[tid] = TopicJudgments(tid, n, kept, list(matrix), [required[i] for i in order])
+    return out
+
+
+def relevance_qrels(judgments: dict[str, TopicJudgments]) -> dict[str, dict[str, int]]:
+    """Graded qrels: P** passages get 2, the rest of P* gets 1."""
+    out = {}
+    for tid, j in judgments.items():
+        req = set(j.required)
+        out[tid] = {p: REL_REQUIRED if p in req else REL_RELEVANT for p in j.relevant}
+    return out
+
+
+def diversity_rows(judgments: dict[str, TopicJudgments],
+                   by_topic: dict[str, dict[str, list[int]]], eta: int):
+    """ndeval qrels rows ``(topic, subtopic, passage, 1)``: subtopic = answerable question."""
+    for tid, j in judgments.items():
+        for q in j.kept:
+            for pid in j.relevant:
+                if by_topic[tid][pid][q] >= eta:
+                    yield tid, str(q), pid, 1
+
+
+def write_judgments(judgments: dict[str, TopicJudgments], dataset: Dataset, outdir,
+                    eta: int) -> dict:
+    """Write judgments.jsonl, the qrels, diversity qrels and the oracle run; return counts."""
+    out = Path(outdir)
+    write_jsonl(out / "judgments.jsonl", (j.to_json() for j in judgments.values()))
+    write_qrels(out / "qrels.relevance.txt",
+                ((t, "0", p, r) for t, docs in relevance_qrels(judgments).items()
+                 for p, r in docs.items()))
+    write_qrels(out / "qrels.required.txt",
+                ((t, "0", p, 1) for t, j in judgments.items() for p in j.required))
+    write_qrels(out / "qrels.diversity.txt",
+                diversity_rows(judgments, dataset.ratings_by_topic(), eta))
+    write_run(out / "oracle.run",
+              {tid: [(p, float(len(j.required) - r)) for r, p in enumerate(j.required)]
+               for tid, j in judgments.items() if j.required}, tag="oracle")
+    return {
+        "topics": len(judgments),
+        "topics_without_answerable_questions": sum(not j.kept for j in judgments.values()),
+        "questions": sum(j.n_questions for j in judgments.values()),
+        "questions_kept": sum(len(j.kept) for j in judgments.values()),
+        "relevant_passages": sum(len(j.relevant) for j in judgments.values()),
+        "required_passages": sum(len(j.required) for j in judgments.values()),
+    }
+
+
+def read_judgments(path) -> dict[str, TopicJudgments]:
+    return {o["topic_id"]: TopicJudgments(**o) for _, o in iter_jsonl(path)}
+
+
+def load_judgments(path, dataset: Dataset) -> dict[str, TopicJudgments]:
+    """A judgments.jsonl checked against the dataset it is used with (a file of another dataset
+    or of other ratings would otherwise fail deep inside the scorer, or score silently wrong)."""
+    path = existing(path, "judgments file")
+    matrix = dataset.ratings_by_topic()
+    out: dict[str, TopicJudgments] = {}
+    for lineno, obj in iter_jsonl(path):
+        where = {"path": path, "record": f"line {lineno}"}
+        try:
+            j = TopicJudgments(**obj)
+        except TypeError as exc:
+            raise DataError(f"not a judgments record ({exc})", **where) from None
+        if j.topic_id not in dataset.topics:
+            raise DataError(f"unknown topic {j.topic_id!r} (not in the dataset's topics)",
+                            field="topic_id", **where)
+        if j.topic_id in out:
+            raise DataError(f"topic {j.topic_id!r} appears twice", field="topic_id", **where)
+        n = len(dataset.topics[j.topic_id].questions)
+        if j.n_questions != n:
+            raise DataError(f"{j.n_questions} questions but the dataset's topic has {n}",
+                            field="n_questions", **where)
+        if any(not isinstance(q, int) or not 0 <= q < n for q in j.kept):
+            raise DataError(f"question indices must lie in 0..{n - 1}", field="kept", **where)
+        for name in ("relevant", "required"):
+            for pid in getattr(j, name):
+                if pid not in matrix[j.topic_id]:
+                    raise DataError(f"passage {pid!r} has no rating for this topic",
+                                    field=name, **where)
+        out[j.topic_id] = j
+    return out

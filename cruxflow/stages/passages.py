@@ -1,0 +1,53 @@
+"""Decontextualized passages (paper Sec. 3.2, Fig. 7): every document, cut when long, rewritten
+by the LLM into standalone passages that become the retrieval collection."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from cruxflow.data.model import Document, Passage
+from cruxflow.data.text import count_words, split_long_document
+from cruxflow.llm import GENERATION, LLMRunner, Sampling
+from cruxflow.llm.parsing import extract_tagged
+from cruxflow.llm.retry import ask_with_retries
+from cruxflow.stages.prompts import PASSAGES
+
+
+def passage_group(doc: Document) -> str:
+    """A document's topic, or for a distractor (no topic) the document itself. Passage numbers
+    run over a group (the whole topic, as in the CRUX release), and shards never split one."""
+    return doc.topic_id if doc.topic_id is not None else doc.doc_id
+
+
+def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
+                    sampling: Sampling = GENERATION, max_words: int = 1024,
+                    chunk_words: int = 512, min_words: int = 5,
+                    attempts: int = 3) -> list[Passage]:
+    """Standalone passages of every document, ids ``<doc_id>#<n>`` with ``n`` counting over the
+    document's group (its topic) in document order.
+
+    Documents over ``max_words`` words are cut into ``chunk_words`` pieces first, as the CRUX
+    authors do. A piece whose output holds no passage of at least ``min_words`` words after
+    ``attempts`` tries keeps its own text as one passage (counted as a parse failure), so no
+    source text is lost.
+    """
+    documents = list(documents)
+    pieces: list[tuple[Document, str]] = [
+        (doc, chunk) for doc in documents
+        for chunk in split_long_document(doc.text, max_words, chunk_words)]
+
+    def parse(text: str) -> list[str] | None:
+        return [p for p in extract_tagged(text, "p") if count_words(p) >= min_words] or None
+
+    answers = ask_with_retries(runner, [PASSAGES.render(document=c) for _, c in pieces],
+                               sampling, parse, attempts=attempts)
+    counters: dict[str, int] = defaultdict(int)
+    passages = []
+    for (doc, chunk), answer in zip(pieces, answers, strict=True):
+        for text in answer.value or [" ".join(chunk.split())]:
+            group = passage_group(doc)
+            passages.append(Passage(f"{doc.doc_id}#{counters[group]}", text, doc.topic_id,
+                                    doc.doc_id))
+            counters[group] += 1
+    return passages

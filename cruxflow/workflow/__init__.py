@@ -1,0 +1,1 @@
+"""What the workflow's scripts need: job glue, config checks, GPU claims."""

@@ -1,0 +1,109 @@
+"""Glue for workflow scripts: logging into the rule's log file, loading what rules share."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+
+def setup_logging(snakemake) -> logging.Logger:
+    """Send the script's log records to the rule's ``log:`` file (and keep warnings on stderr)."""
+    handlers = [logging.StreamHandler()]
+    handlers[0].setLevel(logging.WARNING)
+    if snakemake.log:
+        main = getattr(snakemake.log, "main", None) or snakemake.log[0]
+        Path(main).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(main, mode="w"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return logging.getLogger(f"cruxflow.rule.{snakemake.rule}")
+
+
+def dataset_dir(snakemake) -> Path:
+    """The dataset directory of a rule whose inputs include the dataset's ``manifest``."""
+    return Path(snakemake.input.manifest).parent
+
+
+def job_device(snakemake) -> str:
+    """``cuda`` when the job was given GPUs (its ``gpu`` resource), else ``cpu``.
+
+    The job's resources, not the config, decide: a profile's ``--set-resources rule:gpu=0``
+    (a CPU-only cluster, a test) moves the job to the CPU, and a rule that asks for no GPU
+    never touches one. Its GPUs are claimed so that concurrent jobs use different ones.
+    """
+    return "cuda" if claim_job_gpus(snakemake) else "cpu"
+
+
+def claim_job_gpus(snakemake) -> list[str]:
+    """Claim the job's ``gpu`` resource's worth of GPUs (see :mod:`cruxflow.workflow.gpus`)."""
+    from cruxflow.workflow.gpus import claim_gpus
+
+    return claim_gpus(int(getattr(snakemake.resources, "gpu", 0) or 0))
+
+
+def encoding_shard(snakemake, batch_size: int) -> tuple[list[tuple[str, str]], int]:
+    """The ``(id, text)`` passages of an encoding job's shard (wildcards ``shard``, ``shards``)
+    of its input collection, cut at batch boundaries so that the shards' batches are those
+    of encoding the corpus at once; and the corpus size."""
+    from cruxflow.retrieval.corpus import corpus_shard, read_collection
+
+    texts = read_collection(snakemake.input[0])
+    shard, shards = int(snakemake.wildcards.shard), int(snakemake.wildcards.shards)
+    return corpus_shard(list(texts.items()), shard, shards, align=batch_size), len(texts)
+
+
+def llm_runner(snakemake, desc: str):
+    """The LLM runner of a rule whose params hold ``llm`` (the config section) and
+    ``backend`` (a name in ``llm.backends``)."""
+    from cruxflow.llm import make_runner
+
+    claim_job_gpus(snakemake)   # vLLM in process: this job's GPUs only
+    return make_runner(snakemake.params.llm, snakemake.params.backend,
+                       threads=snakemake.threads, desc=desc)
+
+
+def sampling(llm_config: dict, kind: str, **overrides):
+    """``kind`` "generation" (text) or "judgment" (ratings) sampling from the config."""
+    from cruxflow.llm import GENERATION, JUDGMENT
+
+    s = llm_config[kind]
+    if kind == "judgment":
+        return replace(JUDGMENT, temperature=s["temperature"], top_p=s["top_p"], seed=s["seed"],
+                       logprobs=s["top_logprobs"], **overrides)
+    return replace(GENERATION, temperature=s["temperature"], top_p=s["top_p"], seed=s["seed"],
+                   **overrides)
+
+
+def log_llm_stats(snakemake, runner, log: logging.Logger) -> None:
+    """Log the rule's LLM call counts and write them to its ``calls`` log (JSON)."""
+    write_call_stats(snakemake, runner.stats.to_json(), log)
+
+
+def write_call_stats(snakemake, stats: dict | None, log: logging.Logger) -> None:
+    """The same from counts as a dict (``None``: the job needed no LLM, all counts 0)."""
+    from cruxflow.data.io import write_json
+    from cruxflow.llm import CallStats
+
+    counts = CallStats(**{k: v for k, v in (stats or {}).items()
+                          if k in CallStats.__dataclass_fields__})
+    log.info("LLM: %s", counts)
+    calls = getattr(snakemake.log, "calls", None)
+    if calls:
+        write_json(calls, {"rule": snakemake.rule, **counts.to_json()})
+
+
+def write_checked_run(snakemake, ranking: dict, queries, tag: str,
+                      log: logging.Logger) -> None:
+    """Check a first-stage ranking query by query against the rule's corpus, then write it."""
+    from cruxflow.data.io import write_run
+    from cruxflow.retrieval.corpus import check_hits
+
+    with open(snakemake.input.collection, encoding="utf-8") as f:
+        corpus_size = sum(1 for line in f if line.strip())
+    summary = check_hits(ranking, queries, depth=snakemake.params.depth,
+                         corpus_size=corpus_size, path=snakemake.output[0])
+    write_run(snakemake.output[0], ranking, tag=tag)
+    log.info("%d queries over %d passages: %d to %d hits each, %d with fewer than %d",
+             summary["queries"], corpus_size, summary["min_hits"], summary["max_hits"],
+             len(summary["short_queries"]), summary["expected_hits"])
