@@ -3,7 +3,6 @@
 import math
 
 import ir_measures
-import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats

@@ -47,6 +47,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl, nan_to_none, write_json, write_jsonl, write_tsv
 from cruxflow.data.text import split_long_document
 from cruxflow.llm import LazyRunner, LLMRunner, Request, Sampling
+from cruxflow.llm.labels import LabelSet, parse_label
 from cruxflow.llm.logprobs import class_log_mass, share
 from cruxflow.llm.prompts import PromptTemplate
 from cruxflow.llm.retry import ask_with_retries
@@ -599,11 +600,8 @@ def _point_key(text: str) -> str:
 # a point repeating one of our demonstration's points or spans is a copy, not a key point
 _DEMO_KEYS = {_point_key(x) for pair in EXTRACTION_DEMO_POINTS for x in pair}
 
-_LABEL_BRACKET = re.compile(r"\[\s*\**\s*(yes|no|neutral)\s*\**\s*\]", re.IGNORECASE)
-_LABEL_START = re.compile(r"^\W*(?:(?:final\s+)?answer\s*(?:is)?\s*[:\-]?\s*)?\W*"
-                          r"(yes|no|neutral)\b", re.IGNORECASE)
-_LABEL_ANSWER = re.compile(r"\banswer\s*(?:is|:)\s*\W{0,3}(yes|no|neutral)\b", re.IGNORECASE)
-_ECHO = re.compile(r"\[yes\],?\s*\[no\],?\s*(?:or\s*)?\[neutral\]", re.IGNORECASE)
+ENTAILMENT_LABELS = LabelSet(phrases={"yes": "yes", "no": "no", "neutral": "neutral"},
+                             stages=("bracket", "leading"))
 
 
 def parse_entailment(text: str | None) -> str | None:
@@ -613,16 +611,10 @@ def parse_entailment(text: str | None) -> str | None:
     The first bracketed label counts (``[yes]``, ``[ No ]``, ``[**neutral**]``), after removing
     an echo of the prompt's "[yes], [no], or [neutral]"; without brackets, a label opening the
     output ("Yes, the document ...", "Answer: no", "**Neutral**") or following "answer is" /
-    "answer:".
+    "answer:" (:func:`cruxflow.llm.labels.parse_label`).
     """
-    if not text:
-        return None
-    text = _ECHO.sub(" ", text)
-    for pattern in (_LABEL_BRACKET, _LABEL_START, _LABEL_ANSWER):
-        m = pattern.search(text)
-        if m:
-            return m.group(1).lower()
-    return None
+    label = parse_label(text, ENTAILMENT_LABELS)
+    return None if label is None else label.lower()
 
 
 _AGG_NUMBERS = re.compile(r"\[\s*(\d+(?:\s*(?:,|;|and|\s)\s*\d+)*)\s*\]\s*\.?\s*$")

@@ -38,6 +38,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl, read_text, write_json, write_jsonl, write_tsv
 from cruxflow.data.text import clip_words
 from cruxflow.llm import LazyRunner, LLMRunner, Sampling
+from cruxflow.llm.labels import LabelSet, parse_label
 from cruxflow.llm.parsing import parse_rating
 from cruxflow.llm.prompts import PromptTemplate
 from cruxflow.llm.retry import ask_with_retries
@@ -124,11 +125,12 @@ JUDGE_CHOICES = ("Full Support", "Partial Support", "No Support")
 JUDGE_SAMPLING = Sampling(temperature=0.0, top_p=1.0, max_tokens=8, seed=0,
                           choices=JUDGE_CHOICES)
 
-_JUDGE_PATTERNS = (
-    (PS, re.compile(r"\bpartial(?:ly)?\b|\bnot\s+(?:fully|entirely|completely)\b")),
-    (NS, re.compile(r"\b(?:no|not|non|un)[\s-]*support|\bnone\b|\birrelevant\b")),
-    (FS, re.compile(r"\bful(?:l|ly)\b")),
-)
+# The judge's label phrases; "not fully supported" (a negated FS) is partial support.
+SUPPORT_LABELS = LabelSet(
+    phrases={r"ful(?:l|ly)|entirely|completely": FS, r"partial(?:ly)?": PS,
+             r"(?:no|not|non|un)[\s-]*support\w*|none|irrelevant": NS,
+             "fs": FS, "ps": PS, "ns": NS},
+    negations={FS: PS}, stages=("anywhere",), pick="first")
 
 
 def parse_support_label(text: str | None) -> int | None:
@@ -139,17 +141,8 @@ def parse_support_label(text: str | None) -> int | None:
     several label phrases occur, the first one counts. Without any phrase, a standalone
     2, 1 or 0 counts ("2", "Label: 1").
     """
-    if not text:
-        return None
-    low = text.casefold()
-    found = [(m.start(), label) for label, pattern in _JUDGE_PATTERNS
-             for m in [pattern.search(low)] if m]
-    abbrev = re.search(r"\b(fs|ps|ns)\b", low)
-    if abbrev:
-        found.append((abbrev.start(), {"fs": FS, "ps": PS, "ns": NS}[abbrev.group(1)]))
-    if found:
-        return min(found)[1]
-    return parse_rating(text, scale=(0, 1, 2))
+    label = parse_label(text, SUPPORT_LABELS)
+    return label if label is not None else parse_rating(text, scale=(0, 1, 2))
 
 
 def judge_support(pairs: Sequence[tuple[str, str]], runner: LLMRunner, *,

@@ -18,7 +18,6 @@ what still fails takes the documented fallback and is counted in
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from cruxflow.beyond.udcg.prompts import (
     format_documents,
 )
 from cruxflow.llm import LLMError, LLMRunner, Request, Sampling
+from cruxflow.llm.labels import LabelSet, parse_label
 from cruxflow.llm.retry import ask_with_retries
 
 GREEDY = Sampling(temperature=0.0, top_p=1.0, max_tokens=256, seed=0)
@@ -94,62 +94,32 @@ def abstention_probabilities(runner: LLMRunner, pairs: Sequence[tuple[str, str]]
     raise ValueError(f"unknown utility mode {mode!r} (logprobs or sampling)")
 
 
-# --- tolerant parsing of the judges' JSON --------------------------------------------------------
+# --- the judges' answers (Fig. 5, 6): JSON with a motivation and a grade letter ---------------
 
-# "grade": "B" in loose text, but not the template echoed back ("grade": "A" or "B").
-_GRADE_KEY = re.compile(r"""["']?grade["']?\s*[:=]\s*["'(\[*]*\s*([A-Za-z])\b"""
-                        r"""(?!["']?\s*(?:,|or)\s*["']?[A-Za-z]\b)""", re.IGNORECASE)
-_LEADING_LETTER = re.compile(r"""^\s*[("'*\[]*([A-Z])\s*(?:[:.)\]"'*]|$)""")
-
-
-def parse_choice(text: str | None, labels: dict[str, str]) -> str | None:
-    """The label a judge chose, or ``None``.
-
-    ``labels`` maps the prompt's letters to labels (``{"A": "RELEVANT", "B": "IRRELEVANT"}``).
-    In order: the ``grade`` field of a JSON object (also inside code fences, with single
-    quotes, or as ``grade: A`` in loose text); a letter alone at the start (``"B"``,
-    ``"A: RELEVANT"``, ``"(C)"``); else the label words, when exactly one of them occurs as a
-    whole word in any case (``INCORRECT`` does not contain the word ``CORRECT``). Anything else,
-    including a text naming two labels, is unparseable.
-    """
-    if not text:
-        return None
-    letters = {k.upper(): v for k, v in labels.items()}
-    for m in re.finditer(r"\{.*?\}", text, re.DOTALL):
-        try:
-            obj = json.loads(m.group(0))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict) and isinstance(obj.get("grade"), str):
-            g = obj["grade"].strip().strip("\"'()*").upper()
-            if g[:1] in letters and (len(g) == 1 or not g[1].isalpha()):
-                return letters[g[:1]]
-            if g in letters.values():
-                return g
-    m = _GRADE_KEY.search(text)
-    if m and m.group(1).upper() in letters:
-        return letters[m.group(1).upper()]
-    m = _LEADING_LETTER.match(text)
-    if m and m.group(1) in letters:
-        return letters[m.group(1)]
-    found = {label for label in letters.values()
-             if re.search(rf"\b{label}\b", text, re.IGNORECASE)}
-    return found.pop() if len(found) == 1 else None
+RELEVANCE_LABELS = LabelSet(
+    phrases={"relevant": "RELEVANT", "irrelevant": "IRRELEVANT"},
+    negations={"RELEVANT": "IRRELEVANT", "IRRELEVANT": "RELEVANT"},
+    letters={"A": "RELEVANT", "B": "IRRELEVANT"}, json_keys=("grade",),
+    stages=("json", "letter", "anywhere"), pick="only")
+GRADE_LABELS = LabelSet(
+    phrases={"correct": CORRECT, "incorrect": INCORRECT,
+             "abstain(?:ed|s|ing)?|abstention": ABSTAINED},
+    negations={CORRECT: INCORRECT, INCORRECT: CORRECT},
+    letters={"A": CORRECT, "B": INCORRECT, "C": ABSTAINED}, json_keys=("grade",),
+    stages=("json", "letter", "anywhere"), pick="only")
 
 
 def parse_relevance(text: str | None) -> bool | None:
-    """Fig. 5's answer as a bool (A: RELEVANT -> True), ``None`` when unparseable."""
-    label = parse_choice(text, {"A": "RELEVANT", "B": "IRRELEVANT"})
+    """Fig. 5's answer as a bool (A: RELEVANT -> True), ``None`` when unparseable; "not
+    relevant" is IRRELEVANT (:func:`cruxflow.llm.labels.parse_label`)."""
+    label = parse_label(text, RELEVANCE_LABELS)
     return None if label is None else label == "RELEVANT"
 
 
 def parse_grade(text: str | None) -> str | None:
-    """Fig. 6's answer: ``CORRECT``, ``INCORRECT``, ``ABSTAINED`` or ``None``."""
-    label = parse_choice(text, {"A": CORRECT, "B": INCORRECT, "C": ABSTAINED})
-    if label is None and text and re.search(r"\bABSTAIN", text, re.IGNORECASE) \
-            and not re.search(r"\b(?:IN)?CORRECT\b", text, re.IGNORECASE):
-        return ABSTAINED
-    return label
+    """Fig. 6's answer: ``CORRECT``, ``INCORRECT``, ``ABSTAINED`` or ``None``; "not correct"
+    is INCORRECT."""
+    return parse_label(text, GRADE_LABELS)
 
 
 # Retries of a greedy judgment are sampled at this temperature (seed + 1, + 2, ...).
