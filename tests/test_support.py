@@ -23,6 +23,8 @@ labels.tsv is a second label set on the first citations (say an LLM against the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import json
 import math
 import sys
@@ -704,6 +706,80 @@ def test_cli_judges_with_a_scripted_runner(tmp_path, monkeypatch, capsys):
     # delta now has FS FS on T1 only: (1 + 0 + 0) / 3
     assert runs["run_delta"]["weighted_precision"] == approx(1 / 3)
     assert (out / "llm_cache.sqlite").exists()
+
+
+# ============================================================================== the options
+
+SCHEMA = Path(S.__file__).parents[2] / "schemas" / "config.schema.json"
+# A support job's files: evaluate_support's input_path and its file keywords, not options.
+FILE_FIELDS = {"input": "input_path", "labels": "labels", "passages": "passages",
+               "topics": "topics"}
+
+
+def test_options_are_declared_once():
+    """The schema's options are SupportOptions' fields without a default of their own, the
+    file fields are evaluate_support's file arguments, and every option is a command-line
+    argument whose default is the dataclass's."""
+    job = json.loads(SCHEMA.read_text())["definitions"]["support_job"]["properties"]
+    fields = {f.name: f for f in dataclasses.fields(S.SupportOptions)}
+    options = {k: v for k, v in job.items() if k not in FILE_FIELDS}
+    assert set(options) == set(fields)
+    assert [k for k, v in options.items() if "default" in v] == []
+    params = inspect.signature(S.evaluate_support).parameters
+    assert set(FILE_FIELDS.values()) <= set(params)
+    # the schema's enums are the dataclass's choices
+    assert set(options["judge"]["enum"]) == {None, *S.JUDGE_MODES}
+    assert tuple(options["average"]["enum"]) == S.AVERAGES
+
+    parser = argparse.ArgumentParser(prog="cruxflow")
+    support_cli.add_command(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["support", "--input", "a.jsonl", "--output", "out"])
+    defaults = S.SupportOptions()
+    for name, f in fields.items():
+        assert f.default is not dataclasses.MISSING, name
+        assert getattr(args, name) == getattr(defaults, name), name
+    # the track's protocol: no LLM, first citation, missing topics count 0
+    assert (defaults.judge, defaults.all_citations, defaults.average) == (
+        None, False, "over-all-topics")
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"judge": "some"}, "judge"), ({"average": "mean"}, "average"),
+    ({"attempts": 0}, "attempts"), ({"attempts": True}, "attempts"),
+    ({"max_passage_words": 0}, "max_passage_words"),
+    ({"all_citations": "yes"}, "all_citations")])
+def test_options_check_names_the_bad_option(change, field):
+    with pytest.raises(ValueError, match=field):
+        S.SupportOptions(**change).check()
+
+
+def test_options_check_accepts_the_documented_values():
+    for opts in (S.SupportOptions(), S.SupportOptions(judge="all", average="over-run-topics",
+                                                      attempts=1, max_passage_words=None)):
+        opts.check()
+
+
+def test_bad_options_are_a_data_error_before_anything_is_written(tmp_path):
+    with pytest.raises(DataError, match="attempts"):
+        run_cli(["--input", ANSWERS, "--output", tmp_path / "o", "--attempts", "0"])
+    with pytest.raises(ValueError, match="average"):
+        S.evaluate_support(ANSWERS, tmp_path / "o", S.SupportOptions(average="mean"))
+    assert not (tmp_path / "o").exists()
+
+
+def test_options_reach_the_job(tmp_path):
+    """An options object does what the keywords did: over-run-topics and all citations as in
+    test_cli_options_topics_average_all_citations_labels."""
+    out = tmp_path / "out"
+    summary = S.evaluate_support(ANSWERS, out, S.SupportOptions(
+        all_citations=True, average="over-run-topics"))
+    assert summary["citations"] == "all" and summary["average"] == "over-run-topics"
+    assert summary["judge"] is None and summary["llm"] is None
+    rows = by_key(summary["per_run"], "run_id")
+    # alpha, all citations: (3.5/4 + .5 + 1) / 3 (the first citations alone give 7/9)
+    assert rows["run_alpha"]["weighted_precision"] == approx(2.375 / 3)
+    # gamma, over its own judged topics: T1 (1 + .5) / 2 (over all topics: .25)
+    assert rows["run_gamma"]["weighted_precision"] == approx(0.75)
 
 
 # ============================================================================== real model

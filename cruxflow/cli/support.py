@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
-from cruxflow.beyond.support import AVERAGES, evaluate_support
+from cruxflow.beyond.support import AVERAGES, JUDGE_MODES, SupportOptions, evaluate_support
 from cruxflow.cli import llm_options
+from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
+
+DEFAULTS = SupportOptions()   # every option's default, as the library declares it
 
 
 def add_command(subparsers) -> argparse.ArgumentParser:
@@ -28,24 +32,29 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--passages", type=Path,
                    help="passage texts for the judge: a JSONL file (id/docid + "
                         "contents/segment/text) or a pyserini Lucene index directory")
-    p.add_argument("--judge", nargs="?", const="missing", choices=["missing", "all"],
+    p.add_argument("--judge", nargs="?", const="missing", choices=JUDGE_MODES,
+                   default=DEFAULTS.judge,
                    help="judge with the LLM the cited pairs without a label (--judge, "
                         "--judge missing) or all of them (--judge all); default: no LLM")
-    p.add_argument("--all-citations", action="store_true",
+    p.add_argument("--all-citations", action="store_true", default=DEFAULTS.all_citations,
                    help="score every citation of a sentence (default: the first only, as "
                         "the track did)")
     p.add_argument("--topics", type=Path,
                    help="the track's topics (one id per line, a topics TSV or JSONL); "
                         "default: every topic in --input")
-    p.add_argument("--average", choices=AVERAGES, default="over-all-topics",
+    p.add_argument("--average", choices=AVERAGES, default=DEFAULTS.average,
                    help="per-run mean over all topics, a missing topic counting 0 (the "
                         "track's convention), or over the run's own topics")
     p.add_argument("--compare", type=Path,
                    help="a second label set for the same answers (answers JSONL with inline "
                         "labels, a label file, or a labels.jsonl written here): confusion "
                         "matrix, agreement, Cohen's kappa, Kendall's tau of the run rankings")
-    p.add_argument("--attempts", type=int, default=3,
-                   help="tries per unparseable judge output (with a sampling temperature)")
+    p.add_argument("--attempts", type=int, default=DEFAULTS.attempts,
+                   help="tries per unparseable judge output (with the next seed; default "
+                        f"{DEFAULTS.attempts})")
+    p.add_argument("--max-passage-words", type=int, default=DEFAULTS.max_passage_words,
+                   help="the judge sees a passage's first N words (default "
+                        f"{DEFAULTS.max_passage_words})")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     llm_options.add_llm_arguments(p)
     p.set_defaults(func=_cmd_support)
@@ -56,16 +65,26 @@ def _fmt(v) -> str:
     return "-" if v is None else f"{v:.4f}"
 
 
+def options_from_args(args) -> SupportOptions:
+    """The :class:`SupportOptions` given on the command line (each field is an argument of
+    the same name); an invalid value is a :class:`DataError`."""
+    opts = SupportOptions(**{f.name: getattr(args, f.name)
+                             for f in dataclasses.fields(SupportOptions)})
+    try:
+        opts.check()
+    except ValueError as e:
+        raise DataError(str(e)) from None
+    return opts
+
+
 def _cmd_support(args) -> int:
     def factory() -> LLMRunner:
         return llm_options.runner_from_args(args, default_cache=args.output / "llm_cache.sqlite",
-                                desc="support")
+                                            desc="support")
 
     summary = evaluate_support(
-        args.input, args.output, labels=args.labels, passages=args.passages,
-        judge=args.judge, runner=factory, all_citations=args.all_citations,
-        topics=args.topics, average=args.average, compare=args.compare,
-        attempts=args.attempts)
+        args.input, args.output, options_from_args(args), labels=args.labels,
+        passages=args.passages, topics=args.topics, compare=args.compare, runner=factory)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0

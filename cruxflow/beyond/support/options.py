@@ -1,0 +1,47 @@
+"""What a support job can be told, and its defaults, declared once: ``cruxflow support`` reads
+its argparse defaults from :class:`SupportOptions`, the workflow builds one from the config (whose
+schema, ``definitions.support_job``, declares types and ranges but no defaults), and the library
+functions that share an option take their default from :data:`DEFAULTS`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# How a run's per-topic values become its score (see metric.average_runs).
+AVERAGES = ("over-all-topics", "over-run-topics")
+# What the LLM judges: the cited pairs without a label, or all of them.
+JUDGE_MODES = ("missing", "all")
+
+
+@dataclass
+class SupportOptions:
+    """Everything ``evaluate_support`` can be told besides its files; the defaults are the
+    track's protocol (Thakur et al., SIGIR 2025, Sec. 3.3-3.4)."""
+
+    judge: str | None = None              # None: no LLM | missing | all
+    all_citations: bool = False           # the track judged each sentence's first citation
+    average: str = "over-all-topics"      # the track's per-run mean, a missing topic 0
+    attempts: int = 3                     # asks per judge output that cannot be parsed
+    max_passage_words: int | None = 1024  # the judge sees at most this much of a passage
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first option with an invalid value."""
+        if self.judge is not None and self.judge not in JUDGE_MODES:
+            raise ValueError(f"judge must be one of {', '.join(JUDGE_MODES)} or None, "
+                             f"not {self.judge!r}")
+        if self.average not in AVERAGES:
+            raise ValueError(f"average must be one of {', '.join(AVERAGES)}, "
+                             f"not {self.average!r}")
+        if not isinstance(self.all_citations, bool):
+            raise ValueError(f"all_citations must be true or false, not {self.all_citations!r}")
+        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) \
+                or self.attempts < 1:
+            raise ValueError(f"attempts must be an integer of at least 1, not {self.attempts!r}")
+        words = self.max_passage_words
+        if words is not None and (isinstance(words, bool) or not isinstance(words, int)
+                                  or words < 1):
+            raise ValueError(f"max_passage_words must be an integer of at least 1 or None, "
+                             f"not {words!r}")
+
+
+DEFAULTS = SupportOptions()

