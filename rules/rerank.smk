@@ -1,9 +1,11 @@
 # Second stages over the top-100 of every first stage (paper Sec. 4.1). Each reranker of
-# retrieval.rerankers is matched to the rule of its kind by a wildcard constraint.
+# retrieval.rerankers is matched to a rule by its kind (a wildcard constraint): listwise
+# rerankers have their own, which calls an LLM backend or rank_llm in that one's environment.
 
 
-rule rerank_mmr:
-    """Maximal marginal relevance over a sentence encoder (diversity)."""
+rule rerank:
+    """MMR over a sentence encoder (diversity), pointwise cross-encoder and monoT5 scores, or
+    Setwise heapsort with Flan-T5: the reranker's kind picks the model in one script."""
     input:
         **dataset_files(),
         collection=collection,
@@ -11,95 +13,11 @@ rule rerank_mmr:
     output:
         "results/runs/{dataset}/{retriever}+{reranker}.run",
     log:
-        "logs/rerank_mmr/{dataset}/{retriever}+{reranker}.log",
+        "logs/rerank/{dataset}/{retriever}+{reranker}.log",
     benchmark:
-        "benchmarks/results/rerank_mmr/{dataset}/{retriever}+{reranker}.tsv"
+        "benchmarks/results/rerank/{dataset}/{retriever}+{reranker}.tsv"
     wildcard_constraints:
-        reranker=rerankers_of_kind("mmr"),
-    conda:
-        "../envs/rerank.yaml"
-    threads: 2
-    resources:
-        mem_mb=lambda wc: reranker_spec(wc).get("mem_mb", 8000),
-        runtime=lambda wc: reranker_spec(wc).get("runtime", 240),
-        gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
-    params:
-        spec=reranker_spec,
-        depth=RETRIEVAL["depth"],
-    script:
-        "../workflow_scripts/rerank.py"
-
-
-rule rerank_cross_encoder:
-    """Pointwise cross-encoder scores (miniLM in the paper)."""
-    input:
-        **dataset_files(),
-        collection=collection,
-        run="results/runs/{dataset}/{retriever}.run",
-    output:
-        "results/runs/{dataset}/{retriever}+{reranker}.run",
-    log:
-        "logs/rerank_cross_encoder/{dataset}/{retriever}+{reranker}.log",
-    benchmark:
-        "benchmarks/results/rerank_cross_encoder/{dataset}/{retriever}+{reranker}.tsv"
-    wildcard_constraints:
-        reranker=rerankers_of_kind("cross-encoder"),
-    conda:
-        "../envs/rerank.yaml"
-    threads: 2
-    resources:
-        mem_mb=lambda wc: reranker_spec(wc).get("mem_mb", 8000),
-        runtime=lambda wc: reranker_spec(wc).get("runtime", 240),
-        gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
-    params:
-        spec=reranker_spec,
-        depth=RETRIEVAL["depth"],
-    script:
-        "../workflow_scripts/rerank.py"
-
-
-rule rerank_monot5:
-    """Pointwise monoT5: log P(true) per passage."""
-    input:
-        **dataset_files(),
-        collection=collection,
-        run="results/runs/{dataset}/{retriever}.run",
-    output:
-        "results/runs/{dataset}/{retriever}+{reranker}.run",
-    log:
-        "logs/rerank_monot5/{dataset}/{retriever}+{reranker}.log",
-    benchmark:
-        "benchmarks/results/rerank_monot5/{dataset}/{retriever}+{reranker}.tsv"
-    wildcard_constraints:
-        reranker=rerankers_of_kind("monot5"),
-    conda:
-        "../envs/rerank.yaml"
-    threads: 2
-    resources:
-        mem_mb=lambda wc: reranker_spec(wc).get("mem_mb", 8000),
-        runtime=lambda wc: reranker_spec(wc).get("runtime", 240),
-        gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
-    params:
-        spec=reranker_spec,
-        depth=RETRIEVAL["depth"],
-    script:
-        "../workflow_scripts/rerank.py"
-
-
-rule rerank_setwise:
-    """Setwise heapsort with a Flan-T5 model (top k reordered)."""
-    input:
-        **dataset_files(),
-        collection=collection,
-        run="results/runs/{dataset}/{retriever}.run",
-    output:
-        "results/runs/{dataset}/{retriever}+{reranker}.run",
-    log:
-        "logs/rerank_setwise/{dataset}/{retriever}+{reranker}.log",
-    benchmark:
-        "benchmarks/results/rerank_setwise/{dataset}/{retriever}+{reranker}.tsv"
-    wildcard_constraints:
-        reranker=rerankers_of_kind("setwise"),
+        reranker=rerankers_of_kind("mmr", "cross-encoder", "monot5", "setwise"),
     conda:
         "../envs/rerank.yaml"
     threads: 2

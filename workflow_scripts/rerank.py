@@ -1,4 +1,4 @@
-"""Rules rerank_*: a first-stage run -> the same candidates reordered by a second stage."""
+"""Rules rerank and rerank_listwise: a first-stage run -> the same candidates reordered."""
 
 from cruxflow.data.io import write_run
 from cruxflow.data.model import Dataset

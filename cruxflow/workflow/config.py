@@ -1,0 +1,175 @@
+"""The workflow's config beyond what its JSON schema says: the defaults that depend on a
+dataset's format, and the checks across keys (a name in one section that must exist in another).
+
+``rules/common.smk`` validates the config against ``cruxflow/schemas/config.schema.json``
+(``snakemake.utils.validate`` fills in the schema's defaults) and then calls :func:`resolve`.
+:func:`with_defaults` does that validation without Snakemake, for tests and tools.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
+
+
+class ConfigError(ValueError):
+    """Problems in a workflow config, each as (key path, what is wrong)."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = problems
+        lines = [f"{key}: {message}" for key, message in problems]
+        super().__init__("invalid config:\n  " + "\n  ".join(lines) if len(lines) > 1
+                         else f"invalid config: {lines[0]}")
+
+    @property
+    def keys(self) -> list[str]:
+        return [key for key, _ in self.problems]
+
+
+@cache
+def _schema() -> dict:
+    return json.loads(SCHEMA.read_text())
+
+
+def with_defaults(config: dict, schema: dict | None = None) -> dict:
+    """Validate ``config`` against the schema and fill in its defaults, in place, as
+    ``snakemake.utils.validate(config, schema, set_default=True)`` does: a default is set before
+    its object is validated, so the defaults inside a defaulted object are filled in too."""
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import best_match
+
+    validate_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema:
+                    # A copy: Snakemake shares the schema's object between every entry it fills.
+                    instance.setdefault(name, copy.deepcopy(subschema["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    filling = validators.extend(Draft202012Validator, {"properties": set_defaults})
+    error = best_match(filling(schema or _schema()).iter_errors(config))
+    if error is not None:
+        key = ".".join(map(str, error.absolute_path)) or "(top level)"
+        raise ConfigError([(key, error.message)])
+    return config
+
+
+# --- format-dependent defaults and derived lists
+
+
+def fill_format_defaults(config: dict) -> dict:
+    """A dataset's ``generate`` and ``n_questions`` when null: raw formats run the LLM stages
+    (the CRUX release comes rated), and the paper asks for 15 sub-questions on DUC 2004, 10 on
+    Multi-News (Sec. 3.1)."""
+    for d in config["datasets"].values():
+        if d["generate"] is None:
+            d["generate"] = d["format"] != "crux"
+        if d["n_questions"] is None:
+            d["n_questions"] = 15 if d["format"] == "duc2004" else 10
+    return config
+
+
+def rated_datasets(config: dict) -> list[str]:
+    """Datasets with answerability ratings: the CRUX release format, or generated."""
+    return [name for name, d in config["datasets"].items()
+            if d["format"] == "crux" or d["generate"]]
+
+
+def corpora(config: dict) -> dict[str, list[str]]:
+    """Knowledge corpora by name, with their member datasets: the shared ones of ``corpora``,
+    and one per dataset that names none (it retrieves from its own passages)."""
+    out = {name: list(c["datasets"]) for name, c in config["corpora"].items()}
+    for name, d in config["datasets"].items():
+        if d["corpus"] is None:
+            out[name] = [name]
+    return out
+
+
+# --- checks across keys
+
+
+def _backend_problem(key: str, name: str | None, config: dict) -> Iterator[tuple[str, str]]:
+    llm = config["llm"]
+    if (name or llm["backend"]) not in llm["backends"]:
+        where = "" if name else f" (llm.backend, as {key} is null)"
+        yield key, f"no backend {name or llm['backend']!r}{where} in llm.backends"
+
+
+def _dataset_problems(config: dict) -> Iterator[tuple[str, str]]:
+    for name, d in config["datasets"].items():
+        key = f"datasets.{name}"
+        if d["generate"] and d["format"] == "crux":
+            yield f"{key}.generate", "the crux format comes rated; set generate: false"
+        # The dataset's backend writes its data and, with a null rag.judge, judges its reports.
+        judged = name in config["rag"]["datasets"] and config["rag"]["judge"] is None
+        if d["llm_backend"] is not None or d["generate"] or judged:
+            yield from _backend_problem(f"{key}.llm_backend", d["llm_backend"], config)
+        if d["corpus"] is not None and d["corpus"] not in config["corpora"]:
+            yield f"{key}.corpus", f"no corpus {d['corpus']!r} in corpora"
+        if d["human_labels"]["reports"] and name not in config["rag"]["datasets"]:
+            yield (f"{key}.human_labels.reports",
+                   f"judging reports needs {name} in rag.datasets")
+    for name in config["runs"]:
+        if name not in config["datasets"]:
+            yield f"runs.{name}", f"no dataset {name!r} in datasets"
+
+
+def _corpus_problems(config: dict) -> Iterator[tuple[str, str]]:
+    for name, c in config["corpora"].items():
+        if name in config["datasets"]:
+            yield f"corpora.{name}", f"{name!r} is also a dataset name; pick another"
+        for member in c["datasets"]:
+            if member not in config["datasets"]:
+                yield f"corpora.{name}.datasets", f"unknown dataset {member!r}"
+
+
+def _rag_problems(config: dict) -> Iterator[tuple[str, str]]:
+    rag = config["rag"]
+    if not rag["datasets"]:
+        return  # the rest of rag is read only for its datasets
+    rated = rated_datasets(config)
+    for name in rag["datasets"]:
+        if name not in rated or not config["datasets"][name]["evaluate"]:
+            yield "rag.datasets", f"{name!r} is not a rated, evaluated dataset in datasets"
+    sizes = [str(k) for k in config["metrics"]["context_sizes"]]
+    for k in rag["context_sizes"]:
+        if str(k) not in sizes:
+            yield "rag.context_sizes", f"{k} is not in metrics.context_sizes"
+    yield from _backend_problem("rag.generator", rag["generator"], config)
+    # A null judge is each dataset's own backend, checked with the dataset.
+    if rag["judge"] is not None:
+        yield from _backend_problem("rag.judge", rag["judge"], config)
+
+
+def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
+    for name, spec in config["retrieval"]["rerankers"].items():
+        if spec["kind"] == "listwise" and spec.get("engine", "cruxflow") == "cruxflow":
+            key = f"retrieval.rerankers.{name}.llm_backend"
+            yield from _backend_problem(key, spec.get("llm_backend"), config)
+    beyond = config["beyond"]
+    if any(beyond[metric] for metric in ("udcg", "support", "kpr")):
+        yield from _backend_problem("beyond.backend", beyond["backend"], config)
+
+
+def problems(config: dict) -> list[tuple[str, str]]:
+    """Every problem across keys of a schema-valid config with its format defaults filled in,
+    as (key path, what is wrong)."""
+    checks = (_dataset_problems, _corpus_problems, _rag_problems, _backend_user_problems)
+    return [p for check in checks for p in check(config)]
+
+
+def resolve(config: dict) -> dict:
+    """Fill in the format-dependent defaults of a schema-valid config (in place) and check it
+    across keys; :class:`ConfigError` lists every problem, each under its key path."""
+    fill_format_defaults(config)
+    found = problems(config)
+    if found:
+        raise ConfigError(found)
+    return config

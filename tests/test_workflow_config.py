@@ -1,0 +1,217 @@
+"""The workflow config's format-dependent defaults and its checks across keys
+(cruxflow.workflow.config), on small configs validated against the schema as common.smk does."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cruxflow.workflow.config import (
+    SCHEMA,
+    ConfigError,
+    corpora,
+    fill_format_defaults,
+    problems,
+    rated_datasets,
+    resolve,
+    with_defaults,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make(**sections) -> dict:
+    """A schema-valid config with its defaults filled in: one raw Multi-News dataset ``mn``
+    unless ``datasets`` is given, plus the given sections."""
+    config = {"datasets": {"mn": {"format": "multinews", "input": "mn.jsonl"}}, **sections}
+    return with_defaults(config)
+
+
+def raises(config: dict) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        resolve(config)
+    return caught.value
+
+
+CRUX = {"format": "crux", "input": "crux"}
+MN = {"format": "multinews", "input": "mn.jsonl"}
+
+
+# --- schema validation with defaults
+
+
+def test_defaults_are_filled_inside_every_entry_and_not_shared():
+    config = make(datasets={"a": dict(MN), "b": dict(CRUX)},
+                  beyond={"udcg": {"u": {"input": "u.jsonl"}}})
+    # nested defaults: schema "human_labels": {} then its "reports": null inside it
+    assert config["datasets"]["a"]["human_labels"] == {"reports": None, "passages": None}
+    assert config["datasets"]["a"]["prefix"] == "topic"
+    assert config["llm"]["judgment"]["top_logprobs"] == 20
+    # defaults behind a $ref (definitions/udcg_job): the paper's gamma of 1/3
+    assert config["beyond"]["udcg"]["u"]["gamma"] == pytest.approx(1 / 3)
+    config["datasets"]["a"]["human_labels"]["reports"] = "x.jsonl"
+    assert config["datasets"]["b"]["human_labels"]["reports"] is None
+
+
+def test_a_schema_violation_names_its_key_path():
+    with pytest.raises(ConfigError) as caught:
+        with_defaults({"datasets": {"mn": {"format": "trec", "input": "x"}}})
+    assert caught.value.keys == ["datasets.mn.format"]
+    assert "datasets.mn.format" in str(caught.value)
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "presets/paper.yaml"])
+def test_defaults_match_snakemakes_validate(path):
+    """An independent route: Snakemake's own validate fills in the same defaults."""
+    from snakemake.utils import validate
+
+    config = yaml.safe_load((REPO / path).read_text())
+    theirs = copy.deepcopy(config)
+    validate(theirs, str(SCHEMA), set_default=True)
+    assert with_defaults(config) == theirs
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "presets/paper.yaml"])
+def test_shipped_configs_resolve(path):
+    config = resolve(with_defaults(yaml.safe_load((REPO / path).read_text())))
+    assert all(isinstance(d["generate"], bool) for d in config["datasets"].values())
+
+
+# --- format-dependent defaults
+
+
+@pytest.mark.parametrize(("fmt", "generate", "n_questions"), [
+    ("multinews", True, 10), ("multinews-src", True, 10), ("duc2004", True, 15),
+    ("crux", False, 10),
+])
+def test_format_dependent_defaults(fmt, generate, n_questions):
+    # The paper (Sec. 3.1): 15 sub-questions per DUC 2004 topic, 10 per Multi-News topic.
+    config = resolve(make(datasets={"d": {"format": fmt, "input": "x"}}))
+    assert config["datasets"]["d"]["generate"] is generate
+    assert config["datasets"]["d"]["n_questions"] == n_questions
+
+
+def test_explicit_values_win_over_format_defaults():
+    d = {"format": "duc2004", "input": "x", "generate": False, "n_questions": 7}
+    config = resolve(make(datasets={"d": d}))
+    assert config["datasets"]["d"]["generate"] is False
+    assert config["datasets"]["d"]["n_questions"] == 7
+
+
+def test_rated_datasets_and_corpora():
+    config = resolve(make(
+        datasets={"mn": dict(MN), "duc": {"format": "duc2004", "input": "d", "generate": False},
+                  "cx": {**CRUX, "corpus": "shared"}, "tr": {**MN, "corpus": "shared"}},
+        corpora={"shared": {"datasets": ["cx", "tr"]}}))
+    # duc is raw and not generated: no ratings
+    assert rated_datasets(config) == ["mn", "cx", "tr"]
+    assert corpora(config) == {"shared": ["cx", "tr"], "mn": ["mn"], "duc": ["duc"]}
+
+
+# --- one case per check
+
+
+def test_crux_format_cannot_be_generated():
+    e = raises(make(datasets={"c": {**CRUX, "generate": True}}))
+    assert e.keys == ["datasets.c.generate"]
+
+
+def test_unknown_dataset_backend():
+    e = raises(make(datasets={"mn": {**MN, "llm_backend": "gpt"}}))
+    assert e.keys == ["datasets.mn.llm_backend"] and "'gpt'" in str(e)
+
+
+def test_default_backend_missing_for_a_generated_dataset():
+    e = raises(make(llm={"backend": "gpt"}))
+    assert e.keys == ["datasets.mn.llm_backend"]
+    assert "llm.backend" in str(e)
+
+
+def test_a_dataset_that_calls_no_llm_needs_no_backend():
+    # CRUX data comes rated: no LLM stage, no RAG, so an unknown default backend is unused.
+    config = fill_format_defaults(make(datasets={"c": dict(CRUX)}, llm={"backend": "gpt"}))
+    assert problems(config) == []
+
+
+def test_corpus_named_like_a_dataset():
+    e = raises(make(corpora={"mn": {"datasets": ["mn"]}}))
+    assert e.keys == ["corpora.mn"]
+
+
+def test_corpus_with_an_unknown_member():
+    e = raises(make(corpora={"all": {"datasets": ["mn", "duc"]}}))
+    assert e.keys == ["corpora.all.datasets"] and "'duc'" in str(e)
+
+
+def test_dataset_names_an_unknown_corpus():
+    e = raises(make(datasets={"mn": {**MN, "corpus": "all"}}))
+    assert e.keys == ["datasets.mn.corpus"]
+
+
+def test_runs_for_an_unknown_dataset():
+    e = raises(make(runs={"duc": {"bm25": "bm25.run"}}))
+    assert e.keys == ["runs.duc"]
+
+
+def test_rag_context_size_outside_the_metrics_sizes():
+    e = raises(make(metrics={"context_sizes": ["oracle", 10]},
+                    rag={"datasets": ["mn"], "context_sizes": ["oracle", 20]}))
+    assert e.keys == ["rag.context_sizes"] and "20" in str(e)
+
+
+def test_rag_sizes_are_not_checked_without_rag_datasets():
+    # The schema's defaults disagree (metrics: oracle, 10; rag: oracle, 10, 20), and a config
+    # that generates nothing must not fail on that.
+    config = resolve(make())
+    assert config["rag"]["context_sizes"] == ["oracle", 10, 20]
+
+
+@pytest.mark.parametrize("dataset", [
+    {**MN, "generate": False},      # raw and not generated: no ratings
+    {**CRUX, "evaluate": False},    # rated but only lends its passages
+])
+def test_rag_dataset_must_be_rated_and_evaluated(dataset):
+    e = raises(make(datasets={"d": dataset}, metrics={"context_sizes": ["oracle", 10, 20]},
+                    rag={"datasets": ["d"]}))
+    assert e.keys == ["rag.datasets"]
+
+
+def test_rag_dataset_that_does_not_exist():
+    e = raises(make(metrics={"context_sizes": ["oracle", 10, 20]}, rag={"datasets": ["duc"]}))
+    assert e.keys == ["rag.datasets"] and "'duc'" in str(e)
+
+
+def test_human_report_labels_need_rag():
+    e = raises(make(datasets={"mn": {**MN, "human_labels": {"reports": "t1.jsonl"}}}))
+    assert e.keys == ["datasets.mn.human_labels.reports"]
+
+
+@pytest.mark.parametrize("role", ["generator", "judge"])
+def test_unknown_rag_backends(role):
+    e = raises(make(metrics={"context_sizes": ["oracle", 10, 20]},
+                    rag={"datasets": ["mn"], role: "gpt"}))
+    assert e.keys == [f"rag.{role}"]
+
+
+def test_listwise_reranker_backend():
+    listwise = {"kind": "listwise", "model": "m", "llm_backend": "gpt"}
+    e = raises(make(retrieval={"rerankers": {"zephyr": listwise}}))
+    assert e.keys == ["retrieval.rerankers.zephyr.llm_backend"]
+    # rank_llm brings its own model; the LLM backends are not its business
+    resolve(make(retrieval={"rerankers": {"zephyr": {**listwise, "engine": "rank_llm"}}}))
+
+
+def test_beyond_backend_is_checked_when_a_job_uses_it():
+    resolve(make(beyond={"backend": "gpt"}))   # no jobs: nothing calls it
+    e = raises(make(beyond={"backend": "gpt", "kpr": {"k": {"input": "k.jsonl"}}}))
+    assert e.keys == ["beyond.backend"]
+
+
+def test_every_problem_is_listed_at_once():
+    e = raises(make(datasets={"c": {**CRUX, "generate": True, "corpus": "all"}},
+                    runs={"x": {}}))
+    assert e.keys == ["datasets.c.generate", "datasets.c.corpus", "runs.x"]
+    assert str(e).count("\n") == 3   # a header line, then one line per problem
