@@ -32,14 +32,17 @@ UTILITY_MODES = ("logprobs", "sampling", "given")
 
 @dataclass
 class UdcgOptions:
-    """Everything ``run_udcg`` can be told; the defaults are the paper's."""
+    """Everything ``run_udcg`` can be told; the defaults are the paper's. The one place they
+    are declared: ``cruxflow udcg`` reads its argparse defaults from here, and the workflow's
+    config schema (``beyond.udcg``) declares none, so an option left out of the config gets
+    this default."""
 
     gamma: float = 1 / 3
     utility: str = "logprobs"           # logprobs | sampling | given
     logprobs: int = 20                  # top alternatives of the first token
     samples: int = 10                   # Monte-Carlo samples per passage (seeds 0..n-1)
     temperature: float = 1.0            # their temperature
-    sample_max_tokens: int = 16
+    sample_max_tokens: int = 16         # tokens per sampled answer
     given_model: str | None = None      # models_info key for --utility given
     judge_relevance: bool = False       # judge passages without a label with Fig. 5
     protocol: bool = False              # Sec. 7.2 on the input
@@ -57,8 +60,13 @@ class UdcgOptions:
             raise ValueError(f"utility must be one of {', '.join(UTILITY_MODES)}")
         if not (self.gamma >= 0 and math.isfinite(self.gamma)):
             raise ValueError(f"gamma must be a non-negative number, got {self.gamma}")
-        for name in ("samples", "contexts_per_question", "context_size", "depth",
-                     "judge_attempts", "max_answer_tokens", "judge_max_tokens"):
+        if not self.temperature >= 0:
+            raise ValueError(f"temperature must be non-negative, got {self.temperature}")
+        if not self.theta_c > 0:
+            raise ValueError(f"theta_c must be positive, got {self.theta_c}")
+        for name in ("logprobs", "samples", "sample_max_tokens", "contexts_per_question",
+                     "context_size", "depth", "judge_attempts", "max_answer_tokens",
+                     "judge_max_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
 
