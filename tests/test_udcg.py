@@ -36,6 +36,7 @@ from cruxflow.beyond.udcg.metric import (
     abstention_frequency,
     is_abstention_text,
     is_abstention_token,
+    is_bare_abstention,
     theta_features,
 )
 from cruxflow.beyond.udcg.prompts import ANSWER, GRADING, RELEVANCE, format_documents
@@ -169,6 +170,13 @@ def test_abstention_from_samples():
     assert not is_abstention_text("No, it was built in 1889.")
     # 2 of 5 samples abstain: 0.4
     assert abstention_frequency(["NO-RESPONSE", "Paris", "no-response", "Lyon", "Paris"]) == 0.4
+
+
+def test_bare_abstention_is_the_whole_answer():
+    for answer in ("NO-RESPONSE", "**NO-RESPONSE**.", '"no response"', "NO_RESPONSE", "", None):
+        assert is_bare_abstention(answer), answer
+    for answer in ("NO-RESPONSE, but maybe Paris", "Paris", "No"):
+        assert not is_bare_abstention(answer), answer
 
 
 # ======================================================================= prompts and parsing
