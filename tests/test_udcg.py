@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import random
@@ -13,6 +14,7 @@ import re
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 from scripted import Scripted
 
@@ -34,10 +36,12 @@ from cruxflow.beyond.udcg.metric import (
     abstention_frequency,
     is_abstention_text,
     is_abstention_token,
+    is_bare_abstention,
     theta_features,
 )
 from cruxflow.beyond.udcg.prompts import ANSWER, GRADING, RELEVANCE, format_documents
 from cruxflow.beyond.udcg.protocol import correlations, ir_metrics, sample_contexts, spearman
+from cruxflow.beyond.udcg.run import UTILITY_MODES
 from cruxflow.cli.udcg import add_command
 from cruxflow.data.errors import DataError
 from cruxflow.llm import Completion, LLMCache, LLMError, LLMRunner
@@ -166,6 +170,13 @@ def test_abstention_from_samples():
     assert not is_abstention_text("No, it was built in 1889.")
     # 2 of 5 samples abstain: 0.4
     assert abstention_frequency(["NO-RESPONSE", "Paris", "no-response", "Lyon", "Paris"]) == 0.4
+
+
+def test_bare_abstention_is_the_whole_answer():
+    for answer in ("NO-RESPONSE", "**NO-RESPONSE**.", '"no response"', "NO_RESPONSE", "", None):
+        assert is_bare_abstention(answer), answer
+    for answer in ("NO-RESPONSE, but maybe Paris", "Paris", "No"):
+        assert not is_bare_abstention(answer), answer
 
 
 # ======================================================================= prompts and parsing
@@ -665,6 +676,33 @@ def test_command_bad_options_are_data_errors(tmp_path):
                     "--context-size", "0"])
     with pytest.raises(DataError, match="context_size"):
         args.func(args)
+
+
+def test_options_defaults_are_declared_once():
+    """UdcgOptions holds the defaults; the config schema declares none for an option (so a job
+    that leaves one out gets the dataclass's) and argparse reads them from the dataclass."""
+    schema = json.loads((Path(__file__).parents[1] / "cruxflow/schemas/config.schema.json")
+                        .read_text(encoding="utf-8"))
+    job = schema["definitions"]["udcg_job"]
+    files = {"input", "theta", "fit_theta"}
+    options = {f.name: f.default for f in dataclasses.fields(UdcgOptions)}
+    assert set(job["properties"]) - files == set(options)   # every option, nothing else
+    for name in options:
+        assert "default" not in job["properties"][name], name
+    for name in files - {"input"}:
+        assert job["properties"][name].get("default") is None, name
+    assert job["properties"]["utility"]["enum"] == list(UTILITY_MODES)
+    # the defaults are valid config values, and the schema's minimums are check()'s
+    jsonschema.validate({"input": "x.json", **options}, job)
+    for name, spec in job["properties"].items():
+        if spec.get("minimum") == 1:
+            with pytest.raises(ValueError, match=name):
+                UdcgOptions(**{name: 0}).check()
+    # argparse: every option is a flag whose default is the dataclass's
+    args = command(["--input", "x.json", "--output", "out"])
+    for name, default in options.items():
+        assert getattr(args, name) == default, name
+    assert args.gamma == pytest.approx(1 / 3)   # the paper's gamma, Eq. 4
 
 
 # ======================================================================= end to end, SmolLM2

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+from dataclasses import fields
 from fractions import Fraction
 from pathlib import Path
 
 from cruxflow.beyond.udcg.run import UTILITY_MODES, UdcgOptions, run_udcg
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
+
+DEFAULTS = UdcgOptions()
 
 
 def _fraction(text: str) -> float:
@@ -31,41 +34,55 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--input", required=True, type=Path,
                    help="JSON list or JSONL of items {question, answers, passages}")
     p.add_argument("--output", required=True, type=Path, help="directory for the results")
-    p.add_argument("--gamma", type=_fraction, default=1 / 3,
-                   help="weight of the distracting effect in Eq. 4 (default 1/3)")
-    p.add_argument("--utility", choices=UTILITY_MODES, default="logprobs",
+    p.add_argument("--gamma", type=_fraction, default=DEFAULTS.gamma,
+                   help="weight of the distracting effect in Eq. 4 (default "
+                        f"{Fraction(DEFAULTS.gamma).limit_denominator(1000)})")
+    p.add_argument("--utility", choices=UTILITY_MODES, default=DEFAULTS.utility,
                    help="p(NO-RESPONSE) from first-token logprobs, by sampling (App. D), or "
-                        "given in the input's models_info (default logprobs)")
-    p.add_argument("--logprobs", type=int, default=20,
-                   help="top first-token alternatives asked for (default 20)")
-    p.add_argument("--samples", type=int, default=10,
-                   help="samples per passage with --utility sampling (default 10)")
-    p.add_argument("--temperature", type=float, default=1.0,
-                   help="their temperature (default 1.0)")
-    p.add_argument("--given-model", help="models_info key with --utility given (default: the "
-                                          "only model in the file)")
-    p.add_argument("--judge-relevance", action="store_true",
+                        f"given in the input's models_info (default {DEFAULTS.utility})")
+    p.add_argument("--logprobs", type=int, default=DEFAULTS.logprobs,
+                   help=f"top first-token alternatives asked for (default {DEFAULTS.logprobs})")
+    p.add_argument("--samples", type=int, default=DEFAULTS.samples,
+                   help=f"samples per passage with --utility sampling (default {DEFAULTS.samples})")
+    p.add_argument("--temperature", type=float, default=DEFAULTS.temperature,
+                   help=f"their temperature (default {DEFAULTS.temperature})")
+    p.add_argument("--sample-max-tokens", type=int, default=DEFAULTS.sample_max_tokens,
+                   help=f"tokens per sampled answer (default {DEFAULTS.sample_max_tokens})")
+    p.add_argument("--given-model", default=DEFAULTS.given_model,
+                   help="models_info key with --utility given (default: the only model in the "
+                        "file)")
+    p.add_argument("--judge-relevance", action="store_true", default=DEFAULTS.judge_relevance,
                    help="judge passages without a relevance label with the LLM (Fig. 5)")
-    p.add_argument("--protocol", action="store_true",
+    p.add_argument("--protocol", action="store_true", default=DEFAULTS.protocol,
                    help="run the correlation protocol of Sec. 7.2 on the input")
-    p.add_argument("--contexts-per-question", type=int, default=10)
-    p.add_argument("--context-size", type=int, default=5)
-    p.add_argument("--depth", type=int, default=25,
-                   help="the protocol samples from each question's first DEPTH passages")
-    p.add_argument("--seed", type=int, default=0, help="seed of the context sampler")
-    p.add_argument("--max-answer-tokens", type=int, default=64)
-    p.add_argument("--judge-max-tokens", type=int, default=256,
-                   help="tokens for a relevance or grading judgment (JSON with a motivation)")
-    p.add_argument("--judge-attempts", type=int, default=3,
-                   help="asks per judgment when the output cannot be parsed (default 3)")
+    p.add_argument("--contexts-per-question", type=int, default=DEFAULTS.contexts_per_question,
+                   help="contexts sampled per question by --protocol "
+                        f"(default {DEFAULTS.contexts_per_question})")
+    p.add_argument("--context-size", type=int, default=DEFAULTS.context_size,
+                   help=f"passages per context (default {DEFAULTS.context_size})")
+    p.add_argument("--depth", type=int, default=DEFAULTS.depth,
+                   help="the protocol samples from each question's first DEPTH passages "
+                        f"(default {DEFAULTS.depth})")
+    p.add_argument("--seed", type=int, default=DEFAULTS.seed,
+                   help=f"seed of the context sampler (default {DEFAULTS.seed})")
+    p.add_argument("--max-answer-tokens", type=int, default=DEFAULTS.max_answer_tokens,
+                   help="tokens of the LLM's answer to a context with --protocol "
+                        f"(default {DEFAULTS.max_answer_tokens})")
+    p.add_argument("--judge-max-tokens", type=int, default=DEFAULTS.judge_max_tokens,
+                   help="tokens for a relevance or grading judgment (JSON with a motivation; "
+                        f"default {DEFAULTS.judge_max_tokens})")
+    p.add_argument("--judge-attempts", type=int, default=DEFAULTS.judge_attempts,
+                   help="asks per judgment when the output cannot be parsed "
+                        f"(default {DEFAULTS.judge_attempts})")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--fit-theta", type=Path, metavar="TRAIN_FILE",
                    help="run the protocol on TRAIN_FILE, fit UDCG_theta's weights (written to "
                         "OUTPUT/theta.json) and score the input with them too")
     g.add_argument("--theta", type=Path, metavar="WEIGHTS_JSON",
                    help="UDCG_theta weights from an earlier --fit-theta")
-    p.add_argument("--theta-c", type=float, default=0.01,
-                   help="SVM-rank's C for --fit-theta (default 0.01, SVM-rank's default)")
+    p.add_argument("--theta-c", type=float, default=DEFAULTS.theta_c,
+                   help=f"SVM-rank's C for --fit-theta (default {DEFAULTS.theta_c}, SVM-rank's "
+                        "default)")
     llm_options.add_llm_arguments(p)
     j = p.add_argument_group("judge LLM (relevance judgments and answer grading; default: the "
                              "LLM above)")
@@ -78,14 +95,8 @@ def add_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _cmd_udcg(args) -> int:
-    opts = UdcgOptions(
-        gamma=args.gamma, utility=args.utility, logprobs=args.logprobs, samples=args.samples,
-        temperature=args.temperature, given_model=args.given_model,
-        judge_relevance=args.judge_relevance, protocol=args.protocol,
-        contexts_per_question=args.contexts_per_question, context_size=args.context_size,
-        depth=args.depth, seed=args.seed, max_answer_tokens=args.max_answer_tokens,
-        judge_max_tokens=args.judge_max_tokens, judge_attempts=args.judge_attempts,
-        theta_c=args.theta_c)
+    # every option is a flag of the same name (tests/test_udcg.py checks it)
+    opts = UdcgOptions(**{f.name: getattr(args, f.name) for f in fields(UdcgOptions)})
     try:
         opts.check()
     except ValueError as e:

@@ -85,6 +85,15 @@ def read_text(path, encoding: str = "utf-8") -> str:
         ) from None
 
 
+def read_json(path, encoding: str = "utf-8"):
+    """A whole JSON file's value; bad JSON names the file, line and column."""
+    try:
+        return json.loads(read_text(path, encoding))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+                        path=path) from None
+
+
 def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)`` for each non-blank line; bad JSON names file and line."""
     text = read_text(path, encoding)

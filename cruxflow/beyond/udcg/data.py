@@ -17,13 +17,12 @@ README, a flat ``no_res_prob_<model>`` key.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.io import iter_jsonl, read_json, read_text
 
 _FLAT_PREFIX = "no_res_prob_"
 
@@ -50,14 +49,8 @@ def read_items(path) -> list[UdcgItem]:
     """All items of a JSON list or JSONL file; bad input raises :class:`DataError` naming the
     file, the record (``item N`` for a JSON list, ``line N`` for JSONL) and the field."""
     path = Path(path)
-    text = read_text(path)
-    if text.lstrip().startswith("["):
-        try:
-            objs = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                            path=path) from None
-        records = [(f"item {i}", obj) for i, obj in enumerate(objs, 1)]
+    if read_text(path).lstrip().startswith("["):
+        records = [(f"item {i}", obj) for i, obj in enumerate(read_json(path), 1)]
     else:
         records = [(f"line {n}", obj) for n, obj in iter_jsonl(path)]
     items: list[UdcgItem] = []

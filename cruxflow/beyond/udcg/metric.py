@@ -10,20 +10,22 @@ authors' released code, ``sigmoid((sum_rel (1 - p) - gamma * sum_irr (1 - p)) / 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import expit  # sigma of Eq. 3-4, without overflow
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import read_text, write_json
+from cruxflow.data.io import read_json, write_json
 from cruxflow.llm.logprobs import class_log_mass, mass, strip_token
 
 ABSTENTION = "NO-RESPONSE"
 _ABSTENTION_TEXT = re.compile(r"NO[\s_-]*RESPONSE", re.IGNORECASE)
+# What may surround a bare abstention: whitespace, quotes, emphasis, punctuation.
+_MARKUP = re.compile(r"[\s\"'`*.!:;,()\[\]]+")
 
 
 # --- p(NO-RESPONSE | q, p) ---------------------------------------------------------------------
@@ -72,6 +74,13 @@ def abstention_frequency(texts: Sequence[str]) -> float:
     return sum(is_abstention_text(t) for t in texts) / len(texts)
 
 
+def is_bare_abstention(answer: str | None) -> bool:
+    """Whether an answer is nothing but ``NO-RESPONSE`` (in any case, with markup around it)
+    or empty: Fig. 6's own rule grades it ABSTAINED without a judge."""
+    core = _MARKUP.sub("", answer or "")
+    return not core or _ABSTENTION_TEXT.fullmatch(core) is not None
+
+
 # --- utility and UDCG ---------------------------------------------------------------------------
 
 def passage_utility(relevant: bool, p_no_response: float) -> float:
@@ -81,14 +90,6 @@ def passage_utility(relevant: bool, p_no_response: float) -> float:
     if not 0.0 <= p_no_response <= 1.0:
         raise ValueError(f"p(NO-RESPONSE) must be in [0, 1], got {p_no_response!r}")
     return (1.0 if relevant else -1.0) * (1.0 - p_no_response) + 0.0  # + 0.0: no "-0.0"
-
-
-def sigmoid(x: float) -> float:
-    """``sigma(x) = 1 / (1 + e^-x)`` of Eq. 3-4 (written so that no ``exp`` overflows)."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    z = math.exp(x)
-    return z / (1.0 + z)
 
 
 def udcg(utilities: Sequence[float], gamma: float = 1 / 3) -> float:
@@ -101,7 +102,7 @@ def udcg(utilities: Sequence[float], gamma: float = 1 / 3) -> float:
         raise ValueError("UDCG of an empty context is undefined (Eq. 4 divides by k)")
     pos = math.fsum(max(u, 0.0) for u in utilities)
     neg = math.fsum(min(u, 0.0) for u in utilities)
-    return sigmoid(pos / k + gamma * neg / k)
+    return float(expit(pos / k + gamma * neg / k))
 
 
 def theta_features(utilities: Sequence[float]) -> np.ndarray:
@@ -139,7 +140,7 @@ def udcg_theta(utilities: Sequence[float], weights: ThetaWeights) -> float:
         raise ValueError(f"UDCG_theta weights are for k = {weights.k} passages, the context "
                          f"has {len(utilities)}")
     w = np.concatenate([np.asarray(weights.alpha, float), np.asarray(weights.beta, float)])
-    return sigmoid(float(w @ theta_features(utilities)))
+    return float(expit(w @ theta_features(utilities)))
 
 
 def fit_udcg_theta(train_contexts: Sequence[tuple[str, Sequence[float], float]], *,
@@ -199,10 +200,7 @@ def save_theta(path, weights: ThetaWeights) -> None:
 
 def load_theta(path) -> ThetaWeights:
     """Weights written by :func:`save_theta`; a malformed file names the field."""
-    try:
-        obj = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg} (line {exc.lineno})", path=path) from None
+    obj = read_json(path)
     if not isinstance(obj, dict):
         raise DataError("expected a JSON object with alpha and beta", path=path)
     vectors = {}

@@ -32,14 +32,17 @@ UTILITY_MODES = ("logprobs", "sampling", "given")
 
 @dataclass
 class UdcgOptions:
-    """Everything ``run_udcg`` can be told; the defaults are the paper's."""
+    """Everything ``run_udcg`` can be told; the defaults are the paper's. The one place they
+    are declared: ``cruxflow udcg`` reads its argparse defaults from here, and the workflow's
+    config schema (``beyond.udcg``) declares none, so an option left out of the config gets
+    this default."""
 
     gamma: float = 1 / 3
     utility: str = "logprobs"           # logprobs | sampling | given
     logprobs: int = 20                  # top alternatives of the first token
     samples: int = 10                   # Monte-Carlo samples per passage (seeds 0..n-1)
     temperature: float = 1.0            # their temperature
-    sample_max_tokens: int = 16
+    sample_max_tokens: int = 16         # tokens per sampled answer
     given_model: str | None = None      # models_info key for --utility given
     judge_relevance: bool = False       # judge passages without a label with Fig. 5
     protocol: bool = False              # Sec. 7.2 on the input
@@ -57,8 +60,13 @@ class UdcgOptions:
             raise ValueError(f"utility must be one of {', '.join(UTILITY_MODES)}")
         if not (self.gamma >= 0 and math.isfinite(self.gamma)):
             raise ValueError(f"gamma must be a non-negative number, got {self.gamma}")
-        for name in ("samples", "contexts_per_question", "context_size", "depth",
-                     "judge_attempts", "max_answer_tokens", "judge_max_tokens"):
+        if not self.temperature >= 0:
+            raise ValueError(f"temperature must be non-negative, got {self.temperature}")
+        if not self.theta_c > 0:
+            raise ValueError(f"theta_c must be positive, got {self.theta_c}")
+        for name in ("logprobs", "samples", "sample_max_tokens", "contexts_per_question",
+                     "context_size", "depth", "judge_attempts", "max_answer_tokens",
+                     "judge_max_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
 
@@ -112,6 +120,84 @@ def _given_model(items: list[UdcgItem], path, opts: UdcgOptions) -> str:
     return models[0]
 
 
+# A context: its item, its index among the item's contexts and its passages' indices.
+Context = tuple[UdcgItem, int, list[int]]
+
+
+def _contexts(items: list[UdcgItem], opts: UdcgOptions, relevance, *,
+              protocol: bool) -> tuple[list[Context], dict | None]:
+    """Each item's passage list as it is, or the protocol's samples from its top passages
+    (with what the sampler did)."""
+    if not protocol:
+        return [(it, 0, list(range(len(it.passages)))) for it in items], None
+    contexts: list[Context] = []
+    sampler = Counter()
+    for it in items:
+        labels = [relevance[it.id, p.id][0] for p in it.passages[:opts.depth]]
+        rng = random.Random(f"udcg:{opts.seed}:{it.id}")
+        drawn, what = sample_contexts(labels, n_contexts=opts.contexts_per_question,
+                                      size=opts.context_size, depth=opts.depth, rng=rng)
+        if not drawn:
+            sampler["questions_skipped_too_few_passages"] += 1
+            continue
+        sampler["questions"] += 1
+        sampler["unbalanced_questions"] += not what["balanced"]
+        sampler["duplicate_contexts"] += what["duplicates"]
+        contexts += [(it, n, ctx) for n, ctx in enumerate(drawn)]
+    return contexts, dict(sampler)
+
+
+def _abstentions(needed: list[tuple[str, int]], by_id: dict[str, UdcgItem], path,
+                 opts: UdcgOptions, llm: LazyRunner,
+                 ) -> tuple[dict[tuple[str, int], tuple[float, dict]], str | None]:
+    """p(NO-RESPONSE) with its detail for each needed ``(item id, passage index)``, and the
+    model it is of."""
+    if opts.utility == "given":
+        model = _given_model(list(by_id.values()), path, opts)
+        estimates = {}
+        for iid, j in needed:
+            it, p = by_id[iid], by_id[iid].passages[j]
+            if model not in p.no_res_prob:
+                raise DataError(f"no given p(NO-RESPONSE) for model {model!r}", path=path,
+                                record=it.record,
+                                field=f"passages[{j}].models_info.{model}.no_res_prob")
+            estimates[iid, j] = (p.no_res_prob[model], {})
+        return estimates, model
+    if not needed:
+        return {}, None
+    runner = llm.get()
+    found = steps.abstention_probabilities(
+        runner, [(by_id[i].question, by_id[i].passages[j].text) for i, j in needed],
+        mode=opts.utility, logprobs=opts.logprobs, samples=opts.samples,
+        temperature=opts.temperature, max_tokens=opts.sample_max_tokens)
+    return ({key: (est.p_no_response, est.detail) for key, est in zip(needed, found,
+                                                                       strict=True)},
+            runner.backend.model)
+
+
+def _grade(contexts: list[Context], context_rows: list[dict], opts: UdcgOptions,
+           llm: LazyRunner, judge: LazyRunner) -> list[dict]:
+    """The protocol's answers to the contexts, graded; adds ``grade`` and ``grade_value`` to
+    ``context_rows`` and returns the rows of ``answers.jsonl``."""
+    answers = steps.generate_answers(
+        llm.get(), [(it.question, [it.passages[j].text for j in ctx]) for it, _, ctx in contexts],
+        max_tokens=opts.max_answer_tokens)
+    graded = steps.grade_answers(
+        judge.get(), [(it.question, it.answers, a) for (it, _, _), a in zip(contexts, answers,
+                                                                        strict=True)],
+        sampling=replace(steps.GREEDY, max_tokens=opts.judge_max_tokens),
+        attempts=opts.judge_attempts)
+    answer_rows = []
+    for row, answer, (grade, source, judge_out) in zip(context_rows, answers, graded,
+                                                       strict=True):
+        row["grade"] = grade
+        row["grade_value"] = steps.GRADE_VALUE[grade]
+        answer_rows.append({"item_id": row["item_id"], "context": row["context"],
+                            "passages": row["passages"], "answer": answer, "grade": grade,
+                            "grade_source": source, "judge_output": judge_out})
+    return answer_rows
+
+
 def _score(items: list[UdcgItem], path, opts: UdcgOptions, llm: LazyRunner,
            judge: LazyRunner, *, protocol: bool, theta: ThetaWeights | None) -> _Scored:
     pool = opts.depth if protocol else None
@@ -123,53 +209,14 @@ def _score(items: list[UdcgItem], path, opts: UdcgOptions, llm: LazyRunner,
     relevance = _relevance(items, path, opts, judge, pool)
     info: dict = {"items": len(items),
                   "relevance": dict(Counter(src for _, src in relevance.values()))}
-
-    # Contexts: the item's list as it is, or the protocol's samples from its top passages.
-    contexts: list[tuple[UdcgItem, int, list[int]]] = []
-    if protocol:
-        sampler = Counter()
-        for it in items:
-            labels = [relevance[it.id, p.id][0] for p in it.passages[:opts.depth]]
-            rng = random.Random(f"udcg:{opts.seed}:{it.id}")
-            drawn, what = sample_contexts(labels, n_contexts=opts.contexts_per_question,
-                                          size=opts.context_size, depth=opts.depth, rng=rng)
-            if not drawn:
-                sampler["questions_skipped_too_few_passages"] += 1
-                continue
-            sampler["questions"] += 1
-            sampler["unbalanced_questions"] += not what["balanced"]
-            sampler["duplicate_contexts"] += what["duplicates"]
-            contexts += [(it, n, ctx) for n, ctx in enumerate(drawn)]
-        info["sampler"] = dict(sampler)
-    else:
-        contexts = [(it, 0, list(range(len(it.passages)))) for it in items]
+    contexts, sampler = _contexts(items, opts, relevance, protocol=protocol)
+    if sampler is not None:
+        info["sampler"] = sampler
 
     # Utilities of the passages that occur in a context.
     needed = list(dict.fromkeys((it.id, j) for it, _, ctx in contexts for j in ctx))
     by_id = {it.id: it for it in items}
-    estimates: dict[tuple[str, int], tuple[float, dict]] = {}
-    if opts.utility == "given":
-        model = _given_model(items, path, opts)
-        for iid, j in needed:
-            it, p = by_id[iid], by_id[iid].passages[j]
-            if model not in p.no_res_prob:
-                raise DataError(f"no given p(NO-RESPONSE) for model {model!r}", path=path,
-                                record=it.record,
-                                field=f"passages[{j}].models_info.{model}.no_res_prob")
-            estimates[iid, j] = (p.no_res_prob[model], {})
-    elif not needed:
-        model = None
-    else:
-        runner = llm.get()
-        found = steps.abstention_probabilities(
-            runner, [(by_id[i].question, by_id[i].passages[j].text) for i, j in needed],
-            mode=opts.utility, logprobs=opts.logprobs, samples=opts.samples,
-            temperature=opts.temperature, max_tokens=opts.sample_max_tokens)
-        model = runner.backend.model
-        for key, est in zip(needed, found, strict=True):
-            estimates[key] = (est.p_no_response, est.detail)
-    info["model"] = model
-
+    estimates, info["model"] = _abstentions(needed, by_id, path, opts, llm)
     passage_rows, utility = [], {}
     for iid, j in needed:
         it, p = by_id[iid], by_id[iid].passages[j]
@@ -209,27 +256,10 @@ def _score(items: list[UdcgItem], path, opts: UdcgOptions, llm: LazyRunner,
 
     answer_rows = []
     if protocol and contexts:
-        runner = llm.get()
-        answers = steps.generate_answers(
-            runner, [(it.question, [it.passages[j].text for j in ctx]) for it, _, ctx in contexts],
-            max_tokens=opts.max_answer_tokens)
-        graded = steps.grade_answers(
-            judge.get(), [(it.question, it.answers, a) for (it, _, _), a in zip(contexts, answers,
-                                                                            strict=True)],
-            sampling=replace(steps.GREEDY, max_tokens=opts.judge_max_tokens),
-            attempts=opts.judge_attempts)
-        for row, answer, (grade, source, judge_out) in zip(context_rows, answers, graded,
-                                                           strict=True):
-            row["grade"] = grade
-            row["grade_value"] = steps.GRADE_VALUE[grade]
-            answer_rows.append({"item_id": row["item_id"], "context": row["context"],
-                                "passages": row["passages"], "answer": answer, "grade": grade,
-                                "grade_source": source, "judge_output": judge_out})
+        answer_rows = _grade(contexts, context_rows, opts, llm, judge)
         info["grades"] = dict(Counter(r["grade"] for r in answer_rows))
         info["grade_sources"] = dict(Counter(r["grade_source"] for r in answer_rows))
     return _Scored(passage_rows, context_rows, answer_rows, info)
-
-
 
 
 def _metric_names(theta) -> list[str]:

@@ -18,13 +18,13 @@ what still fails takes the documented fallback and is counted in
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cruxflow.beyond.udcg.metric import (
     abstention_frequency,
     is_abstention_text,
+    is_bare_abstention,
     no_response_probability,
 )
 from cruxflow.beyond.udcg.prompts import (
@@ -146,15 +146,6 @@ def generate_answers(runner: LLMRunner, contexts: Sequence[tuple[str, Sequence[s
     return [o.text.strip() for o in outs]
 
 
-def _rule_grade(answer: str) -> str | None:
-    """An answer that is nothing but ``NO-RESPONSE`` (or empty) is ABSTAINED by Fig. 6's own
-    rule; no judge is asked."""
-    core = re.sub(r"[\s\"'`*.!:;,()\[\]]+", "", answer or "")
-    if not core or re.fullmatch(r"NO[_-]*RESPONSE", core, re.IGNORECASE):
-        return ABSTAINED
-    return None
-
-
 def grade_answers(runner: LLMRunner, triples: Sequence[tuple[str, Sequence[str], str]], *,
                   sampling: Sampling = GREEDY, attempts: int = 3) -> list[tuple[str, str, str]]:
     """Grade each ``(question, acceptable answers, predicted answer)``: ``(grade, source,
@@ -164,9 +155,8 @@ def grade_answers(runner: LLMRunner, triples: Sequence[tuple[str, Sequence[str],
     results: list[tuple[str, str, str] | None] = [None] * len(triples)
     todo = []
     for i, (_, _, answer) in enumerate(triples):
-        grade = _rule_grade(answer)
-        if grade is not None:
-            results[i] = (grade, "rule", "")
+        if is_bare_abstention(answer):
+            results[i] = (ABSTAINED, "rule", "")
         else:
             todo.append(i)
     prompts = [GRADING.render(question=triples[i][0], target=format_answers(list(triples[i][1])),
