@@ -23,7 +23,7 @@ from cruxflow.weights import DEFAULT_GGUF
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("LLM (see docs/beyond-crux.md)")
+    g = parser.add_argument_group("LLM (the same options for udcg, support and kpr)")
     g.add_argument("--model",
                    help=f"GGUF path or package:<module>/<file> for llama.cpp, or the served "
                         f"model name with --base-url (default {DEFAULT_GGUF})")

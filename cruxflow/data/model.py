@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import iter_jsonl, read_text, write_json, write_jsonl
+from cruxflow.data.io import iter_jsonl, read_json, write_json, write_jsonl
 from cruxflow.data.names import (
     DOCUMENTS,
     MANIFEST,
@@ -325,8 +325,7 @@ class Dataset:
             if (d / REFERENCE_RATINGS).exists() else {}
         manifest = {}
         if (d / MANIFEST).exists():
-            import json
-            manifest = json.loads(read_text(d / MANIFEST))
+            manifest = read_json(d / MANIFEST)
         ds = cls(topics, docs, passages, ratings, manifest, expected, reference_ratings)
         ds.check(d)
         return ds
