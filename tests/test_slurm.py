@@ -8,7 +8,9 @@ dense encoding in 2 shards as a GPU rule on a CPU-only cluster (config gpus: 1, 
 with --set-resources), the dense gather and search, and the context metrics of both runs.
 About 2 minutes, most of it the executor's polling.
 
-CRUXFLOW_SLURM=skip skips it where SLURM cannot be installed (no root); CI runs it.
+It installs packages and starts daemons as root, so it runs only with CRUXFLOW_INVASIVE_TESTS=1
+(tests/conftest.py), which scripts/test.sh sets: CI runs it, a plain `pytest` skips it.
+CRUXFLOW_SLURM=skip skips it even then, where SLURM cannot be installed (no root).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-pytestmark = pytest.mark.workflow
+pytestmark = [pytest.mark.workflow, pytest.mark.invasive]
 
 TARGETS = [f"results/metrics/demo-crux/eta3/per_query/{s}.tsv" for s in ("bm25", "dense")]
 SHARDS = 2

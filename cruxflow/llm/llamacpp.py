@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from cruxflow._extras import extra, extra_hint
 from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
 from cruxflow.llm.openai_format import completion_from_choice
 from cruxflow.weights import resolve_model
@@ -45,7 +46,7 @@ class LlamaCppBackend(Backend):
         try:
             import xllamacpp
         except ImportError as e:
-            raise LLMError("the llamacpp backend needs the xllamacpp package") from e
+            raise LLMError(extra_hint("the llamacpp backend", "llm", "xllamacpp")) from e
         self._path = resolve_model(model)   # a missing model fails here, not at first use
         self._settings = {"n_ctx": n_ctx, "threads": threads, "verbose": verbose}
         self._xllamacpp = xllamacpp
@@ -113,7 +114,8 @@ def serve(model: str, *, host: str = "127.0.0.1", port: int = 8080, n_ctx: int =
           threads: int = 1, n_parallel: int = 1, verbose: bool = False):
     """Start llama.cpp's OpenAI-compatible HTTP server; returns the server object (keep it
     referenced: the server stops when it is garbage-collected)."""
-    import xllamacpp
+    with extra(__name__, "llm"):
+        import xllamacpp
 
     path = resolve_model(model)
     server = xllamacpp.Server(_params(path, n_ctx=n_ctx, threads=threads, port=port, host=host,

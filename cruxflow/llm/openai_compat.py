@@ -13,6 +13,7 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
+from cruxflow._extras import extra_hint
 from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
 from cruxflow.llm.openai_format import completion_from_choice
 
@@ -35,7 +36,7 @@ class OpenAIBackend(Backend):
         try:
             import openai
         except ImportError as e:
-            raise LLMError("the openai backend needs the openai package") from e
+            raise LLMError(extra_hint("the openai backend", "llm", "openai")) from e
         self._openai = openai
         # Local servers take any key; the variable's value is never logged.
         key = os.environ.get(api_key_env) or "EMPTY"

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from cruxflow._extras import extra
 from cruxflow.llm.base import Backend, Completion, LLMError, Request
 from cruxflow.llm.cache import LLMCache, cache_key
 
@@ -55,7 +56,8 @@ class LLMRunner:
         pending = list(todo.items())
         bar = None
         if self.progress and pending:
-            from tqdm import tqdm
+            with extra(__name__, "llm"):
+                from tqdm import tqdm
             bar = tqdm(total=len(pending), desc=self.desc, unit="call")
         for i in range(0, len(pending), self.batch_size):
             batch = pending[i:i + self.batch_size]

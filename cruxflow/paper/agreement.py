@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
+from cruxflow._extras import extra
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import atomic_write, iter_jsonl, nan_to_none, write_json, write_tsv
 from cruxflow.data.model import RATING_MAX, RATING_MIN
@@ -334,7 +335,8 @@ def plot_agreement(human_cov: pd.DataFrame, llm_cov: pd.DataFrame, path,
     Drawn on a bare ``Figure`` (no pyplot state, works headless) and written atomically as PNG;
     returns the figure.
     """
-    from matplotlib.figure import Figure
+    with extra(__name__, "plots"):
+        from matplotlib.figure import Figure
 
     llm = _check_llm_cov(llm_cov)
     if systems is None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from cruxflow._extras import extra
 from cruxflow.metrics.stats import nan_if_none, rank_correlation
 from cruxflow.paper.labels import METRIC_LABELS, TAU_ROW
 
@@ -97,7 +98,8 @@ def tau_matrix(frame: pd.DataFrame,
 
 
 def _pyplot():
-    import matplotlib
+    with extra(__name__, "plots"):
+        import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -160,7 +162,8 @@ def _place_labels(ax, xs, ys, labels, fontsize: float = 7) -> None:
     offsets (growing) whose box stays inside the axes and clear of points and placed labels;
     labels moved far from their point get a thin leader line. Call after the layout is final.
     """
-    from matplotlib.transforms import Bbox
+    with extra(__name__, "plots"):
+        from matplotlib.transforms import Bbox
 
     fig = ax.figure
     renderer = fig.canvas.get_renderer()

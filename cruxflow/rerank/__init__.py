@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from cruxflow._extras import extra
+
 log = logging.getLogger(__name__)
 
 
@@ -80,7 +82,8 @@ def rerank_run(run: Mapping[str, Sequence[tuple[str, float]]], queries: Mapping[
     else:
         steps = items
         if progress:
-            from tqdm import tqdm
+            with extra(__name__, "rerank"):
+                from tqdm import tqdm
             steps = tqdm(items, desc=type(reranker).__name__, unit="query")
         rankings = [reranker.rerank(q, c) if c else [] for q, c in steps]
     out = {}

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cruxflow._extras import require
 from cruxflow.rerank import Candidate, by_score
 from cruxflow.weights import resolve_model
+
+require(__name__, "rerank", "torch", "sentence_transformers")
 
 
 class CrossEncoderReranker:

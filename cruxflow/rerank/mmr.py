@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cruxflow._extras import extra
 from cruxflow.rerank import Candidate, by_order
 from cruxflow.weights import resolve_model
 
@@ -57,7 +58,8 @@ class MMRReranker:
                  batch_size: int = 64, device: str = "cpu"):
         if relevance not in RELEVANCE:
             raise ValueError(f"relevance must be one of {RELEVANCE}, not {relevance!r}")
-        from sentence_transformers import SentenceTransformer
+        with extra(__name__, "rerank"):
+            from sentence_transformers import SentenceTransformer
 
         self.encoder = SentenceTransformer(resolve_model(model), device=device,
                                            local_files_only=True)

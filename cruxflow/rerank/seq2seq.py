@@ -3,7 +3,10 @@ looking up single-token answers, and cutting text to a number of tokens."""
 
 from __future__ import annotations
 
+from cruxflow._extras import require
 from cruxflow.weights import resolve_model
+
+require(__name__, "rerank", "torch", "transformers")
 
 DTYPES = ("float32", "bfloat16", "float16")
 

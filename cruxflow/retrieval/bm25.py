@@ -10,7 +10,10 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from cruxflow._extras import require
 from cruxflow.retrieval.java import prepare_pyserini
+
+require(__name__, "retrieval", "pyserini")
 
 
 def build_index(collection_dir, index_dir, *, threads: int = 1) -> Path:

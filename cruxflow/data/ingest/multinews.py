@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from cruxflow._extras import extra
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import (
     IngestOptions,
@@ -50,7 +51,8 @@ def _cluster(row_index: int, articles: list[str], summary: str, where: dict) -> 
 
 def _hub_rows(path: Path, encoding: str):
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        with extra(__name__, "parquet"):
+            import pyarrow.parquet as pq
 
         table = pq.read_table(path)
         for col in ("document", "summary"):

@@ -1,0 +1,65 @@
+"""The optional parts of cruxflow (pyproject.toml's extras) and one clear error when one is missing.
+
+``pip install cruxflow`` gives the data model, the readers, ``cruxflow evaluate``, the metrics and
+the statistics; the heavy stacks come with extras (``llm``, ``retrieval``, ``rerank``, ``plots``,
+``parquet``, ``workflow``, ``all``). A module that needs one says so in one of two ways:
+
+* a module that is nothing without the stack checks at import, without importing it (the heavy
+  imports stay inside functions, so importing the module stays fast)::
+
+      require(__name__, "retrieval", "torch", "faiss", "pyserini")
+
+* a module that needs the stack on one code path wraps that path's import::
+
+      with extra(__name__, "plots"):
+          import matplotlib
+
+Both raise ``ModuleNotFoundError`` (an ``ImportError``) with a message such as
+``cruxflow.retrieval.dense needs the 'retrieval' extra: pip install 'cruxflow[retrieval]'
+(torch is not installed)``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+def extra_hint(importer: str, extra_name: str, missing: str) -> str:
+    """What ``importer`` lacks and the command that installs it: ``missing`` comes with the extra
+    ``extra_name``. Also the text of errors other than import errors (an ``LLMError``)."""
+    return (f"{importer} needs the {extra_name!r} extra: pip install 'cruxflow[{extra_name}]' "
+            f"({missing} is not installed)")
+
+
+def missing_extra(importer: str, extra_name: str, missing: str) -> ModuleNotFoundError:
+    error = ModuleNotFoundError(extra_hint(importer, extra_name, missing), name=missing)
+    error.cruxflow_extra = extra_name
+    return error
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):   # a parent package is missing, or a None in sys.modules
+        return False
+
+
+def require(importer: str, extra_name: str, *modules: str) -> None:
+    """Raise the clear error now if any of ``modules`` is not installed. The modules are found,
+    not imported: their import cost is paid where they are used."""
+    for module in modules:
+        if not _installed(module):
+            raise missing_extra(importer, extra_name, module)
+
+
+@contextmanager
+def extra(importer: str, extra_name: str) -> Iterator[None]:
+    """Turn a ``ModuleNotFoundError`` raised by the imports inside into the clear error."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if hasattr(exc, "cruxflow_extra"):   # already says which extra, from a module inside
+            raise
+        raise missing_extra(importer, extra_name, exc.name or str(exc)) from exc
