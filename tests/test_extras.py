@@ -106,6 +106,8 @@ def test_every_module_imports_without_extras_or_names_the_one_it_needs():
         import cruxflow
         RESULT = {"ok": [], "failed": {}}
         for info in pkgutil.walk_packages(cruxflow.__path__, "cruxflow."):
+            if info.name.endswith(".__main__"):   # runs the command line when imported
+                continue
             try:
                 __import__(info.name)
                 RESULT["ok"].append(info.name)
