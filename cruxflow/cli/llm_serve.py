@@ -34,8 +34,9 @@ def check_port_free(host: str, port: int) -> None:
 
 
 def _cmd_llm_serve(args) -> int:
-    from cruxflow.llm.llamacpp import serve
+    from cruxflow.llm.llamacpp import gguf_path, serve
 
+    gguf_path(args.model)
     check_port_free(args.host, args.port)
     try:
         server = serve(args.model, host=args.host, port=args.port, n_ctx=args.n_ctx,
