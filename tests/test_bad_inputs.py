@@ -263,7 +263,7 @@ CASES = [
          ("{t}/f", "is a file, not a directory")),
     Case("output-is-someone-elses-directory", INGEST_CRUX,
          crux_with(lambda c: lines(c.parent / "out" / "notes.txt", ["mine"])),
-         ("{t}/out", "holds no dataset (no manifest.json)", "refusing")),
+         ("{t}/out", "holds files and no dataset (no manifest.json)", "refusing")),
     # ---- ingest: argument values
     Case("max-topics-negative", INGEST_CRUX + " --max-topics -1", crux_with(lambda c: None),
          ("argument --max-topics", "must be at least 1, got -1")),
@@ -501,6 +501,31 @@ def test_a_failed_reingest_leaves_the_old_dataset_untouched(tmp_path, capsys):
     assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["crux", "out"]
     capsys.readouterr()
+
+
+def test_ingest_fills_a_directory_of_empty_folders(tmp_path):
+    # what Snakemake leaves before rule ingest runs: the outputs' folders, no file
+    out = tmp_path / "ingested" / "demo"
+    (out / "passages").mkdir(parents=True)
+    summary = ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"), eta=None)
+    assert summary["topics"] == 10 and (out / "passages" / "passages.jsonl").is_file()
+
+
+def test_atomic_directory_keeps_the_old_one_when_the_writing_fails(tmp_path):
+    from cruxflow.data.io import atomic_directory
+
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    (out / "sub" / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError, match="disk full"):
+        with atomic_directory(out) as tmp:
+            (tmp / "new.txt").write_text("half")
+            raise RuntimeError("disk full")
+    assert sorted(snapshot(tmp_path)) == ["out", "out/sub", "out/sub/old.txt"]  # no temp left
+    assert (out / "sub" / "old.txt").read_text() == "old"
+    with atomic_directory(out) as tmp:
+        (tmp / "new.txt").write_text("whole")
+    assert sorted(snapshot(tmp_path)) == ["out", "out/new.txt"]
 
 
 @pytest.mark.parametrize("umask, file_mode, dir_mode", [(0o022, 0o644, 0o755),

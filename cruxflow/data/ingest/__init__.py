@@ -5,8 +5,9 @@ corpus as a dataset directory.
 :func:`ingest_to` writes the whole dataset into a fresh directory beside ``out`` and then puts
 it in place of ``out`` as a whole, so a re-ingest never leaves a file of the previous dataset
 (stale ``judgments/``, ``runs/``) beside the new one, and a failure leaves ``out`` as it was. It
-replaces only an empty directory or an earlier dataset (one with ``manifest.json``); anything
-else, and an output that is, holds or lies inside an input, is refused.
+replaces only a directory without files (Snakemake makes the outputs' folders before the job) or
+an earlier dataset (one with ``manifest.json``); anything else, and an output that is, holds or
+lies inside an input, is refused.
 """
 
 from __future__ import annotations
@@ -65,9 +66,11 @@ def check_output(out, inputs) -> None:
     if blocker is not None and not blocker.is_dir():
         raise DataError("is a file, not a directory: cannot write the dataset there",
                         path=out if blocker == target else blocker)
-    if target.is_dir() and any(target.iterdir()) and not (target / MANIFEST).is_file():
-        raise DataError(f"exists, is not empty and holds no dataset (no {MANIFEST}): refusing "
-                        "to replace it; choose another --output or empty it", path=out)
+    # Empty directories do not count: Snakemake makes the outputs' folders before the job.
+    if target.is_dir() and not (target / MANIFEST).is_file() \
+            and any(not p.is_dir() for p in target.rglob("*")):
+        raise DataError(f"exists, holds files and no dataset (no {MANIFEST}): refusing to "
+                        "replace it; choose another --output or empty it", path=out)
 
 
 def check_records(dataset: Dataset, fmt: str, src, distractors=None) -> None:
