@@ -18,27 +18,60 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def positive_int(text: str) -> int:
+def _integer(text: str, low: int, high: int | None, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"{what}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _integer(text, 1, None, "must be at least 1")
+
+
+def non_negative_int(text: str) -> int:
+    return _integer(text, 0, None, "must be at least 0")
+
+
+def port(text: str) -> int:
+    return _integer(text, 1, 65535, "must be a port from 1 to 65535")
 
 
 def eta(text: str) -> int:
     """The answerability threshold: a rating from 1 to 5 (0 would make every question
     answerable by every passage)."""
+    return _integer(text, RATING_MIN + 1, RATING_MAX,
+                    f"must be a rating from {RATING_MIN + 1} to {RATING_MAX}")
+
+
+def _number(text: str, ok, what: str) -> float:
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not RATING_MIN < value <= RATING_MAX:
-        raise argparse.ArgumentTypeError(
-            f"must be a rating from {RATING_MIN + 1} to {RATING_MAX}, got {value}")
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{what}, got {value}")
     return value
+
+
+def unit_interval(text: str) -> float:
+    """A number from 0 to 1 (alpha-nDCG's redundancy penalty)."""
+    return _number(text, lambda v: 0 <= v <= 1, "must lie in 0..1")
+
+
+def non_negative(text: str) -> float:
+    """A finite number >= 0 (an exponent)."""
+    return _number(text, lambda v: v >= 0, "must be at least 0")
+
+
+def positive_number(text: str) -> float:
+    """A finite number > 0 (a timeout in seconds)."""
+    return _number(text, lambda v: v > 0, "must be more than 0")
 
 
 def encoding(text: str) -> str:
@@ -48,57 +81,3 @@ def encoding(text: str) -> str:
     except LookupError:
         raise argparse.ArgumentTypeError(f"unknown encoding {text!r}") from None
     return text
-
-
-def _finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
-    return value
-
-
-def unit_interval(text: str) -> float:
-    """A number from 0 to 1 (alpha-nDCG's redundancy penalty)."""
-    value = _finite(text)
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must lie in 0..1, got {value}")
-    return value
-
-
-def non_negative(text: str) -> float:
-    """A finite number >= 0 (an exponent, a timeout)."""
-    value = _finite(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
-def port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, got {value}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
-def positive_number(text: str) -> float:
-    """A finite number > 0 (a timeout in seconds)."""
-    value = _finite(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {value}")
-    return value
