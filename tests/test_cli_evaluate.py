@@ -159,6 +159,46 @@ def test_judgments_file_gives_the_same_scores(data, tmp_path, capsys):
     assert outs[0] == outs[1]
 
 
+def test_judgments_of_another_eta_are_refused(data, tmp_path, capsys):
+    ds = Dataset.load(data)
+    write_judgments(derive(ds, 5), ds, tmp_path / "j5", eta=5)
+    j5 = tmp_path / "j5" / "judgments.jsonl"
+    run = write_run_file(tmp_path / "mine.run", {"t": ["t:0#1"], "v": ["v:0#0"]})
+    rc, out, err = run_cli(capsys, "--dataset", data, "--run", run, "--judgments", j5)
+    assert rc == 2 and out == ""
+    assert err == (f"cruxflow: error: {j5}: line 1: field 'eta': derived with eta=5, used with "
+                   "eta=3: Q and P** differ between thresholds\n")
+    # at eta 5: Q(t) = {q0, q2} (q1's best rating is 4), t:0#1 rates q0 only 3, so Cov 0;
+    # v has no rating of 5 and is not evaluated
+    rc, out, err = run_cli(capsys, "--dataset", data, "--run", run, "--judgments", j5,
+                           "--eta", "5", "--k", "all", "--json")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["topics_evaluated"] == 1 and result["aggregate"][0]["Cov"] == 0.0
+    # a file from before judgments carried their eta cannot be checked: refused too
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps({k: v for k, v in json.loads(x).items() if k != "eta"})
+                           + "\n" for x in j5.read_text().splitlines()))
+    rc, _, err = run_cli(capsys, "--dataset", data, "--run", run, "--judgments", old,
+                         "--eta", "5")
+    assert rc == 2 and "line 1: field 'eta': no eta: written by an older cruxflow" in err
+
+
+@pytest.mark.parametrize("kind", ["run", "contexts"])
+def test_an_empty_input_scores_only_with_allow_empty(data, tmp_path, capsys, kind):
+    src = tmp_path / f"empty.{kind}"
+    src.write_text("\n")
+    rc, _, err = run_cli(capsys, "--dataset", data, f"--{kind}", src)
+    assert rc == 2 and "no ranked list in the file" in err
+    rc, out, err = run_cli(capsys, "--dataset", data, f"--{kind}", src, "--allow-empty",
+                           "--k", "5", "--json")
+    assert rc == 0, err
+    result = json.loads(out)
+    # t and v are judged (u has nothing answerable); both are missing and score 0
+    assert result["missing_in_run"] == ["t", "v"]
+    assert result["aggregate"][0]["Cov"] == 0.0 and result["aggregate"][0]["Recall"] == 0.0
+
+
 @pytest.mark.parametrize("kind", ["run", "contexts"])
 def test_unknown_topic_is_an_error(data, tmp_path, capsys, kind):
     if kind == "run":

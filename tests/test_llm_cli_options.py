@@ -65,3 +65,45 @@ def test_default_is_the_packaged_model_in_process(tmp_path):
         assert runner.backend.model == DEFAULT_GGUF and runner.cache is None
     finally:
         runner.close()
+
+
+def test_server_options_reach_the_backend_and_override_the_config(tmp_path):
+    args = parse("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--timeout", "5",
+                 "--max-retries", "1", "--constrain", "llamacpp", "--model-revision", "q4-v2")
+    runner = runner_from_args(args, default_cache=None)
+    backend = runner.backend
+    assert (backend.timeout_s, backend.max_retries, backend.constrain) == (5.0, 1, "llamacpp")
+    assert backend.client.timeout == 5.0 and backend.client.max_retries == 0  # ours, logged
+    assert backend.identity()["model_revision"] == "q4-v2"
+    runner.close()
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"llm": {"backend": "srv", "backends": {"srv": {
+        "kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "timeout_s": 600,
+        "max_retries": 8, "constrain": "vllm"}}}}))
+    runner = runner_from_args(parse("--config", str(config), "--timeout", "7"),
+                              default_cache=None)
+    # the command line wins where given; the config's values stay where not
+    assert (runner.backend.timeout_s, runner.backend.max_retries,
+            runner.backend.constrain) == (7.0, 8, "vllm")
+    runner.close()
+
+
+@pytest.mark.parametrize("argv", [("--timeout", "5"), ("--max-retries", "2"),
+                                  ("--constrain", "vllm")])
+def test_server_options_on_a_model_in_process_are_refused(argv):
+    flag = argv[0]
+    with pytest.raises(LLMError, match=f"{flag} applies to an OpenAI-compatible server .*"
+                                       "not to a llamacpp backend"):
+        runner_from_args(parse("--model", "x.gguf", *argv), default_cache=None)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--timeout", "0"), "argument --timeout: must be more than 0, got 0.0"),
+    (("--timeout", "nan"), "argument --timeout: must be a finite number, got 'nan'"),
+    (("--max-retries", "-1"), "argument --max-retries: must be at least 0, got -1"),
+    (("--constrain", "grammar"), "argument --constrain: invalid choice: 'grammar'"),
+])
+def test_bad_server_option_values(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        parse(*argv)
+    assert message in capsys.readouterr().err

@@ -11,10 +11,10 @@ the library and prints; nothing outside this package imports it.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
+from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMError
 
@@ -22,8 +22,8 @@ from cruxflow.llm import LLMError
 COMMANDS = ("ingest", "evaluate", "udcg", "support", "kpr", "llm_serve")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cruxflow", description=__doc__.splitlines()[0])
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(prog="cruxflow", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         importlib.import_module(f"cruxflow.cli.{name}").add_command(sub)

@@ -4,4 +4,5 @@ import sys
 
 from cruxflow.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing it (pkgutil.walk_packages) must not run the CLI
+    sys.exit(main())

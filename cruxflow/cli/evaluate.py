@@ -7,6 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
+from cruxflow.cli import args as types
 from cruxflow.data.io import nan_to_none, write_tsv
 from cruxflow.metrics.evaluate import K_ALL, evaluate_run
 
@@ -33,7 +34,8 @@ def _cmd_evaluate(args) -> int:
     result = evaluate_run(args.dataset, run=args.run, contexts=args.contexts, eta=args.eta,
                           alpha=args.alpha, ks=args.k, density_weight=args.density_weight,
                           tokenizer=args.tokenizer, judgments=args.judgments,
-                          collection=args.collection, name=args.name)
+                          collection=args.collection, name=args.name,
+                          allow_empty=args.allow_empty)
     if args.output is not None:
         write_tsv(args.output / "per_query.tsv", result.per_query)
         write_tsv(args.output / "aggregate.tsv", result.aggregate)
@@ -59,8 +61,6 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
-
-
 def add_command(subparsers) -> None:
     """Add ``cruxflow evaluate`` to the CLI's subparsers."""
     p = subparsers.add_parser(
@@ -76,20 +76,21 @@ def add_command(subparsers) -> None:
     src.add_argument("--contexts", type=Path,
                      help='JSONL, one line per topic: {"topic_id": ..., "passages": [ids, best '
                           'first]} ("context" is accepted for "passages")')
-    p.add_argument("--eta", type=int, default=3, help="answerability threshold (default 3)")
-    p.add_argument("--alpha", type=float, default=0.5,
+    p.add_argument("--eta", type=types.eta, default=3,
+                   help="answerability threshold, 1-5 (default 3)")
+    p.add_argument("--alpha", type=types.unit_interval, default=0.5,
                    help="alpha-nDCG redundancy penalty (default 0.5)")
     p.add_argument("--k", type=parse_k_list, metavar="K[,K...]",
                    help="context sizes: 'oracle' (|Z*|), 'all' (each list as given) or a "
                         "number (default: oracle,10,20 for --run, all for --contexts)")
-    p.add_argument("--density-weight", type=float, default=0.5,
+    p.add_argument("--density-weight", type=types.non_negative, default=0.5,
                    help="exponent w of Den, Eq. 6 (default 0.5)")
     p.add_argument("--tokenizer",
                    help="local tokenizer.json (or a directory holding one) for Den's token "
                         "counts (default: the regex counter)")
     p.add_argument("--judgments", type=Path,
                    help="judgments.jsonl to use instead of deriving them from the dataset's "
-                        "ratings (must match --eta)")
+                        "ratings (derived with --eta: another eta is an error)")
     p.add_argument("--collection", type=Path,
                    help="passage collection (JsonCollection file, or a directory holding "
                         "passages.jsonl) when the run searched a corpus larger than the "
@@ -98,4 +99,7 @@ def add_command(subparsers) -> None:
     p.add_argument("--output", type=Path,
                    help="directory to write per_query.tsv and aggregate.tsv to")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="score an empty run or contexts file (every topic as an empty context) "
+                        "instead of failing")
     p.set_defaults(func=_cmd_evaluate)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cruxflow.cli import args as types
 from cruxflow.data.ingest import READERS, IngestOptions, ingest_to
 
 
@@ -16,7 +17,7 @@ def _cmd_ingest(args) -> int:
                             reference=args.reference)
     summary = ingest_to(args.format, args.input, args.output, options,
                         distractors=args.distractors, eta=args.eta,
-                        max_topics=args.max_topics)
+                        max_topics=args.max_topics, allow_empty=args.allow_empty)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -35,8 +36,6 @@ def _default_prefix(fmt: str) -> str:
             "duc2004": "duc04-test", "crux": "crux"}[fmt]
 
 
-
-
 def add_command(subparsers) -> None:
     """Add ``cruxflow ingest`` to the CLI's subparsers."""
     p = subparsers.add_parser("ingest", help="read a raw corpus into the CRUX data model")
@@ -45,18 +44,25 @@ def add_command(subparsers) -> None:
                    help="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt "
                         "beside it); duc2004: the directory with docs/ and models/; crux: the "
                         "release directory")
-    p.add_argument("--output", required=True, type=Path, help="dataset directory to write")
+    p.add_argument("--output", required=True, type=Path,
+                   help="dataset directory to write; an earlier dataset there is replaced as a "
+                        "whole (nothing of it survives), any other non-empty directory and a "
+                        "path inside the input are refused")
     p.add_argument("--prefix", help="topic id prefix (default: multi_news-test, duc04-test)")
     p.add_argument("--id-scheme", choices=["index", "source"], default="index")
-    p.add_argument("--min-docs", type=int, default=2,
+    p.add_argument("--min-docs", type=types.positive_int, default=2,
                    help="drop clusters with fewer non-empty documents (CRUX: 2)")
-    p.add_argument("--encoding", default="utf-8")
-    p.add_argument("--summary-length", type=int, default=100,
+    p.add_argument("--encoding", type=types.encoding, default="utf-8")
+    p.add_argument("--summary-length", type=types.positive_int, default=100,
                    help="DUC: read <CLUSTER>.M.<len>.T.* summaries")
     p.add_argument("--reference", choices=["concat", "first"], default="concat",
                    help="DUC: y* = all model summaries joined (CRUX) or the first")
     p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
-    p.add_argument("--max-topics", type=int, help="keep only the first N topics")
-    p.add_argument("--eta", type=int, default=3, help="answerability threshold for judgments")
+    p.add_argument("--max-topics", type=types.positive_int, help="keep only the first N topics")
+    p.add_argument("--eta", type=types.eta, default=3,
+                   help="answerability threshold for judgments (1-5, default 3)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="write a dataset with no topic (or go on with an empty distractors or "
+                        "run file) instead of failing")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_cmd_ingest)

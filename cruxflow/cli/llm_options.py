@@ -9,7 +9,10 @@
   its cache, so the commands share calls with Snakemake runs.
 
 Every call goes through the persistent cache (``--cache``; by default ``llm_cache.sqlite`` in
-the command's output directory), so a re-run or a crash never pays twice.
+the command's output directory), so a re-run or a crash never pays twice. ``--timeout``,
+``--max-retries`` and ``--constrain`` set (or, with ``--config``, override) how a server is
+called; each retry is logged with its reason, and a run that gives up names the server and
+what is already cached. ``--model-revision`` joins the cache key (README, "the cache").
 """
 
 from __future__ import annotations
@@ -18,8 +21,13 @@ import argparse
 import os
 from pathlib import Path
 
+from cruxflow.cli import args as types
 from cruxflow.llm import LLMCache, LLMError, LLMRunner, make_backend
+from cruxflow.llm.openai_compat import CONSTRAINTS
 from cruxflow.weights import DEFAULT_GGUF
+
+# Options that only a server (an ``openai`` backend) takes: option -> backend config key.
+SERVER_OPTIONS = {"timeout": "timeout_s", "max_retries": "max_retries", "constrain": "constrain"}
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,9 +45,22 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--cache", type=Path,
                    help="LLM call cache (SQLite; default: llm_cache.sqlite in --output, or "
                         "the config's llm.cache with --config)")
-    g.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+    g.add_argument("--threads", type=types.positive_int, default=os.cpu_count() or 1,
                    help="CPU threads for llama.cpp")
-    g.add_argument("--n-ctx", type=int, default=4096, help="llama.cpp context window")
+    g.add_argument("--n-ctx", type=types.positive_int, default=4096,
+                   help="llama.cpp context window")
+    g.add_argument("--timeout", type=types.positive_number, metavar="SECONDS",
+                   help="a server's time to answer one request (default 300)")
+    g.add_argument("--max-retries", type=types.non_negative_int, metavar="N",
+                   help="retries of a request after a timeout, a connection error, 429 or 5xx, "
+                        "each logged with its reason and wait (default 5)")
+    g.add_argument("--constrain", choices=CONSTRAINTS,
+                   help="how the server takes a constrained choice (the 0-5 ratings): vllm's "
+                        "structured_outputs, a llama.cpp grammar, or none (default none)")
+    g.add_argument("--model-revision", metavar="ID",
+                   help="a fingerprint of the weights (commit hash, file checksum) kept in the "
+                        "cache key, so another model served under the same --model name never "
+                        "reuses this one's answers")
 
 
 def runner_from_args(args: argparse.Namespace, *, default_cache: Path | None,
@@ -72,6 +93,7 @@ def runner_from_args(args: argparse.Namespace, *, default_cache: Path | None,
             spec = {"kind": "llamacpp", "model": args.model or DEFAULT_GGUF,
                     "endpoint": args.endpoint, "n_ctx": args.n_ctx}
         cache_path = args.cache or default_cache
+    spec = {**spec, **_overrides(args, spec)}
     backend = make_backend(spec, threads=args.threads)
     cache = None
     if cache_path is not None:
@@ -79,3 +101,21 @@ def runner_from_args(args: argparse.Namespace, *, default_cache: Path | None,
         cache = LLMCache(cache_path)
     return LLMRunner(backend, cache, batch_size=spec.get("batch_size", 16), progress=True,
                      desc=desc)
+
+
+def _overrides(args: argparse.Namespace, spec: dict) -> dict:
+    """The backend config keys that the command line sets; server options on a backend that
+    is no server are an error rather than ignored."""
+    out = {}
+    for option, key in SERVER_OPTIONS.items():
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if spec.get("kind") != "openai":
+            flag = "--" + option.replace("_", "-")
+            raise LLMError(f"{flag} applies to an OpenAI-compatible server (--base-url, or an "
+                           f"openai backend of --config), not to a {spec.get('kind')} backend")
+        out[key] = value
+    if getattr(args, "model_revision", None) is not None:
+        out["model_revision"] = args.model_revision
+    return out

@@ -110,6 +110,8 @@ def _cmd_udcg(args) -> int:
         else:
             ns.config, ns.backend = None, None
             ns.model, ns.base_url = args.judge_model, args.judge_base_url
+            if not args.judge_base_url:  # a judge in process: the server options are the LLM's
+                ns.timeout = ns.max_retries = ns.constrain = None
         judge = lambda: llm_options.runner_from_args(ns, default_cache=cache, desc="udcg judge")  # noqa: E731
     summary = run_udcg(
         args.input, args.output, opts,

@@ -2,15 +2,21 @@
 
 Every writer goes through :func:`atomic_write`: the content is written to a temporary file in the
 target directory and moved into place with ``os.replace``, so a killed job never leaves a
-half-written output that a later rule would trust. Every reader reports bad records with the file
-and line they came from.
+half-written output that a later rule would trust; :func:`atomic_directory` does the same for a
+whole directory. Outputs get the mode a plain ``open`` would give them (the umask's, or the mode
+of the file they replace), so colleagues on a shared file system can read them. Every reader
+reports bad records with the file and line they came from, and a path that cannot be read or
+written is a :class:`DataError` naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -19,13 +25,55 @@ from pathlib import Path
 from cruxflow.data.errors import DataError
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system says (Linux)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    old = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, but brief)
+    os.umask(old)
+    return old
+
+
+def _new_mode(path: Path, full: int) -> int:
+    """What ``open`` (``full`` 0o666) or ``mkdir`` (0o777) would leave ``path`` with: the mode
+    of what is there, else ``full`` less the umask. ``mkstemp``/``mkdtemp`` give 0600/0700
+    whatever the umask, which a colleague on a shared file system cannot read."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return full & ~current_umask()
+
+
+def ensure_dir(directory) -> Path:
+    """``mkdir -p``; a file in the way (the directory itself or an ancestor) is a
+    :class:`DataError` naming it."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in (d, *d.parents) if p.exists() and not p.is_dir()), d)
+        raise DataError("is a file, not a directory: cannot write below it",
+                        path=blocker) from None
+    except PermissionError:
+        raise DataError("cannot create the directory: permission denied", path=d) from None
+    return d
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
     """Open a temporary file next to ``path``; on success move it over ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    ensure_dir(path.parent)
+    if path.is_dir():
+        raise DataError("is a directory: cannot write a file there", path=path)
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except PermissionError:
+        raise DataError("cannot write: permission denied", path=path) from None
+    try:
+        os.fchmod(fd, _new_mode(path, 0o666))
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
             yield handle
             handle.flush()
@@ -34,6 +82,39 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Yield a fresh temporary directory beside ``path``; on success it replaces ``path`` as a
+    whole (whatever ``path`` held is gone, so no file of an earlier output survives), on failure
+    it is removed and ``path`` is left as it was.
+
+    The swap is two renames (old aside, new in); a crash between them leaves ``path`` missing
+    and the old one beside it as ``.<name>.old-*``, never a mix of both. The caller decides
+    whether ``path`` may be replaced at all.
+    """
+    path = Path(path)
+    ensure_dir(path.parent)
+    if path.exists() and not path.is_dir():
+        raise DataError("is a file, not a directory", path=path)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    except PermissionError:
+        raise DataError("cannot write: permission denied", path=path.parent) from None
+    try:
+        os.chmod(tmp, _new_mode(path, 0o777))
+        yield tmp
+        if path.is_dir() and any(path.iterdir()):
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+            os.rename(path, old / path.name)
+            os.rename(tmp, path)
+            shutil.rmtree(old)
+        else:  # absent or empty: rename replaces an empty directory
+            os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
@@ -73,10 +154,20 @@ def existing(path, what: str) -> Path:
 
 
 def read_text(path, encoding: str = "utf-8") -> str:
-    """Read a whole text file; a decoding error names the file and the byte offset."""
-    data = Path(path).read_bytes()
+    """Read a whole text file; a decoding error names the file and the byte offset, a missing
+    file, a directory or an unknown encoding is a :class:`DataError` naming the path."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError("no such file", path=path) from None
+    except IsADirectoryError:
+        raise DataError("is a directory, expected a file", path=path) from None
+    except PermissionError:
+        raise DataError("cannot read: permission denied", path=path) from None
     try:
         return data.decode(encoding)
+    except LookupError:
+        raise DataError(f"unknown encoding {encoding!r}", path=path) from None
     except UnicodeDecodeError as exc:
         raise DataError(
             f"not valid {encoding} at byte {exc.start} ({data[exc.start:exc.start + 8]!r}); "
@@ -152,6 +243,8 @@ def read_run(path) -> dict[str, list[RunRow]]:
             score_f = float(score)
         except ValueError:
             raise DataError(f"score {score!r} is not a number", field="score", **where) from None
+        if math.isnan(score_f):  # NaN compares false with everything: the order would be
+            raise DataError("score is NaN", field="score", **where)  # the file's line order
         if (qid, doc) in seen:
             raise DataError(f"document {doc!r} appears twice for query {qid!r}",
                             field="docid", **where)

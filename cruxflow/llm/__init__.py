@@ -24,15 +24,18 @@ __all__ = ["GENERATION", "JUDGMENT", "Backend", "CallStats", "Completion", "LLMC
            "make_runner"]
 
 # Keys of a backend's config entry that are not constructor arguments.
-_RUNNER_KEYS = {"kind", "model", "batch_size", "gpus", "mem_mb", "runtime"}
+_RUNNER_KEYS = {"kind", "model", "batch_size", "gpus", "mem_mb", "runtime", "model_revision"}
 
 
 def make_backend(spec: dict, *, threads: int = 1) -> Backend:
     """A backend from one entry of ``llm.backends``."""
     try:
-        return _make_backend(spec, threads)
+        backend = _make_backend(spec, threads)
     except TypeError as e:  # a key that this kind of backend does not take
         raise LLMError(f"LLM backend {spec.get('kind')!r}: {e}") from e
+    if spec.get("model_revision") is not None:
+        backend.model_revision = str(spec["model_revision"])
+    return backend
 
 
 def _make_backend(spec: dict, threads: int) -> Backend:

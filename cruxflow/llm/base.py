@@ -94,6 +94,10 @@ class Backend(ABC):
     """A model behind some API. Subclasses implement :meth:`generate` for a batch."""
 
     kind: str = "?"
+    # An optional fingerprint of the weights behind ``model`` (a commit hash, a file's sha256,
+    # a date): set from the config's ``model_revision``, it joins the cache key, so two
+    # different models served under one name never share entries.
+    model_revision: str | None = None
 
     def __init__(self, model: str, *, endpoint: str = "chat"):
         if endpoint not in ("chat", "completion"):
@@ -105,9 +109,15 @@ class Backend(ABC):
         """What decides the output besides the request: part of every cache key.
 
         The server address is deliberately not part of it: a ``vllm serve`` job gets a new
-        host every time it is scheduled, and the same weights give the same outputs there.
+        host every time it is scheduled, and the same weights give the same outputs there. The
+        price is that two different models served under the same name would share entries;
+        ``model_revision``, when set, tells them apart (absent otherwise, so the keys of
+        earlier runs stay valid).
         """
-        return {"kind": self.kind, "model": self.model, "endpoint": self.endpoint}
+        out = {"kind": self.kind, "model": self.model, "endpoint": self.endpoint}
+        if self.model_revision is not None:
+            out["model_revision"] = self.model_revision
+        return out
 
     @abstractmethod
     def generate(self, requests: list[Request]) -> list[Completion]:

@@ -4,6 +4,7 @@ called without HTTP), and the same server on a port for the OpenAI-compatible ba
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from cruxflow._extras import extra, extra_hint
 from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
@@ -34,6 +35,19 @@ def _params(model_path: str, *, n_ctx: int, threads: int, port: int = 0, host: s
     return p
 
 
+def gguf_path(model: str) -> str:
+    """The GGUF file that ``model`` (a path or ``package:<module>/<file>``) names; a missing one
+    is an :class:`LLMError` here rather than llama.cpp's "Failed to init" at load time."""
+    try:
+        path = resolve_model(model)
+    except FileNotFoundError as e:
+        raise LLMError(str(e)) from None
+    if not Path(path).is_file():
+        raise LLMError(f"model {model!r}: {path} does not exist (a GGUF file, or "
+                       "package:<module>/<file>)")
+    return path
+
+
 class LlamaCppBackend(Backend):
     """A GGUF model on the CPU. ``model``: a path or ``package:<module>/<file>.gguf``."""
 
@@ -47,7 +61,7 @@ class LlamaCppBackend(Backend):
             import xllamacpp
         except ImportError as e:
             raise LLMError(extra_hint("the llamacpp backend", "llm", "xllamacpp")) from e
-        self._path = resolve_model(model)   # a missing model fails here, not at first use
+        self._path = gguf_path(model)   # a missing model fails here, not at first use
         self._settings = {"n_ctx": n_ctx, "threads": threads, "verbose": verbose}
         self._xllamacpp = xllamacpp
         # The model is loaded on the first request: a job whose requests all come from the
@@ -117,7 +131,7 @@ def serve(model: str, *, host: str = "127.0.0.1", port: int = 8080, n_ctx: int =
     with extra(__name__, "llm"):
         import xllamacpp
 
-    path = resolve_model(model)
+    path = gguf_path(model)
     server = xllamacpp.Server(_params(path, n_ctx=n_ctx, threads=threads, port=port, host=host,
                                       n_parallel=n_parallel, verbose=verbose))
     return server

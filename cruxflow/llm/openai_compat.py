@@ -1,16 +1,20 @@
 """Any OpenAI-compatible server by ``base_url``: ``vllm serve``, llama.cpp's server, Ollama,
 LiteLLM or a hosted API.
 
-The ``openai`` client does the HTTP work: a timeout per request and ``max_retries`` retries
-with exponential backoff on connection errors, 408/409/429 and 5xx (honouring Retry-After).
-Requests of a batch go out ``concurrency`` at a time. The API key is read from the environment
-variable named in the config and never logged.
+The ``openai`` client does the HTTP work, with a timeout per request; the retries are ours, so
+that each is logged (a warning: the rule's log and stderr) with its reason and its wait instead
+of a run stalling in silence behind a hung server: up to ``max_retries`` more attempts on
+connection errors, timeouts, 408/409/429 and 5xx, after the server's Retry-After or an
+exponential backoff (0.5 s doubling to 8 s). Requests of a batch go out ``concurrency`` at a
+time. The API key is read from the environment variable named in the config and never logged.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import random
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from cruxflow._extras import extra_hint
@@ -21,6 +25,8 @@ log = logging.getLogger(__name__)
 
 # How each server family takes a constrained choice (the field goes into the request body).
 CONSTRAINTS = ("none", "vllm", "llamacpp")
+RETRY_STATUS = frozenset({408, 409, 429})   # and every 5xx
+MAX_WAIT_S = 60.0   # a longer Retry-After is cut to this
 
 
 class OpenAIBackend(Backend):
@@ -40,9 +46,12 @@ class OpenAIBackend(Backend):
         self._openai = openai
         # Local servers take any key; the variable's value is never logged.
         key = os.environ.get(api_key_env) or "EMPTY"
+        # max_retries=0: the client's own retries say nothing about why or how long they wait
         self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s,
-                                    max_retries=max_retries)
+                                    max_retries=0)
         self.base_url = base_url
+        self.timeout_s = float(timeout_s)
+        self.max_retries = max(0, int(max_retries))
         self.concurrency = max(1, int(concurrency))
         self.constrain = constrain
         self.extra_body = dict(extra_body or {})
@@ -69,22 +78,53 @@ class OpenAIBackend(Backend):
             kwargs["seed"] = s.seed
         if s.stop:
             kwargs["stop"] = list(s.stop)
-        try:
-            if self.endpoint == "chat":
-                if s.logprobs:
-                    kwargs.update(logprobs=True, top_logprobs=s.logprobs)
-                resp = self.client.chat.completions.create(
-                    messages=chat_messages(request), **kwargs)
-            else:
-                if s.logprobs:
-                    kwargs["logprobs"] = s.logprobs
-                resp = self.client.completions.create(prompt=request.text, **kwargs)
-        except self._openai.OpenAIError as e:
-            raise LLMError(f"{self.base_url}: {type(e).__name__}: {e}") from e
+        if self.endpoint == "chat":
+            if s.logprobs:
+                kwargs.update(logprobs=True, top_logprobs=s.logprobs)
+            call = lambda: self.client.chat.completions.create(  # noqa: E731
+                messages=chat_messages(request), **kwargs)
+        else:
+            if s.logprobs:
+                kwargs["logprobs"] = s.logprobs
+            call = lambda: self.client.completions.create(prompt=request.text, **kwargs)  # noqa: E731
+        resp = self._with_retries(call)
         data = resp.model_dump()
         if not data.get("choices"):
             raise LLMError(f"{self.base_url}: response without choices")
         return completion_from_choice(data["choices"][0], data.get("usage"))
+
+    def _with_retries(self, call):
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return call()
+            except self._openai.OpenAIError as e:
+                reason, wait = self._retry(e, attempt)
+                if wait is None or attempt == attempts:
+                    tried = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
+                    raise LLMError(f"LLM server {self.base_url}: {type(e).__name__}: "
+                                   f"{reason}{tried}") from e
+                log.warning("LLM server %s: %s (attempt %d of %d); retrying in %.1f s",
+                            self.base_url, reason, attempt, attempts, wait)
+                time.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _retry(self, e, attempt: int) -> tuple[str, float | None]:
+        """Why ``e`` happened, and how long to wait before trying again (``None``: do not;
+        the request itself is wrong)."""
+        backoff = min(0.5 * 2 ** (attempt - 1), 8.0) * random.uniform(0.75, 1.0)
+        if isinstance(e, self._openai.APITimeoutError):
+            return f"no answer within {self.timeout_s:g} s (timeout)", backoff
+        if isinstance(e, self._openai.APIConnectionError):
+            return f"cannot connect ({e.__cause__ or e})", backoff
+        if isinstance(e, self._openai.APIStatusError):
+            status = e.status_code
+            body = e.body if isinstance(e.body, dict) else {}
+            reason = f"HTTP {status}: {body.get('message') or e.message}"
+            if status in RETRY_STATUS or status >= 500:
+                return reason, _retry_after(e.response.headers) or backoff
+            return reason, None
+        return str(e), None
 
     def generate(self, requests: list[Request]) -> list[Completion]:
         out: list[Completion | None] = [None] * len(requests)
@@ -108,3 +148,15 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _retry_after(headers) -> float | None:
+    """The wait a server asks for (``retry-after-ms``, or ``retry-after`` in seconds)."""
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name)) * scale
+        except (TypeError, ValueError):
+            continue
+        if 0 <= value:
+            return min(value, MAX_WAIT_S)
+    return None

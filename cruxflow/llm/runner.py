@@ -64,20 +64,34 @@ class LLMRunner:
             done = 0
             # Each output is committed as soon as the backend hands it over: a killed job loses
             # only the calls still in flight.
-            for j, out in self.backend.generate_iter([r for _, r in batch]):
-                key, req = batch[j]
-                if self.cache is not None:
-                    self.cache.put_many([(key, identity, req, out)])
-                found[key] = out
-                self.stats.calls += 1
-                done += 1
+            try:
+                for j, out in self.backend.generate_iter([r for _, r in batch]):
+                    key, req = batch[j]
+                    if self.cache is not None:
+                        self.cache.put_many([(key, identity, req, out)])
+                    found[key] = out
+                    self.stats.calls += 1
+                    done += 1
+                    if bar is not None:
+                        bar.update(1)
+            except LLMError as e:
                 if bar is not None:
-                    bar.update(1)
+                    bar.close()
+                raise LLMError(f"{e}; {self._progress(len(set(keys)), len(found))}") from e
             if done != len(batch):
                 raise RuntimeError(f"backend returned {done} outputs for {len(batch)} requests")
         if bar is not None:
             bar.close()
         return [found[k] for k in keys]
+
+    def _progress(self, asked: int, answered: int) -> str:
+        """What a failed call leaves behind, so the user knows what a re-run will cost."""
+        if self.cache is None:
+            return (f"{answered} of these {asked} requests were answered, none kept (no "
+                    "cache): a re-run asks for all of them again")
+        return (f"{answered} of these {asked} requests are answered and cached in "
+                f"{self.cache.path} ({self.stats.cache_hits} found there, {self.stats.calls} "
+                f"new calls this run): a re-run asks only for the {asked - answered} missing")
 
     def close(self) -> None:
         self.backend.close()

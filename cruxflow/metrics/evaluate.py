@@ -13,7 +13,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing, read_run
 from cruxflow.data.model import Dataset, load_records, passage_from_json
 from cruxflow.data.names import ORACLE_K, PASSAGES
-from cruxflow.stages.judgments import derive, load_judgments
+from cruxflow.stages.judgments import check_eta, derive, load_judgments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,8 +52,12 @@ def load_texts(dataset_dir, collection=None) -> tuple[Dataset, dict[str, str]]:
 def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: float = 0.5,
                  ks: list[int | str] | None = None, density_weight: float = 0.5,
                  tokenizer: str | None = None, judgments=None, collection=None,
-                 name: str | None = None) -> Evaluation:
-    """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does."""
+                 name: str | None = None, allow_empty: bool = False) -> Evaluation:
+    """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does.
+
+    An input with no ranked list is an error unless ``allow_empty`` (every topic then scores
+    as an empty context); ``judgments`` made with another eta are an error.
+    """
     # imported here: pandas and ir_measures would slow down every other subcommand's start
     import pandas as pd
 
@@ -62,20 +66,21 @@ def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: f
 
     if (run is None) == (contexts is None):
         raise ValueError("give exactly one of run and contexts")
+    check_eta(eta)
     source = existing(run if run is not None else contexts,
                        "run file" if run is not None else "contexts file")
     dataset, texts = load_texts(dataset_dir, collection)
     judged = derive(dataset, eta, alpha) if judgments is None \
-        else load_judgments(judgments, dataset)
+        else load_judgments(judgments, dataset, eta)
     if run is not None:
         ranking = read_run(source)
     else:
         ranking = read_contexts(source, topics=dataset.topics, passages=texts)
+    if not ranking and not allow_empty:
+        raise DataError("no ranked list in the file (every topic would score 0); pass "
+                        "--allow-empty to score it anyway", path=source)
     check_run(ranking, dataset, texts, source)
-    try:
-        count_tokens = make_token_counter(tokenizer)
-    except FileNotFoundError as exc:
-        raise DataError(str(exc), path=tokenizer) from None
+    count_tokens = make_token_counter(tokenizer)
     scorer = ContextScorer(dataset, judged, texts, count_tokens, eta=eta, alpha=alpha,
                            density_weight=density_weight)
     if not scorer.judgments:
@@ -104,5 +109,3 @@ def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: f
         "missing_in_run": [t for t in scorer.judgments if t not in ranking],
     }
     return Evaluation(per_query, aggregate(per_query), info)
-
-

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from cruxflow.data.errors import DataError
+
 TokenCounter = Callable[[str], int]
 TokenTruncator = Callable[[str, int], str]
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -39,9 +41,13 @@ def _hf_tokenizer(path):
     p = Path(path)
     file = p / "tokenizer.json" if p.is_dir() else p
     if not file.is_file():
-        raise FileNotFoundError(f"{file}: no tokenizer.json (tokenizer must be a local file "
-                                "or a directory holding tokenizer.json; nothing is downloaded)")
-    return file, Tokenizer.from_file(str(file))
+        raise DataError("no tokenizer.json (the tokenizer must be a local file or a directory "
+                        "holding tokenizer.json; nothing is downloaded)", path=file)
+    try:
+        return file, Tokenizer.from_file(str(file))
+    except Exception as e:  # the tokenizers library raises a bare Exception
+        raise DataError(f"not a tokenizer.json the tokenizers library reads ({e})",
+                        path=file) from None
 
 
 def hf_token_counter(path) -> TokenCounter:

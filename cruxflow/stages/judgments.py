@@ -4,6 +4,10 @@ Per topic: the answerable sub-questions (filtering), the relevant passages P* (t
 passages of the topic's documents), the required subset P** = Z* (greedy), and the files that
 standard tools read: TREC qrels for P* and P**, ndeval diversity qrels (subtopic =
 sub-question) and the oracle context as a TREC run.
+
+Every judgments record carries the eta it was derived with: judgments of another threshold
+give other Q and P**, and scoring with them would be silently wrong, so readers that know their
+eta refuse a mismatch.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing, iter_jsonl, write_jsonl, write_qrels, write_run
-from cruxflow.data.model import Dataset
+from cruxflow.data.model import RATING_MAX, RATING_MIN, Dataset
 from cruxflow.metrics.crux import answerable_questions, ideal_order, select_required
 
 # Graded relevance in qrels.relevance: nDCG sees P** above the rest of P*; R and AP count both.
@@ -27,12 +31,23 @@ class TopicJudgments:
     kept: list[int]           # answerable question indices (the Q of Eq. 3-5)
     relevant: list[str]       # P*: judged passages of the topic
     required: list[str]       # P** = Z*, in the ideal (alpha-nDCG greedy) order
+    eta: int | None = None    # the threshold they were derived with (None: an older file)
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
+def check_eta(eta) -> int:
+    """The answerability threshold: a rating from 1 to 5 (at 0 every passage answers every
+    question, above 5 none does)."""
+    if isinstance(eta, bool) or not isinstance(eta, int) or not RATING_MIN < eta <= RATING_MAX:
+        raise DataError(f"must be a rating from {RATING_MIN + 1} to {RATING_MAX}, got {eta!r}",
+                        field="eta")
+    return eta
+
+
 def derive(dataset: Dataset, eta: int = 3, alpha: float = 0.5) -> dict[str, TopicJudgments]:
+    check_eta(eta)
     by_topic = dataset.ratings_by_topic()
     out = {}
     for tid, topic in dataset.topics.items():
@@ -41,7 +56,8 @@ def derive(dataset: Dataset, eta: int = 3, alpha: float = 0.5) -> dict[str, Topi
         kept = answerable_questions(matrix, n, eta)
         required = select_required(matrix, kept, eta)
         order = ideal_order([matrix[p] for p in required], kept, eta, alpha)
-        out[tid] = TopicJudgments(tid, n, kept, list(matrix), [required[i] for i in order])
+        out[tid] = TopicJudgments(tid, n, kept, list(matrix), [required[i] for i in order],
+                                  eta)
     return out
 
 
@@ -89,22 +105,40 @@ def write_judgments(judgments: dict[str, TopicJudgments], dataset: Dataset, outd
     }
 
 
-def read_judgments(path) -> dict[str, TopicJudgments]:
-    return {o["topic_id"]: TopicJudgments(**o) for _, o in iter_jsonl(path)}
+def read_judgments(path, eta: int | None = None) -> dict[str, TopicJudgments]:
+    """The judgments of a file this workflow wrote; with ``eta``, records of another threshold
+    are an error."""
+    out = {}
+    for lineno, obj in iter_jsonl(path):
+        j = _record(obj, {"path": path, "record": f"line {lineno}"}, eta)
+        out[j.topic_id] = j
+    return out
 
 
-def load_judgments(path, dataset: Dataset) -> dict[str, TopicJudgments]:
-    """A judgments.jsonl checked against the dataset it is used with (a file of another dataset
-    or of other ratings would otherwise fail deep inside the scorer, or score silently wrong)."""
+def _record(obj: dict, where: dict, eta: int | None) -> TopicJudgments:
+    try:
+        j = TopicJudgments(**obj)
+    except TypeError as exc:
+        raise DataError(f"not a judgments record ({exc})", **where) from None
+    if eta is not None and j.eta != eta:
+        if j.eta is None:
+            raise DataError(f"no eta: written by an older cruxflow, it cannot be checked against "
+                            f"eta={eta}; derive the judgments again", field="eta", **where)
+        raise DataError(f"derived with eta={j.eta}, used with eta={eta}: Q and P** differ "
+                        "between thresholds", field="eta", **where)
+    return j
+
+
+def load_judgments(path, dataset: Dataset, eta: int | None = None) -> dict[str, TopicJudgments]:
+    """A judgments.jsonl checked against the dataset and the eta it is used with (a file of
+    another dataset, of other ratings or of another eta would otherwise fail deep inside the
+    scorer, or score silently wrong)."""
     path = existing(path, "judgments file")
     matrix = dataset.ratings_by_topic()
     out: dict[str, TopicJudgments] = {}
     for lineno, obj in iter_jsonl(path):
         where = {"path": path, "record": f"line {lineno}"}
-        try:
-            j = TopicJudgments(**obj)
-        except TypeError as exc:
-            raise DataError(f"not a judgments record ({exc})", **where) from None
+        j = _record(obj, where, eta)
         if j.topic_id not in dataset.topics:
             raise DataError(f"unknown topic {j.topic_id!r} (not in the dataset's topics)",
                             field="topic_id", **where)

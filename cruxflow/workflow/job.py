@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 
 def setup_logging(snakemake) -> logging.Logger:
-    """Send the script's log records to the rule's ``log:`` file (and keep warnings on stderr)."""
+    """Send the script's log records to the rule's ``log:`` file (and keep warnings on stderr),
+    and make the script's failure land there too: bad input as the one-line error, anything
+    else (a bug) with its traceback. Every script calls this first, so none needs a handler
+    of its own."""
     handlers = [logging.StreamHandler()]
     handlers[0].setLevel(logging.WARNING)
     if snakemake.log:
@@ -17,7 +21,33 @@ def setup_logging(snakemake) -> logging.Logger:
         handlers.append(logging.FileHandler(main, mode="w"))
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return logging.getLogger(f"cruxflow.rule.{snakemake.rule}")
+    log = logging.getLogger(f"cruxflow.rule.{snakemake.rule}")
+    sys.excepthook = _failure_hook(log, handlers[1:], sys.excepthook)
+    return log
+
+
+def _failure_hook(log: logging.Logger, files: list[logging.Handler], previous):
+    """An ``excepthook`` that writes an uncaught exception to the rule's log file: the message
+    alone for bad input (:class:`DataError`, :class:`LLMError`, the config's errors), the
+    traceback for anything else; stderr gets the same one line, or the usual traceback."""
+    from cruxflow.data.errors import DataError
+    from cruxflow.llm.base import LLMError
+    from cruxflow.workflow.config import ConfigError
+
+    def hook(kind, exc, tb):
+        expected = isinstance(exc, (DataError, LLMError, ConfigError))
+        record = log.makeRecord(log.name, logging.ERROR, __file__, 0,
+                                "error: %s" if expected else "failed: %s", (exc,),
+                                None if expected else (kind, exc, tb))
+        for handler in files:
+            handler.handle(record)
+            handler.flush()
+        if expected:
+            print(f"error: {exc}", file=sys.stderr)
+        else:
+            previous(kind, exc, tb)
+
+    return hook
 
 
 def dataset_dir(snakemake) -> Path:

@@ -1,10 +1,17 @@
 """Readers that turn raw corpora into the CRUX data model (:class:`cruxflow.data.model.Dataset`),
 one module per source format, and :func:`ingest_to`, which reads, validates and writes one
-corpus as a dataset directory."""
+corpus as a dataset directory.
+
+:func:`ingest_to` writes the whole dataset into a fresh directory beside ``out`` and then puts
+it in place of ``out`` as a whole, so a re-ingest never leaves a file of the previous dataset
+(stale ``judgments/``, ``runs/``) beside the new one, and a failure leaves ``out`` as it was. It
+replaces only a directory without files (Snakemake makes the outputs' folders before the job) or
+an earlier dataset (one with ``manifest.json``); anything else, and an output that is, holds or
+lies inside an input, is refused.
+"""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
@@ -13,7 +20,16 @@ from cruxflow.data.ingest.crux import crux_runs, read_crux
 from cruxflow.data.ingest.distractors import read_distractors
 from cruxflow.data.ingest.duc2004 import read_duc2004
 from cruxflow.data.ingest.multinews import read_multinews, read_multinews_src
-from cruxflow.data.io import read_run
+from cruxflow.data.io import atomic_directory, atomic_write, read_run, read_text
+from cruxflow.data.model import (
+    Dataset,
+    document_from_json,
+    passage_from_json,
+    rating_from_json,
+    reference_rating_from_json,
+    topic_from_json,
+)
+from cruxflow.data.names import MANIFEST
 
 READERS = {
     "multinews": read_multinews,
@@ -24,6 +40,12 @@ READERS = {
 
 __all__ = ["READERS", "IngestOptions", "read_distractors", "ingest", "ingest_to"]
 
+# Where a reader renames a field, the input's own name, so an error names what the user wrote.
+_INPUT_FIELDS = {
+    "crux": {"topic_id": "qid", "query": "topic", "reference": "report", "doc_ids": "docids"},
+    "distractors": {"title": "headline", "source_id": "docno"},
+}
+
 
 def ingest(fmt: str, path, options: IngestOptions | None = None):
     """Read ``path`` in format ``fmt`` and return ``(Dataset, report)``."""
@@ -32,37 +54,118 @@ def ingest(fmt: str, path, options: IngestOptions | None = None):
     return READERS[fmt](path, options or IngestOptions())
 
 
+def check_output(out, inputs) -> None:
+    """Refuse an output that would destroy an input or a directory that is not a dataset."""
+    target = Path(out).resolve()
+    for given in inputs:
+        src = Path(given).resolve()
+        if target == src or target in src.parents or src in target.parents:
+            raise DataError(f"the output is, holds or lies inside the input {given}: writing "
+                            "it would destroy the input; choose another --output", path=out)
+    blocker = next((p for p in (target, *target.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise DataError("is a file, not a directory: cannot write the dataset there",
+                        path=out if blocker == target else blocker)
+    # Empty directories do not count: Snakemake makes the outputs' folders before the job.
+    if target.is_dir() and not (target / MANIFEST).is_file() \
+            and any(not p.is_dir() for p in target.rglob("*")):
+        raise DataError(f"exists, holds files and no dataset (no {MANIFEST}): refusing to "
+                        "replace it; choose another --output or empty it", path=out)
+
+
+def check_records(dataset: Dataset, fmt: str, src, distractors=None) -> None:
+    """Every record as :meth:`Dataset.load` will check it, before anything is written: a reader
+    that lets a bad value through (a number where text belongs) would otherwise write a dataset
+    its own loader rejects. Errors name the input, the record and the input's field."""
+
+    def check(parse, obj, path, record, renames):
+        try:
+            parse(obj, {})
+        except DataError as e:
+            raise DataError(e.reason, path=path, record=record,
+                            field=renames.get(e.field, e.field)) from None
+
+    renames = _INPUT_FIELDS.get(fmt, {})
+    for t in dataset.topics.values():
+        check(topic_from_json, t.to_json(), src, f"topic {t.source_id or t.topic_id}", renames)
+    for d in dataset.documents.values():
+        mine = d.topic_id is None and distractors is not None
+        check(document_from_json, d.to_json(), distractors if mine else src,
+              f"document {d.source_id or d.doc_id}",
+              _INPUT_FIELDS["distractors"] if mine else renames)
+    for p in dataset.passages.values():
+        check(passage_from_json, p.to_json(), src, f"passage {p.id}", renames)
+    for (tid, pid), ratings in dataset.ratings.items():
+        check(rating_from_json, {"topic_id": tid, "passage_id": pid, "ratings": ratings,
+                                 "expected": dataset.expected.get((tid, pid))},
+              src, f"topic {tid} passage {pid}", renames)
+    for r in dataset.reference_ratings.values():
+        check(reference_rating_from_json, r.to_json(), src, f"topic {r.topic_id}", renames)
+
+
 def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
-              eta: int | None = 3, alpha: float = 0.5, max_topics: int | None = None) -> dict:
-    """Read, validate and write one corpus; return the summary printed by the CLI."""
+              eta: int | None = 3, alpha: float = 0.5, max_topics: int | None = None,
+              allow_empty: bool = False) -> dict:
+    """Read and validate one corpus, then write it as the dataset directory ``out`` (replacing
+    an earlier dataset there as a whole); return the summary printed by the CLI.
+
+    An input with no topic, an empty distractors file or an empty run file is an error unless
+    ``allow_empty``.
+    """
     if distractors and fmt == "crux":
         raise DataError("--distractors does not apply to the crux format: its passages.jsonl "
                         "already holds the whole corpus", path=distractors)
+    if max_topics is not None and max_topics < 1:
+        raise DataError(f"must be at least 1, got {max_topics}", field="max_topics")
+    check_output(out, [src, *([distractors] if distractors else [])])
     from cruxflow.stages.judgments import derive, write_judgments
 
     dataset, report = ingest(fmt, src, options)
+    if not dataset.topics and not allow_empty:
+        skipped = len(report.clusters_skipped)
+        raise DataError(f"no topics read ({report.clusters_read} clusters, {skipped} skipped "
+                        "with too few documents); pass --allow-empty to write an empty dataset",
+                        path=src)
+    runs = crux_runs(src) if fmt == "crux" else []
+    extra = []
+    if distractors:
+        extra = read_distractors(distractors, f"{options.prefix}-distractors", options.encoding)
+        if not extra and not allow_empty:
+            raise DataError("no articles; pass --allow-empty to go on without distractors",
+                            path=distractors)
+        for doc in extra:
+            dataset.documents[doc.doc_id] = doc
+    check_records(dataset, fmt, src, distractors)
+    kept_runs = [(run, _checked_run(run, dataset, allow_empty)) for run in runs]
     if max_topics is not None:
         dataset = dataset.head(max_topics)
-    runs = crux_runs(src) if fmt == "crux" else []
-    for run in runs:
-        read_run(run)  # validate everything before writing anything
-    if distractors:
-        for doc in read_distractors(distractors, f"{options.prefix}-distractors",
-                                    options.encoding):
-            dataset.documents[doc.doc_id] = doc
-    counts = dataset.save(out, extra_manifest={"ingest": report.to_json(),
-                                               "prefix": options.prefix,
-                                               "max_topics": max_topics})
-    summary = {"output": str(out), **counts,
-               "clusters_skipped": len(report.clusters_skipped),
-               "empty_articles_skipped": report.empty_articles_skipped}
-    if dataset.ratings and eta is not None:
-        jdir = Path(out) / "judgments" / f"eta{eta}"
-        summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset, jdir, eta)
-    if fmt == "crux":
-        for run in runs:
-            dest = Path(out) / "runs" / run.name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(run, dest)
-        summary["runs"] = len(runs)
+    summary = {"output": str(out)}
+    with atomic_directory(out) as tmp:
+        counts = dataset.save(tmp, extra_manifest={"ingest": report.to_json(),
+                                                   "prefix": options.prefix,
+                                                   "max_topics": max_topics})
+        summary.update(counts, clusters_skipped=len(report.clusters_skipped),
+                       empty_articles_skipped=report.empty_articles_skipped)
+        if dataset.ratings and eta is not None:
+            summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset,
+                                                   tmp / "judgments" / f"eta{eta}", eta)
+        for run, text in kept_runs:
+            # the run as shipped, less the lines of topics that --max-topics dropped
+            with atomic_write(tmp / "runs" / run.name) as f:
+                f.writelines(line for line in text.splitlines(keepends=True)
+                             if not line.strip() or line.split()[0] in dataset.topics)
+        if fmt == "crux":
+            summary["runs"] = len(runs)
     return summary
+
+
+def _checked_run(path: Path, dataset: Dataset, allow_empty: bool) -> str:
+    """A shipped run's text, after checking its format and that every topic and passage it
+    names is the dataset's (a run of another release would score as all zeros)."""
+    from cruxflow.metrics.scorer import check_run
+
+    ranking = read_run(path)
+    if not ranking and not allow_empty:
+        raise DataError("empty run file; pass --allow-empty to copy it anyway", path=path)
+    check_run(ranking, dataset, dataset.passages, path)
+    return read_text(path)

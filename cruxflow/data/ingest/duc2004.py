@@ -101,6 +101,12 @@ def _find(root: Path, name: str) -> Path:
     return p
 
 
+def _visible(directory: Path):
+    """The entries of ``directory`` but hidden ones (``.DS_Store``, an editor's ``.*.swp``):
+    copied folders carry them, and they are never NIST's documents."""
+    return (p for p in directory.iterdir() if not p.name.startswith("."))
+
+
 def read_duc2004(path, options: IngestOptions) -> tuple:
     root = Path(path)
     docs_dir, models_dir = _find(root, "docs"), _find(root, "models")
@@ -115,14 +121,14 @@ def read_duc2004(path, options: IngestOptions) -> tuple:
             models.setdefault(m["cluster"], []).append((m["annotator"], f))
 
     clusters, keys_with_docs = [], set()
-    for cdir in sorted(p for p in docs_dir.iterdir() if p.is_dir()):
+    for cdir in sorted(p for p in _visible(docs_dir) if p.is_dir()):
         m = _CLUSTER_DIR.match(cdir.name)
         if not m:
             raise DataError("cluster directory name is not like d30001t", path=cdir)
         key = m["key"].upper()
         keys_with_docs.add(key)
         articles, seen = [], set()
-        for f in sorted(p for p in cdir.iterdir() if p.is_file()):
+        for f in sorted(p for p in _visible(cdir) if p.is_file()):
             docno, headline, text = parse_sgml_doc(f, options.encoding)
             if docno in seen:
                 raise DataError(f"duplicate DOCNO {docno!r}", path=f)

@@ -1,0 +1,83 @@
+"""Argument types shared by the console commands, so a bad value is refused by argparse with
+one line (exit 2) instead of being used silently or failing deep inside a run."""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import math
+
+from cruxflow.data.model import RATING_MAX, RATING_MIN
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Argument errors as one line, ``cruxflow <command>: error: ...`` (exit 2), like every
+    other error of the CLI; the usage is one ``--help`` away."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _integer(text: str, low: int, high: int | None, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"{what}, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    return _integer(text, 1, None, "must be at least 1")
+
+
+def non_negative_int(text: str) -> int:
+    return _integer(text, 0, None, "must be at least 0")
+
+
+def port(text: str) -> int:
+    return _integer(text, 1, 65535, "must be a port from 1 to 65535")
+
+
+def eta(text: str) -> int:
+    """The answerability threshold: a rating from 1 to 5 (0 would make every question
+    answerable by every passage)."""
+    return _integer(text, RATING_MIN + 1, RATING_MAX,
+                    f"must be a rating from {RATING_MIN + 1} to {RATING_MAX}")
+
+
+def _number(text: str, ok, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{what}, got {value}")
+    return value
+
+
+def unit_interval(text: str) -> float:
+    """A number from 0 to 1 (alpha-nDCG's redundancy penalty)."""
+    return _number(text, lambda v: 0 <= v <= 1, "must lie in 0..1")
+
+
+def non_negative(text: str) -> float:
+    """A finite number >= 0 (an exponent)."""
+    return _number(text, lambda v: v >= 0, "must be at least 0")
+
+
+def positive_number(text: str) -> float:
+    """A finite number > 0 (a timeout in seconds)."""
+    return _number(text, lambda v: v > 0, "must be more than 0")
+
+
+def encoding(text: str) -> str:
+    """A text encoding Python knows (checked before any file is read)."""
+    try:
+        codecs.lookup(text)
+    except LookupError:
+        raise argparse.ArgumentTypeError(f"unknown encoding {text!r}") from None
+    return text

@@ -1,0 +1,581 @@
+"""Bad input across every console command, as a hostile user would give it (issue 21).
+
+Each row of ``CASES`` is (id, command line, setup, expected fragments): the setup builds the
+inputs under a fresh directory ``{t}``, the command runs in process through
+``cruxflow.cli.main``, and the test asserts exit code 2, exactly one line on stderr that starts
+``cruxflow`` and holds every fragment (the file, the record and the field where the input has
+them, and the reason), no traceback, and that nothing under ``{t}`` was written, replaced or
+had its mode changed.
+
+Besides the table: an ingest into an existing dataset directory leaves no file of the old one,
+outputs get the mode the umask says, and the workflow config's checks of names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cruxflow.cli import main
+from cruxflow.data.ingest import IngestOptions, ingest_to
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "resources" / "demo"
+
+
+# --- building inputs ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_dataset(tmp_path_factory) -> Path:
+    """The demo's CRUX release ingested once (judgments at eta 3 and 5); cases copy it."""
+    d = tmp_path_factory.mktemp("demo") / "data"
+    ingest_to("crux", DEMO / "crux", d, IngestOptions(prefix="crux"), eta=3)
+    five = tmp_path_factory.mktemp("eta5") / "data"
+    ingest_to("crux", DEMO / "crux", five, IngestOptions(prefix="crux"), eta=5)
+    shutil.copytree(five / "judgments" / "eta5", d / "judgments" / "eta5")
+    return d
+
+
+def lines(path: Path, rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+
+
+def edit_jsonl(path: Path, lineno: int, change: Callable[[dict], dict]) -> None:
+    rows = path.read_text().splitlines()
+    rows[lineno - 1] = json.dumps(change(json.loads(rows[lineno - 1])))
+    path.write_text("\n".join(rows) + "\n")
+
+
+def crux(t: Path) -> Path:
+    shutil.copytree(DEMO / "crux", t / "crux")
+    return t / "crux"
+
+
+def crux_with(change: Callable[[Path], None]):
+    def setup(t, _):
+        change(crux(t))
+    return setup
+
+
+def crux_run(*rows: str):
+    return crux_with(lambda c: lines(c / "runs" / "r.run", rows))
+
+
+def duc(t: Path) -> Path:
+    shutil.copytree(DEMO / "raw" / "duc2004", t / "duc")
+    return t / "duc"
+
+
+def duc_with(change: Callable[[Path], None]):
+    def setup(t, _):
+        change(duc(t))
+    return setup
+
+
+def distractors(*rows):
+    def setup(t, _):
+        duc(t)
+        lines(t / "dist.jsonl", rows)
+    return setup
+
+
+def multinews(*rows):
+    def setup(t, _):
+        lines(t / "mn.jsonl", rows)
+    return setup
+
+
+MN_ROW = {"document": "First article text. ||||| Second article text.", "summary": "A summary."}
+
+
+def data(t: Path, demo: Path) -> Path:
+    shutil.copytree(demo, t / "data")
+    return t / "data"
+
+
+def data_with(change: Callable[[Path, Path], None] = lambda t, d: None):
+    def setup(t, demo):
+        change(t, data(t, demo))
+    return setup
+
+
+def run_file(*rows: str):
+    return data_with(lambda t, d: lines(t / "my.run", rows))
+
+
+def contexts_file(*rows):
+    return data_with(lambda t, d: lines(t / "ctx.jsonl", rows))
+
+
+def a_file(name: str, text: str = "x\n"):
+    def setup(t, demo):
+        if demo is not None:
+            data(t, demo)
+        (t / name).parent.mkdir(parents=True, exist_ok=True)
+        (t / name).write_text(text)
+    return setup
+
+
+def udcg_input(*items):
+    def setup(t, _):
+        (t / "u.json").write_text(json.dumps(list(items)))
+    return setup
+
+
+UDCG_ITEM = {"question": "who wrote it", "answers": ["someone"],
+             "passages": [{"doc_id": "d1", "text": "Someone wrote it.", "is_relevant": True}]}
+
+
+def support_input(*rows):
+    def setup(t, _):
+        lines(t / "answers.jsonl", rows)
+    return setup
+
+
+SUPPORT_ROW = {"run_id": "r", "topic_id": "t1", "topic": "a question",
+               "references": ["p1"], "answer": [{"text": "A sentence.", "citations": [0]}]}
+
+
+def kpr_input(*rows):
+    def setup(t, _):
+        lines(t / "q.jsonl", rows)
+    return setup
+
+
+def port_in_use(t, _):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    PORTS.append(sock)
+    (t / "port").write_text(str(sock.getsockname()[1]))
+
+
+PORTS: list[socket.socket] = []
+
+
+def nothing(t, _):
+    pass
+
+
+# --- the table ------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    id: str
+    argv: str                    # split on spaces; {t} is the case's directory
+    setup: Callable = nothing
+    expect: tuple[str, ...] = ()  # fragments of the one error line
+    needs_demo: bool = False
+    xfail: str | None = None
+
+
+INGEST_CRUX = "ingest --format crux --input {t}/crux --output {t}/out"
+INGEST_DUC = "ingest --format duc2004 --input {t}/duc --output {t}/out"
+INGEST_MN = "ingest --format multinews --input {t}/mn.jsonl --output {t}/out"
+EVAL_RUN = "evaluate --dataset {t}/data --run {t}/my.run"
+EVAL_ORACLE = "evaluate --dataset {t}/data --run {t}/data/judgments/eta3/oracle.run"
+ORACLE = "{t}/data/judgments/eta3/oracle.run"
+
+CASES = [
+    # ---- ingest --format crux: records (the reader or the loader's rules before writing)
+    Case("crux-topic-not-text", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "topics.jsonl", 1, lambda o: {**o, "topic": 123})),
+         ("{t}/crux", "topic demo-0", "field 'topic'", "expected str, got int")),
+    Case("crux-topic-bad-json", INGEST_CRUX,
+         crux_with(lambda c: (c / "topics.jsonl").write_text('{"qid": "x",\n')),
+         ("{t}/crux/topics.jsonl", "line 1", "invalid JSON")),
+    Case("crux-topic-missing-qid", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "topics.jsonl", 2,
+                                        lambda o: {k: v for k, v in o.items() if k != "qid"})),
+         ("{t}/crux/topics.jsonl", "line 2", "field 'qid'", "missing")),
+    Case("crux-topic-questions-not-list", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "topics.jsonl", 3,
+                                        lambda o: {**o, "questions": "why?"})),
+         ("{t}/crux/topics.jsonl", "line 3", "field 'questions'")),
+    Case("crux-topics-empty", INGEST_CRUX,
+         crux_with(lambda c: (c / "topics.jsonl").write_text("")),
+         ("{t}/crux/topics.jsonl",), xfail="issue 16 reader"),
+    Case("crux-passage-duplicate", INGEST_CRUX,
+         crux_with(lambda c: (c / "passages.jsonl").write_text(
+             (c / "passages.jsonl").read_text().splitlines()[0] + "\n" +
+             (c / "passages.jsonl").read_text())),
+         ("{t}/crux/passages.jsonl", "line 2", "field 'id'", "duplicate")),
+    Case("crux-passage-empty-contents", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "passages.jsonl", 4,
+                                        lambda o: {**o, "contents": " "})),
+         ("{t}/crux/passages.jsonl", "line 4", "field 'contents'")),
+    Case("crux-rating-out-of-range", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "judgements.jsonl", 5,
+                                        lambda o: {**o, "rating": [7] * len(o["rating"])})),
+         ("{t}/crux/judgements.jsonl", "line 5", "field 'rating'", "outside 0..5")),
+    Case("crux-rating-unknown-passage", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "judgements.jsonl", 6,
+                                        lambda o: {**o, "pid": "demo-0:9#999"})),
+         ("{t}/crux/judgements.jsonl", "line 6", "field 'pid'", "unknown passage")),
+    Case("crux-rating-count", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "judgements.jsonl", 1,
+                                        lambda o: {**o, "rating": [1, 2]})),
+         ("{t}/crux/judgements.jsonl", "line 1", "field 'rating'", "2 ratings")),
+    Case("crux-not-utf8", INGEST_CRUX,
+         crux_with(lambda c: (c / "topics.jsonl").write_bytes(b'{"qid": "caf\xe9"}\n')),
+         ("{t}/crux/topics.jsonl", "not valid utf-8 at byte 12", "--encoding")),
+    Case("crux-no-passages-file", INGEST_CRUX,
+         crux_with(lambda c: (c / "passages.jsonl").unlink()),
+         ("{t}/crux", "no passages.jsonl or corpus.jsonl")),
+    Case("crux-input-missing", INGEST_CRUX, nothing, ("{t}/crux", "expected a directory")),
+    # ---- ingest --format crux: the shipped runs/
+    Case("crux-run-unknown-topic", INGEST_CRUX, crux_run("nosuch Q0 demo-0:0#0 1 2.0 r"),
+         ("{t}/crux/runs/r.run", "query nosuch", "field 'qid'", "unknown topic")),
+    Case("crux-run-unknown-passage", INGEST_CRUX, crux_run("demo-0 Q0 demo-0:0#999 1 2.0 r"),
+         ("{t}/crux/runs/r.run", "query demo-0", "field 'docid'", "unknown passage")),
+    Case("crux-run-nan-score", INGEST_CRUX,
+         crux_run("demo-0 Q0 demo-0:0#0 1 2.0 r", "demo-0 Q0 demo-0:0#1 2 nan r"),
+         ("{t}/crux/runs/r.run", "line 2", "field 'score'", "NaN")),
+    Case("crux-run-columns", INGEST_CRUX, crux_run("demo-0 Q0 demo-0:0#0 1 2.0"),
+         ("{t}/crux/runs/r.run", "line 1", "expected 6 columns")),
+    Case("crux-run-empty", INGEST_CRUX, crux_run(),
+         ("{t}/crux/runs/r.run", "empty run file", "--allow-empty")),
+    Case("crux-with-distractors", INGEST_CRUX + " --distractors {t}/crux/topics.jsonl",
+         crux_with(lambda c: None), ("{t}/crux/topics.jsonl", "does not apply to the crux")),
+    # ---- ingest: where the output goes
+    Case("output-is-input", "ingest --format crux --input {t}/crux --output {t}/crux",
+         crux_with(lambda c: None), ("{t}/crux", "is, holds or lies inside the input")),
+    Case("output-inside-input", "ingest --format crux --input {t}/crux --output {t}/crux/out",
+         crux_with(lambda c: None), ("{t}/crux/out", "lies inside the input")),
+    Case("output-holds-input", "ingest --format crux --input {t}/crux --output {t}",
+         crux_with(lambda c: None), ("{t}", "holds or lies inside the input")),
+    Case("output-is-a-file", "ingest --format crux --input {t}/crux --output {t}/crux/../f",
+         crux_with(lambda c: (c.parent / "f").write_text("mine")),
+         ("{t}/crux/../f", "is a file, not a directory")),
+    Case("output-under-a-file", "ingest --format crux --input {t}/crux --output {t}/f/out",
+         crux_with(lambda c: (c.parent / "f").write_text("mine")),
+         ("{t}/f", "is a file, not a directory")),
+    Case("output-is-someone-elses-directory", INGEST_CRUX,
+         crux_with(lambda c: lines(c.parent / "out" / "notes.txt", ["mine"])),
+         ("{t}/out", "holds files and no dataset (no manifest.json)", "refusing")),
+    # ---- ingest: argument values
+    Case("max-topics-negative", INGEST_CRUX + " --max-topics -1", crux_with(lambda c: None),
+         ("argument --max-topics", "must be at least 1, got -1")),
+    Case("max-topics-zero", INGEST_CRUX + " --max-topics 0", crux_with(lambda c: None),
+         ("argument --max-topics", "got 0")),
+    Case("ingest-eta-out-of-range", INGEST_CRUX + " --eta 9", crux_with(lambda c: None),
+         ("argument --eta", "from 1 to 5, got 9")),
+    Case("ingest-unknown-encoding", INGEST_CRUX + " --encoding nosuch-enc",
+         crux_with(lambda c: None), ("argument --encoding", "unknown encoding 'nosuch-enc'")),
+    Case("min-docs-zero", INGEST_DUC + " --min-docs 0", duc_with(lambda d: None),
+         ("argument --min-docs", "got 0")),
+    Case("unknown-format", "ingest --format trec --input {t}/x --output {t}/out", nothing,
+         ("argument --format", "invalid choice: 'trec'")),
+    # ---- ingest --format multinews / multinews-src
+    Case("multinews-empty-file", INGEST_MN, multinews(),
+         ("{t}/mn.jsonl", "no topics read", "--allow-empty")),
+    Case("multinews-every-cluster-too-small", INGEST_MN,
+         multinews({"document": "Only one article.", "summary": "S."}),
+         ("{t}/mn.jsonl", "no topics read (1 clusters, 1 skipped")),
+    Case("multinews-summary-missing", INGEST_MN, multinews(MN_ROW, {"document": "a ||||| b"}),
+         ("{t}/mn.jsonl", "line 2", "field 'summary'", "missing or not a string")),
+    Case("multinews-bad-json", INGEST_MN, multinews(MN_ROW, "{oops"),
+         ("{t}/mn.jsonl", "line 2", "invalid JSON")),
+    Case("multinews-missing-file", INGEST_MN, nothing, ("{t}/mn.jsonl", "no such file")),
+    Case("multinews-corrupt-parquet",
+         "ingest --format multinews --input {t}/mn.parquet --output {t}/out",
+         a_file("mn.parquet", "not a parquet file\n"), ("{t}/mn.parquet",),
+         xfail="issue 17 owns data/ingest/multinews.py: wrap pq.read_table in a DataError"),
+    Case("multinews-src-without-tgt",
+         "ingest --format multinews-src --input {t}/test.src --output {t}/out",
+         a_file("test.src", "a story_separator_special_tag b\n"), ("{t}/test", ".tgt")),
+    # ---- ingest --format duc2004 and --distractors
+    Case("duc-missing-distractors", INGEST_DUC + " --distractors {t}/nope.jsonl",
+         duc_with(lambda d: None), ("{t}/nope.jsonl", "no such file")),
+    Case("distractor-headline-not-text", INGEST_DUC + " --distractors {t}/dist.jsonl",
+         distractors({"docno": "X1", "headline": 42, "text": "Some text."}),
+         ("{t}/dist.jsonl", "document X1", "field 'headline'", "expected str, got int")),
+    Case("distractor-text-missing", INGEST_DUC + " --distractors {t}/dist.jsonl",
+         distractors({"docno": "X1", "text": "t"}, {"docno": "X2"}),
+         ("{t}/dist.jsonl", "line 2", "field 'text'")),
+    Case("distractor-duplicate-docno", INGEST_DUC + " --distractors {t}/dist.jsonl",
+         distractors({"docno": "X1", "text": "a"}, {"docno": "X1", "text": "b"}),
+         ("{t}/dist.jsonl", "line 2", "field 'docno'", "duplicate")),
+    Case("distractors-empty", INGEST_DUC + " --distractors {t}/dist.jsonl", distractors(),
+         ("{t}/dist.jsonl", "no articles", "--allow-empty")),
+    Case("duc-cluster-without-summary", INGEST_DUC,
+         duc_with(lambda d: [f.unlink() for f in (d / "models").glob("D41002*")]),
+         ("{t}/duc/docs/d41002t", "no reference summary D41002.M.100.T.<A-H>")),
+    Case("duc-document-without-docno", INGEST_DUC,
+         duc_with(lambda d: (d / "docs" / "d41003t" / "NYT20240212.0054").write_text(
+             "<DOC>\n<TEXT>\nno number\n</TEXT>\n</DOC>\n")),
+         ("{t}/duc/docs/d41003t/NYT20240212.0054", "field 'DOCNO'", "no <DOCNO>")),
+    # ---- evaluate
+    Case("run-is-a-directory", "evaluate --dataset {t}/data --run {t}/data", data_with(),
+         ("{t}/data", "is a directory, expected a file"), needs_demo=True),
+    Case("run-missing", "evaluate --dataset {t}/data --run {t}/nope.run", data_with(),
+         ("{t}/nope.run", "no such run file"), needs_demo=True),
+    Case("run-columns", EVAL_RUN, run_file("demo-0 Q0 demo-0:0#0 1 2.0"),
+         ("{t}/my.run", "line 1", "expected 6 columns"), needs_demo=True),
+    Case("run-nan-score", EVAL_RUN,
+         run_file("demo-0 Q0 demo-0:0#0 1 2.0 r", "demo-0 Q0 demo-0:0#1 2 nan r"),
+         ("{t}/my.run", "line 2", "field 'score'", "NaN"), needs_demo=True),
+    Case("run-score-not-a-number", EVAL_RUN, run_file("demo-0 Q0 demo-0:0#0 1 high r"),
+         ("{t}/my.run", "line 1", "field 'score'", "not a number"), needs_demo=True),
+    Case("run-rank-not-an-integer", EVAL_RUN, run_file("demo-0 Q0 demo-0:0#0 first 2.0 r"),
+         ("{t}/my.run", "line 1", "field 'rank'"), needs_demo=True),
+    Case("run-duplicate-document", EVAL_RUN,
+         run_file("demo-0 Q0 demo-0:0#0 1 2.0 r", "demo-0 Q0 demo-0:0#0 2 1.0 r"),
+         ("{t}/my.run", "line 2", "field 'docid'", "appears twice"), needs_demo=True),
+    Case("run-unknown-topic", EVAL_RUN, run_file("nosuch Q0 demo-0:0#0 1 2.0 r"),
+         ("{t}/my.run", "query nosuch", "field 'qid'", "unknown topic"), needs_demo=True),
+    Case("run-unknown-passage", EVAL_RUN, run_file("demo-0 Q0 demo-0:0#999 1 2.0 r"),
+         ("{t}/my.run", "query demo-0", "field 'docid'", "unknown passage"), needs_demo=True),
+    Case("run-empty", EVAL_RUN, run_file(),
+         ("{t}/my.run", "no ranked list", "--allow-empty"), needs_demo=True),
+    Case("contexts-empty", "evaluate --dataset {t}/data --contexts {t}/ctx.jsonl",
+         contexts_file(), ("{t}/ctx.jsonl", "no ranked list", "--allow-empty"),
+         needs_demo=True),
+    Case("contexts-unknown-topic", "evaluate --dataset {t}/data --contexts {t}/ctx.jsonl",
+         contexts_file({"topic_id": "nosuch", "passages": []}),
+         ("{t}/ctx.jsonl", "line 1", "field 'topic_id'", "unknown topic"), needs_demo=True),
+    Case("contexts-passages-not-a-list", "evaluate --dataset {t}/data --contexts {t}/ctx.jsonl",
+         contexts_file({"topic_id": "demo-0", "passages": "demo-0:0#0"}),
+         ("{t}/ctx.jsonl", "line 1", "field 'passages'", "expected a list"), needs_demo=True),
+    Case("evaluate-eta-negative", EVAL_ORACLE + " --eta -1", data_with(),
+         ("argument --eta", "from 1 to 5, got -1"), needs_demo=True),
+    Case("evaluate-alpha-out-of-range", EVAL_ORACLE + " --alpha 2", data_with(),
+         ("argument --alpha", "must lie in 0..1"), needs_demo=True),
+    Case("evaluate-k-zero", EVAL_ORACLE + " --k 0", data_with(),
+         ("argument --k", "positive integer, got '0'"), needs_demo=True),
+    Case("judgments-of-another-eta",
+         EVAL_ORACLE + " --judgments {t}/data/judgments/eta5/judgments.jsonl", data_with(),
+         ("{t}/data/judgments/eta5/judgments.jsonl", "line 1", "field 'eta'",
+          "derived with eta=5, used with eta=3"), needs_demo=True),
+    Case("judgments-unknown-topic", EVAL_ORACLE + " --judgments {t}/j.jsonl",
+         data_with(lambda t, d: lines(t / "j.jsonl", [
+             {"topic_id": "nosuch", "n_questions": 1, "kept": [], "relevant": [],
+              "required": [], "eta": 3}])),
+         ("{t}/j.jsonl", "line 1", "field 'topic_id'", "unknown topic"), needs_demo=True),
+    Case("evaluate-output-is-a-file", EVAL_ORACLE + " --output {t}/f", a_file("f"),
+         ("{t}/f", "is a file, not a directory"), needs_demo=True),
+    Case("evaluate-output-under-a-file", EVAL_ORACLE + " --output {t}/f/out", a_file("f"),
+         ("{t}/f", "is a file, not a directory"), needs_demo=True),
+    Case("tokenizer-missing", EVAL_ORACLE + " --tokenizer {t}/tok", data_with(),
+         ("{t}/tok", "no tokenizer.json"), needs_demo=True),
+    Case("dataset-not-a-dataset", "evaluate --dataset {t} --run {t}/r.run", a_file("r.run"),
+         ("{t}", "not a cruxflow dataset directory")),
+    Case("dataset-bad-topic-record", EVAL_ORACLE,
+         data_with(lambda t, d: edit_jsonl(d / "topics.jsonl", 2,
+                                           lambda o: {**o, "reference": 7})),
+         ("{t}/data/topics.jsonl", "line 2", "field 'reference'", "expected str"),
+         needs_demo=True),
+    Case("collection-missing", EVAL_ORACLE + " --collection {t}/coll.jsonl", data_with(),
+         ("{t}/coll.jsonl", "no such passage collection"), needs_demo=True),
+    # ---- udcg, support, kpr: their inputs, and the shared LLM options
+    Case("udcg-input-missing", "udcg --input {t}/u.json --output {t}/out", nothing,
+         ("{t}/u.json",)),
+    Case("udcg-question-missing", "udcg --input {t}/u.json --output {t}/out",
+         udcg_input(UDCG_ITEM, {k: v for k, v in UDCG_ITEM.items() if k != "question"}),
+         ("{t}/u.json", "item 2", "field 'question'")),
+    Case("udcg-missing-model", "udcg --input {t}/u.json --output {t}/out --model {t}/m.gguf",
+         udcg_input(UDCG_ITEM), ("{t}/m.gguf does not exist",)),
+    Case("udcg-server-option-on-local-model",
+         "udcg --input {t}/u.json --output {t}/out --constrain vllm", udcg_input(UDCG_ITEM),
+         ("--constrain applies to an OpenAI-compatible server",)),
+    Case("udcg-gamma-not-a-number", "udcg --input {t}/u.json --output {t}/out --gamma lots",
+         udcg_input(UDCG_ITEM), ("argument --gamma", "'lots'")),
+    Case("llm-timeout-zero", "udcg --input {t}/u.json --output {t}/out --base-url "
+         "http://127.0.0.1:9/v1 --model m --timeout 0", udcg_input(UDCG_ITEM),
+         ("argument --timeout", "more than 0")),
+    Case("llm-max-retries-negative", "udcg --input {t}/u.json --output {t}/out --max-retries -2",
+         udcg_input(UDCG_ITEM), ("argument --max-retries", "at least 0")),
+    Case("support-input-missing", "support --input {t}/answers.jsonl --output {t}/out",
+         nothing, ("{t}/answers.jsonl",)),
+    Case("support-citation-out-of-range", "support --input {t}/answers.jsonl --output {t}/out",
+         support_input({**SUPPORT_ROW, "answer": [{"text": "A.", "citations": [3]}]}),
+         ("{t}/answers.jsonl", "line 1", "citations")),
+    Case("kpr-input-missing", "kpr --input {t}/q.jsonl --output {t}/out", nothing,
+         ("{t}/q.jsonl",)),
+    Case("kpr-question-missing", "kpr --input {t}/q.jsonl --output {t}/out",
+         kpr_input({"id": "q1", "documents": [{"id": "d", "text": "t"}]}),
+         ("{t}/q.jsonl", "line 1", "question")),
+    # ---- llm-serve
+    Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
+         ("port {port} on 127.0.0.1 is in use", "--port")),
+    Case("llm-serve-port-out-of-range", "llm-serve --port 70000", nothing,
+         ("argument --port", "1 to 65535")),
+    Case("llm-serve-missing-model", "llm-serve --model {t}/nope.gguf --port 1", nothing,
+         ("{t}/nope.gguf",)),
+]
+
+
+def snapshot(root: Path) -> dict[str, tuple]:
+    """Every file and directory under ``root`` with its mode and content hash."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            digest = hashlib.sha1(p.read_bytes()).hexdigest() if p.is_file() else None
+            out[str(p.relative_to(root))] = (oct(st.st_mode), digest)
+    return out
+
+
+def test_the_table_is_large_enough():
+    assert len(CASES) >= 50
+    assert len({c.id for c in CASES}) == len(CASES)
+    commands = {c.argv.split()[0] for c in CASES}
+    assert commands == {"ingest", "evaluate", "udcg", "support", "kpr", "llm-serve"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
+    reason=c.xfail, strict=False)] if c.xfail else []) for c in CASES])
+def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys, request):
+    t = tmp_path / "case"
+    t.mkdir()
+    demo = request.getfixturevalue("demo_dataset") if case.needs_demo else None
+    case.setup(t, demo)
+    port = (t / "port").read_text() if (t / "port").exists() else ""
+    fill = lambda s: s.replace("{t}", str(t)).replace("{port}", port)  # noqa: E731
+    before = snapshot(tmp_path)
+    capsys.readouterr()
+    try:
+        rc = main(fill(case.argv).split())
+    except SystemExit as exc:   # argparse
+        rc = exc.code
+    finally:
+        while PORTS:
+            PORTS.pop().close()
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "Traceback" not in err
+    error = err.strip()
+    assert len(error.splitlines()) == 1, err
+    assert error.startswith("cruxflow")
+    for fragment in map(fill, case.expect):
+        assert fragment in error
+    assert snapshot(tmp_path) == before
+
+
+# --- replacing a dataset, and the modes of outputs ------------------------------------------
+
+
+def test_reingest_replaces_the_old_dataset_as_a_whole(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["ingest", "--format", "crux", "--input", str(DEMO / "crux"),
+                 "--output", str(out), "--eta", "5"]) == 0
+    (out / "runs").mkdir()
+    (out / "runs" / "old.run").write_text("demo-0 Q0 demo-0:0#0 1 1.0 old\n")
+    (out / "notes.txt").write_text("written by hand into the old dataset")
+    old = set(snapshot(out))
+    assert "judgments/eta5/judgments.jsonl" in old
+    src = tmp_path / "mn.jsonl"
+    shutil.copy(DEMO / "raw" / "multinews" / "demo.jsonl", src)
+    assert main(["ingest", "--format", "multinews", "--input", str(src),
+                 "--output", str(out), "--prefix", "mn", "--max-topics", "2"]) == 0
+    new = set(snapshot(out))
+    # only the dataset's own files, all rewritten: no judgments/eta5, runs/ or notes.txt
+    assert new == {"topics.jsonl", "documents.jsonl", "passages", "passages/passages.jsonl",
+                   "answerability.jsonl", "reference_ratings.jsonl", "manifest.json"}
+    assert [json.loads(x)["topic_id"] for x in (out / "topics.jsonl").read_text().splitlines()] \
+        == ["mn-0", "mn-1"]
+    assert not list(tmp_path.glob(".out.*"))  # no temporary directory left beside it
+    capsys.readouterr()
+
+
+def test_a_failed_reingest_leaves_the_old_dataset_untouched(tmp_path, capsys):
+    out = tmp_path / "out"
+    ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+    before = snapshot(out)
+    bad = tmp_path / "crux"
+    shutil.copytree(DEMO / "crux", bad)
+    edit_jsonl(bad / "judgements.jsonl", 3, lambda o: {**o, "rating": [9] * len(o["rating"])})
+    assert main(["ingest", "--format", "crux", "--input", str(bad), "--output", str(out)]) == 2
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crux", "out"]
+    capsys.readouterr()
+
+
+def test_ingest_fills_a_directory_of_empty_folders(tmp_path):
+    # what Snakemake leaves before rule ingest runs: the outputs' folders, no file
+    out = tmp_path / "ingested" / "demo"
+    (out / "passages").mkdir(parents=True)
+    summary = ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"), eta=None)
+    assert summary["topics"] == 10 and (out / "passages" / "passages.jsonl").is_file()
+
+
+def test_atomic_directory_keeps_the_old_one_when_the_writing_fails(tmp_path):
+    from cruxflow.data.io import atomic_directory
+
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    (out / "sub" / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError, match="disk full"):
+        with atomic_directory(out) as tmp:
+            (tmp / "new.txt").write_text("half")
+            raise RuntimeError("disk full")
+    assert sorted(snapshot(tmp_path)) == ["out", "out/sub", "out/sub/old.txt"]  # no temp left
+    assert (out / "sub" / "old.txt").read_text() == "old"
+    with atomic_directory(out) as tmp:
+        (tmp / "new.txt").write_text("whole")
+    assert sorted(snapshot(tmp_path)) == ["out", "out/new.txt"]
+
+
+@pytest.mark.parametrize("umask, file_mode, dir_mode", [(0o022, 0o644, 0o755),
+                                                        (0o027, 0o640, 0o750),
+                                                        (0o077, 0o600, 0o700)])
+def test_outputs_get_the_mode_the_umask_says(tmp_path, umask, file_mode, dir_mode, capsys):
+    old = os.umask(umask)
+    try:
+        out = tmp_path / "out"
+        assert main(["ingest", "--format", "crux", "--input", str(DEMO / "crux"),
+                     "--output", str(out)]) == 0
+        assert main(["evaluate", "--dataset", str(out), "--run",
+                     str(out / "judgments" / "eta3" / "oracle.run"),
+                     "--output", str(tmp_path / "scores")]) == 0
+    finally:
+        os.umask(old)
+    modes = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777
+             for p in tmp_path.rglob("*")}
+    assert "out/judgments/eta3/qrels.diversity.txt" in modes
+    # out/ with 6 files, passages/, judgments/eta3/ with 5 files; scores/ with 2 files
+    assert "scores/aggregate.tsv" in modes and len(modes) == (1 + 6 + 1 + 2 + 5) + (1 + 2)
+    for name, mode in modes.items():
+        want = dir_mode if (tmp_path / name).is_dir() else file_mode
+        assert mode == want, (name, oct(mode), oct(want))
+    capsys.readouterr()
+
+
+def test_a_rewritten_file_keeps_its_mode(tmp_path):
+    from cruxflow.data.io import write_json
+
+    target = tmp_path / "x.json"
+    write_json(target, {"a": 1})
+    target.chmod(0o604)
+    write_json(target, {"a": 2})
+    assert target.stat().st_mode & 0o777 == 0o604 and json.loads(target.read_text()) == {"a": 2}
+
+
+# --- the workflow config's names ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"beyond": {"udcg": {"a b": {"input": "u.json"}}}}, "beyond.udcg"),
+    ({"beyond": {"kpr": {"x/y": {"input": "q.jsonl"}}}}, "beyond.kpr"),
+    ({"runs": {"demo-crx": {"bm25": "r.run"}}}, "runs.demo-crx"),
+    ({"beyond": {"backend": "nosuch", "udcg": {"u": {"input": "u.json"}}}}, "beyond.backend"),
+])
+def test_config_names_that_would_fail_later_are_refused_up_front(section, key):
+    from cruxflow.workflow.config import ConfigError, resolve, with_defaults
+
+    config = {"datasets": {"demo-crux": {"format": "crux", "input": "crux"}}, **section}
+    with pytest.raises(ConfigError) as err:
+        resolve(with_defaults(config))
+    assert key in err.value.keys
