@@ -43,7 +43,7 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
     dataset, report = ingest(fmt, src, options)
     if max_topics is not None:
         dataset = dataset.head(max_topics)
-    runs = crux_runs(src) if fmt == "crux" else []
+    runs = crux_runs(src, options) if fmt == "crux" else []
     for run in runs:
         read_run(run)  # validate everything before writing anything
     if distractors:
@@ -56,6 +56,8 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
     summary = {"output": str(out), **counts,
                "clusters_skipped": len(report.clusters_skipped),
                "empty_articles_skipped": report.empty_articles_skipped}
+    if report.layout is not None:  # the CRUX reader says which published layout it read
+        summary.update(layout=report.layout, notes=report.notes)
     if dataset.ratings and eta is not None:
         jdir = Path(out) / "judgments" / f"eta{eta}"
         summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset, jdir, eta)
