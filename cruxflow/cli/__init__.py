@@ -21,7 +21,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMError
 
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
-COMMANDS = ("ingest", "evaluate", "crux_eval", "udcg", "support", "kpr",
+COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "udcg", "support", "kpr",
             "llm_serve")
 
 

@@ -124,14 +124,16 @@ def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tu
 
 
 def read_ratings(path, encoding: str = "utf-8") -> JudgeRatings:
-    """Read judge (or human) ratings from a file or every ``*.jsonl`` of a folder.
+    """Read judge (or human) ratings from a file or every ``*.jsonl`` of a folder (or from a
+    list of such paths, read as one).
 
     Within a topic every rating list has the same length (one rating per sub-question). A
     (topic, passage) read twice with the same ratings is counted, with different ones an error
     naming both places (a folder of shards of one judge may overlap; two judges must not be
     mixed).
     """
-    out = JudgeRatings(files=jsonl_files(path, "ratings"))
+    paths = path if isinstance(path, list | tuple) else [path]
+    out = JudgeRatings(files=[f for p in paths for f in jsonl_files(p, "ratings")])
     lengths: dict[str, tuple[int, dict]] = {}
     for file in out.files:
         for lineno, obj in iter_jsonl(file, encoding):

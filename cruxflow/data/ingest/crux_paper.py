@@ -265,17 +265,7 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
         report.clusters_read += 1
     ratings: dict[tuple[str, str], list[int]] = {}
     if files.judgements:
-        judge = JudgeRatings()
-        for path in files.judgements:
-            part = read_ratings(path, options.encoding)
-            clash = set(part.ratings) & set(judge.ratings)
-            if clash:
-                tid, pid = sorted(clash)[0]
-                raise DataError(f"passage {pid} of topic {tid} is judged in two files (also "
-                                f"{judge.where[(tid, pid)]['path']})", path=path)
-            for name in ("ratings", "where", "fields"):
-                getattr(judge, name).update(getattr(part, name))
-            judge.unrated += part.unrated
+        judge = read_ratings(files.judgements, options.encoding)
         ratings, _ = attach_ratings(judge, topics, passages)
         report.counts["unrated_values"] = judge.unrated
         if judge.unrated:
