@@ -234,3 +234,17 @@ def test_bad_qrels_line(tmp_path, line, field, reason):
     err = data_error(read_diversity_qrels, path)
     assert (err.path, err.record, err.field) == (str(path), "line 2", field)
     assert reason in err.reason
+
+
+def test_release_summaries_from_the_datasets_parquet_rows(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    root = copy(DATA / "release", tmp_path / "release") / "crux-mds-duc04"
+    (root / "data" / "train.jsonl").unlink()
+    pq.write_table(pa.Table.from_pylist([{"id": "duc04-test-1", "summary": ["A b.", "C d."]}]),
+                   root / "data" / "train-00000-of-00001.parquet")
+    ds, report = read(root)
+    assert ds.topics["duc04-test-1"].reference == "A b.\n\nC d."
+    assert ds.topics["duc04-test-0"].reference is None
+    assert any("3 of 4 topics have no reference summary" in n for n in report.notes)

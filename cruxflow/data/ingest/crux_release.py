@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cruxflow._extras import extra
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport
 from cruxflow.data.ingest.crux_common import (
@@ -123,9 +124,10 @@ def _reference_files(root: Path) -> list[Path]:
 
 def _rows(path: Path, encoding: str):
     if path.suffix == ".parquet":
-        import pandas as pd
+        with extra(__name__, "parquet"):
+            import pyarrow.parquet as pq
 
-        for i, row in enumerate(pd.read_parquet(path).to_dict(orient="records"), 1):
+        for i, row in enumerate(pq.read_table(path).to_pylist(), 1):
             yield {"path": path, "record": f"row {i}"}, row
     else:
         for lineno, obj in iter_jsonl(path, encoding):
@@ -145,8 +147,6 @@ def read_summaries(root: Path, encoding: str) -> tuple[dict[str, list[str]], lis
             tid = _id(row, ("id",), where)
             summary = row["summary"]
             texts = [summary] if isinstance(summary, str) else summary
-            if hasattr(texts, "tolist"):
-                texts = texts.tolist()
             if not isinstance(texts, list) or not texts or \
                     not all(isinstance(t, str) and t.strip() for t in texts):
                 raise DataError("expected a non-empty text or list of texts", field="summary",
