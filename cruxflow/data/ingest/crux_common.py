@@ -51,9 +51,15 @@ def jsonl_files(path, what: str) -> list[Path]:
     return files
 
 
-def _key(obj: dict, name: str, where: dict) -> str:
-    """A topic or passage id: a non-empty string (integers, as some exports write, too)."""
-    value = obj.get(name)
+def read_id(obj: dict, names: str | tuple[str, ...], where: dict) -> str:
+    """A topic or passage id from the first of ``names`` the record has: a non-empty string
+    without spaces (integers, as some exports write, too)."""
+    names = (names,) if isinstance(names, str) else names
+    name = next((n for n in names if n in obj), None)
+    if name is None:
+        raise DataError("missing" + (" (also looked for " + ", ".join(names[1:]) + ")"
+                                     if len(names) > 1 else ""), field=names[0], **where)
+    value = obj[name]
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip() or len(value.split()) != 1:
@@ -104,19 +110,19 @@ def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tu
         if tkey in obj and pkey in obj:
             if rkey not in obj:
                 raise DataError("missing", field=rkey, **where)
-            yield (layout, _key(obj, tkey, where), _key(obj, pkey, where), obj[rkey],
+            yield (layout, read_id(obj, tkey, where), read_id(obj, pkey, where), obj[rkey],
                    (tkey, pkey, rkey))
             return
     layout, tkey, pkey, rkey = BATCHED
     if tkey in obj and pkey in obj:
-        tid, docids, values = _key(obj, tkey, where), obj[pkey], obj.get(rkey)
+        tid, docids, values = read_id(obj, tkey, where), obj[pkey], obj.get(rkey)
         if not isinstance(docids, list):
             raise DataError("expected a list of passage ids", field=pkey, **where)
         if not isinstance(values, list) or len(values) != len(docids):
             raise DataError(f"expected a list of {len(docids)} rating lists (one per docid)",
                             field=rkey, **where)
         for i, value in enumerate(values):
-            yield (layout, tid, _key({pkey: docids[i]}, pkey, where), value,
+            yield (layout, tid, read_id({pkey: docids[i]}, pkey, where), value,
                    (tkey, pkey, f"{rkey}[{i}]"))
         return
     wanted = "; ".join(f"{t} + {p} + {r}" for _, t, p, r in (*RATING_LAYOUTS, BATCHED))
@@ -260,7 +266,7 @@ def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list
         for lineno, obj in iter_jsonl(file, encoding):
             where = {"path": file, "record": f"line {lineno}"}
             id_key = "id" if "id" in obj else "_id"
-            pid = _key(obj, id_key, where)
+            pid = read_id(obj, id_key, where)
             text_key = "contents" if "contents" in obj else "text"
             text = obj.get(text_key)
             if not isinstance(text, str) or not text.strip():

@@ -29,6 +29,7 @@ from cruxflow.data.ingest.crux_common import (
     jsonl_files,
     read_collection,
     read_diversity_qrels,
+    read_id,
     read_ratings,
 )
 from cruxflow.data.ingest.crux_paper import attach_ratings
@@ -53,19 +54,6 @@ def _text(obj: dict, name: str, where: dict) -> str:
     return value
 
 
-def _id(obj: dict, names: tuple[str, ...], where: dict) -> str:
-    for name in names:
-        if name in obj:
-            value = obj[name]
-            if isinstance(value, int) and not isinstance(value, bool):
-                value = str(value)
-            if not isinstance(value, str) or not value.strip() or len(value.split()) != 1:
-                raise DataError(f"expected an identifier without spaces, got {value!r}",
-                                field=name, **where)
-            return value
-    raise DataError("missing (looked for " + ", ".join(names) + ")", field=names[0], **where)
-
-
 def read_requests(root: Path, encoding: str) -> tuple[dict[str, str], dict[str, dict], bool]:
     """Report requests by topic from ``topic/*.jsonl``; also where each was read and whether
     they are NeuCLIR requests."""
@@ -76,10 +64,10 @@ def read_requests(root: Path, encoding: str) -> tuple[dict[str, str], dict[str, 
         for lineno, obj in iter_jsonl(path, encoding):
             where = {"path": path, "record": f"line {lineno}"}
             if "request" in obj:
-                tid, text = _id(obj, ("id",), where), _text(obj, "request", where)
+                tid, text = read_id(obj, ("id",), where), _text(obj, "request", where)
             else:  # NeuCLIR 2024 report request
                 neuclir = True
-                tid = _id(obj, ("request_id", "id"), where)
+                tid = read_id(obj, ("request_id", "id"), where)
                 text = f"{_text(obj, 'title', where)} {_text(obj, 'problem_statement', where)}"
             if tid in requests:
                 first = where_of[tid]
@@ -99,7 +87,7 @@ def read_subquestions(root: Path, encoding: str) -> dict[str, list[str]]:
     for path in jsonl_files(folder, "subtopics"):
         for lineno, obj in iter_jsonl(path, encoding):
             where = {"path": path, "record": f"line {lineno}"}
-            tid = _id(obj, ("id",), where)
+            tid = read_id(obj, ("id",), where)
             key = "subquestions" if "subquestions" in obj else "nuggets"
             items = obj.get(key)
             if not isinstance(items, list) or not all(isinstance(q, str) and q.strip()
@@ -144,7 +132,7 @@ def read_summaries(root: Path, encoding: str) -> tuple[dict[str, list[str]], lis
             if "summary" not in row:
                 raise DataError("missing (a reference row has id and summary)",
                                 field="summary", **where)
-            tid = _id(row, ("id",), where)
+            tid = read_id(row, ("id",), where)
             summary = row["summary"]
             texts = [summary] if isinstance(summary, str) else summary
             if not isinstance(texts, list) or not texts or \
