@@ -248,3 +248,22 @@ def test_release_summaries_from_the_datasets_parquet_rows(tmp_path):
     assert ds.topics["duc04-test-1"].reference == "A b.\n\nC d."
     assert ds.topics["duc04-test-0"].reference is None
     assert any("3 of 4 topics have no reference summary" in n for n in report.notes)
+
+
+def test_labeling_tool_folder_imports_as_it_ships(tmp_path):
+    """crux_testb/ as DylanJoo/crux-labeling ships it: per-context topic files whose records
+    all say type "oracle", oracle.jsonl also holding <system>_<topic> records, null for a
+    filtered sub-question, runs ranking every line 4, no passages."""
+    folder = DATA / "labeling_tool" / "crux_testb"
+    ds, report = read(folder)
+    assert report.layout == "paper-era files"
+    assert list(ds.topics) == ["duc04-testb-3", "duc04-testb-7"]   # not bm25_duc04-testb-3
+    t = ds.topics["duc04-testb-3"]
+    assert t.questions[1] == "(no sub-question: null in the source file)"
+    assert t.questions[2] == "How did governments react?"
+    assert report.counts["null_questions"] == 5     # 1 in each of topic 3's 5 records
+    assert report.counts["rag_responses_not_imported"] == 10
+    assert ds.passages == {} and ds.ratings == {}
+    summary = ingest_to("crux", folder, tmp_path / "out", IngestOptions(prefix="crux"))
+    assert summary["runs"] == 3 and summary["topics"] == 2
+    assert Dataset.load(tmp_path / "out").topics["duc04-testb-3"].questions == t.questions

@@ -24,7 +24,12 @@ from pathlib import Path
 import pandas as pd
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest.crux_common import JudgeRatings, read_ratings
+from cruxflow.data.ingest.crux_common import (
+    JudgeRatings,
+    read_ratings,
+    report_topics,
+    split_report_id,
+)
 from cruxflow.data.io import iter_jsonl
 from cruxflow.data.model import RATING_MAX, RATING_MIN
 from cruxflow.data.names import ORACLE
@@ -89,22 +94,6 @@ def _int(value, where: dict, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
         raise DataError(f"expected an integer, got {value!r}", field=name, **where)
     return int(value)
-
-
-def split_report_id(rid: str, topics: set[str]) -> tuple[str, str] | None:
-    """(system, topic) of a Task 1 id: the topic itself is its oracle report, else the longest
-    known topic that ends the id after ``_`` (``dr_rankfirst_duc04-testb-3``)."""
-    if rid in topics:
-        return ORACLE, rid
-    best = max((t for t in topics if rid.endswith("_" + t)), key=len, default=None)
-    return None if best is None else (rid[:-len(best) - 1], best)
-
-
-def report_topics(ids: list[str], known=()) -> set[str]:
-    """Topics of a set of Task 1 ids: the given ones and every id no other id ends."""
-    ids = list(dict.fromkeys(ids))
-    bare = {i for i in ids if not any(i != j and i.endswith("_" + j) for j in ids)}
-    return set(known) | bare
 
 
 def read_tool_reports(path, annotator: str, topics: set[str]) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from pathlib import Path
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl, read_text
 from cruxflow.data.model import RATING_UNRATED, parse_ratings
+from cruxflow.data.names import ORACLE
 
 # (layout name, topic key, passage key, ratings key); the batched layout is handled apart.
 RATING_LAYOUTS = (
@@ -284,3 +285,21 @@ def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list
             first[pid] = (file, lineno)
             texts[pid] = f"{title.strip()}\n{text}" if title and title.strip() else text
     return texts, files
+
+
+# --- the labeling tool's report ids ------------------------------------------------------------
+
+def split_report_id(rid: str, topics: set[str]) -> tuple[str, str] | None:
+    """(system, topic) of a Task 1 id: the topic itself is its oracle report, else the longest
+    known topic that ends the id after ``_`` (``dr_rankfirst_duc04-testb-3``)."""
+    if rid in topics:
+        return ORACLE, rid
+    best = max((t for t in topics if rid.endswith("_" + t)), key=len, default=None)
+    return None if best is None else (rid[:-len(best) - 1], best)
+
+
+def report_topics(ids: list[str], known=()) -> set[str]:
+    """Topics of a set of Task 1 ids: the given ones and every id no other id ends."""
+    ids = list(dict.fromkeys(ids))
+    bare = {i for i in ids if not any(i != j and i.endswith("_" + j) for j in ids)}
+    return set(known) | bare

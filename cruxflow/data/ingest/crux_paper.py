@@ -30,6 +30,8 @@ from cruxflow.data.ingest.crux_common import (
     read_collection,
     read_diversity_qrels,
     read_ratings,
+    report_topics,
+    split_report_id,
 )
 from cruxflow.data.io import iter_jsonl
 from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id
@@ -160,19 +162,44 @@ class _TopicRecord:
     docids: list[str]
 
 
+NULL_QUESTION = "(no sub-question: null in the source file)"
+
+
+def _question_list(value, where: dict) -> tuple[list[str], int]:
+    """The sub-questions and how many were null. The labeling tool's records put null where
+    the authors filtered a sub-question out; a placeholder keeps every later index (ratings,
+    labels) pointing at the right question."""
+    if not isinstance(value, list):
+        raise DataError("must be a list of strings", field="questions", **where)
+    out, nulls = [], 0
+    for i, q in enumerate(value):
+        if q is None:
+            out.append(NULL_QUESTION)
+            nulls += 1
+        elif isinstance(q, str) and q.strip():
+            out.append(q)
+        else:
+            raise DataError(f"item {i} must be a non-empty string (or null)", field="questions",
+                            **where)
+    return out, nulls
+
+
 def read_topic_records(files: list[Path], encoding: str, report: IngestReport
                        ) -> dict[str, _TopicRecord]:
-    """Topics from topic records; a topic repeated with another ``type`` (one RAG response per
-    retrieval context in the labeling tool) must agree on query, questions and report."""
-    out: dict[str, _TopicRecord] = {}
-    responses = 0
+    """Topics from topic records. The labeling tool's folder repeats a topic in every file (and
+    in one file once per ``type``) and names the record of a system's RAG response
+    ``<system>_<topic>``: repeats must agree on query, questions and report, and a response
+    record is not a topic. The same id twice in one file with the same ``type`` is an error."""
+    records = []
+    nulls = 0
     for path in files:
         for lineno, obj in iter_jsonl(path, encoding):
             where = {"path": path, "record": f"line {lineno}"}
             tid = _get(obj, "qid", where)
             if not isinstance(tid, str) or not tid.strip():
                 raise DataError("not a non-empty string", field="qid", **where)
-            questions = _string_list(_get(obj, "questions", where), "questions", where)
+            questions, n = _question_list(_get(obj, "questions", where), where)
+            nulls += n
             text = _get(obj, "report", where)
             if not isinstance(text, str) or not text.strip():
                 raise DataError("missing or empty", field="report", **where)
@@ -181,28 +208,39 @@ def read_topic_records(files: list[Path], encoding: str, report: IngestReport
                 raise DataError("must be a string", field="topic", **where)
             docids = _get(obj, "docids", where, required=False)
             docids = [] if docids is None else _string_list(docids, "docids", where)
-            kind = obj.get("type")
-            responses += isinstance(obj.get("response"), str)
-            if tid in out:
-                seen = out[tid]
-                if kind is None or kind in seen.types:
-                    raise DataError(f"duplicate topic {tid!r}", field="qid", **where)
-                t = seen.topic
-                for name, mine, theirs in (("topic", query, t.query),
-                                           ("questions", questions, t.questions),
-                                           ("report", text, t.reference)):
-                    if mine != theirs:
-                        raise DataError(f"topic {tid!r} differs from {seen.where['path']} "
-                                        f"{seen.where['record']}", field=name, **where)
-                seen.types.add(kind)
-                seen.docids += docids
-                continue
-            out[tid] = _TopicRecord(Topic(tid, text, [], query=query, questions=list(questions),
-                                          source_id=tid), where, {kind}, list(docids))
+            records.append((tid, query, questions, text, docids, obj.get("type"), where,
+                            isinstance(obj.get("response"), str)))
+    topic_ids = report_topics([r[0] for r in records])
+    out: dict[str, _TopicRecord] = {}
+    seen_in_file: set[tuple] = set()
+    responses = sum(r[7] for r in records)
+    for tid, query, questions, text, docids, kind, where, _ in records:
+        if tid not in topic_ids:  # <system>_<topic>: a system's RAG response to the topic
+            tid = split_report_id(tid, topic_ids)[1]
+        elif (tid, where["path"], kind) in seen_in_file:
+            raise DataError(f"duplicate topic {tid!r}", field="qid", **where)
+        seen_in_file.add((tid, where["path"], kind))
+        if tid in out:
+            seen = out[tid]
+            t = seen.topic
+            for name, mine, theirs in (("topic", query, t.query),
+                                       ("questions", questions, t.questions),
+                                       ("report", text, t.reference)):
+                if mine != theirs:
+                    raise DataError(f"topic {tid!r} differs from {seen.where['path']} "
+                                    f"{seen.where['record']}", field=name, **where)
+            seen.docids += docids
+            continue
+        out[tid] = _TopicRecord(Topic(tid, text, [], query=query, questions=list(questions),
+                                      source_id=tid), where, {kind}, list(docids))
     if responses:
         report.counts["rag_responses_not_imported"] = responses
         report.notes.append(f"{responses} RAG responses (the labeling tool's 'response' per "
-                            "context type) were read but are not part of the dataset")
+                            "context) were read but are not part of the dataset")
+    if nulls:
+        report.counts["null_questions"] = nulls
+        report.notes.append(f"{nulls} sub-questions were null in the topic records (the "
+                            "authors' filtered ones): kept as placeholders so that indices hold")
     return out
 
 
