@@ -158,7 +158,8 @@ def read_ratings(path, encoding: str = "utf-8") -> JudgeRatings:
                     if out.ratings[key] != ratings:
                         seen = out.where[key]
                         raise DataError(f"passage {pid} of topic {tid} rated differently at "
-                                        f"{seen['path']} {seen['record']}", field=rkey, **where)
+                                        f"{seen['path']} {seen['record']} (two judges in one "
+                                        "folder? name one file)", field=rkey, **where)
                     out.repeated += 1
                     continue
                 out.ratings[key] = ratings
