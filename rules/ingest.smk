@@ -23,6 +23,7 @@ rule ingest:
         summary_length=lambda wc: DATASETS[wc.dataset]["summary_length"],
         reference=lambda wc: DATASETS[wc.dataset]["reference"],
         distractors=lambda wc: DATASETS[wc.dataset]["distractors"],
+        corpus=lambda wc: DATASETS[wc.dataset]["corpus"],
         max_topics=lambda wc: DATASETS[wc.dataset]["max_topics"],
     script:
         "../workflow_scripts/ingest.py"

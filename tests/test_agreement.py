@@ -310,8 +310,8 @@ def test_agreement_report_bundles_and_writes(tmp_path):
                             "Cov_y": [0.3, 0.5, 0.5, 1.0, 0.5, 0.5]})
     ratings = ratings_frame([("t0", "t0:0#0", 0, "A", 4), ("t0", "t0:0#0", 1, "A", 0)])
     report = agreement_report(labels, kept, llm_cov, ratings, {("t0", "t0:0#0"): [5, 1]})
-    assert set(report.tables) == {"human_coverage", "spearman", "judge_precision_recall",
-                                  "judge_confusion"}
+    assert set(report.tables) == {"human_coverage", "annotator_spearman", "spearman",
+                                  "judge_precision_recall", "judge_confusion"}
     assert report.summary["t1"]["reports"] == 6
     assert report.summary["t1"]["fleiss"]["n_items"] == 18
     assert report.summary["t2"]["exact_agreement"] == 0.0

@@ -297,3 +297,45 @@ def test_a_larger_collection_and_a_missing_tokenizer(data, tmp_path, capsys):
     rc, _, err = run_cli(capsys, "--dataset", data, "--contexts", ctx, "--collection",
                          collection, "--tokenizer", tmp_path / "no-tokenizer")
     assert rc == 2 and "nothing is downloaded" in err
+
+
+# --- the CRUX release: the workflow's scorer and the authors' script from one command ----------
+
+RELEASE = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
+
+
+def test_crux_root_scores_both_ways(tmp_path, capsys):
+    run = RELEASE / "run" / "bm25.run"
+    rc, out, err = run_cli(capsys, "--crux-root", RELEASE, "--run", run, "--k", "10", "--json",
+                           "--output", tmp_path / "out")
+    assert rc == 0, err
+    got = json.loads(out)
+    # the workflow's Cov@10 counts each topic's answerable questions and scores a judged topic
+    # missing from the run as an empty context: duc04-test-0 (q0, q1 answered) 1,
+    # duc04-test-1 1, duc04-test-3 (missing) 0; duc04-test-2 has no answerable question
+    agg = got["aggregate"][0]
+    assert agg["Cov"] == pytest.approx(2 / 3) and agg["topics"] == 3
+    # the authors' script on the same files (tests/test_crux_eval.py has the arithmetic)
+    assert got["crux_eval"]["aggregate"]["Cov@10"] == pytest.approx((2 / 3 + 1 + 0) / 3)
+    assert got["crux_eval"]["aggregate"]["P@10"] == pytest.approx(0.2)
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {
+        "per_query.tsv", "aggregate.tsv", "crux_eval.json"}
+
+
+def test_three_files_give_the_authors_numbers(capsys):
+    rc, out, err = run_cli(capsys, "--run", RELEASE / "run" / "bm25.run", "--qrel",
+                           RELEASE / "qrels" / "div_qrels-tau3.txt", "--judge",
+                           RELEASE / "judge", "--filter-by-oracle")
+    assert rc == 0, err
+    assert "needs the passage texts" in out
+    assert "| Cov@10 | 1.0000 |" in out
+
+
+def test_release_inputs_need_a_run_and_both_files(tmp_path, capsys):
+    ctx = write_contexts(tmp_path / "c.jsonl", [{"topic_id": "t", "passages": []}])
+    for argv in (["--crux-root", RELEASE, "--contexts", ctx],
+                 ["--qrel", RELEASE / "qrels" / "div_qrels-tau3.txt", "--run", ctx]):
+        with pytest.raises(SystemExit, match="cruxflow evaluate"):
+            main(["evaluate", *map(str, argv)])
+    rc, _, err = run_cli(capsys, "--crux-root", tmp_path, "--run", ctx)
+    assert rc == 2 and "no qrels/div_qrels-tau3.txt" in err

@@ -37,7 +37,8 @@ for (system, k), reports, ratings in zip(p.pairs, sm.input.reports, sm.input.rat
     frames += [final_scores(s, system, k, rated, tokens, ctx, topics) for s in scorers]
 if wc.which == "main":   # #2: the human summary y* as the result, rated with the passages
     rated = {t: r.ratings for t, r in dataset.reference_ratings.items()}
-    tokens = {t: count(topic.reference) for t, topic in dataset.topics.items()}
+    tokens = {t: count(topic.reference) for t, topic in dataset.topics.items()
+              if topic.reference is not None}
     frames += [final_scores(s, HUMAN, ORACLE_K, rated, tokens, None, topics) for s in scorers]
 frame = pd.concat(frames, ignore_index=True)
 frame.insert(0, "dataset", wc.dataset)

@@ -3,6 +3,8 @@ the library and prints; nothing outside this package imports it.
 
 ``cruxflow ingest``    read a raw corpus into the CRUX data model (docs/data-model.md)
 ``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)
+``cruxflow crux-eval`` the CRUX authors' evaluation script, reproduced (docs/evaluate.md)
+``cruxflow agreement`` the LLM judge against human labels (docs/human-labels.md)
 ``cruxflow udcg``      UDCG of retrieved contexts (docs/udcg.md)
 ``cruxflow support``   TREC 2024 RAG support of cited answers (docs/support.md)
 ``cruxflow kpr``       Long2RAG key point recall of responses (docs/kpr.md)
@@ -19,7 +21,8 @@ from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMError
 
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
-COMMANDS = ("ingest", "evaluate", "udcg", "support", "kpr", "llm_serve")
+COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "udcg", "support", "kpr",
+            "llm_serve")
 
 
 def build_parser() -> OneLineParser:

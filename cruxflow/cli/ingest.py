@@ -14,7 +14,7 @@ def _cmd_ingest(args) -> int:
     options = IngestOptions(prefix=args.prefix or _default_prefix(args.format),
                             id_scheme=args.id_scheme, min_docs=args.min_docs,
                             encoding=args.encoding, summary_length=args.summary_length,
-                            reference=args.reference)
+                            reference=args.reference, corpus=args.corpus)
     summary = ingest_to(args.format, args.input, args.output, options,
                         distractors=args.distractors, eta=args.eta,
                         max_topics=args.max_topics, allow_empty=args.allow_empty)
@@ -22,12 +22,16 @@ def _cmd_ingest(args) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(f"wrote {summary['output']}")
+        if "layout" in summary:
+            print(f"  {'layout':24s}{summary['layout']}")
         for key in ("topics", "documents", "summaries", "passages", "rated_passages",
                     "clusters_skipped", "empty_articles_skipped", "runs"):
             if key in summary:
                 print(f"  {key:24s}{summary[key]}")
         for key, value in summary.get("judgments", {}).items():
             print(f"  judgments.{key:14s}{value}")
+        for note in summary.get("notes", []):
+            print(f"  note: {note}")
     return 0
 
 
@@ -58,6 +62,9 @@ def add_command(subparsers) -> None:
     p.add_argument("--reference", choices=["concat", "first"], default="concat",
                    help="DUC: y* = all model summaries joined (CRUX) or the first")
     p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
+    p.add_argument("--corpus", type=Path,
+                   help="crux: the passage collection of a release clone (default: the "
+                        "crux-mds-corpus folder beside the subset folder, if any)")
     p.add_argument("--max-topics", type=types.positive_int, help="keep only the first N topics")
     p.add_argument("--eta", type=types.eta, default=3,
                    help="answerability threshold for judgments (1-5, default 3)")

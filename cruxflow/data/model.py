@@ -32,6 +32,9 @@ from cruxflow.data.names import (
 )
 
 RATING_MIN, RATING_MAX = 0, 5
+# The CRUX authors' rating parser writes -1 where the judge gave no digit. It is kept as read
+# (so an imported judge file round-trips) and answers nothing at any threshold eta >= 0.
+RATING_UNRATED = -1
 _PASSAGE_ID = re.compile(r"^(?P<topic>[^:#\s]+):(?P<doc>[^:#\s]+)#(?P<n>\d+)$")
 _ID_OK = re.compile(r"^[^\s]+$")
 
@@ -66,11 +69,12 @@ class Topic:
 
     ``reference`` is the oracle result y* (the first of ``references``); ``query`` (the open-ended
     report request x) and ``questions`` (the sub-questions Q) are filled by the LLM stages or come
-    with imported CRUX data.
+    with imported CRUX data. A topic imported from a CRUX release without its summaries has
+    ``reference`` None: it can be scored, not regenerated (:func:`require_reference`).
     """
 
     topic_id: str
-    reference: str
+    reference: str | None
     doc_ids: list[str]
     query: str | None = None
     questions: list[str] = field(default_factory=list)
@@ -183,8 +187,10 @@ def _str_list(obj, name, where, *, optional=False):
     return value
 
 
-def parse_ratings(value, where: dict, name: str = "ratings") -> list[int]:
-    """Validate a list of 0-5 integer ratings (floats with integral values are accepted)."""
+def parse_ratings(value, where: dict, name: str = "ratings", *,
+                  unrated_ok: bool = False) -> list[int]:
+    """Validate a list of 0-5 integer ratings (floats with integral values are accepted);
+    with ``unrated_ok``, -1 (no rating: the judge gave no digit) is accepted too."""
     if not isinstance(value, list):
         raise DataError(f"expected a list of ratings, got {type(value).__name__}", field=name,
                         **where)
@@ -192,11 +198,19 @@ def parse_ratings(value, where: dict, name: str = "ratings") -> list[int]:
     for i, r in enumerate(value):
         if isinstance(r, bool) or not isinstance(r, (int, float)) or r != int(r):
             raise DataError(f"item {i} ({r!r}) is not an integer rating", field=name, **where)
-        if not RATING_MIN <= r <= RATING_MAX:
-            raise DataError(f"item {i} ({r}) is outside {RATING_MIN}..{RATING_MAX}", field=name,
-                            **where)
+        if not (RATING_MIN <= r <= RATING_MAX or (unrated_ok and r == RATING_UNRATED)):
+            allowed = f"{RATING_MIN}..{RATING_MAX}" + (" or -1" if unrated_ok else "")
+            raise DataError(f"item {i} ({r}) is outside {allowed}", field=name, **where)
         out.append(int(r))
     return out
+
+
+def require_reference(topic: Topic, what: str) -> str:
+    """The topic's reference summary y*; a clear error where the dataset has none."""
+    if topic.reference is None:
+        raise DataError(f"topic {topic.topic_id} has no reference summary (imported from a CRUX "
+                        f"release without summaries): cannot {what}", field="reference")
+    return topic.reference
 
 
 def topic_from_json(obj: dict, where: dict) -> Topic:
@@ -208,7 +222,7 @@ def topic_from_json(obj: dict, where: dict) -> Topic:
         refs.append(Reference(_ident(r, "id", where), _text(r, "text", where)))
     return Topic(
         topic_id=_ident(obj, "topic_id", where),
-        reference=_text(obj, "reference", where),
+        reference=_text(obj, "reference", where, optional=True),
         doc_ids=_str_list(obj, "doc_ids", where),
         query=_text(obj, "query", where, optional=True),
         questions=_str_list(obj, "questions", where, optional=True),
@@ -256,7 +270,7 @@ def parse_expected(value, n: int, where: dict) -> list[float | None] | None:
 
 
 def rating_from_json(obj: dict, where: dict) -> RatingRow:
-    ratings = parse_ratings(_field(obj, "ratings", list, where), where)
+    ratings = parse_ratings(_field(obj, "ratings", list, where), where, unrated_ok=True)
     return RatingRow(
         topic_id=_ident(obj, "topic_id", where),
         passage_id=_ident(obj, "passage_id", where),
@@ -398,7 +412,8 @@ class Dataset:
         counts = {
             "topics": write_jsonl(d / TOPICS, (t.to_json() for t in self.topics.values())),
             "documents": write_jsonl(d / DOCUMENTS, (x.to_json() for x in self.documents.values())),
-            "summaries": sum(max(1, len(t.references)) for t in self.topics.values()),
+            "summaries": sum(len(t.references) or int(t.reference is not None)
+                             for t in self.topics.values()),
         }
         # Every part is written, possibly empty, so the directory always has the same files.
         counts["passages"] = write_jsonl(d / PASSAGES,

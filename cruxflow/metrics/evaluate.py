@@ -49,30 +49,42 @@ def load_texts(dataset_dir, collection=None) -> tuple[Dataset, dict[str, str]]:
     return dataset, texts
 
 
-def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: float = 0.5,
-                 ks: list[int | str] | None = None, density_weight: float = 0.5,
-                 tokenizer: str | None = None, judgments=None, collection=None,
-                 name: str | None = None, allow_empty: bool = False) -> Evaluation:
+def evaluate_run(dataset_dir=None, *, run=None, contexts=None, eta: int = 3,
+                 alpha: float = 0.5, ks: list[int | str] | None = None,
+                 density_weight: float = 0.5, tokenizer: str | None = None, judgments=None,
+                 collection=None, name: str | None = None,
+                 dataset: Dataset | None = None, texts: dict[str, str] | None = None,
+                 allow_empty: bool = False) -> Evaluation:
     """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does.
+    The dataset is a directory, or (``dataset`` and ``texts``) one already in memory.
 
     An input with no ranked list is an error unless ``allow_empty`` (every topic then scores
     as an empty context); ``judgments`` made with another eta are an error.
     """
+    if (run is None) == (contexts is None):
+        raise ValueError("give exactly one of run and contexts")
+    check_eta(eta)
+    source = existing(run if run is not None else contexts,
+                       "run file" if run is not None else "contexts file")
+    if dataset is None:
+        dataset, texts = load_texts(dataset_dir, collection)
+    return _score(dataset, texts or {}, source, run is not None, eta=eta, alpha=alpha, ks=ks,
+                  density_weight=density_weight, tokenizer=tokenizer, judgments=judgments,
+                  name=name, origin=str(dataset_dir), allow_empty=allow_empty)
+
+
+def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, *, eta, alpha,
+           ks, density_weight, tokenizer, judgments, name, origin,
+           allow_empty: bool = False) -> Evaluation:
     # imported here: pandas and ir_measures would slow down every other subcommand's start
     import pandas as pd
 
     from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
     from cruxflow.metrics.tokens import make_token_counter
 
-    if (run is None) == (contexts is None):
-        raise ValueError("give exactly one of run and contexts")
-    check_eta(eta)
-    source = existing(run if run is not None else contexts,
-                       "run file" if run is not None else "contexts file")
-    dataset, texts = load_texts(dataset_dir, collection)
     judged = derive(dataset, eta, alpha) if judgments is None \
         else load_judgments(judgments, dataset, eta)
-    if run is not None:
+    if is_run:
         ranking = read_run(source)
     else:
         ranking = read_contexts(source, topics=dataset.topics, passages=texts)
@@ -85,9 +97,9 @@ def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: f
                            density_weight=density_weight)
     if not scorer.judgments:
         raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score",
-                        path=judgments or dataset_dir)
+                        path=judgments or origin)
     system = name or source.stem
-    ks = ks or (RUN_DEFAULT_K if run is not None else CONTEXTS_DEFAULT_K)
+    ks = ks or (RUN_DEFAULT_K if is_run else CONTEXTS_DEFAULT_K)
     frames = []
     for k in ks:
         if k == K_ALL:
@@ -100,7 +112,7 @@ def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: f
         frames.append(frame)
     per_query = pd.concat(frames, ignore_index=True)
     info = {
-        "dataset": str(dataset_dir), "input": str(source), "system": system, "eta": eta,
+        "dataset": origin, "input": str(source), "system": system, "eta": eta,
         "alpha": alpha, "density_weight": density_weight, "tokenizer": tokenizer or "regex",
         "judgments": str(judgments) if judgments is not None else "derived",
         "k": [str(k) for k in ks],
@@ -109,3 +121,58 @@ def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: f
         "missing_in_run": [t for t in scorer.judgments if t not in ranking],
     }
     return Evaluation(per_query, aggregate(per_query), info)
+
+
+# --- the CRUX release: its files, the authors' script and the workflow's scorer ---------------
+
+def release_files(crux_root, eta: int = 3) -> tuple[Path, Path]:
+    """The diversity qrels and judge folder of a release subset (``crux-mds-duc04``): the
+    qrels of threshold ``eta`` (``div_qrels-tau3.txt``) or the folder's only qrels file."""
+    root = existing(crux_root, "CRUX release folder")
+    qrels_dir, judge = root / "qrels", root / "judge"
+    candidates = sorted(f for f in qrels_dir.glob("*") if f.is_file()) \
+        if qrels_dir.is_dir() else []
+    by_tau = [f for f in candidates if f.name == f"div_qrels-tau{eta}.txt"]
+    chosen = by_tau or (candidates if len(candidates) == 1 else [])
+    if not chosen:
+        raise DataError(f"no qrels/div_qrels-tau{eta}.txt (nor a single qrels file) in the "
+                        "release folder", path=root)
+    if not judge.exists():
+        raise DataError("no judge/ folder in the release folder", path=root)
+    return chosen[0], judge
+
+
+def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=None,
+                     collection=None, filter_by_oracle: bool = False, eta: int = 3,
+                     alpha: float = 0.5, ks: list[int | str] | None = None,
+                     density_weight: float = 0.5, tokenizer: str | None = None,
+                     name: str | None = None) -> tuple[Evaluation | None, object]:
+    """One run scored both ways: the authors' script (:mod:`cruxflow.metrics.crux_eval`) on
+    the release's qrels and judge ratings, and the workflow's scorer on the dataset they make
+    (read in memory from ``crux_root``, or ``dataset_dir``) when its passage texts are known.
+    Returns (the workflow's evaluation or None, the script's result)."""
+    from cruxflow.data.ingest import IngestOptions
+    from cruxflow.data.ingest.crux import read_crux
+    from cruxflow.metrics.crux_eval import crux_eval
+
+    if crux_root is not None:
+        default_qrel, default_judge = release_files(crux_root, eta)
+        qrel, judge = qrel or default_qrel, judge or default_judge
+    if qrel is None or judge is None:
+        raise ValueError("give crux_root, or both qrel and judge")
+    authors = crux_eval(existing(run, "run file"), existing(qrel, "qrels file"),
+                        existing(judge, "judge ratings"), filter_by_oracle=filter_by_oracle,
+                        eta=eta, alpha=alpha)
+    evaluation = None
+    kw = {"run": run, "eta": eta, "alpha": alpha, "ks": ks, "density_weight": density_weight,
+          "tokenizer": tokenizer, "name": name}
+    if dataset_dir is not None:
+        evaluation = evaluate_run(dataset_dir, collection=collection, **kw)
+    elif crux_root is not None:
+        corpus = None if collection is None else str(collection)
+        dataset, _ = read_crux(crux_root, IngestOptions(corpus=corpus))
+        texts = {pid: p.contents for pid, p in dataset.passages.items()}
+        if texts:
+            evaluation = evaluate_run(dataset=dataset, texts=texts, **kw)
+            evaluation.info["dataset"] = str(crux_root)
+    return evaluation, authors

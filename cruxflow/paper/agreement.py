@@ -124,7 +124,10 @@ def read_passage_ratings(path) -> pd.DataFrame:
 
 
 def _where(frame: pd.DataFrame, row=None) -> dict:
+    """Where a label came from: its ``file`` (frames read from several files) and line."""
     out = {"path": frame.attrs.get("path")}
+    if row is not None and "file" in frame.columns:
+        out["path"] = row["file"]
     if row is not None and "line" in frame.columns:
         out["record"] = f"line {int(row['line'])}"
     return out
@@ -221,6 +224,21 @@ def llm_vs_human(human_cov: pd.DataFrame, llm_cov: pd.DataFrame,
     return (out.assign(_o=out["annotator"].map(order))
             .sort_values(["system", "_o"], kind="stable").drop(columns="_o")
             .reset_index(drop=True))
+
+
+def annotator_spearman(human_cov: pd.DataFrame) -> pd.DataFrame:
+    """Spearman rho between every two annotators' coverage over the reports both labelled:
+    columns ``annotator_a``, ``annotator_b``, ``rho``, ``p_value``, ``n``."""
+    wide = human_cov.pivot(index=["topic", "system"], columns="annotator", values="Cov")
+    names = sorted(wide.columns)
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = wide[[a, b]].dropna()
+            rho, p = _spearman(both[a].to_numpy(), both[b].to_numpy())
+            rows.append({"annotator_a": a, "annotator_b": b, "rho": rho, "p_value": p,
+                         "n": len(both)})
+    return pd.DataFrame(rows, columns=["annotator_a", "annotator_b", "rho", "p_value", "n"])
 
 
 @dataclass
@@ -426,25 +444,33 @@ def agreement_report(labels: pd.DataFrame | None = None,
                      human_ratings: pd.DataFrame | None = None,
                      llm_ratings: Mapping[tuple[str, str], Sequence[int]] | None = None,
                      eta: int = 3) -> AgreementReport:
-    """Bundle T1 (``labels`` with ``kept`` and ``llm_cov``) and/or T2 (``human_ratings`` with
-    ``llm_ratings``) results: human coverage, Spearman rho (pooled and per system), Fleiss'
-    kappa and the judge's precision/recall table with its confusion matrix."""
+    """Bundle T1 (``labels`` with ``kept``, and ``llm_cov`` when the judge's Cov(y) is known)
+    and/or T2 (``human_ratings`` with ``llm_ratings``) results: human coverage per report and
+    annotator, Spearman rho between annotators and (with ``llm_cov``) against the judge,
+    pooled and per system, Fleiss' kappa and the judge's precision/recall per class with its
+    confusion matrix."""
     tables: dict[str, pd.DataFrame] = {}
     summary: dict = {"eta": eta}
     if labels is not None:
-        if kept is None or llm_cov is None:
-            raise ValueError("T1 labels need kept (questions per topic) and llm_cov")
+        if kept is None:
+            raise ValueError("T1 labels need kept (the questions coverage counts, per topic)")
         cov = human_coverage(labels, kept)
-        rho = llm_vs_human(cov, llm_cov)
         tables["human_coverage"] = cov
-        tables["spearman"] = pd.concat([rho, llm_vs_human(cov, llm_cov, per_system=True)],
-                                       ignore_index=True)
+        pairs = annotator_spearman(cov)
+        tables["annotator_spearman"] = pairs
         summary["t1"] = {
             "reports": int(cov[["topic", "system"]].drop_duplicates().shape[0]),
-            "spearman": {a: {"rho": nan_to_none(r), "p_value": nan_to_none(p), "n": int(n)}
-                         for a, r, p, n in rho[["annotator", "rho", "p_value", "n"]]
-                         .itertuples(index=False)},
+            "annotator_spearman": [{k: nan_to_none(v) for k, v in row.items()}
+                                   for row in pairs.to_dict("records")],
         }
+        if llm_cov is not None:
+            rho = llm_vs_human(cov, llm_cov)
+            tables["spearman"] = pd.concat([rho, llm_vs_human(cov, llm_cov, per_system=True)],
+                                           ignore_index=True)
+            summary["t1"]["spearman"] = {
+                a: {"rho": nan_to_none(r), "p_value": nan_to_none(p), "n": int(n)}
+                for a, r, p, n in rho[["annotator", "rho", "p_value", "n"]]
+                .itertuples(index=False)}
         if labels["annotator"].nunique() >= 2:
             summary["t1"]["fleiss"] = fleiss(labels).to_json()
             summary["t1"]["fleiss_kept"] = fleiss(labels, kept).to_json()

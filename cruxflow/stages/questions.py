@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cruxflow.data.model import Topic
+from cruxflow.data.model import Topic, require_reference
 from cruxflow.data.text import count_words
 from cruxflow.llm import GENERATION, LLMRunner, Sampling
 from cruxflow.llm.parsing import extract_tagged
@@ -31,8 +31,9 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
     def untagged(text: str) -> str:
         return " ".join(re.sub(r"</?r>", " ", text, flags=re.IGNORECASE).split())
 
-    answers = ask_with_retries(runner, [REPORT_REQUEST.render(report=t.reference)
-                                        for t in topics],
+    prompts = [REPORT_REQUEST.render(report=require_reference(t, "write its report request"))
+               for t in topics]
+    answers = ask_with_retries(runner, prompts,
                                sampling, parse, attempts=attempts, fallback=untagged)
     out = {}
     for t, answer in zip(topics, answers, strict=True):
@@ -56,7 +57,8 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     def parse(text: str) -> list[str] | None:
         return [q for q in extract_tagged(text, "q") if count_words(q) >= min_words] or None
 
-    answers = ask_with_retries(runner, [SUBQUESTIONS.render(n=n, document=t.reference)
+    answers = ask_with_retries(runner, [SUBQUESTIONS.render(
+        n=n, document=require_reference(t, "write its sub-questions"))
                                         for t in topics], sampling, parse, attempts=attempts,
                                fallback=[])
     return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}

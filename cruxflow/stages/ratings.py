@@ -7,7 +7,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from cruxflow.data.model import Passage, RatingRow, ReferenceRating, Topic
+from cruxflow.data.model import Passage, RatingRow, ReferenceRating, Topic, require_reference
 from cruxflow.data.text import clip_words
 from cruxflow.llm import JUDGMENT, LLMRunner, Request, Sampling
 from cruxflow.llm.logprobs import expected_rating
@@ -66,7 +66,7 @@ def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
             targets.append((t.topic_id, p.id))
             items.append((t.questions, p.contents))
         targets.append((t.topic_id, None))
-        items.append((t.questions, t.reference))
+        items.append((t.questions, require_reference(t, "rate its summary")))
     rated = rate_texts(items, runner, sampling=sampling, max_context_words=max_context_words)
     result = Ratings([], [])
     for (tid, pid), (r, e) in zip(targets, rated, strict=True):

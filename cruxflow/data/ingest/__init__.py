@@ -126,7 +126,7 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
         raise DataError(f"no topics read ({report.clusters_read} clusters, {skipped} skipped "
                         "with too few documents); pass --allow-empty to write an empty dataset",
                         path=src)
-    runs = crux_runs(src) if fmt == "crux" else []
+    runs = crux_runs(src, options) if fmt == "crux" else []
     extra = []
     if distractors:
         extra = read_distractors(distractors, f"{options.prefix}-distractors", options.encoding)
@@ -146,6 +146,8 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
                                                    "max_topics": max_topics})
         summary.update(counts, clusters_skipped=len(report.clusters_skipped),
                        empty_articles_skipped=report.empty_articles_skipped)
+        if report.layout is not None:  # the CRUX reader says which published layout it read
+            summary.update(layout=report.layout, notes=report.notes)
         if dataset.ratings and eta is not None:
             summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset,
                                                    tmp / "judgments" / f"eta{eta}", eta)

@@ -25,6 +25,7 @@ class IngestOptions:
     encoding: str = "utf-8"
     summary_length: int = 100         # DUC: which model summaries (<CLUSTER>.M.<len>.T.<X>)
     reference: str = "concat"         # DUC: y* = all model summaries joined, or "first"
+    corpus: str | None = None         # CRUX release: the passage collection (crux-mds-corpus)
 
 
 @dataclass
@@ -36,15 +37,21 @@ class IngestReport:
     clusters_read: int = 0
     clusters_skipped: list[dict] = field(default_factory=list)
     empty_articles_skipped: int = 0
+    layout: str | None = None         # which published layout a multi-layout reader found
+    counts: dict = field(default_factory=dict)   # what that reader counted (e.g. -1 ratings)
+    notes: list[str] = field(default_factory=list)  # what a user must know about the import
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "format": self.format,
             "source": self.source,
             "clusters_read": self.clusters_read,
             "clusters_skipped": self.clusters_skipped,
             "empty_articles_skipped": self.empty_articles_skipped,
         }
+        if self.layout is not None:
+            out.update(layout=self.layout, counts=self.counts, notes=self.notes)
+        return out
 
 
 def clean_paragraphs(paragraphs) -> str:

@@ -1,12 +1,15 @@
-"""The files the CRUX authors released, so their data and ours interoperate.
+"""``cruxflow ingest --format crux``: the CRUX authors' data in every layout they publish.
 
-A directory with:
+:func:`read_crux` detects the layout of a directory (or a topics file) and reads it:
 
-* ``topics.jsonl``: ``{"qid", "topic" (the open-ended query), "questions", "docids", "report"}``
-  (the release's loader also uses ``id`` / ``request`` / ``subtopics``; both spellings are read);
-* ``passages.jsonl`` (or ``corpus.jsonl``): ``{"id", "contents"}``, ids ``<topic>:<doc>#<n>``;
-* ``judgements.jsonl`` (optional): ``{"example_id", "pid", "rating": [one 0-5 per question]}``;
-* ``runs/`` (optional): TREC run files, validated and copied by ``cruxflow ingest``.
+* the Hugging Face release as users clone it (``crux-mds-<subset>/``, ``crux-neuclir/``):
+  :mod:`cruxflow.data.ingest.crux_release`;
+* the paper-era files (``<split>_topics.jsonl``, ``<split>_passages.jsonl``, judgements and
+  TREC runs in one folder, as the labeling tool ships them): :mod:`.crux_paper`;
+* cruxflow's own crux directory (``topics.jsonl``, ``passages.jsonl``, ``judgements.jsonl``,
+  ``runs/``), read by the same code.
+
+The report names the layout found; when none fits, the error lists what was looked for.
 """
 
 from __future__ import annotations
@@ -14,109 +17,50 @@ from __future__ import annotations
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest.common import IngestOptions, IngestReport
-from cruxflow.data.io import iter_jsonl
-from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id, parse_ratings
+from cruxflow.data.ingest.common import IngestOptions
+from cruxflow.data.ingest.crux_paper import own_files, paper_files, read_flat
+from cruxflow.data.ingest.crux_release import is_release, read_release, release_runs
 
-_ALIASES = {"qid": ("qid", "id"), "topic": ("topic", "request"),
-            "questions": ("questions", "subtopics"), "report": ("report",),
-            "docids": ("docids",)}
-
-
-def _get(obj: dict, name: str, where: dict, *, required: bool = True):
-    for key in _ALIASES[name]:
-        if key in obj and obj[key] is not None:
-            return obj[key]
-    if required:
-        raise DataError("missing (also looked for " + ", ".join(_ALIASES[name][1:]) + ")"
-                        if len(_ALIASES[name]) > 1 else "missing", field=name, **where)
-    return None
+LOOKED_FOR = (
+    "looked for (a) the Hugging Face release clone: topic/*.jsonl with subtopics/, judge/ or "
+    "qrels/ beside it (pass one subset folder such as crux-mds-duc04); (b) the paper-era "
+    "files: a JSONL file of topic records (example_id or qid, topic, questions, report), e.g. "
+    "<split>_topics.jsonl, with passages, judgements and TREC runs beside it; (c) cruxflow's "
+    "own crux directory: topics.jsonl and passages.jsonl")
 
 
-def _first_existing(root: Path, names: tuple[str, ...], required: bool):
-    for n in names:
-        if (root / n).is_file():
-            return root / n
-    if required:
-        raise DataError(f"no {' or '.join(names)} in the CRUX directory", path=root)
-    return None
+def _subsets(root: Path) -> list[str]:
+    return sorted(d.name for d in root.iterdir() if d.is_dir() and is_release(d))
 
 
 def read_crux(path, options: IngestOptions) -> tuple:
+    """Read CRUX data in whichever published layout ``path`` holds; ``(Dataset, report)``."""
     root = Path(path)
-    if not root.is_dir():
-        raise DataError("expected a directory with topics.jsonl and passages.jsonl", path=root)
-    report = IngestReport("crux", str(root))
-    tpath = _first_existing(root, ("topics.jsonl",), True)
-    ppath = _first_existing(root, ("passages.jsonl", "corpus.jsonl"), True)
-    jpath = _first_existing(root, ("judgements.jsonl", "judgments.jsonl"), False)
-
-    passages: dict[str, Passage] = {}
-    by_topic: dict[str, list[str]] = {}
-    for lineno, obj in iter_jsonl(ppath, options.encoding):
-        where = {"path": ppath, "record": f"line {lineno}"}
-        pid, text = obj.get("id"), obj.get("contents")
-        if not isinstance(pid, str) or not pid.strip():
-            raise DataError("missing or not a string", field="id", **where)
-        if not isinstance(text, str) or not text.strip():
-            raise DataError("missing or empty", field="contents", **where)
-        if pid in passages:
-            raise DataError(f"duplicate passage id {pid!r}", field="id", **where)
-        try:
-            tid, doc, _ = parse_passage_id(pid)
-            did = f"{tid}:{doc}"
-            by_topic.setdefault(tid, []).append(did)
-        except ValueError:
-            tid = did = None  # a corpus passage outside the <topic>:<doc>#<n> scheme
-        passages[pid] = Passage(pid, text, tid, did)
-
-    topics: dict[str, Topic] = {}
-    for lineno, obj in iter_jsonl(tpath, options.encoding):
-        where = {"path": tpath, "record": f"line {lineno}"}
-        tid = _get(obj, "qid", where)
-        if not isinstance(tid, str) or not tid.strip():
-            raise DataError("not a non-empty string", field="qid", **where)
-        if tid in topics:
-            raise DataError(f"duplicate topic {tid!r}", field="qid", **where)
-        questions = _get(obj, "questions", where)
-        if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
-            raise DataError("must be a list of strings", field="questions", **where)
-        report_text = _get(obj, "report", where)
-        if not isinstance(report_text, str) or not report_text.strip():
-            raise DataError("missing or empty", field="report", **where)
-        docids = _get(obj, "docids", where, required=False)
-        if docids is not None and (not isinstance(docids, list)
-                                   or not all(isinstance(d, str) for d in docids)):
-            raise DataError("must be a list of strings", field="docids", **where)
-        if docids is None:
-            docids = list(dict.fromkeys(by_topic.get(tid, [])))
-        topics[tid] = Topic(tid, report_text, list(docids), query=_get(obj, "topic", where),
-                            questions=list(questions), source_id=tid)
-        report.clusters_read += 1
-
-    ratings: dict[tuple[str, str], list[int]] = {}
-    if jpath is not None:
-        for lineno, obj in iter_jsonl(jpath, options.encoding):
-            where = {"path": jpath, "record": f"line {lineno}"}
-            tid, pid = obj.get("example_id"), obj.get("pid")
-            if not isinstance(tid, str) or tid not in topics:
-                raise DataError(f"unknown topic {tid!r}", field="example_id", **where)
-            if not isinstance(pid, str) or pid not in passages:
-                raise DataError(f"unknown passage {pid!r}", field="pid", **where)
-            if "rating" not in obj:
-                raise DataError("missing", field="rating", **where)
-            r = parse_ratings(obj["rating"], where, name="rating")
-            n = len(topics[tid].questions)
-            if len(r) != n:
-                raise DataError(f"{len(r)} ratings but topic {tid} has {n} questions",
-                                field="rating", **where)
-            if (tid, pid) in ratings:
-                raise DataError(f"passage {pid!r} judged twice", field="pid", **where)
-            ratings[(tid, pid)] = r
-    return Dataset(topics, {}, passages, ratings), report
+    if not root.exists():
+        raise DataError("no such CRUX directory or topics file", path=root)
+    if root.is_dir() and (root / "topics.jsonl").is_file():
+        return read_flat(own_files(root), options)
+    if is_release(root):
+        return read_release(root, options)
+    found = paper_files(root, options.encoding)
+    if found is not None:
+        return read_flat(found, options)
+    if root.is_dir():
+        subsets = _subsets(root)
+        if subsets:
+            raise DataError("this looks like $CRUX_ROOT, which holds several subsets: pass one "
+                            f"of them ({', '.join(subsets)})", path=root)
+    raise DataError(f"no CRUX layout found: {LOOKED_FOR}", path=root)
 
 
-def crux_runs(path) -> list[Path]:
-    """The run files shipped in a CRUX directory's ``runs/`` folder, if any."""
-    d = Path(path) / "runs"
-    return sorted(p for p in d.iterdir() if p.is_file()) if d.is_dir() else []
+def crux_runs(path, options: IngestOptions | None = None) -> list[Path]:
+    """The TREC run files a CRUX directory ships: ``runs/`` (our own layout), ``run/`` (the
+    release) or the run files lying beside the paper-era files."""
+    root = Path(path)
+    encoding = (options or IngestOptions()).encoding
+    if root.is_dir() and (root / "topics.jsonl").is_file():
+        return own_files(root).runs
+    if is_release(root):
+        return release_runs(root)
+    found = paper_files(root, encoding)
+    return found.runs if found is not None else []

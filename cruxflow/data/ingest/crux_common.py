@@ -1,0 +1,306 @@
+"""Files every CRUX layout shares: judge ratings, diversity qrels and passage collections.
+
+The readers here serve ``cruxflow ingest --format crux`` (every layout), ``cruxflow crux-eval``
+(the authors' evaluation script) and ``cruxflow agreement``. Facts about the formats come from
+the authors' loaders (DylanJoo/crux: ``crux/tools/generic/ir_utils.py`` ``load_ratings``,
+``load_run_or_qrel``, ``load_corpus``; ``crux/tools/mds/ir_utils.py``).
+
+**Ratings** (one file, or every ``*.jsonl`` of a folder such as the release's ``judge/``), one
+0-5 rating per sub-question, in any of these record layouts:
+
+=================  ==========================================================================
+release            ``{"id": topic, "docid": passage, "rating": [...]}``
+release, batched   ``{"id": topic, "docids": [...], "ratings": [[...], ...]}``
+paper-era          ``{"example_id": topic, "pid": passage, "rating": [...]}``
+cruxflow           ``{"topic_id", "passage_id", "ratings": [...]}`` (``answerability.jsonl``)
+=================  ==========================================================================
+
+-1 (the authors' parser writes it where the judge gave no digit) is read, answers nothing and is
+counted; any other value outside 0..5 is an error naming the file, line and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.model import RATING_UNRATED, parse_ratings
+from cruxflow.data.names import ORACLE
+
+# (layout name, topic key, passage key, ratings key); the batched layout is handled apart.
+RATING_LAYOUTS = (
+    ("release", "id", "docid", "rating"),
+    ("paper-era", "example_id", "pid", "rating"),
+    ("cruxflow", "topic_id", "passage_id", "ratings"),
+)
+BATCHED = ("release-batched", "id", "docids", "ratings")
+
+
+def jsonl_files(path, what: str) -> list[Path]:
+    """``path`` itself, or every ``*.jsonl`` directly inside the folder ``path`` (sorted)."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if not p.is_dir():
+        raise DataError(f"no such {what} (file or folder)", path=p)
+    files = sorted(f for f in p.glob("*.jsonl") if f.is_file())
+    if not files:
+        raise DataError(f"no *.jsonl {what} file in the folder", path=p)
+    return files
+
+
+def read_id(obj: dict, names: str | tuple[str, ...], where: dict) -> str:
+    """A topic or passage id from the first of ``names`` the record has: a non-empty string
+    without spaces (integers, as some exports write, too)."""
+    names = (names,) if isinstance(names, str) else names
+    name = next((n for n in names if n in obj), None)
+    if name is None:
+        raise DataError("missing" + (" (also looked for " + ", ".join(names[1:]) + ")"
+                                     if len(names) > 1 else ""), field=names[0], **where)
+    value = obj[name]
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip() or len(value.split()) != 1:
+        raise DataError(f"expected a non-empty identifier without spaces, got {value!r}",
+                        field=name, **where)
+    return value
+
+
+@dataclass
+class JudgeRatings:
+    """Ratings by (topic, passage), in the order read; where each was read; what was counted."""
+
+    ratings: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    where: dict[tuple[str, str], dict] = field(default_factory=dict)
+    fields: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+    layouts: set[str] = field(default_factory=set)
+    unrated: int = 0          # -1 values read
+    repeated: int = 0         # a (topic, passage) read again with the same ratings
+
+    def by_topic(self) -> dict[str, dict[str, list[int]]]:
+        """``{topic: {passage: ratings}}`` in the order the ratings were read."""
+        out: dict[str, dict[str, list[int]]] = {}
+        for (tid, pid), r in self.ratings.items():
+            out.setdefault(tid, {})[pid] = r
+        return out
+
+    def n_questions(self) -> dict[str, int]:
+        return {t: len(next(iter(m.values()))) for t, m in self.by_topic().items()}
+
+    def summary(self) -> dict:
+        return {"files": [str(f) for f in self.files], "layouts": sorted(self.layouts),
+                "rated_pairs": len(self.ratings), "unrated_values": self.unrated,
+                "repeated_pairs": self.repeated}
+
+
+def ratings_layout(obj: dict) -> tuple[str, str, str, str] | None:
+    """(layout, topic field, passage field, ratings field) of a ratings record, or None."""
+    for layout in (*RATING_LAYOUTS, BATCHED):
+        if layout[1] in obj and layout[2] in obj:
+            return layout
+    return None
+
+
+def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tuple]]:
+    """(layout, topic, passage, ratings value, (topic, passage, ratings field)) of a record."""
+    for layout, tkey, pkey, rkey in RATING_LAYOUTS:
+        if tkey in obj and pkey in obj:
+            if rkey not in obj:
+                raise DataError("missing", field=rkey, **where)
+            yield (layout, read_id(obj, tkey, where), read_id(obj, pkey, where), obj[rkey],
+                   (tkey, pkey, rkey))
+            return
+    layout, tkey, pkey, rkey = BATCHED
+    if tkey in obj and pkey in obj:
+        tid, docids, values = read_id(obj, tkey, where), obj[pkey], obj.get(rkey)
+        if not isinstance(docids, list):
+            raise DataError("expected a list of passage ids", field=pkey, **where)
+        if not isinstance(values, list) or len(values) != len(docids):
+            raise DataError(f"expected a list of {len(docids)} rating lists (one per docid)",
+                            field=rkey, **where)
+        for i, value in enumerate(values):
+            yield (layout, tid, read_id({pkey: docids[i]}, pkey, where), value,
+                   (tkey, pkey, f"{rkey}[{i}]"))
+        return
+    wanted = "; ".join(f"{t} + {p} + {r}" for _, t, p, r in (*RATING_LAYOUTS, BATCHED))
+    raise DataError(f"not a ratings record: expected the fields {wanted}", **where)
+
+
+def read_ratings(path, encoding: str = "utf-8") -> JudgeRatings:
+    """Read judge (or human) ratings from a file or every ``*.jsonl`` of a folder (or from a
+    list of such paths, read as one).
+
+    Within a topic every rating list has the same length (one rating per sub-question). A
+    (topic, passage) read twice with the same ratings is counted, with different ones an error
+    naming both places (a folder of shards of one judge may overlap; two judges must not be
+    mixed).
+    """
+    paths = path if isinstance(path, list | tuple) else [path]
+    out = JudgeRatings(files=[f for p in paths for f in jsonl_files(p, "ratings")])
+    lengths: dict[str, tuple[int, dict]] = {}
+    for file in out.files:
+        for lineno, obj in iter_jsonl(file, encoding):
+            where = {"path": file, "record": f"line {lineno}"}
+            for layout, tid, pid, value, names in _records(obj, where):
+                rkey = names[2]
+                ratings = parse_ratings(value, where, name=rkey, unrated_ok=True)
+                out.layouts.add(layout)
+                n, first = lengths.setdefault(tid, (len(ratings), where))
+                if len(ratings) != n:
+                    raise DataError(f"{len(ratings)} ratings, but topic {tid} has {n} at "
+                                    f"{first['path']} {first['record']}", field=rkey, **where)
+                key = (tid, pid)
+                if key in out.ratings:
+                    if out.ratings[key] != ratings:
+                        seen = out.where[key]
+                        raise DataError(f"passage {pid} of topic {tid} rated differently at "
+                                        f"{seen['path']} {seen['record']} (two judges in one "
+                                        "folder? name one file)", field=rkey, **where)
+                    out.repeated += 1
+                    continue
+                out.ratings[key] = ratings
+                out.where[key] = where
+                out.fields[key] = names
+                out.unrated += sum(r == RATING_UNRATED for r in ratings)
+    return out
+
+
+# --- diversity qrels ---------------------------------------------------------------------------
+
+@dataclass
+class DiversityQrels:
+    """ndeval qrels ``topic subtopic passage relevance``, as read (file order).
+
+    Two conventions are published: the release's ``div_qrels-tau3.txt`` holds only the lines of
+    relevance 1 with subtopics from 0; the authors' paper-era writer also emits the 0 lines and
+    numbers subtopics from 1. Both read the same; ``zero_lines`` and ``subtopic_base`` say which
+    one a file follows. Graded qrels (the 0-5 rating in the relevance column) read too.
+    """
+
+    path: Path
+    rows: list[tuple[str, str, str, int]]
+
+    @property
+    def zero_lines(self) -> int:
+        return sum(r[3] <= 0 for r in self.rows)
+
+    @property
+    def subtopic_base(self) -> int | None:
+        numbers = [int(r[1]) for r in self.rows if r[1].isdigit()]
+        return min(numbers) if numbers else None
+
+    def topics(self) -> list[str]:
+        return list(dict.fromkeys(r[0] for r in self.rows))
+
+    def binary(self, threshold: int = 1) -> dict[str, dict[str, int]]:
+        """``{topic: {passage: 1}}`` for passages with a line of relevance >= ``threshold``
+        (rac_eval.py reads the diversity qrels this way for P and nDCG); topics without such a
+        line are absent."""
+        out: dict[str, dict[str, int]] = {}
+        for tid, _, pid, rel in self.rows:
+            if rel >= threshold:
+                out.setdefault(tid, {})[pid] = 1
+        return out
+
+    def frame(self):
+        """The rows as the frame ir_measures reads diversity qrels from (subtopic in
+        ``iteration``)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=["query_id", "iteration", "doc_id", "relevance"])
+
+    def summary(self) -> dict:
+        return {"file": str(self.path), "lines": len(self.rows), "topics": len(self.topics()),
+                "zero_lines": self.zero_lines, "subtopic_base": self.subtopic_base}
+
+
+def read_diversity_qrels(path) -> DiversityQrels:
+    """Read ndeval (diversity) qrels; a bad line names the file, line and column."""
+    rows: list[tuple[str, str, str, int]] = []
+    first: dict[tuple[str, str, str], int] = {}
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        where = {"path": path, "record": f"line {lineno}"}
+        if len(parts) != 4:
+            raise DataError("expected 4 columns 'topic subtopic passage relevance', got "
+                            f"{len(parts)}", **where)
+        try:
+            rel = int(parts[3])
+        except ValueError:
+            raise DataError(f"relevance {parts[3]!r} is not an integer", field="relevance",
+                            **where) from None
+        key = (parts[0], parts[1], parts[2])
+        if key in first:
+            raise DataError(f"passage {parts[2]} of topic {parts[0]} subtopic {parts[1]} is "
+                            f"judged again (first at line {first[key]})", field="passage",
+                            **where)
+        first[key] = lineno
+        rows.append((*key, rel))
+    if not rows:
+        raise DataError("no qrels lines", path=path)
+    return DiversityQrels(Path(path), rows)
+
+
+# --- passage collections -----------------------------------------------------------------------
+
+def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list[Path]]:
+    """Passage texts by id from a JSONL collection: one file, or every ``*.jsonl`` under a
+    folder (the corpus repository ``crux-mds-corpus`` keeps several).
+
+    Records carry ``id`` (or ``_id``), ``contents`` (or ``text``) and optionally ``title``,
+    which is put before the text on its own line, as retrieval collections usually index it.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DataError("no such passage collection", path=p)
+    files = [p] if p.is_file() else sorted(f for f in p.rglob("*.jsonl") if f.is_file())
+    if not files:
+        raise DataError("no *.jsonl file in the passage collection folder", path=p)
+    texts: dict[str, str] = {}
+    first: dict[str, tuple[Path, int]] = {}
+    for file in files:
+        for lineno, obj in iter_jsonl(file, encoding):
+            where = {"path": file, "record": f"line {lineno}"}
+            id_key = "id" if "id" in obj else "_id"
+            pid = read_id(obj, id_key, where)
+            text_key = "contents" if "contents" in obj else "text"
+            text = obj.get(text_key)
+            if not isinstance(text, str) or not text.strip():
+                raise DataError("missing or empty (also looked for contents/text)",
+                                field=text_key, **where)
+            title = obj.get("title")
+            if title is not None and not isinstance(title, str):
+                raise DataError(f"expected a string, got {type(title).__name__}", field="title",
+                                **where)
+            if pid in texts:
+                seen_file, seen_line = first[pid]
+                at = f"line {seen_line}" if seen_file == file else f"{seen_file} line {seen_line}"
+                raise DataError(f"duplicate passage id {pid!r} (first at {at})", field=id_key,
+                                **where)
+            first[pid] = (file, lineno)
+            texts[pid] = f"{title.strip()}\n{text}" if title and title.strip() else text
+    return texts, files
+
+
+# --- the labeling tool's report ids ------------------------------------------------------------
+
+def split_report_id(rid: str, topics: set[str]) -> tuple[str, str] | None:
+    """(system, topic) of a Task 1 id: the topic itself is its oracle report, else the longest
+    known topic that ends the id after ``_`` (``dr_rankfirst_duc04-testb-3``)."""
+    if rid in topics:
+        return ORACLE, rid
+    best = max((t for t in topics if rid.endswith("_" + t)), key=len, default=None)
+    return None if best is None else (rid[:-len(best) - 1], best)
+
+
+def report_topics(ids: list[str], known=()) -> set[str]:
+    """Topics of a set of Task 1 ids: the given ones and every id no other id ends."""
+    ids = list(dict.fromkeys(ids))
+    bare = {i for i in ids if not any(i != j and i.endswith("_" + j) for j in ids)}
+    return set(known) | bare

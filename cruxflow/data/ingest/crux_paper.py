@@ -1,0 +1,321 @@
+"""The CRUX files of the paper era and cruxflow's own crux directory: flat JSONL files in one
+folder, told apart by their records, not their names.
+
+* topics: ``{"example_id" or "qid" (or "id"), "topic" (or "request"), "questions" (or
+  "subtopics"), "docids" (optional), "report"}``; the labeling tool's records
+  (DylanJoo/crux-labeling, ``crux_testb/*.jsonl``) also carry ``type`` (the retrieval context
+  a RAG ``response`` was generated from) and ``k``, so one topic appears once per type;
+* passages: ``{"id", "contents"}`` (``<split>_passages.jsonl``; ``_id``/``text``/``title``
+  read too);
+* judgements: ``{"example_id", "pid", "rating"}`` or any layout of
+  :func:`cruxflow.data.ingest.crux_common.read_ratings`;
+* TREC run files lying beside them (``qid Q0 docid rank score tag``), validated and copied by
+  ``cruxflow ingest``; 4-column qrels files beside them are validated and summarised.
+
+Our own crux directory (``topics.jsonl``, ``passages.jsonl`` or ``corpus.jsonl``, optional
+``judgements.jsonl``, runs in ``runs/``) is the same records under fixed names.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cruxflow.data.errors import DataError
+from cruxflow.data.ingest.common import IngestOptions, IngestReport
+from cruxflow.data.ingest.crux_common import (
+    JudgeRatings,
+    ratings_layout,
+    read_collection,
+    read_diversity_qrels,
+    read_ratings,
+    report_topics,
+    split_report_id,
+)
+from cruxflow.data.io import iter_jsonl
+from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id
+
+OWN, PAPER = "cruxflow crux directory", "paper-era files"
+_ALIASES = {"qid": ("qid", "example_id", "id"), "topic": ("topic", "request"),
+            "questions": ("questions", "subtopics"), "report": ("report",),
+            "docids": ("docids",)}
+
+
+@dataclass
+class FlatFiles:
+    """Which file of a folder holds what."""
+
+    layout: str
+    root: Path
+    topics: list[Path] = field(default_factory=list)
+    passages: list[Path] = field(default_factory=list)
+    judgements: list[Path] = field(default_factory=list)
+    runs: list[Path] = field(default_factory=list)
+    qrels: list[Path] = field(default_factory=list)
+    ignored: list[Path] = field(default_factory=list)
+
+
+def _first_record(path: Path, encoding: str):
+    """The first JSON object of a JSONL file (None for an empty file), reading one line."""
+    with open(path, encoding=encoding, errors="replace") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
+                                    record=f"line {lineno}") from None
+                return obj if isinstance(obj, dict) else None
+    return None
+
+
+def _first_line_columns(path: Path) -> int:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    parts = line.split()
+                    return 6 if len(parts) == 6 and parts[1] == "Q0" else len(parts)
+    except UnicodeDecodeError:
+        return 0
+    return 0
+
+
+def classify(path: Path, encoding: str = "utf-8") -> str | None:
+    """What a file of a paper-era folder holds: topics, passages, judgements, run, qrels."""
+    if path.suffix == ".jsonl":
+        obj = _first_record(path, encoding)
+        if obj is None:
+            return None
+        if ratings_layout(obj) is not None:
+            return "judgements"
+        if any(k in obj for k in _ALIASES["questions"]) and any(k in obj for k in _ALIASES["qid"]):
+            return "topics"
+        if ("id" in obj or "_id" in obj) and ("contents" in obj or "text" in obj):
+            return "passages"
+        return None
+    columns = _first_line_columns(path)
+    return {6: "run", 4: "qrels"}.get(columns)
+
+
+def paper_files(path, encoding: str = "utf-8") -> FlatFiles | None:
+    """The paper-era files of a folder (or of the folder of a topics file); None if no topics."""
+    p = Path(path)
+    root = p.parent if p.is_file() else p
+    found = FlatFiles(PAPER, root)
+    for f in sorted(x for x in root.iterdir() if x.is_file() and not x.name.startswith(".")):
+        kind = classify(f, encoding)
+        if kind == "topics" and p.is_file() and f != p:
+            kind = None  # a topics file was named: the folder's other splits stay out
+        {"topics": found.topics, "passages": found.passages, "judgements": found.judgements,
+         "run": found.runs, "qrels": found.qrels}.get(kind, found.ignored).append(f)
+    return found if found.topics else None
+
+
+def own_files(root: Path) -> FlatFiles:
+    found = FlatFiles(OWN, root, topics=[root / "topics.jsonl"])
+    passages = [root / n for n in ("passages.jsonl", "corpus.jsonl") if (root / n).is_file()]
+    if not passages:
+        raise DataError("no passages.jsonl or corpus.jsonl in the CRUX directory", path=root)
+    found.passages = passages[:1]
+    found.judgements = [root / n for n in ("judgements.jsonl", "judgments.jsonl")
+                        if (root / n).is_file()][:1]
+    runs = root / "runs"
+    found.runs = sorted(f for f in runs.iterdir() if f.is_file()) if runs.is_dir() else []
+    return found
+
+
+# --- records ------------------------------------------------------------------------------------
+
+def _get(obj: dict, name: str, where: dict, *, required: bool = True):
+    for key in _ALIASES[name]:
+        if key in obj and obj[key] is not None:
+            return obj[key]
+    if required:
+        others = _ALIASES[name][1:]
+        raise DataError("missing (also looked for " + ", ".join(others) + ")" if others
+                        else "missing", field=name, **where)
+    return None
+
+
+def _string_list(value, name: str, where: dict) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise DataError("must be a list of strings", field=name, **where)
+    return value
+
+
+def _doc_of(entry: str) -> str:
+    """A ``docids`` entry as a document id: labeling-tool records list passage ids there."""
+    try:
+        tid, doc, _ = parse_passage_id(entry)
+    except ValueError:
+        return entry
+    return f"{tid}:{doc}"
+
+
+@dataclass
+class _TopicRecord:
+    topic: Topic
+    where: dict
+    types: set
+    docids: list[str]
+
+
+NULL_QUESTION = "(no sub-question: null in the source file)"
+
+
+def _question_list(value, where: dict) -> tuple[list[str], int]:
+    """The sub-questions and how many were null. The labeling tool's records put null where
+    the authors filtered a sub-question out; a placeholder keeps every later index (ratings,
+    labels) pointing at the right question."""
+    if not isinstance(value, list):
+        raise DataError("must be a list of strings", field="questions", **where)
+    out, nulls = [], 0
+    for i, q in enumerate(value):
+        if q is None:
+            out.append(NULL_QUESTION)
+            nulls += 1
+        elif isinstance(q, str) and q.strip():
+            out.append(q)
+        else:
+            raise DataError(f"item {i} must be a non-empty string (or null)", field="questions",
+                            **where)
+    return out, nulls
+
+
+def read_topic_records(files: list[Path], encoding: str, report: IngestReport
+                       ) -> dict[str, _TopicRecord]:
+    """Topics from topic records. The labeling tool's folder repeats a topic in every file (and
+    in one file once per ``type``) and names the record of a system's RAG response
+    ``<system>_<topic>``: repeats must agree on query, questions and report, and a response
+    record is not a topic. The same id twice in one file with the same ``type`` is an error."""
+    records = []
+    nulls = 0
+    for path in files:
+        for lineno, obj in iter_jsonl(path, encoding):
+            where = {"path": path, "record": f"line {lineno}"}
+            tid = _get(obj, "qid", where)
+            if not isinstance(tid, str) or not tid.strip():
+                raise DataError("not a non-empty string", field="qid", **where)
+            questions, n = _question_list(_get(obj, "questions", where), where)
+            nulls += n
+            text = _get(obj, "report", where)
+            if not isinstance(text, str) or not text.strip():
+                raise DataError("missing or empty", field="report", **where)
+            query = _get(obj, "topic", where)
+            if not isinstance(query, str):
+                raise DataError("must be a string", field="topic", **where)
+            docids = _get(obj, "docids", where, required=False)
+            docids = [] if docids is None else _string_list(docids, "docids", where)
+            records.append((tid, query, questions, text, docids, obj.get("type"), where,
+                            isinstance(obj.get("response"), str)))
+    topic_ids = report_topics([r[0] for r in records])
+    out: dict[str, _TopicRecord] = {}
+    seen_in_file: set[tuple] = set()
+    responses = sum(r[7] for r in records)
+    for tid, query, questions, text, docids, kind, where, _ in records:
+        if tid not in topic_ids:  # <system>_<topic>: a system's RAG response to the topic
+            tid = split_report_id(tid, topic_ids)[1]
+        elif (tid, where["path"], kind) in seen_in_file:
+            raise DataError(f"duplicate topic {tid!r}", field="qid", **where)
+        seen_in_file.add((tid, where["path"], kind))
+        if tid in out:
+            seen = out[tid]
+            t = seen.topic
+            for name, mine, theirs in (("topic", query, t.query),
+                                       ("questions", questions, t.questions),
+                                       ("report", text, t.reference)):
+                if mine != theirs:
+                    raise DataError(f"topic {tid!r} differs from {seen.where['path']} "
+                                    f"{seen.where['record']}", field=name, **where)
+            seen.docids += docids
+            continue
+        out[tid] = _TopicRecord(Topic(tid, text, [], query=query, questions=list(questions),
+                                      source_id=tid), where, {kind}, list(docids))
+    if responses:
+        report.counts["rag_responses_not_imported"] = responses
+        report.notes.append(f"{responses} RAG responses (the labeling tool's 'response' per "
+                            "context) were read but are not part of the dataset")
+    if nulls:
+        report.counts["null_questions"] = nulls
+        report.notes.append(f"{nulls} sub-questions were null in the topic records (the "
+                            "authors' filtered ones): kept as placeholders so that indices hold")
+    return out
+
+
+def read_passages(files: list[Path], encoding: str) -> dict[str, Passage]:
+    passages: dict[str, Passage] = {}
+    for path in files:
+        texts, _ = read_collection(path, encoding)
+        for pid, text in texts.items():
+            if pid in passages:
+                raise DataError(f"duplicate passage id {pid!r} (also in an earlier passages "
+                                "file)", path=path, field="id")
+            try:
+                tid, doc, _ = parse_passage_id(pid)
+                passages[pid] = Passage(pid, text, tid, f"{tid}:{doc}")
+            except ValueError:  # a corpus passage outside the <topic>:<doc>#<n> scheme
+                passages[pid] = Passage(pid, text)
+    return passages
+
+
+def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
+                   passages: dict[str, Passage], *, unknown_topics: str = "error"
+                   ) -> tuple[dict[tuple[str, str], list[int]], int]:
+    """The ratings that fit the topics: every list as long as its topic's questions, every
+    passage in the collection (when there is one). Ratings of unknown topics are an error, or
+    with ``unknown_topics="skip"`` counted and left out (a release's judge folder may cover
+    topics its topic folder does not). Returns (ratings, skipped)."""
+    ratings: dict[tuple[str, str], list[int]] = {}
+    skipped = 0
+    for (tid, pid), r in judge.ratings.items():
+        where, (tkey, pkey, rkey) = judge.where[(tid, pid)], judge.fields[(tid, pid)]
+        if tid not in topics:
+            if unknown_topics == "skip":
+                skipped += 1
+                continue
+            raise DataError(f"unknown topic {tid!r}", field=tkey, **where)
+        if passages and pid not in passages:
+            raise DataError(f"unknown passage {pid!r}", field=pkey, **where)
+        n = len(topics[tid].questions)
+        if len(r) != n:
+            raise DataError(f"{len(r)} ratings but topic {tid} has {n} questions", field=rkey,
+                            **where)
+        ratings[(tid, pid)] = r
+    return ratings, skipped
+
+
+def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, IngestReport]:
+    """Read an own crux directory or a paper-era folder into a dataset."""
+    report = IngestReport("crux", str(files.root), layout=files.layout)
+    passages = read_passages(files.passages, options.encoding)
+    by_topic: dict[str, list[str]] = {}
+    for p in passages.values():
+        if p.topic_id is not None:
+            by_topic.setdefault(p.topic_id, []).append(p.doc_id)
+    records = read_topic_records(files.topics, options.encoding, report)
+    topics: dict[str, Topic] = {}
+    for tid, rec in records.items():
+        docs = [_doc_of(d) for d in rec.docids] if rec.docids else by_topic.get(tid, [])
+        rec.topic.doc_ids = list(dict.fromkeys(docs))
+        topics[tid] = rec.topic
+        report.clusters_read += 1
+    ratings: dict[tuple[str, str], list[int]] = {}
+    if files.judgements:
+        judge = read_ratings(files.judgements, options.encoding)
+        ratings, _ = attach_ratings(judge, topics, passages)
+        report.counts["unrated_values"] = judge.unrated
+        if judge.unrated:
+            report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
+                                "no question")
+    for path in files.qrels:
+        report.counts.setdefault("qrels", []).append(read_diversity_qrels(path).summary())
+    report.counts["files"] = {
+        "topics": [p.name for p in files.topics], "passages": [p.name for p in files.passages],
+        "judgements": [p.name for p in files.judgements], "runs": [p.name for p in files.runs],
+        "ignored": [p.name for p in files.ignored]}
+    if not passages:
+        report.notes.append("no passages file: the dataset has no passage texts")
+    return Dataset(topics, {}, passages, ratings), report
+

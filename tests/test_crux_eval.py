@@ -1,0 +1,207 @@
+"""`cruxflow crux-eval`: the CRUX authors' rac_eval.py reproduced, pinned to hand-computed values.
+
+Fixture (tests/data/crux/release/crux-mds-duc04), k = 10, eta = 3:
+
+topic A (duc04-test-0), 3 questions, judge ratings:
+    A:0#0 [5,0,1]  A:0#1 [3,4,-1]  A:1#2 [0,2,0]  A:1#3 [1,1,2]   -> the oracle answers q0, q1
+  qrels (release convention: only lines of relevance 1, subtopics from 0):
+    q0: A:0#0, A:0#1   q1: A:0#1
+  run: A:0#1 r1 2.0 | A:0#0 r2 1.5 | A:1#2 r3 1.5 | duc04-test-9:0#0 r4 1.0 (unjudged)
+       | A:1#3 r11 0.5 (rank > 10: left out)
+topic B (duc04-test-1), 2 questions: B:0#0 [4,1] B:0#1 [0,5] B:1#2 [3,3]
+  qrels q0: B:0#0, B:1#2   q1: B:0#1, B:1#2;   run: B:0#1 r1 3.0 | B:0#0 r2 2.0
+topic C (duc04-test-2), 2 questions: C:0#0 [2,1] C:0#1 [-1,0]: its judged passages answer
+  nothing, so it has no qrels line; run: C:0#0, C:0#1
+topic D (duc04-test-3): in the qrels, not in the run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from cruxflow.cli import main
+from cruxflow.data.errors import DataError
+from cruxflow.metrics.crux_eval import compare_runs, crux_eval, read_token_counts
+
+DATA = Path(__file__).parent / "data" / "crux"
+DUC = DATA / "release" / "crux-mds-duc04"
+RUN, QRELS, JUDGE = DUC / "run" / "bm25.run", DUC / "qrels" / "div_qrels-tau3.txt", DUC / "judge"
+PAPER = DATA / "paper"
+A, B, C = "duc04-test-0", "duc04-test-1", "duc04-test-2"
+L2, L3, L4 = math.log2(2), math.log2(3), math.log2(4)
+
+# P@10: A 2 relevant of 10, B 2 of 10.
+# nDCG@10, A: pytrec_eval breaks the 1.5 tie by passage id descending, so A:1#2 (not
+#   relevant) is rank 2 and A:0#0 rank 3: (1 + 1/log2 4) / (1 + 1/log2 3).
+# nDCG@10, B: relevant at ranks 1, 2 of 3 relevant: (1 + 1/log2 3) / (1 + 1/log2 3 + 1/log2 4).
+# alpha_nDCG@10 (alpha 0.5), A: ndeval breaks the tie ascending: A:0#1 covers q0, q1 (gain 2),
+#   A:0#0 then q0 again (gain 0.5): 2 + 0.5/log2 3, which is also the ideal -> 1.
+# alpha_nDCG@10, B: B:0#1 (q1, gain 1), B:0#0 (q0, gain 1) -> 1 + 1/log2 3; the ideal is B:1#2
+#   (gain 2), then two passages of gain 0.5: 2 + 0.5/log2 3 + 0.5/log2 4.
+# Cov@10, A: max over A:0#1, A:0#0, A:1#2, unjudged = [5,4,1]: 2 of 3 questions, 2 of the 2 the
+#   oracle answers; B: [4,5]: 2 of 2; C: [2,1]: 0 of 2, and 0/0 with the oracle filter.
+NDCG_A = (1 + 1 / L4) / (1 + 1 / L3)
+NDCG_B = (1 + 1 / L3) / (1 + 1 / L3 + 1 / L4)
+ALPHA_B = (1 + 1 / L3) / (2 + 0.5 / L3 + 0.5 / L4)
+EXPECTED = {
+    A: {"P@10": 0.2, "nDCG@10": NDCG_A, "alpha_nDCG@10": 1.0, "Cov@10": 2 / 3},
+    B: {"P@10": 0.2, "nDCG@10": NDCG_B, "alpha_nDCG@10": ALPHA_B, "Cov@10": 1.0},
+    C: {"P@10": None, "nDCG@10": None, "alpha_nDCG@10": None, "Cov@10": 0.0},
+}
+
+
+def close(got: dict, want: dict) -> bool:
+    return got.keys() == want.keys() and all(
+        (g is None and w is None) or (g is not None and w is not None and math.isclose(g, w))
+        for g, w in ((got[k], want[k]) for k in want))
+
+
+def test_per_topic_values_and_means():
+    r = crux_eval(RUN, QRELS, JUDGE)
+    for tid, want in EXPECTED.items():
+        assert close(r.per_topic[tid], want), tid
+    assert list(r.per_topic) == [A, B, C]                 # D: missing from the run, left out
+    assert close(r.aggregate, {"P@10": 0.2, "nDCG@10": (NDCG_A + NDCG_B) / 2,
+                               "alpha_nDCG@10": (1 + ALPHA_B) / 2,
+                               "Cov@10": (2 / 3 + 1 + 0) / 3})
+    assert r.evaluated == {"P@10": 2, "nDCG@10": 2, "alpha_nDCG@10": 2, "Cov@10": 3}
+    assert r.warnings[0] == ("1 of 3 qrels topics are missing from the run and left out: "
+                             "duc04-test-3")
+    assert r.info["lines_beyond_k"] == 1
+    # the script's line, means to 4 decimals: 0.2, 0.84254, 0.81786, 0.55556
+    assert r.line() == (f"{DUC / 'run'} | bm25.run | P@10 | 0.2000 | nDCG@10 | 0.8425 | "
+                        "alpha_nDCG@10 | 0.8179 | Cov@10 | 0.5556 |")
+
+
+def test_filter_by_oracle_leaves_out_a_topic_whose_passages_answer_nothing():
+    r = crux_eval(RUN, QRELS, JUDGE, filter_by_oracle=True)
+    assert r.per_topic[A]["Cov@10"] == 1.0 and r.per_topic[B]["Cov@10"] == 1.0
+    assert r.per_topic[C]["Cov@10"] is None               # 0/0: the script would print nan
+    assert r.aggregate["Cov@10"] == 1.0 and r.evaluated["Cov@10"] == 2
+    assert any(w.startswith("Cov@10: 1 of 3 run topics left out") for w in r.warnings)
+
+
+def test_ties_coverage_in_file_order_pytrec_descending_ndeval_ascending(tmp_path):
+    # three tied lines, all rank 1 (<= k = 2): the script keeps all three; Cov takes the first
+    # two in file order (t:0#2, t:0#0), pytrec_eval the top 2 by id descending (t:0#2, t:0#1),
+    # ndeval by id ascending (t:0#0, t:0#1).
+    run = tmp_path / "tie.run"
+    run.write_text("t Q0 t:0#2 1 1.0 x\nt Q0 t:0#0 1 1.0 x\nt Q0 t:0#1 1 1.0 x\n"
+                   "u Q0 t:0#0 1 1.0 x\n")
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t 0 t:0#0 1\nt 1 t:0#1 1\n")
+    judge = tmp_path / "j.jsonl"
+    judge.write_text("".join(json.dumps({"id": "t", "docid": d, "rating": r}) + "\n" for d, r in
+                             (("t:0#0", [5, 0]), ("t:0#1", [0, 5]), ("t:0#2", [0, 0]))))
+    r = crux_eval(run, qrels, judge, k=2)
+    # Cov: max([0,0],[5,0]) = [5,0] -> 1/2; P@2: t:0#1 relevant of 2; nDCG@2: relevant at rank
+    # 2 of 2 relevant: (1/log2 3) / (1 + 1/log2 3); alpha: q0 then q1, the ideal -> 1
+    assert close(r.per_topic["t"], {"P@2": 0.5, "nDCG@2": (1 / L3) / (1 + 1 / L3),
+                                    "alpha_nDCG@2": 1.0, "Cov@2": 0.5})
+    # a run topic without qrels or ratings: left out of every measure (the script crashes)
+    assert close(r.per_topic["u"], dict.fromkeys(["P@2", "nDCG@2", "alpha_nDCG@2", "Cov@2"]))
+    assert r.aggregate["Cov@2"] == 0.5
+
+
+def test_paper_era_qrels_with_zero_lines_and_subtopics_from_one():
+    # tests/data/crux/paper: bm25.run ranks every line 4 with score 0.25 (the labeling tool's
+    # runs). Topic P: bm25 = P:1#2, P:0#0; relevant P:0#0 (q1), P:0#1 (q2), P:2#3 (q3).
+    #   pytrec order P:1#2, P:0#0: P 1/10, nDCG (1/log2 3) / (1 + 1/log2 3 + 1/log2 4);
+    #   ndeval order P:0#0, P:1#2: alpha 1 / (1 + 1/log2 3 + 1/log2 4); Cov max([1,1,1],
+    #   [4,0,0]) = 1 of 3.
+    # Topic Q: bm25 = Q:0#1, Q:0#0; relevant Q:0#0 (q1), Q:1#2 (q2).
+    #   pytrec Q:0#1, Q:0#0: nDCG (1/log2 3) / (1 + 1/log2 3); ndeval Q:0#0 first:
+    #   alpha 1 / (1 + 1/log2 3); Cov max([0,2],[3,0]) = 1 of 2.
+    r = crux_eval(PAPER / "bm25.run", PAPER / "testb_div_qrels.txt",
+                  PAPER / "testb_judgements.jsonl")
+    ideal3 = 1 + 1 / L3 + 1 / L4
+    assert close(r.per_topic["duc04-testb-3"], {
+        "P@10": 0.1, "nDCG@10": (1 / L3) / ideal3, "alpha_nDCG@10": 1 / ideal3,
+        "Cov@10": 1 / 3})
+    assert close(r.per_topic["duc04-testb-7"], {
+        "P@10": 0.1, "nDCG@10": (1 / L3) / (1 + 1 / L3), "alpha_nDCG@10": 1 / (1 + 1 / L3),
+        "Cov@10": 0.5})
+    assert r.info["qrels"]["zero_lines"] == 13 and r.info["qrels"]["subtopic_base"] == 1
+
+
+def test_density_from_token_counts(tmp_path):
+    counts = tmp_path / "tokens.tsv"
+    counts.write_text("".join(f"{p}\t{n}\n" for p, n in (
+        (f"{A}:0#1", 20), (f"{A}:0#0", 10), (f"{A}:1#2", 30), (f"{A}:1#3", 5),
+        ("duc04-test-9:0#0", 40), (f"{B}:0#0", 10), (f"{B}:0#1", 10), (f"{B}:1#2", 25),
+        (f"{C}:0#0", 3), (f"{C}:0#1", 3))))
+    r = crux_eval(RUN, QRELS, JUDGE, token_counts=read_token_counts(counts))
+    # A: Z* = P** = [A:0#1] (answers q0 and q1), 20 tokens; the context A:0#1, A:0#0, A:1#2 and
+    # the unjudged passage has 100 tokens; Cov = Cov(Z*) = 2/3: Den = ((2/3)/100 /
+    # ((2/3)/20)) ** 0.5 = 0.2 ** 0.5. B: Z* = [B:1#2] (q0, q1), 25 tokens; context 20 tokens,
+    # Cov 1: Den = (25/20) ** 0.5. C: the oracle covers nothing: undefined.
+    assert math.isclose(r.per_topic[A]["Den@10"], 0.2 ** 0.5)
+    assert math.isclose(r.per_topic[B]["Den@10"], 1.25 ** 0.5)
+    assert r.per_topic[C]["Den@10"] is None
+    assert r.line().endswith(f"| Den@10 | {(0.2 ** 0.5 + 1.25 ** 0.5) / 2:.4f} |")
+    del_one = read_token_counts(counts)
+    del del_one["duc04-test-9:0#0"]
+    with pytest.raises(DataError) as info:
+        crux_eval(RUN, QRELS, JUDGE, token_counts=del_one)
+    assert (info.value.path, info.value.record, info.value.field) == (str(RUN), "line 4",
+                                                                      "docid")
+
+
+def test_paired_tests_between_two_runs():
+    # P@10 per topic: oracle.run 0.3 and 0.2 (every passage relevant), bm25.run 0.1 and 0.1.
+    # d = [0.2, 0.1]: t = 0.15 / (0.0707107 / sqrt 2) = 3 with 1 degree of freedom, whose
+    # two-sided p is 1 - (2/pi) atan(3); the exact sign-flip test: 2 of the 4 flips reach
+    # |mean| >= 0.15, p = 0.5.
+    qrels, judge = PAPER / "testb_div_qrels.txt", PAPER / "testb_judgements.jsonl"
+    a = crux_eval(PAPER / "oracle.run", qrels, judge)
+    b = crux_eval(PAPER / "bm25.run", qrels, judge)
+    row = {r["measure"]: r for r in compare_runs(a, b)}["P@10"]
+    assert row["topics"] == 2 and math.isclose(row["diff"], 0.15)
+    assert math.isclose(row["p_t_test"], 1 - 2 / math.pi * math.atan(3), rel_tol=1e-6)
+    assert math.isclose(row["p_randomization"], 0.5)
+
+
+def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
+    out = tmp_path / "eval.json"
+    rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
+               "--output", str(out)])
+    captured = capsys.readouterr()
+    assert rc == 0
+    assert captured.out.splitlines()[0] == (
+        f"{DUC / 'run'} | bm25.run | P@10 | 0.2000 | nDCG@10 | 0.8425 | "
+        "alpha_nDCG@10 | 0.8179 | Cov@10 | 0.5556 |")
+    assert "1 of 3 qrels topics are missing from the run" in captured.err
+    saved = json.loads(out.read_text())["runs"][0]
+    assert saved["per_topic"][A]["nDCG@10"] == NDCG_A         # full precision
+    rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
+               "--filter_by_oracle", "--json"])
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["runs"][0]["aggregate"]["Cov@10"] == 1.0
+
+
+def test_cli_density_from_a_collection_and_run_b(capsys):
+    # regex tokens (words and punctuation marks): A:0#1 "Officials evacuated 300 homes as the
+    # river crested on 3 March." 12, A:0#0 11, A:1#2 7, duc04-test-9:0#0 6 -> context 36,
+    # Z* = [A:0#1] 12: Den = (12/36) ** 0.5. B: B:0#1 7 + B:0#0 8 = 15, Z* = [B:1#2] 12:
+    # Den = (12/15) ** 0.5.
+    corpus = DATA / "release" / "crux-mds-corpus"
+    rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
+               "--collection", str(corpus), "--run-b", str(RUN)])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    den = ((12 / 36) ** 0.5 + (12 / 15) ** 0.5) / 2
+    assert lines[0].endswith(f"| Den@10 | {den:.4f} |") and lines[0] == lines[1]
+    assert any(line.startswith("P@10") and line.split()[-2:] == ["1.0000", "1.0000"]
+               for line in lines)
+
+
+def test_cli_bad_run_line_names_file_and_line(tmp_path, capsys):
+    run = tmp_path / "bad.run"
+    run.write_text(f"{A} Q0 {A}:0#0 one 1.0 x\n")
+    rc = main(["crux-eval", "--run", str(run), "--qrel", str(QRELS), "--judge", str(JUDGE)])
+    assert rc == 2
+    assert f"{run}: line 1: field 'rank'" in capsys.readouterr().err

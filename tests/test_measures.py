@@ -1,0 +1,127 @@
+"""CRUX measures as ir_measures measures (cruxflow.metrics.measures)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import ir_measures
+import pandas as pd
+import pytest
+
+from cruxflow.data.ingest import IngestOptions, ingest
+from cruxflow.data.ingest.crux_common import read_ratings
+from cruxflow.data.io import RunRow
+from cruxflow.metrics.measures import (
+    Cov,
+    Den,
+    alpha_nDCG_crux,
+    alpha_nDCG_ndeval,
+    graded_qrels,
+    with_tokens,
+)
+from cruxflow.metrics.scorer import ContextScorer
+from cruxflow.metrics.tokens import regex_token_count
+from cruxflow.stages.judgments import derive
+
+DUC = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
+L3, L4 = math.log2(3), math.log2(4)
+
+# Graded diversity qrels: topic t, sub-questions 0-2, ratings 0-5 (and -1).
+#   t:0#0 [5, 0, 1]   t:0#1 [3, 4, -1]   t:0#2 [0, 2, 0]     -> answerable: q0, q1
+# topic u: every rating < 3 (no answerable sub-question).
+QRELS = pd.DataFrame(
+    [("t", str(q), p, r) for p, rs in (("t:0#0", [5, 0, 1]), ("t:0#1", [3, 4, -1]),
+                                       ("t:0#2", [0, 2, 0])) for q, r in enumerate(rs)]
+    + [("u", "0", "u:0#0", 2)],
+    columns=["query_id", "iteration", "doc_id", "relevance"])
+# the run: t:0#2 and t:0#0 tie at 2.0; ties go by id, descending (as trec_eval): t:0#2 first.
+RUN = pd.DataFrame([("t", "t:0#0", 2.0), ("t", "t:0#2", 2.0), ("t", "t:0#1", 1.0),
+                    ("t", "x:9#9", 0.5), ("u", "u:0#0", 1.0)],
+                   columns=["query_id", "doc_id", "score"])
+
+
+def per_topic(measure, qrels=QRELS, run=RUN) -> dict[str, float]:
+    return {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, run)}
+
+
+def test_cov_over_answerable_questions():
+    # Cov@1: t:0#2 answers nothing -> 0; Cov@2: + t:0#0 answers q0 -> 1/2; Cov@3: + t:0#1 -> 2/2
+    assert per_topic(Cov @ 1)["t"] == 0.0
+    assert per_topic(Cov @ 2)["t"] == 0.5
+    assert per_topic(Cov @ 3)["t"] == 1.0
+    # every sub-question counts with oracle=False: q0 of 3
+    assert math.isclose(per_topic(Cov(oracle=False) @ 2)["t"], 1 / 3)
+    # eta 4: only q0 (t:0#0's 5) and q1 (t:0#1's 4) are answerable, t:0#1 answers only q1
+    assert per_topic(Cov(rel=4) @ 3)["t"] == 1.0
+    assert per_topic(Cov(rel=5) @ 3)["t"] == 1.0   # q0 alone answerable, t:0#0 answers it
+    # u has no answerable sub-question: undefined, left out of the mean
+    assert math.isnan(per_topic(Cov @ 3)["u"])
+    assert ir_measures.calc_aggregate([Cov @ 2], QRELS, RUN)[Cov @ 2] == 0.5
+
+
+def test_alpha_ndcg_ideal_over_the_oracle_context():
+    # Z* = P** = [t:0#1] (answers q0 and q1 at once): ideal DCG = 2 / log2 2 = 2.
+    # The run t:0#2 (nothing), t:0#0 (q0: gain 1), t:0#1 (q0 seen once: 0.5, q1: 1) ->
+    # (1 / log2 3 + 1.5 / log2 4) / 2.
+    want = (1 / L3 + 1.5 / L4) / 2
+    assert math.isclose(per_topic(alpha_nDCG_crux @ 3)["t"], want)
+    assert math.isclose(per_topic(alpha_nDCG_crux(alpha=0.0) @ 3)["t"], (1 / L3 + 2 / L4) / 2)
+
+
+def test_ndeval_variant_is_ir_measures_alpha_ndcg_on_the_same_qrels():
+    # relevance >= 3: t:0#0 -> q0, t:0#1 -> q0, q1; the same as binary diversity qrels
+    binary = pd.DataFrame([("t", "0", "t:0#0", 1), ("t", "0", "t:0#1", 1),
+                           ("t", "1", "t:0#1", 1)],
+                          columns=["query_id", "iteration", "doc_id", "relevance"])
+    got = per_topic(alpha_nDCG_ndeval @ 10)["t"]
+    assert got == per_topic(ir_measures.alpha_nDCG @ 10, qrels=binary)["t"]
+    # ndeval breaks the tie ascending: the run t:0#0 (q0: 1), t:0#2 (0), t:0#1 (q0: 0.5,
+    # q1: 1) -> 1 + 1.5 / log2 4; its ideal t:0#1 (2), t:0#0 (0.5) -> 2 + 0.5 / log2 3.
+    assert math.isclose(got, (1 + 1.5 / L4) / (2 + 0.5 / L3))
+
+
+def test_den_needs_tokens_and_follows_eq6():
+    counts = {"t:0#0": 10, "t:0#1": 20, "t:0#2": 30, "x:9#9": 40, "u:0#0": 5}
+    qrels, run = with_tokens(QRELS, counts), with_tokens(RUN, counts)
+    # Den@3: Cov 1 over 30 + 10 + 20 = 60 tokens; Z* = [t:0#1]: Cov 1 over 20 tokens:
+    # ((1/60) / (1/20)) ** 0.5
+    assert math.isclose(per_topic(Den @ 3, qrels, run)["t"], (20 / 60) ** 0.5)
+    assert math.isclose(per_topic(Den(weight=1.0) @ 3, qrels, run)["t"], 20 / 60)
+    with pytest.raises(ValueError, match="tokens"):
+        ir_measures.calc_aggregate([Den @ 3], QRELS, RUN)
+    with pytest.raises(KeyError, match="no token count"):
+        with_tokens(RUN, {"t:0#0": 1})
+
+
+def test_measures_parse_and_mix_with_ir_measures():
+    assert ir_measures.parse_measure("Cov(rel=4)@5") == Cov(rel=4) @ 5
+    assert str(alpha_nDCG_crux @ 10) == "alpha_nDCG_crux@10"
+    res = ir_measures.calc_aggregate([Cov @ 2, ir_measures.P(rel=3) @ 2], QRELS, RUN)
+    assert res[Cov @ 2] == 0.5
+    # a qrels topic missing from the run has an empty context: Cov 0
+    assert per_topic(Cov @ 2, run=RUN[RUN["query_id"] == "u"])["t"] == 0.0
+
+
+def test_agree_with_the_workflow_scorer():
+    """An independent route: the workflow's ContextScorer on the same ratings and run."""
+    ds, _ = ingest("crux", DUC, IngestOptions(prefix="crux"))
+    judged = derive(ds, 3, 0.5)
+    texts = {pid: p.contents for pid, p in ds.passages.items()}
+    scorer = ContextScorer(ds, judged, texts, regex_token_count)
+    # a run without ties (the scorer breaks ties by rank column, ir_measures by id)
+    rows = [("duc04-test-0", "duc04-test-0:1#2", 4.0), ("duc04-test-0", "duc04-test-0:0#0", 3.0),
+            ("duc04-test-0", "duc04-test-0:0#1", 2.0), ("duc04-test-1", "duc04-test-1:0#1", 3.0),
+            ("duc04-test-1", "duc04-test-1:1#2", 2.0), ("duc04-test-1", "duc04-test-1:0#0", 1.0)]
+    run: dict[str, list[RunRow]] = {}
+    for q, d, s in rows:
+        run.setdefault(q, []).append(RunRow(q, d, len(run.get(q, [])) + 1, s))
+    frame = scorer.score(run, "x", 2).set_index("topic")
+    counts = {p: regex_token_count(t) for p, t in texts.items()}
+    qrels = with_tokens(graded_qrels(read_ratings(DUC / "judge").by_topic()), counts)
+    run_frame = with_tokens(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]), counts)
+    for measure, column in ((Cov @ 2, "Cov"), (alpha_nDCG_crux @ 2, "alpha_nDCG"),
+                            (Den @ 2, "Den")):
+        got = per_topic(measure, qrels, run_frame)
+        for topic in ("duc04-test-0", "duc04-test-1", "duc04-test-3"):
+            assert math.isclose(got[topic], frame.loc[topic, column]), (column, topic)
