@@ -191,7 +191,7 @@ CASES = [
     # ---- ingest --format crux: records (the reader or the loader's rules before writing)
     Case("crux-topic-not-text", INGEST_CRUX,
          crux_with(lambda c: edit_jsonl(c / "topics.jsonl", 1, lambda o: {**o, "topic": 123})),
-         ("{t}/crux", "topic demo-0", "field 'topic'", "expected str, got int")),
+         ("{t}/crux/topics.jsonl", "line 1", "field 'topic'", "must be a string")),
     Case("crux-topic-bad-json", INGEST_CRUX,
          crux_with(lambda c: (c / "topics.jsonl").write_text('{"qid": "x",\n')),
          ("{t}/crux/topics.jsonl", "line 1", "invalid JSON")),
@@ -205,7 +205,7 @@ CASES = [
          ("{t}/crux/topics.jsonl", "line 3", "field 'questions'")),
     Case("crux-topics-empty", INGEST_CRUX,
          crux_with(lambda c: (c / "topics.jsonl").write_text("")),
-         ("{t}/crux/topics.jsonl",), xfail="issue 16 reader"),
+         ("{t}/crux/topics.jsonl", "no topic record")),
     Case("crux-passage-duplicate", INGEST_CRUX,
          crux_with(lambda c: (c / "passages.jsonl").write_text(
              (c / "passages.jsonl").read_text().splitlines()[0] + "\n" +
@@ -233,7 +233,8 @@ CASES = [
     Case("crux-no-passages-file", INGEST_CRUX,
          crux_with(lambda c: (c / "passages.jsonl").unlink()),
          ("{t}/crux", "no passages.jsonl or corpus.jsonl")),
-    Case("crux-input-missing", INGEST_CRUX, nothing, ("{t}/crux", "expected a directory")),
+    Case("crux-input-missing", INGEST_CRUX, nothing,
+         ("{t}/crux", "no such CRUX directory or topics file")),
     # ---- ingest --format crux: the shipped runs/
     Case("crux-run-unknown-topic", INGEST_CRUX, crux_run("nosuch Q0 demo-0:0#0 1 2.0 r"),
          ("{t}/crux/runs/r.run", "query nosuch", "field 'qid'", "unknown topic")),

@@ -333,9 +333,10 @@ def test_three_files_give_the_authors_numbers(capsys):
 
 def test_release_inputs_need_a_run_and_both_files(tmp_path, capsys):
     ctx = write_contexts(tmp_path / "c.jsonl", [{"topic_id": "t", "passages": []}])
-    for argv in (["--crux-root", RELEASE, "--contexts", ctx],
-                 ["--qrel", RELEASE / "qrels" / "div_qrels-tau3.txt", "--run", ctx]):
-        with pytest.raises(SystemExit, match="cruxflow evaluate"):
-            main(["evaluate", *map(str, argv)])
+    for argv, message in ((["--crux-root", RELEASE, "--contexts", ctx], "score a --run"),
+                          (["--qrel", RELEASE / "qrels" / "div_qrels-tau3.txt", "--run", ctx],
+                           "give --qrel and --judge together")):
+        rc, _, err = run_cli(capsys, *map(str, argv))
+        assert rc == 2 and message in err
     rc, _, err = run_cli(capsys, "--crux-root", tmp_path, "--run", ctx)
     assert rc == 2 and "no qrels/div_qrels-tau3.txt" in err

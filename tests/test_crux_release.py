@@ -179,7 +179,7 @@ def test_paper_era_topic_records_must_agree(tmp_path):
      "item 1 ('x') is not an integer rating"),
     ({"id": "duc04-test-0", "docid": "duc04-test-0:1#3"}, "rating", "missing"),
     ({"id": "duc04-test-0", "docid": "duc04-test-0:1#3", "rating": [1, 2]}, "rating",
-     "2 ratings, but topic duc04-test-0 has 3 at"),
+     "2 ratings but topic duc04-test-0 has 3 questions"),
     ({"id": "duc04-test-0", "docid": "nowhere:0#0", "rating": [1, 2, 2]}, "docid",
      "unknown passage 'nowhere:0#0'"),
     ({"id": "duc04-test-0", "docids": ["duc04-test-0:1#3"], "ratings": [[1, 2, 3], [1, 1, 1]]},

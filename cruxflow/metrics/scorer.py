@@ -48,14 +48,15 @@ def contexts(run: Mapping[str, list[RunRow]], judgments: Mapping[str, TopicJudgm
             for tid, j in judgments.items()}
 
 
-def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset, texts: Mapping[str, str],
-              path) -> None:
-    """Unknown topic or passage ids in a run are errors, not silent zeros."""
+def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset,
+              texts: Mapping[str, str] | None, path) -> None:
+    """Unknown topic or passage ids in a run are errors, not silent zeros. ``texts=None``
+    checks the topics only (a collection that is not at hand cannot be checked against)."""
     for qid, rows in run.items():
         if qid not in dataset.topics:
             raise DataError(f"unknown topic {qid!r} (not in the dataset's topics)", path=path,
                             record=f"query {qid}", field="qid")
-        for row in rows:
+        for row in rows if texts is not None else ():
             if row.doc_id not in texts:
                 raise DataError(f"unknown passage {row.doc_id!r} (not in the passage "
                                 "collection)", path=path, record=f"query {qid}", field="docid")

@@ -163,11 +163,12 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
 
 def _checked_run(path: Path, dataset: Dataset, allow_empty: bool) -> str:
     """A shipped run's text, after checking its format and that every topic and passage it
-    names is the dataset's (a run of another release would score as all zeros)."""
+    names is the dataset's (a run of another release would score as all zeros). A folder that
+    ships no passages (the labeling tool's) has its runs' topics checked only."""
     from cruxflow.metrics.scorer import check_run
 
     ranking = read_run(path)
     if not ranking and not allow_empty:
         raise DataError("empty run file; pass --allow-empty to copy it anyway", path=path)
-    check_run(ranking, dataset, dataset.passages, path)
+    check_run(ranking, dataset, dataset.passages or None, path)
     return read_text(path)

@@ -21,7 +21,7 @@ counted; any other value outside 0..5 is an error naming the file, line and fiel
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,11 +130,14 @@ def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tu
     raise DataError(f"not a ratings record: expected the fields {wanted}", **where)
 
 
-def read_ratings(path, encoding: str = "utf-8") -> JudgeRatings:
+def read_ratings(path, encoding: str = "utf-8",
+                 n_questions: Mapping[str, int] | None = None) -> JudgeRatings:
     """Read judge (or human) ratings from a file or every ``*.jsonl`` of a folder (or from a
     list of such paths, read as one).
 
-    Within a topic every rating list has the same length (one rating per sub-question). A
+    Within a topic every rating list has the same length (one rating per sub-question): the
+    topic's number of questions where ``n_questions`` knows it (so the wrong row is the one
+    blamed), else the length of the topic's first row. A
     (topic, passage) read twice with the same ratings is counted, with different ones an error
     naming both places (a folder of shards of one judge may overlap; two judges must not be
     mixed).
@@ -149,6 +152,10 @@ def read_ratings(path, encoding: str = "utf-8") -> JudgeRatings:
                 rkey = names[2]
                 ratings = parse_ratings(value, where, name=rkey, unrated_ok=True)
                 out.layouts.add(layout)
+                if n_questions is not None and tid in n_questions:
+                    if len(ratings) != n_questions[tid]:
+                        raise DataError(f"{len(ratings)} ratings but topic {tid} has "
+                                        f"{n_questions[tid]} questions", field=rkey, **where)
                 n, first = lengths.setdefault(tid, (len(ratings), where))
                 if len(ratings) != n:
                     raise DataError(f"{len(ratings)} ratings, but topic {tid} has {n} at "

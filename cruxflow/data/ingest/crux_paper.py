@@ -295,6 +295,8 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
         if p.topic_id is not None:
             by_topic.setdefault(p.topic_id, []).append(p.doc_id)
     records = read_topic_records(files.topics, options.encoding, report)
+    if not records:   # else the ratings would be blamed for naming unknown topics
+        raise DataError("no topic record in the topics file(s)", path=files.topics[0])
     topics: dict[str, Topic] = {}
     for tid, rec in records.items():
         docs = [_doc_of(d) for d in rec.docids] if rec.docids else by_topic.get(tid, [])
@@ -303,7 +305,8 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
         report.clusters_read += 1
     ratings: dict[tuple[str, str], list[int]] = {}
     if files.judgements:
-        judge = read_ratings(files.judgements, options.encoding)
+        judge = read_ratings(files.judgements, options.encoding,
+                             n_questions={tid: len(t.questions) for tid, t in topics.items()})
         ratings, _ = attach_ratings(judge, topics, passages)
         report.counts["unrated_values"] = judge.unrated
         if judge.unrated:

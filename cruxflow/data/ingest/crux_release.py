@@ -207,7 +207,8 @@ def read_release(root: Path, options: IngestOptions) -> tuple[Dataset, IngestRep
     ratings: dict[tuple[str, str], list[int]] = {}
     judge_path = root / "judge"
     if judge_path.exists():
-        judge = read_ratings(judge_path, enc)
+        judge = read_ratings(judge_path, enc,
+                             n_questions={tid: len(t.questions) for tid, t in topics.items()})
         ratings, skipped = attach_ratings(judge, topics, passages, unknown_topics="skip")
         report.counts.update(judge=judge.summary(), ratings_of_other_topics=skipped)
         if judge.unrated:
