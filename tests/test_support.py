@@ -406,6 +406,8 @@ BAD_LABELS = [
     (f"{T1}\trun_alpha\t0\tp\t5\n", "line 1", "label", "support label"),
     (f"{T1}\trun_zeta\t0\tp\t2\n", "line 1", "run_id", "no answer of run 'run_zeta'"),
     (f"{T1}\trun_alpha\t9\tp\t2\n", "line 1", "sentence_index", "has 4 sentences"),
+    # issue 21: the index given is the index named (it was reported one higher, "not 100")
+    (f"{T1}\trun_alpha\t99\tp\t2\n", "line 1", "sentence_index", "(0..3), not 99"),
     (f"{T1}\trun_alpha\t0\tnot_cited\t2\n", "line 1", "passage_id", "does not cite"),
     (f"{T1}\trun_alpha\t0\t-\t2\n", "line 1", "passage_id", "give the passage id"),
     (f"{T1}\trun_alpha\t3\t-\t2\n", "line 1", "label", "without citation"),

@@ -301,7 +301,7 @@ def apply_labels(answers: Sequence[Answer], labels: Mapping[LabelKey, tuple[int,
         if i >= len(a.sentences):
             raise DataError(f"the answer of run {run!r} for topic {topic!r} has "
                             f"{len(a.sentences)} sentences (0..{len(a.sentences) - 1}), "
-                            f"not {i + 1}", field="sentence_index", **where)
+                            f"not {i}", field="sentence_index", **where)
         s = a.sentences[i]
         if pid is None:
             if s.citations:
