@@ -94,12 +94,17 @@ def test_weighted_precision_hand_computed():
         S.weighted_precision([FS, 3])
 
 
-def test_sentence_support_is_the_best_judged_citation():
-    assert S.sentence_support([PS, FS]) == FS
-    assert S.sentence_support([NS, PS, NOT_JUDGED]) == PS
-    assert S.sentence_support([NOT_JUDGED, FS]) == FS
-    assert S.sentence_support([NOT_JUDGED, NOT_JUDGED]) == NOT_JUDGED
-    assert S.sentence_support([]) == NS            # no citation: No Support (footnote 2)
+def test_sentence_score_averages_its_judged_citations():
+    # the reference code's rule (RAGDoll support/metrics.py): the mean weight of the judged
+    assert S.sentence_score([PS, FS]) == approx(0.75)          # (.5 + 1) / 2
+    assert S.sentence_score([NS, PS, NOT_JUDGED]) == approx(0.25)   # (0 + .5) / 2
+    assert S.sentence_score([NOT_JUDGED, FS]) == 1.0
+    assert S.sentence_score([NOT_JUDGED, NOT_JUDGED]) is None
+    assert S.sentence_score([]) == 0.0            # no citation: No Support (footnote 2)
+    # a sentence is one element: WP over cited sentences [FS, NS] and [PS]: (.5 + .5) / 2
+    assert S.weighted_precision([[FS, NS], [PS]]) == approx(0.5)
+    # WR with an uncited sentence and an all -1 one: (.5 + .5 + 0) / 3
+    assert S.weighted_recall([[FS, NS], [PS], [], [NOT_JUDGED]]) == approx(1 / 3)
 
 
 def test_weighted_recall_hand_computed():
@@ -152,10 +157,12 @@ def test_per_topic_scores_first_citation():
 def test_per_topic_scores_all_citations():
     rows = by_key(S.score_answers(items(all_citations=True)), "topic_id", "run_id")
     a1 = rows[(T1, "run_alpha")]
-    # pairs [2,-1] [2] [1,2]: WP = (1 + 1 + .5 + 1) / 4; sentences max: 2 2 2 u -> 3 / 4
-    assert a1["weighted_precision"] == approx(3.5 / 4)
-    assert a1["weighted_recall"] == approx(0.75)
-    assert (a1["citations_judged"], a1["not_judged"]) == (4, 1)
+    # [2,-1] [2] [1,2] u: sentence scores 1, 1, (.5 + 1) / 2 = .75 and the uncited 0
+    # (the reference code's rule): WP = 2.75 / 3 over the cited, WR = 2.75 / 4
+    assert a1["weighted_precision"] == approx(2.75 / 3)
+    assert a1["weighted_recall"] == approx(2.75 / 4)
+    assert (a1["citations_judged"], a1["cited_sentences_judged"], a1["sentences_judged"],
+            a1["not_judged"]) == (4, 3, 4, 1)
     # single-citation answers are unchanged
     assert rows[(T2, "run_alpha")]["weighted_precision"] == approx(0.5)
 
@@ -624,7 +631,7 @@ def test_cli_from_given_labels(tmp_path, capsys):
     per_topic = (out / "per_topic.tsv").read_text().splitlines()
     assert len(per_topic) == 10
     assert per_topic[0].split("\t") == S.PER_TOPIC_COLUMNS
-    assert f"{T2}\trun_gamma\t\t\t2\t0\t0\t0\t0\t0\t0\t2" in per_topic
+    assert f"{T2}\trun_gamma\t\t\t2\t0\t0\t0\t0\t0\t0\t0\t2" in per_topic
     labels = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
     assert len(labels) == 23
     assert labels[3] == {"topic_id": T1, "run_id": "run_alpha", "sentence_index": 3,
@@ -640,8 +647,8 @@ def test_cli_options_topics_average_all_citations_labels(tmp_path, capsys):
     out = tmp_path / "o1"
     run_cli(["--input", ANSWERS, "--output", out, "--topics", topics, "--all-citations"])
     runs = by_key(json.loads((out / "summary.json").read_text())["per_run"], "run_id")
-    # alpha, all citations, over 4 topics: (3.5/4 + .5 + 1 + 0) / 4
-    assert runs["run_alpha"]["weighted_precision"] == approx((0.875 + 1.5) / 4)
+    # alpha, all citations, over 4 topics: (2.75/3 + .5 + 1 + 0) / 4
+    assert runs["run_alpha"]["weighted_precision"] == approx((2.75 / 3 + 1.5) / 4)
     assert "1 topics without any answer count 0" in capsys.readouterr().out
     out = tmp_path / "o2"
     run_cli(["--input", ANSWERS, "--output", out, "--average", "over-run-topics",
@@ -778,8 +785,8 @@ def test_options_reach_the_job(tmp_path):
     assert summary["citations"] == "all" and summary["average"] == "over-run-topics"
     assert summary["judge"] is None and summary["llm"] is None
     rows = by_key(summary["per_run"], "run_id")
-    # alpha, all citations: (3.5/4 + .5 + 1) / 3 (the first citations alone give 7/9)
-    assert rows["run_alpha"]["weighted_precision"] == approx(2.375 / 3)
+    # alpha, all citations: (2.75/3 + .5 + 1) / 3 (the first citations alone give 7/9)
+    assert rows["run_alpha"]["weighted_precision"] == approx((2.75 / 3 + 1.5) / 3)
     # gamma, over its own judged topics: T1 (1 + .5) / 2 (over all topics: .25)
     assert rows["run_gamma"]["weighted_precision"] == approx(0.75)
 

@@ -62,7 +62,7 @@ from cruxflow.beyond.support.metric import (
     WEIGHTS,
     average_runs,
     score_answers,
-    sentence_support,
+    sentence_score,
     weighted_precision,
     weighted_recall,
 )
@@ -82,5 +82,5 @@ __all__ = ["AVERAGES", "FS", "JUDGE_CHOICES", "JUDGE_MODES", "JUDGE_SAMPLING", "
            "collect_items", "compare_label_sets", "evaluate_support", "judge_items",
            "judge_support", "label_agreement", "parse_label_value", "parse_support_label",
            "rank_correlation", "read_answers", "read_label_file", "read_topic_ids",
-           "score_answers", "sentence_support", "strip_labels", "weighted_precision",
+           "score_answers", "sentence_score", "strip_labels", "weighted_precision",
            "weighted_recall"]

@@ -132,11 +132,18 @@ def _parse_answer(obj: dict, path, lineno: int) -> Answer:
         if not isinstance(cites, list):
             raise DataError(f"expected a list, {_got(cites)}", field=f"{f}.citations", **where)
         pids = []
+        object_labels: list[int | None] = []   # NIST's citation objects carry their label
         for j, c in enumerate(cites):
             cf = f"{f}.citations[{j}]"
+            if isinstance(c, dict):
+                pid, label = _citation_object(c, where, cf)
+                pids.append(pid)
+                object_labels.append(label)
+                continue
             if isinstance(c, bool) or not isinstance(c, int | str):
-                raise DataError(f"expected an index into 'references' or a passage id, "
-                                f"{_got(c)}", field=cf, **where)
+                raise DataError(f"expected an index into 'references', a passage id or a "
+                                f"citation object {{reference, support}}, {_got(c)}",
+                                field=cf, **where)
             if isinstance(c, int):
                 if refs is None:
                     raise DataError(f"citation {c} is an index, but the record has no "
@@ -153,6 +160,14 @@ def _parse_answer(obj: dict, path, lineno: int) -> Answer:
         own = None
         given = s.get("support")
         sf = f"{f}.support"
+        if object_labels:
+            if len(object_labels) != len(pids):
+                raise DataError("mixes citation objects with indices or passage ids",
+                                field=f"{f}.citations", **where)
+            if given is not None:
+                raise DataError("labels given both here and in the citation objects",
+                                field=sf, **where)
+            labels = object_labels
         if isinstance(given, list):
             if len(given) != len(pids):
                 raise DataError(f"{len(given)} labels for {len(pids)} citations",
@@ -175,12 +190,34 @@ def _parse_answer(obj: dict, path, lineno: int) -> Answer:
                   topic if isinstance(topic, str) else None)
 
 
+# NIST's released judgments spell the keys both ways (sentenceID/citationID in
+# final.citation_judgments_without_prediction.*, sentenceId/citationId in the Webassess file).
+_REFERENCE_KEYS = ("reference", "docid", "segment_id")
+
+
+def _citation_object(c: dict, where: dict, cf: str) -> tuple[str, int | None]:
+    """The passage id and the label (``None``: none given) of a citation object
+    ``{"citationID"|"citationId"?, "reference": <segment id>, "support"?: "2"|"1"|"0"|"-1"}``
+    (NIST's support judgments of the TREC 2024 RAG Track)."""
+    key = next((k for k in _REFERENCE_KEYS if k in c), _REFERENCE_KEYS[0])
+    pid = c.get(key)
+    if not isinstance(pid, str) or not pid.strip():
+        raise DataError(f"expected a passage id, {_got(pid)}", field=f"{cf}.{key}", **where)
+    given = c.get("support")
+    label = None if given is None else parse_label_value(given, field=f"{cf}.support", **where)
+    return pid.strip(), label
+
+
 def read_answers(path) -> list[Answer]:
     """Answers from a JSONL file, one (topic, run) per line, in either form (may be mixed):
 
     - TREC 2024 RAG: ``{"run_id", "topic_id", "topic", "references": [passage ids],
       "answer": [{"text", "citations": [indices into references]}]}``;
-    - simple: ``{"topic_id", "run_id", "sentences": [{"text", "citations": [passage ids]}]}``.
+    - simple: ``{"topic_id", "run_id", "sentences": [{"text", "citations": [passage ids]}]}``;
+    - NIST's released support judgments: the simple form whose citations are objects
+      ``{"citationID", "reference": <segment id>, "support": "2"|"1"|"0"|"-1"}`` (also
+      ``sentenceId``/``citationId``; other keys such as Webassess's ``verification_worthy``
+      are ignored).
 
     A sentence may carry ``"support"``: one label (the first citation's, or an uncited
     sentence's), or a list with one label per citation (``null`` for none). A (topic, run)
