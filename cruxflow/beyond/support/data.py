@@ -443,16 +443,27 @@ def is_answers_file(path) -> bool:
     return isinstance(obj, dict) and ("answer" in obj or "sentences" in obj)
 
 
-def inline_labels(answers: Sequence[Answer]) -> dict[LabelKey, tuple[int, str]]:
-    """The inline labels of ``answers`` as label-file entries (:func:`read_label_file`'s
-    form), so that an answers file with labels can serve as a second label set."""
-    out: dict[LabelKey, tuple[int, str]] = {}
-    for a in answers:
-        for i, s in enumerate(a.sentences):
-            where = {"path": a.path, "record": a.record}
-            if not s.citations and s.own_label is not None:
-                _add_label(out, (a.topic_id, a.run_id, i, None), s.own_label, where)
-            for pid, label in zip(s.citations, s.labels, strict=True):
-                if label is not None:
-                    _add_label(out, (a.topic_id, a.run_id, i, pid), label, where)
-    return out
+def check_same_answers(answers: Sequence[Answer], others: Sequence[Answer],
+                       all_citations: bool = False) -> None:
+    """Raise :class:`DataError` (naming ``others``' record) when an answer of ``others`` is one
+    of ``answers`` (same topic and run) but not the same answer: another number of sentences,
+    or a sentence whose compared citations (the first, or all with ``all_citations``) cite
+    other passages. Answers in only one of them are fine: they are simply not paired."""
+    by_key = {a.key: a for a in answers}
+    for b in others:
+        a = by_key.get(b.key)
+        if a is None:
+            continue
+        where = {"path": b.path, "record": b.record}
+        if len(a.sentences) != len(b.sentences):
+            raise DataError(f"the answer of run {b.run_id!r} for topic {b.topic_id!r} has "
+                            f"{len(b.sentences)} sentences here, {len(a.sentences)} in "
+                            f"{a.path} ({a.record}): not the same answer",
+                            field="sentences", **where)
+        for sa, sb in zip(a.sentences, b.sentences, strict=True):
+            ca, cb = ((sa.citations, sb.citations) if all_citations
+                      else (sa.citations[:1], sb.citations[:1]))
+            if ca != cb:
+                raise DataError(f"cites {', '.join(cb) or 'nothing'} here, "
+                                f"{', '.join(ca) or 'nothing'} in {a.path} ({a.record}): "
+                                "not the same answer", field=f"{sb.field}.citations", **where)
