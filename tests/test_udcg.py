@@ -20,8 +20,8 @@ from scripted import Scripted
 
 from cruxflow.beyond.udcg import (
     ThetaWeights,
-    first_token_probability,
     UdcgOptions,
+    first_token_probability,
     fit_udcg_theta,
     load_theta,
     no_response_probability,
@@ -40,9 +40,9 @@ from cruxflow.beyond.udcg.metric import (
     is_bare_abstention,
     theta_features,
 )
+from cruxflow.beyond.udcg.options import UTILITY_MODES
 from cruxflow.beyond.udcg.prompts import ANSWER, GRADING, RELEVANCE, format_documents
 from cruxflow.beyond.udcg.protocol import correlations, ir_metrics, sample_contexts, spearman
-from cruxflow.beyond.udcg.options import UTILITY_MODES
 from cruxflow.cli.udcg import add_command
 from cruxflow.data.errors import DataError
 from cruxflow.llm import Completion, LLMCache, LLMError, LLMRunner
@@ -154,7 +154,8 @@ def test_the_released_gamma_and_full_precision(tmp_path):
     # sigma' = 0.42322 * 0.57678 = 0.24411: about 3.0990e-4 * 0.24411 = 7.565e-5
     summary = run_udcg(SAMPLE, tmp_path / "b", UdcgOptions(utility="given"), runner=no_llm)
     assert summary["released_udcg"]["max_abs_difference"] == pytest.approx(7.565e-5, rel=2e-3)
-    assert summary["utility_estimate"] == {"mode": "given", "model": None}
+    assert summary["utility_estimate"] == {"mode": "given",
+                                           "model": "meta-llama/Llama-3.2-3B-Instruct"}
 
 
 def test_udcg_theta_eq3_hand_computed():

@@ -243,7 +243,7 @@ def _released_check(rows: list[dict]) -> dict | None:
             "max_abs_difference": max(abs(a - b) for a, b in pairs)}
 
 
-def _utility_record(opts: UdcgOptions) -> dict:
+def _utility_record(opts: UdcgOptions, model: str | None) -> dict:
     """Which p(NO-RESPONSE) a result used, recorded with it."""
     if opts.utility == "first-token":
         return {"mode": "first-token", "prompt": AUTHORS_UTILITY.id,
@@ -255,7 +255,7 @@ def _utility_record(opts: UdcgOptions) -> dict:
     if opts.utility == "sampling":
         return {"mode": "sampling", "prompt": ANSWER.id, "samples": opts.samples,
                 "temperature": opts.temperature}
-    return {"mode": "given", "model": opts.given_model}
+    return {"mode": "given", "model": model}     # the models_info key read
 
 
 def _metric_names(theta) -> list[str]:
@@ -322,7 +322,7 @@ def run_udcg(input_path, output_dir, options: UdcgOptions | None = None, *,
         p_no = [(r["relevant"], r["p_no_response"]) for r in scored.passages]
         summary.update({"passages": len(scored.passages), "contexts": len(scored.contexts),
                         "gamma": opts.gamma, "utility": opts.utility,
-                        "utility_estimate": _utility_record(opts),
+                        "utility_estimate": _utility_record(opts, summary.get("model")),
                         "means": {m: mean_of_defined(r.get(m) for r in scored.contexts)
                                   for m in metrics},
                         "p_no_response_mean": {
