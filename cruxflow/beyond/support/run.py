@@ -14,19 +14,19 @@ from cruxflow.beyond.support.data import (
     NOT_JUDGED,
     Item,
     apply_labels,
+    check_same_answers,
     collect_items,
-    inline_labels,
     is_answers_file,
     read_answers,
     read_label_file,
     read_topic_ids,
     strip_labels,
 )
-from cruxflow.beyond.support.judge import judge_items
+from cruxflow.beyond.support.judge import judge_items, judge_sampling
 from cruxflow.beyond.support.metric import PER_TOPIC_COLUMNS, average_runs, score_answers
 from cruxflow.beyond.support.options import SupportOptions
 from cruxflow.beyond.support.passages import PassageStore
-from cruxflow.beyond.support.prompts import SUPPORT_PROMPT
+from cruxflow.beyond.support.prompts import JUDGE_PROMPTS
 from cruxflow.data.io import write_json, write_jsonl, write_tsv
 from cruxflow.llm import LazyRunner, LLMRunner
 from cruxflow.metrics.stats import mean_of_defined
@@ -77,6 +77,8 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
             store = PassageStore(passages, needed)
         try:
             items, _ = judge_items(items, answers, store, lazy.get, judge=opts.judge,
+                                   prompt=opts.prompt,
+                                   sampling=judge_sampling(opts.temperature),
                                    attempts=opts.attempts,
                                    max_passage_words=opts.max_passage_words)
         finally:
@@ -107,20 +109,27 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
         "llm": lazy.stats(),
     }
     if opts.judge is not None:
-        summary["prompt"] = SUPPORT_PROMPT.id
+        summary["prompt"] = JUDGE_PROMPTS[opts.prompt].template.id
+        summary["temperature"] = opts.temperature
     agreement = None
     if compare is not None:
-        base = strip_labels(answers)
-        other = (inline_labels(read_answers(compare)) if is_answers_file(compare)
-                 else read_label_file(compare))
-        items_b = collect_items(apply_labels(base, other, compare), opts.all_citations)
+        if is_answers_file(compare):
+            # answers with their own labels (NIST's file against an LLM judge's): each set is
+            # scored on its own rows, and rows in both are paired
+            answers_b = read_answers(compare)
+            check_same_answers(answers, answers_b, opts.all_citations)
+            items_b = collect_items(answers_b, opts.all_citations)
+        else:   # labels kept apart: they label the input's answers
+            items_b = collect_items(apply_labels(strip_labels(answers),
+                                                 read_label_file(compare), compare),
+                                    opts.all_citations)
         agreement = {"input": str(input_path), "compare": str(compare),
                      "citations": summary["citations"], "average": opts.average,
-                     **compare_label_sets(items, items_b, universe, opts.average)}
+                     **compare_label_sets(items, items_b, topic_ids, opts.average,
+                                          n_resamples=opts.bootstrap)}
         summary["agreement"] = {k: agreement[k] for k in
-                                ("n", "exact_agreement", "cohen_kappa")}
-        summary["agreement"]["kendall_tau"] = {m: v["tau"] for m, v in
-                                               agreement["kendall_tau"].items()}
+                                ("n", "exact_agreement", "cohen_kappa", "topics", "rows",
+                                 "kendall_tau")}
     write_jsonl(output_dir / "labels.jsonl", (it.to_json() for it in items))
     _write_tsv(output_dir / "per_topic.tsv", per_topic, PER_TOPIC_COLUMNS)
     _write_tsv(output_dir / "per_run.tsv", per_run, PER_RUN_COLUMNS)

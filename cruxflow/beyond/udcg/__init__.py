@@ -11,6 +11,7 @@ answers on sampled contexts. See docs/udcg.md.
 - :mod:`cruxflow.beyond.udcg.steps` -- the LLM steps (utilities, relevance judge, answers, grading);
 - :mod:`cruxflow.beyond.udcg.protocol` -- the context sampler, the IR metrics, the correlations;
 - :mod:`cruxflow.beyond.udcg.data` -- the input reader (the authors' released format and ours);
+- :mod:`cruxflow.beyond.udcg.options` -- :class:`UdcgOptions`, every option and its default;
 - :mod:`cruxflow.beyond.udcg.run` -- ``run_udcg`` (file to file; the console command is
   :mod:`cruxflow.cli.udcg`).
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 from cruxflow.beyond.udcg.data import UdcgItem, UdcgPassage, read_items
 from cruxflow.beyond.udcg.metric import (
     ThetaWeights,
+    first_token_probability,
     fit_udcg_theta,
     load_theta,
     no_response_probability,
@@ -28,8 +30,10 @@ from cruxflow.beyond.udcg.metric import (
     udcg,
     udcg_theta,
 )
-from cruxflow.beyond.udcg.run import UdcgOptions, run_udcg
+from cruxflow.beyond.udcg.options import UTILITY_MODES, UdcgOptions
+from cruxflow.beyond.udcg.run import run_udcg
 
-__all__ = ["ThetaWeights", "UdcgItem", "UdcgOptions", "UdcgPassage",
-           "fit_udcg_theta", "load_theta", "no_response_probability", "passage_utility",
-           "read_items", "run_udcg", "save_theta", "udcg", "udcg_theta"]
+__all__ = ["UTILITY_MODES", "ThetaWeights", "UdcgItem", "UdcgOptions", "UdcgPassage",
+           "first_token_probability", "fit_udcg_theta", "load_theta",
+           "no_response_probability", "passage_utility", "read_items", "run_udcg",
+           "save_theta", "udcg", "udcg_theta"]

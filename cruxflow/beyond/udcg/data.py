@@ -12,7 +12,8 @@ Item ids: ``id``, else ``example_id``, else ``item<N>`` (N counts items from 1).
 ``id``, else ``doc_id``, else ``p<N>`` (N counts the item's passages from 1). A relevance label
 is ``relevant`` or ``is_relevant`` (true/false, 1/0, or null for unknown). Given abstention
 probabilities come from ``models_info[<model>].no_res_prob`` or, as in the authors' first
-README, a flat ``no_res_prob_<model>`` key.
+README, a flat ``no_res_prob_<model>`` key. An item's released score (``"udcg": {<model>:
+score}``, what the authors' pipeline writes) is kept to compare a reproduction with.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class UdcgItem:
     answers: list[str] | None
     passages: list[UdcgPassage]
     record: str                      # where in the file: "item 3" or "line 12"
+    released: dict[str, float] = field(default_factory=dict)  # model -> the file's "udcg"
 
 
 def read_items(path) -> list[UdcgItem]:
@@ -109,7 +111,7 @@ def _item(obj, index: int, path, record: str) -> UdcgItem:
                          "relevant" if "id" in p else "is_relevant")  # ours or the authors
         out.append(UdcgPassage(pid, text, _label(p.get(label_key), bad, f"{where}.{label_key}"),
                                _given(p, bad, where), label_key))
-    return UdcgItem(item_id, question, answers, out, record)
+    return UdcgItem(item_id, question, answers, out, record, _released(obj, bad))
 
 
 def _label(value, bad, fld: str) -> bool | None:
@@ -145,6 +147,23 @@ def _given(p: dict, bad, where: str) -> dict[str, float]:
             given.setdefault(key[len(_FLAT_PREFIX):],
                              _probability(value, bad, f"{where}.{key}"))
     return given
+
+
+def _released(obj: dict, bad) -> dict[str, float]:
+    """The UDCG per model the authors' pipeline wrote into an item (``"udcg": {model:
+    score}``, their ``compute_udcg_scores.py``), kept to check a reproduction against."""
+    given = obj.get("udcg")
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise bad("udcg must be an object {model: score}", "udcg")
+    out = {}
+    for model, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value):
+            raise bad(f"expected a number, got {value!r}", f"udcg.{model}")
+        out[model] = float(value)
+    return out
 
 
 def given_models(items: list[UdcgItem]) -> list[str]:

@@ -1,5 +1,6 @@
 """The paper's own formulas (Trappolini et al. 2025), hand-written: passage utility (Eq. 1-2),
-p(NO-RESPONSE) from first-token logprobs or from samples (App. D), UDCG (Eq. 4) and UDCG_theta
+p(NO-RESPONSE) from first-token logprobs (one token, as the authors' code; or the summed
+mass of the tokens that begin NO-RESPONSE) or from samples (App. D), UDCG (Eq. 4) and UDCG_theta
 (Eq. 3) with its 2k positional weights learned by a pairwise linear ranking model (Sec. 7.2).
 
 Sign convention: ``u+ = max(u, 0)`` and ``u- = min(u, 0)`` (so ``u- <= 0``), the positive and
@@ -58,6 +59,31 @@ def no_response_probability(top_logprobs: Mapping[str, float] | None) -> float |
         return None
     log_mass = class_log_mass(top_logprobs, lambda t: True if is_abstention_token(t) else None)
     return mass(log_mass.get(True))
+
+
+# Tokenizer space markers read as what they stand for, so that a token is compared by its text.
+_MARKER_TEXT = str.maketrans({"\u2581": " ", "\u0120": " ", "\u010a": "\n"})
+
+
+def first_token_probability(top_logprobs: Mapping[str, float] | None,
+                            token: str = "NO") -> float | None:
+    """p(NO-RESPONSE | q, p) as the authors compute it: the softmax probability of one token,
+    the first token of the encoded ``NO-RESPONSE`` (their
+    ``tokenizer.encode("NO-RESPONSE", add_special_tokens=False)[0]``), at the first generated
+    position.
+
+    ``token`` is that token's text (``"NO"`` by default; a SentencePiece tokenizer with a dummy
+    prefix encodes it as ``"▁NO"``, written ``" NO"``). A listed alternative matches when its
+    text, with the tokenizer space markers ``▁``/``Ġ`` read as a space, equals ``token``
+    exactly (case and leading space matter, so ``" NO"`` and ``"No"`` are other tokens). Not
+    in the top N: 0, a lower bound (the authors read the whole softmax). ``None`` when the
+    backend returned no logprobs."""
+    if top_logprobs is None:
+        return None
+    probs = [math.exp(float(lp)) for t, lp in top_logprobs.items()
+             if lp is not None and not math.isnan(float(lp))
+             and str(t).translate(_MARKER_TEXT) == token]
+    return min(1.0, math.fsum(probs))
 
 
 def is_abstention_text(text: str | None) -> bool:

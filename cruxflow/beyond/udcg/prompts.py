@@ -6,6 +6,11 @@
   (the figure's ``<document>`` and ``<question>``).
 - ``RELEVANCE`` -- Figure 5, the LLM-as-a-judge relevance prompt (A: RELEVANT, B: IRRELEVANT,
   answered as JSON). Fields: ``question``, ``answers``, ``document``.
+- ``AUTHORS_SYSTEM`` and ``AUTHORS_UTILITY`` -- the utility prompt as the authors' released
+  code sends it (``format_abstention_prompt`` in ``src/compute_abstention_probability.py`` of
+  github.com/GiovanniTRA/UDCG): Fig. 4's instruction as the system message and ``Document:
+  <passage>\nQuestion: <question>\nAnswer:`` as the user message. Fields: ``document``,
+  ``question``.
 - ``GRADING`` -- Figure 6, the answer grading prompt (A: CORRECT, B: INCORRECT, C: ABSTAINED,
   answered as JSON). Fields: ``question``, ``target``, ``predicted_answer``.
 
@@ -39,6 +44,22 @@ ANSWER = PromptTemplate(
         "\n"
         "Answer:"
     ),
+)
+
+# The authors' released code (src/compute_abstention_probability.py): the system message is
+# Fig. 4's instruction, word for word; the user message holds "Document: <text>\n" and the
+# question. Their text goes in unchanged (no whitespace collapsing).
+AUTHORS_SYSTEM = (
+    "You are given a question and you must respond based on the provided documents. "
+    "Respond directly without providing any premise or explanation. If none of the documents "
+    "contain the answer, please respond with NO-RESPONSE. Do not try to respond based on your "
+    "own knowledge."
+)
+AUTHORS_UTILITY = PromptTemplate(
+    name="udcg_utility_authors",
+    version=VERSION,
+    fields=("document", "question"),
+    text="Document: {document}\nQuestion: {question}\nAnswer:",
 )
 
 RELEVANCE = PromptTemplate(
@@ -197,7 +218,7 @@ GRADING = PromptTemplate(
     ),
 )
 
-PROMPTS = {p.name: p for p in (ANSWER, RELEVANCE, GRADING)}
+PROMPTS = {p.name: p for p in (ANSWER, AUTHORS_UTILITY, RELEVANCE, GRADING)}
 
 
 def format_documents(texts: list[str]) -> str:

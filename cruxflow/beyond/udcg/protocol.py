@@ -5,8 +5,11 @@
 - :func:`ir_metrics` -- nDCG, RR (MRR), AP (MAP), P (Precision) and Success (Hits) at the
   context's length, through ir_measures, with the relevance labels as qrels and the context
   order as the run;
+- :func:`ideal_grade` -- Sec. 6.2's rule: a correct answer is completely correct only when
+  its context holds a relevant passage, otherwise partially correct;
 - :func:`correlations` -- Spearman (scipy) per question between a metric's scores of its
-  contexts and the ideal grades (correct > abstained > incorrect), averaged over questions.
+  contexts and the ideal grades (correct > partially correct > abstained > incorrect),
+  averaged over the same questions for every metric.
 """
 
 from __future__ import annotations
@@ -16,9 +19,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from cruxflow.beyond.udcg.steps import ABSTAINED, CORRECT, INCORRECT
 from cruxflow.metrics.stats import rank_correlation
 
 IR_NAMES = ("nDCG", "MRR", "MAP", "P", "Hits")
+PARTIALLY_CORRECT = "PARTIALLY_CORRECT"
+# Sec. 7.2's ideal order of the contexts by their answers, with Sec. 6.2's partially correct
+# answers between a correct answer and an abstention.
+IDEAL_VALUE = {CORRECT: 3, PARTIALLY_CORRECT: 2, ABSTAINED: 1, INCORRECT: 0}
+GRADINGS = ("context-aware", "answer-only")
 _MAX_TRIES = 1000
 
 
@@ -112,23 +121,64 @@ def spearman(scores: Sequence[float], grades: Sequence[float]) -> float | None:
     return rank_correlation(list(scores), list(grades), "spearman").value
 
 
+def ideal_grade(grade: str, relevant_in_context: int, grading: str = "context-aware") -> str:
+    """The grade a context's answer gets in the ideal ranking. ``context-aware`` (Sec. 6.2): "a
+    response is completely correct only if the input context to the LLM contains at least a
+    relevant passage and its response matches the reference answer, otherwise is just
+    partially correct", so a CORRECT answer from a context without a relevant passage is
+    PARTIALLY_CORRECT (ranked below CORRECT, above ABSTAINED). ``answer-only``: the grader's
+    grade as it is (Fig. 6)."""
+    if grading not in GRADINGS:
+        raise ValueError(f"grading must be one of {', '.join(GRADINGS)}, not {grading!r}")
+    if grading == "context-aware" and grade == CORRECT and relevant_in_context < 1:
+        return PARTIALLY_CORRECT
+    return grade
+
+
 def correlations(rows: Sequence[Mapping], metrics: Sequence[str], *, group: str = "item_id",
-                 grade: str = "grade_value") -> dict[str, dict]:
-    """Per metric: the mean over questions of Spearman between the metric's scores of the
-    question's contexts and their ideal grades, the number of questions averaged and the
-    number skipped (rho undefined: the metric or the grades constant over the question)."""
+                 grade: str = "grade_value", relevant: str = "relevant",
+                 ) -> tuple[dict[str, dict], dict]:
+    """Spearman per question between each metric's scores of the question's contexts and their
+    ideal grades, averaged over **the same questions for every metric**: a question where any
+    metric's rho is undefined (that metric, or the grades, constant over its contexts) is left
+    out for all of them, so no metric is averaged over an easier or harder subset.
+
+    Returns ``(per metric, questions)``. Per metric: ``spearman`` (the mean over the common
+    questions), ``questions`` (how many), and, for comparison, ``spearman_where_defined`` and
+    ``questions_where_defined`` (the mean over the questions where this metric's rho is
+    defined, the old protocol). ``questions``: ``total``, ``used``, ``left_out`` and
+    ``reasons``, each left-out question counted once under the first that applies:
+    ``grades_constant`` (every context got the same ideal grade: no metric has a rho),
+    ``no_relevant_passage`` (no context holds a relevant passage: the IR metrics are all 0,
+    the paper's 13% of questions without a relevant passage in the top 25),
+    ``metric_constant`` (another metric constant over the contexts); and
+    ``undefined_per_metric``: per metric, the questions where its rho is undefined."""
     by_q: dict[str, list[Mapping]] = {}
     for r in rows:
         by_q.setdefault(str(r[group]), []).append(r)
+    rhos = {q: {m: spearman([r.get(m) for r in rs], [r[grade] for r in rs]) for m in metrics}
+            for q, rs in by_q.items()}
+    common = [q for q in by_q if all(rhos[q][m] is not None for m in metrics)]
+    reasons = {"grades_constant": 0, "no_relevant_passage": 0, "metric_constant": 0}
+    for q, rs in by_q.items():
+        if q in common:
+            continue
+        if len({r[grade] for r in rs}) < 2:
+            reasons["grades_constant"] += 1
+        elif not any(r.get(relevant) for r in rs):
+            reasons["no_relevant_passage"] += 1
+        else:
+            reasons["metric_constant"] += 1
     out = {}
     for m in metrics:
-        rhos, skipped = [], 0
-        for rs in by_q.values():
-            rho = spearman([r.get(m) for r in rs], [r[grade] for r in rs])
-            if rho is None:
-                skipped += 1
-            else:
-                rhos.append(rho)
-        out[m] = {"spearman": float(np.mean(rhos)) if rhos else None,
-                  "questions": len(rhos), "skipped": skipped}
-    return out
+        own = [rhos[q][m] for q in by_q if rhos[q][m] is not None]
+        on_common = [rhos[q][m] for q in common]
+        out[m] = {"spearman": float(np.mean(on_common)) if on_common else None,
+                  "questions": len(on_common),
+                  "spearman_where_defined": float(np.mean(own)) if own else None,
+                  "questions_where_defined": len(own)}
+    questions = {"total": len(by_q), "used": len(common), "left_out": len(by_q) - len(common),
+                 "reasons": reasons,
+                 "undefined_per_metric": {m: sum(rhos[q][m] is None for q in by_q)
+                                          for m in metrics}}
+    return out, questions

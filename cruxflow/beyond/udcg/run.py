@@ -21,54 +21,20 @@ from cruxflow.beyond.udcg.metric import (
     udcg,
     udcg_theta,
 )
-from cruxflow.beyond.udcg.protocol import IR_NAMES, correlations, ir_metrics, sample_contexts
+from cruxflow.beyond.udcg.options import UdcgOptions
+from cruxflow.beyond.udcg.prompts import ANSWER, AUTHORS_UTILITY
+from cruxflow.beyond.udcg.protocol import (
+    IDEAL_VALUE,
+    IR_NAMES,
+    correlations,
+    ideal_grade,
+    ir_metrics,
+    sample_contexts,
+)
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import write_json, write_jsonl, write_tsv
 from cruxflow.llm import LazyRunner, LLMRunner
 from cruxflow.metrics.stats import mean_of_defined
-
-UTILITY_MODES = ("logprobs", "sampling", "given")
-
-
-@dataclass
-class UdcgOptions:
-    """Everything ``run_udcg`` can be told; the defaults are the paper's. The one place they
-    are declared: ``cruxflow udcg`` reads its argparse defaults from here, and the workflow's
-    config schema (``beyond.udcg``) declares none, so an option left out of the config gets
-    this default."""
-
-    gamma: float = 1 / 3
-    utility: str = "logprobs"           # logprobs | sampling | given
-    logprobs: int = 20                  # top alternatives of the first token
-    samples: int = 10                   # Monte-Carlo samples per passage (seeds 0..n-1)
-    temperature: float = 1.0            # their temperature
-    sample_max_tokens: int = 16         # tokens per sampled answer
-    given_model: str | None = None      # models_info key for --utility given
-    judge_relevance: bool = False       # judge passages without a label with Fig. 5
-    protocol: bool = False              # Sec. 7.2 on the input
-    contexts_per_question: int = 10
-    context_size: int = 5
-    depth: int = 25
-    seed: int = 0                       # the context sampler's
-    max_answer_tokens: int = 64
-    judge_max_tokens: int = 256
-    judge_attempts: int = 3
-    theta_c: float = 0.01               # SVM-rank's C for --fit-theta
-
-    def check(self) -> None:
-        if self.utility not in UTILITY_MODES:
-            raise ValueError(f"utility must be one of {', '.join(UTILITY_MODES)}")
-        if not (self.gamma >= 0 and math.isfinite(self.gamma)):
-            raise ValueError(f"gamma must be a non-negative number, got {self.gamma}")
-        if not self.temperature >= 0:
-            raise ValueError(f"temperature must be non-negative, got {self.temperature}")
-        if not self.theta_c > 0:
-            raise ValueError(f"theta_c must be positive, got {self.theta_c}")
-        for name in ("logprobs", "samples", "sample_max_tokens", "contexts_per_question",
-                     "context_size", "depth", "judge_attempts", "max_answer_tokens",
-                     "judge_max_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
 
 
 @dataclass
@@ -168,7 +134,8 @@ def _abstentions(needed: list[tuple[str, int]], by_id: dict[str, UdcgItem], path
     runner = llm.get()
     found = steps.abstention_probabilities(
         runner, [(by_id[i].question, by_id[i].passages[j].text) for i, j in needed],
-        mode=opts.utility, logprobs=opts.logprobs, samples=opts.samples,
+        mode=opts.utility, logprobs=opts.logprobs, no_response_token=opts.no_response_token,
+        samples=opts.samples,
         temperature=opts.temperature, max_tokens=opts.sample_max_tokens)
     return ({key: (est.p_no_response, est.detail) for key, est in zip(needed, found,
                                                                        strict=True)},
@@ -177,8 +144,9 @@ def _abstentions(needed: list[tuple[str, int]], by_id: dict[str, UdcgItem], path
 
 def _grade(contexts: list[Context], context_rows: list[dict], opts: UdcgOptions,
            llm: LazyRunner, judge: LazyRunner) -> list[dict]:
-    """The protocol's answers to the contexts, graded; adds ``grade`` and ``grade_value`` to
-    ``context_rows`` and returns the rows of ``answers.jsonl``."""
+    """The protocol's answers to the contexts, graded; adds ``grade`` (the ideal grade, Sec.
+    6.2's rule with ``grading="context-aware"``) and ``grade_value`` to ``context_rows`` and
+    returns the rows of ``answers.jsonl``."""
     answers = steps.generate_answers(
         llm.get(), [(it.question, [it.passages[j].text for j in ctx]) for it, _, ctx in contexts],
         max_tokens=opts.max_answer_tokens)
@@ -190,10 +158,11 @@ def _grade(contexts: list[Context], context_rows: list[dict], opts: UdcgOptions,
     answer_rows = []
     for row, answer, (grade, source, judge_out) in zip(context_rows, answers, graded,
                                                        strict=True):
-        row["grade"] = grade
-        row["grade_value"] = steps.GRADE_VALUE[grade]
+        row["grade"] = ideal_grade(grade, row["relevant"], opts.grading)
+        row["grade_value"] = IDEAL_VALUE[row["grade"]]
         answer_rows.append({"item_id": row["item_id"], "context": row["context"],
-                            "passages": row["passages"], "answer": answer, "grade": grade,
+                            "passages": row["passages"], "relevant": row["relevant"],
+                            "answer": answer, "judge_grade": grade, "grade": row["grade"],
                             "grade_source": source, "judge_output": judge_out})
     return answer_rows
 
@@ -249,6 +218,9 @@ def _score(items: list[UdcgItem], path, opts: UdcgOptions, llm: LazyRunner,
             else:
                 row["UDCG_theta"] = math.nan
                 theta_skipped += 1
+        released = it.released.get(info["model"]) if not protocol else None
+        if released is not None:   # the authors' own score of the same list, to compare
+            row["UDCG_released"] = released
         row.update(ir[c])
         context_rows.append(row)
     if theta is not None:
@@ -262,18 +234,43 @@ def _score(items: list[UdcgItem], path, opts: UdcgOptions, llm: LazyRunner,
     return _Scored(passage_rows, context_rows, answer_rows, info)
 
 
+def _released_check(rows: list[dict]) -> dict | None:
+    """How far our UDCG is from the scores the input carries (the authors' release)."""
+    pairs = [(r["UDCG"], r["UDCG_released"]) for r in rows if "UDCG_released" in r]
+    if not pairs:
+        return None
+    return {"items": len(pairs),
+            "max_abs_difference": max(abs(a - b) for a, b in pairs)}
+
+
+def _utility_record(opts: UdcgOptions, model: str | None) -> dict:
+    """Which p(NO-RESPONSE) a result used, recorded with it."""
+    if opts.utility == "first-token":
+        return {"mode": "first-token", "prompt": AUTHORS_UTILITY.id,
+                "system_message": True, "token": opts.no_response_token,
+                "logprobs": opts.logprobs}
+    if opts.utility == "logprobs":
+        return {"mode": "logprobs", "what": "summed mass of the first tokens that begin "
+                "NO-RESPONSE", "prompt": ANSWER.id, "logprobs": opts.logprobs}
+    if opts.utility == "sampling":
+        return {"mode": "sampling", "prompt": ANSWER.id, "samples": opts.samples,
+                "temperature": opts.temperature}
+    return {"mode": "given", "model": model}     # the models_info key read
+
+
 def _metric_names(theta) -> list[str]:
     return ["UDCG", *(["UDCG_theta"] if theta is not None else []), *IR_NAMES]
 
 
 def _write_contexts(path, rows: list[dict], metrics: list[str], protocol: bool) -> None:
     cols = ["item_id", "context", "k", "passages", "relevant", *metrics,
+            *(["UDCG_released"] if any("UDCG_released" in r for r in rows) else []),
             *(["grade"] if protocol else [])]
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=cols)
     frame["passages"] = frame["passages"].map(",".join)
-    write_tsv(path, frame)
+    write_tsv(path, frame, float_format=None)   # full precision: a reproduction is checkable
 
 
 def run_udcg(input_path, output_dir, options: UdcgOptions | None = None, *,
@@ -325,24 +322,31 @@ def run_udcg(input_path, output_dir, options: UdcgOptions | None = None, *,
         p_no = [(r["relevant"], r["p_no_response"]) for r in scored.passages]
         summary.update({"passages": len(scored.passages), "contexts": len(scored.contexts),
                         "gamma": opts.gamma, "utility": opts.utility,
+                        "utility_estimate": _utility_record(opts, summary.get("model")),
                         "means": {m: mean_of_defined(r.get(m) for r in scored.contexts)
                                   for m in metrics},
                         "p_no_response_mean": {
                             "relevant": mean_of_defined(p for rel, p in p_no if rel),
                             "irrelevant": mean_of_defined(p for rel, p in p_no if not rel)}})
+        released = _released_check(scored.contexts)
+        if released is not None:
+            summary["released_udcg"] = {"model": summary["model"], **released}
         if theta is not None:
             summary["theta"] = theta.to_json()
         write_jsonl(output_dir / "passages.jsonl", scored.passages)
         _write_contexts(output_dir / "contexts.tsv", scored.contexts, metrics, opts.protocol)
         if opts.protocol:
-            corr = correlations(scored.contexts, metrics)
+            corr, questions = correlations(scored.contexts, metrics)
             summary["correlation"] = corr
+            summary["correlation_questions"] = questions
+            summary["grading"] = opts.grading
             write_jsonl(output_dir / "answers.jsonl", scored.answers)
             import pandas as pd
 
             write_tsv(output_dir / "correlation.tsv", pd.DataFrame(
                 [{"metric": m, **c} for m, c in corr.items()],
-                columns=["metric", "spearman", "questions", "skipped"]))
+                columns=["metric", "spearman", "questions", "spearman_where_defined",
+                         "questions_where_defined"]), float_format=None)
         for key, lazy in (("llm", llm), ("judge_llm", judge)):
             if key == "judge_llm" and judge is llm:
                 continue

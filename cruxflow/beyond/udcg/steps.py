@@ -1,9 +1,10 @@
 """The LLM steps of UDCG, each through :class:`~cruxflow.llm.LLMRunner` (cached, counted):
 
-- :func:`abstention_probabilities` -- p(NO-RESPONSE | q, p) per (question, passage) with Fig. 4's
-  prompt holding that one passage: from the first token's logprobs (one forward step, greedy,
-  ``max_tokens=1``) or, for backends without logprobs, as the share of ``n`` sampled answers
-  that abstain (App. D; seeds 0..n-1);
+- :func:`abstention_probabilities` -- p(NO-RESPONSE | q, p) per (question, passage): the
+  probability of the first token of ``NO-RESPONSE`` with the authors' prompt layout (one
+  forward step, greedy, ``max_tokens=1``; the default), the summed mass of the first tokens
+  that begin it with Fig. 4's prompt, or, for backends without logprobs, the share of ``n``
+  sampled answers that abstain (App. D; seeds 0..n-1);
 - :func:`judge_relevance` -- R(q, p) with Fig. 5's prompt;
 - :func:`generate_answers` -- the RAG answer for a whole context with Fig. 4's prompt (greedy,
   as in Sec. 6.1);
@@ -23,12 +24,15 @@ from dataclasses import dataclass
 
 from cruxflow.beyond.udcg.metric import (
     abstention_frequency,
+    first_token_probability,
     is_abstention_text,
     is_bare_abstention,
     no_response_probability,
 )
 from cruxflow.beyond.udcg.prompts import (
     ANSWER,
+    AUTHORS_SYSTEM,
+    AUTHORS_UTILITY,
     GRADING,
     RELEVANCE,
     format_answers,
@@ -40,7 +44,6 @@ from cruxflow.llm.retry import ask_with_retries
 
 GREEDY = Sampling(temperature=0.0, top_p=1.0, max_tokens=256, seed=0)
 CORRECT, INCORRECT, ABSTAINED = "CORRECT", "INCORRECT", "ABSTAINED"
-GRADE_VALUE = {CORRECT: 2, ABSTAINED: 1, INCORRECT: 0}   # the ideal order of Sec. 7.2
 
 
 @dataclass
@@ -54,29 +57,41 @@ def answer_prompt(question: str, passages: Sequence[str]) -> str:
 
 
 def abstention_probabilities(runner: LLMRunner, pairs: Sequence[tuple[str, str]], *,
-                             mode: str = "logprobs", logprobs: int = 20, samples: int = 10,
+                             mode: str = "first-token", logprobs: int = 20,
+                             no_response_token: str = "NO", samples: int = 10,
                              temperature: float = 1.0, max_tokens: int = 16) -> list[Abstention]:
     """p(NO-RESPONSE | q, p) for each ``(question, passage text)``.
 
-    ``mode="logprobs"``: one greedy request per pair, ``max_tokens=1``, ``logprobs`` top
-    alternatives; p is :func:`~cruxflow.beyond.udcg.metric.no_response_probability`. A backend that
-    returns no logprobs is an error (use ``mode="sampling"``).
-    ``mode="sampling"``: ``samples`` requests per pair at ``temperature`` (top-p 1, seeds
-    0..samples-1, ``max_tokens`` tokens); p is the share that abstains.
+    ``mode="first-token"`` (the authors' code): the instruction as the system message and
+    ``Document: <passage>\nQuestion: <question>\nAnswer:`` as the user message
+    (:data:`~cruxflow.beyond.udcg.prompts.AUTHORS_UTILITY`), one greedy step with ``logprobs``
+    top alternatives; p is the probability of the single token ``no_response_token``
+    (:func:`~cruxflow.beyond.udcg.metric.first_token_probability`).
+    ``mode="logprobs"``: Fig. 4's prompt as one user message, the same step; p is the summed
+    probability of the listed tokens that begin ``NO-RESPONSE``
+    (:func:`~cruxflow.beyond.udcg.metric.no_response_probability`).
+    A backend that returns no logprobs is an error for both (use ``mode="sampling"``).
+    ``mode="sampling"``: Fig. 4's prompt, ``samples`` requests per pair at ``temperature``
+    (top-p 1, seeds 0..samples-1, ``max_tokens`` tokens); p is the share that abstains.
     """
-    prompts = [answer_prompt(q, [text]) for q, text in pairs]
-    if mode == "logprobs":
+    if mode in ("first-token", "logprobs"):
         s = Sampling(temperature=0.0, top_p=1.0, max_tokens=1, seed=0, logprobs=logprobs)
-        outs = runner.generate([Request(p, s) for p in prompts])
+        if mode == "first-token":
+            requests = [Request(AUTHORS_UTILITY.render(document=text, question=q), s,
+                                system=AUTHORS_SYSTEM) for q, text in pairs]
+        else:
+            requests = [Request(answer_prompt(q, [text]), s) for q, text in pairs]
         result = []
-        for out in outs:
-            p = no_response_probability(out.top_logprobs)
+        for out in runner.generate(requests):
+            p = (first_token_probability(out.top_logprobs, no_response_token)
+                 if mode == "first-token" else no_response_probability(out.top_logprobs))
             if p is None:
                 raise LLMError(f"the backend ({runner.backend.kind} {runner.backend.model}) "
                                "returned no logprobs; estimate p(NO-RESPONSE) by sampling "
                                "instead (--utility sampling)")
             result.append(Abstention(p, {"first_token": out.text}))
         return result
+    prompts = [answer_prompt(q, [text]) for q, text in pairs]
     if mode == "sampling":
         if samples < 1:
             raise ValueError("samples must be at least 1")
@@ -91,7 +106,7 @@ def abstention_probabilities(runner: LLMRunner, pairs: Sequence[tuple[str, str]]
                                      {"samples": samples,
                                       "abstained": sum(map(is_abstention_text, texts))}))
         return result
-    raise ValueError(f"unknown utility mode {mode!r} (logprobs or sampling)")
+    raise ValueError(f"unknown utility mode {mode!r} (first-token, logprobs or sampling)")
 
 
 # --- the judges' answers (Fig. 5, 6): JSON with a motivation and a grade letter ---------------
