@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -14,8 +16,10 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from annotate_helpers import TEXTS, WAVE, Server, make_dataset, request, write_reports
+import yaml
+from annotate_helpers import REPO, TEXTS, WAVE, Server, make_dataset, request, write_reports
 
 from cruxflow.annotate.assign import (
     Pair,
@@ -391,3 +395,69 @@ def test_concurrent_label_requests_are_all_stored(server, tmp_path):
     assert per_annotator == {"a": 16 + 80, "b": 16, "c": 16}
     print(f"{len(jobs) + 80} label requests from 16 threads in {seconds:.2f} s: "
           f"{(len(jobs) + 80) / seconds:.0f} requests/s")
+
+
+# --- the workflow's option: exported labels are used when they exist
+
+
+def test_config_uses_the_export_files_that_exist(tmp_path):
+    from cruxflow.workflow.config import resolve, with_defaults
+
+    folder = tmp_path / "ann"
+
+    def config(**labels):
+        return resolve(with_defaults({"datasets": {"d": {
+            "format": "crux", "input": "x", "human_labels": {"annotations": str(folder),
+                                                             **labels}}}}))
+
+    assert config()["datasets"]["d"]["human_labels"]["passages"] is None   # nothing exported
+    folder.mkdir()
+    (folder / "passage_ratings.jsonl").write_text("{}\n")
+    labels = config()["datasets"]["d"]["human_labels"]
+    assert labels["passages"] == str(folder / "passage_ratings.jsonl")
+    assert labels["reports"] is None                    # no report_labels.jsonl
+    assert config(passages="mine.jsonl")["datasets"]["d"]["human_labels"]["passages"] == \
+        "mine.jsonl"                                    # a file named in the config wins
+    (folder / "report_labels.jsonl").write_text("{}\n")
+    with pytest.raises(ValueError, match="human_labels.reports: judging reports needs d"):
+        config()                                        # T1 labels need the RAG reports
+
+
+@pytest.mark.workflow
+def test_workflow_scores_the_judge_against_exported_labels(tmp_path):
+    """The demo's CRUX dataset, a few ratings given in the store and exported, and the
+    workflow's agreement_passages rule run on them through human_labels.annotations."""
+    assert main(["ingest", "--format", "crux", "--input", str(REPO / "resources/demo/crux"),
+                 "--output", str(tmp_path / "data")]) == 0
+    demo = Dataset.load(tmp_path / "data")
+    pairs = rating_pairs(demo, 3)
+    yes = [p for p in pairs if p.llm >= 3][:2]       # the judge says answerable
+    no = [p for p in pairs if p.llm < 3][:2]         # the judge says not
+    items = rating_items(demo, yes + no)
+    store = Store.create(tmp_path / "r.sqlite", {"task": "ratings", "eta": 3, "overlap": 1},
+                         items, assign(len(items), ["ann1"], 1))
+    position = {(it.target, q.index): i for i, it in enumerate(items) for q in it.questions}
+    # human: yes[0] 5 (TP), yes[1] 1 (FP), no[0] 4 (FN), no[1] 0 (TN)
+    for pair, rating in zip(yes + no, (5, 1, 4, 0), strict=True):
+        store.save("ann1", position[(pair.passage_id, pair.question)], pair.question,
+                   value=rating)
+    export(store, tmp_path / "work/annotations")
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["datasets"] = {"demo-crux": {"format": "crux",
+                                        "input": str(REPO / "resources/demo/crux"),
+                                        "human_labels": {"annotations": "annotations"}}}
+    config["rag"]["datasets"] = []
+    config["beyond"] = {}
+    (tmp_path / "work/config.yaml").write_text(yaml.safe_dump(config))
+    target = "results/agreement/demo-crux/eta3/judge_precision_recall.tsv"
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("snakemake")), "-s", str(REPO / "Snakefile"),
+         "--directory", str(tmp_path / "work"), "--configfile", str(tmp_path / "work/config.yaml"),
+         "--cores", "2", target], capture_output=True, text=True, cwd=tmp_path / "work")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = pd.read_csv(tmp_path / "work" / target, sep="\t").set_index(["annotator", "class"])
+    # answerable (human >= 3: yes[0], no[0]; judge: yes[0], yes[1]): precision 1/2, recall
+    # 1/2; unanswerable (human: yes[1], no[1]; judge: no[0], no[1]): precision 1/2, recall 1/2
+    for cls in ("answerable", "unanswerable"):
+        row = table.loc[("(all)", cls)]
+        assert (row["precision"], row["recall"], row["support"]) == (0.5, 0.5, 2)
