@@ -72,6 +72,7 @@ def press(driver, *keys: str) -> None:
 
 
 def saved(driver, question: int) -> None:
+    """The answer to the last save sent, ``question``'s (one save in flight)."""
     wait(driver, lambda d: d.find_element("id", "status").text == f"saved Q-{question}")
 
 
@@ -100,11 +101,12 @@ def select_text(driver, phrase: str) -> None:
         selection.addRange(range);""", phrase)
 
 
-def screenshot(driver, tmp_path: Path, name: str) -> Path:
+def screenshot(driver, tmp_path: Path, name: str, docs: bool = False) -> Path:
+    """A PNG of the page; with ``docs``, also one for docs/annotate.md when asked for."""
     path = tmp_path / name
     driver.save_screenshot(str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
-    if os.environ.get("CRUXFLOW_ANNOTATE_SCREENSHOTS"):
+    if docs and os.environ.get("CRUXFLOW_ANNOTATE_SCREENSHOTS"):
         target = Path(os.environ["CRUXFLOW_ANNOTATE_SCREENSHOTS"])
         target.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, target / name)
@@ -172,8 +174,8 @@ def test_another_token_sees_and_writes_nothing_of_the_first(browser, data, tmp_p
                     "--db", str(db), cwd=tmp_path)
     try:
         browser.get(server.links["a"])                    # item 0, shared by a and b
-        press(browser, "5", "j", "3")
-        saved(browser, 1)
+        press(browser, "5", "j", "3")                     # two saves in flight at once
+        wait(browser, lambda d: active(d)[:2] == ["5", "3"])
         browser.get(server.links["b"])
         assert browser.current_url.endswith("/item/1") and "t1:0#0" in browser.page_source
         assert active(browser) == ["", "", "", ""]        # none of a's ratings
@@ -250,3 +252,70 @@ def test_report_labels_export_to_the_kappa_computed_by_hand(browser, data, tmp_p
     # kappa = (3/4 - 17/32) / (1 - 17/32) = 7/15
     assert fleiss["kappa"] == pytest.approx(7 / 15)
     assert (fleiss["n_items"], fleiss["n_dropped"]) == (4, 0)
+
+
+def test_review_mode_on_the_demo_data(browser, tmp_path):
+    """The demo's CRUX dataset: review mode shows the judge's rating beside each question and
+    marks the labels given there; the pages of both tasks are photographed for the docs."""
+    from cruxflow.cli import main
+    from cruxflow.data.model import Dataset
+
+    assert main(["ingest", "--format", "crux", "--input", str(REPO / "resources/demo/crux"),
+                 "--output", str(tmp_path / "demo")]) == 0
+    demo = Dataset.load(tmp_path / "demo")
+    db = tmp_path / "demo.sqlite"
+    args = ["--dataset", str(tmp_path / "demo"), "--task", "ratings", "--annotators",
+            "ann1,ann2", "--sample", "200", "--uncertain-share", "0.5", "--seed", "1",
+            "--db", str(db)]
+    server = Server(*args, cwd=tmp_path)
+    store = Store(db)
+    item = store.items[store.queues["ann1"][0]]
+    try:
+        browser.get(server.links["ann1"] + "item/1")
+        assert "judge:" not in browser.page_source
+        press(browser, "4")
+        saved(browser, item.questions[0].index)
+        phrase = "killing at least four people"           # the seed's first item has it
+        sentence = phrase if phrase in item.text else item.text[:item.text.index(" ")]
+        select_text(browser, sentence)
+        press(browser, "h")
+        wait(browser, lambda d: d.find_elements("css selector", "#text mark"))
+        screenshot(browser, tmp_path, "annotate-ratings.png", docs=True)
+    finally:
+        server.stop()
+    server = Server("--db", str(db), "--review", cwd=tmp_path)
+    try:
+        browser.get(server.links["ann1"] + "item/1")
+        chips = [e.text for e in browser.find_elements("css selector", ".question .llm")]
+        judge = demo.ratings[(item.topic_id, item.target)]
+        assert chips == [f"judge: {judge[q.index]}" for q in item.questions]
+        press(browser, "\ue013", "2")                    # arrow up to q0: a correction
+        saved(browser, item.questions[0].index)
+        first = next(x for x in Store(db).labels("ann1") if x.question == item.questions[0].index)
+        assert (first.value, first.review, first.span.text) == (2, True, sentence)
+        screenshot(browser, tmp_path, "annotate-review.png", docs=True)
+    finally:
+        server.stop()
+    assert [e.value for e in Store(db).labels("ann1")] == [2]
+    # a report stitched from two of the topic's passages, to show the reports task's page
+    topic = demo.topics["demo-0"]
+    text = " ".join(demo.passages[p].contents for p in ("demo-0:0#0", "demo-0:0#1"))
+    reports = write_reports(tmp_path / "demo.jsonl", [("demo-0", "stitched", text)])
+    server = Server("--dataset", str(tmp_path / "demo"), "--task", "reports", "--reports",
+                    str(reports), "--annotators", "ann1", "--db", str(tmp_path / "t1.sqlite"),
+                    cwd=tmp_path)
+    try:
+        browser.get(server.links["ann1"])
+        assert topic.questions[0] in browser.page_source
+        for phrase in ("failed at about 3:40 a.m. after three days of heavy rain",
+                       "killing at least four people"):
+            press(browser, "y")
+            select_text(browser, phrase)
+            press(browser, "h")
+            wait(browser, lambda d, p=phrase: d.find_element("css selector", "#text mark").text
+                 == p)
+            press(browser, "j")
+        press(browser, "k", "k")                          # back to q0, its span marked
+        screenshot(browser, tmp_path, "annotate-reports.png", docs=True)
+    finally:
+        server.stop()

@@ -39,8 +39,13 @@
     return request;
   }
 
+  // Rebuilt only when the marked span changes: a save landing must not drop a selection.
+  let shownSpan;
   function renderText() {
     const l = label(question(focus));
+    const key = l && l.span ? l.span.start + ":" + l.span.end : "";
+    if (key === shownSpan) return;
+    shownSpan = key;
     textEl.textContent = "";
     if (l && l.span) {
       const a = toUnits(l.span.start), b = toUnits(l.span.end);
