@@ -183,8 +183,9 @@ def problems(config: dict) -> list[tuple[str, str]]:
 
 
 def resolve(config: dict) -> dict:
-    """Fill in the format-dependent defaults of a schema-valid config (in place) and check it
-    across keys; :class:`ConfigError` lists every problem, each under its key path."""
+    """Fill in the format-dependent defaults of a schema-valid config (in place) and the human
+    labels found in annotation exports, and check it across keys; :class:`ConfigError` lists
+    every problem, each under its key path."""
     fill_format_defaults(config)
     use_annotation_exports(config)
     found = problems(config)
