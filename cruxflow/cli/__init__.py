@@ -5,6 +5,7 @@ the library and prints; nothing outside this package imports it.
 ``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)
 ``cruxflow crux-eval`` the CRUX authors' evaluation script, reproduced (docs/evaluate.md)
 ``cruxflow agreement`` the LLM judge against human labels (docs/human-labels.md)
+``cruxflow annotate``  collect human labels in a web app (docs/annotate.md)
 ``cruxflow udcg``      UDCG of retrieved contexts (docs/udcg.md)
 ``cruxflow support``   TREC 2024 RAG support of cited answers (docs/support.md)
 ``cruxflow kpr``       Long2RAG key point recall of responses (docs/kpr.md)
@@ -21,7 +22,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMError
 
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
-COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "udcg", "support", "kpr",
+COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "annotate", "udcg", "support", "kpr",
             "llm_serve")
 
 

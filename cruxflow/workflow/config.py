@@ -76,6 +76,23 @@ def fill_format_defaults(config: dict) -> dict:
     return config
 
 
+def use_annotation_exports(config: dict) -> dict:
+    """``human_labels.annotations``, a ``cruxflow annotate --export`` folder, gives a dataset's
+    null ``reports`` / ``passages`` the export files it holds. Looked up when the config is
+    resolved, so labels exported later are used by the next run, and none are needed before."""
+    from cruxflow.annotate.export import EXPORT_FILES
+
+    for d in config["datasets"].values():
+        labels = d["human_labels"]
+        if labels.get("annotations") is None:
+            continue
+        for key, task in (("reports", "reports"), ("passages", "ratings")):
+            path = Path(labels["annotations"]) / EXPORT_FILES[task]
+            if labels[key] is None and path.is_file():
+                labels[key] = str(path)
+    return config
+
+
 def rated_datasets(config: dict) -> list[str]:
     """Datasets with answerability ratings: the CRUX release format, or generated."""
     return [name for name, d in config["datasets"].items()
@@ -166,9 +183,11 @@ def problems(config: dict) -> list[tuple[str, str]]:
 
 
 def resolve(config: dict) -> dict:
-    """Fill in the format-dependent defaults of a schema-valid config (in place) and check it
-    across keys; :class:`ConfigError` lists every problem, each under its key path."""
+    """Fill in the format-dependent defaults of a schema-valid config (in place) and the human
+    labels found in annotation exports, and check it across keys; :class:`ConfigError` lists
+    every problem, each under its key path."""
     fill_format_defaults(config)
+    use_annotation_exports(config)
     found = problems(config)
     if found:
         raise ConfigError(found)

@@ -1,0 +1,220 @@
+"""The annotation web app (Starlette, served by uvicorn): server-rendered pages, plain JavaScript.
+
+Every annotator reaches the app through a personal link ``/a/<token>/``; the token is the only
+credential and every request under it reads and writes that annotator's labels alone. The admin
+link ``/admin/<token>/`` shows everyone's progress and the disagreements. Labels are sent one at
+a time to ``/a/<token>/api/label`` and stored before the answer returns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+
+from cruxflow._extras import require
+
+require(__name__, "annotate", "starlette", "uvicorn", "jinja2")
+
+from starlette.applications import Starlette  # noqa: E402
+from starlette.concurrency import run_in_threadpool  # noqa: E402
+from starlette.exceptions import HTTPException  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import JSONResponse, RedirectResponse, Response  # noqa: E402
+from starlette.routing import Mount, Route  # noqa: E402
+from starlette.staticfiles import StaticFiles  # noqa: E402
+from starlette.templating import Jinja2Templates  # noqa: E402
+
+from cruxflow.annotate.export import agreement, disagreements  # noqa: E402
+from cruxflow.annotate.store import UNSET, LabelError, Span, Store  # noqa: E402
+from cruxflow.stages.prompts import RATING  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+LABEL_KEYS = {"item", "question", "value", "cannot_judge", "span"}
+
+
+def rubric() -> tuple[str, list[tuple[int, str]]]:
+    """The judge's instruction and 0-5 guideline (Fig. 8), from the rating prompt itself."""
+    instruction = RATING.text.split("\n", 1)[0].removeprefix("Instruction: ")
+    instruction = instruction.replace(" Do not write anything except the rating.", "")
+    grades = [(int(g), text) for g, text in re.findall(r"^- (\d): (.*)$", RATING.text, re.M)]
+    return instruction, grades
+
+
+def _totals(rows: list[dict]) -> dict:
+    keys = ("items", "items_done", "questions", "questions_done")
+    return {k: sum(r[k] for r in rows) for k in keys}
+
+
+def make_app(store: Store, *, review: bool = False) -> Starlette:
+    """The app over ``store``; ``review`` shows the judge's ratings beside the human ones and
+    marks the labels given then as reviewed."""
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    instruction, grades = rubric()
+
+    def page(request: Request, name: str, status: int = 200, **context) -> Response:
+        return templates.TemplateResponse(request, name, {
+            "task": store.task, "review": review, **context}, status_code=status)
+
+    def annotator_of(request: Request) -> str:
+        name = store.annotator(request.path_params["token"])
+        if name is None:
+            raise HTTPException(403, "unknown annotator token: use the personal link you "
+                                     "were given")
+        return name
+
+    def check_admin(request: Request) -> None:
+        if not store.is_admin(request.path_params["token"]):
+            raise HTTPException(403, "unknown admin token")
+
+    def base(request: Request) -> str:
+        return f"/a/{request.path_params['token']}"
+
+    async def index(request: Request) -> Response:
+        return page(request, "message.html", title="cruxflow annotate",
+                    message="Open the personal link you were given.")
+
+    async def home(request: Request) -> Response:
+        name = annotator_of(request)
+        pos = await run_in_threadpool(store.first_open_position, name)
+        target = f"item/{pos}" if pos else "progress"
+        return RedirectResponse(f"{base(request)}/{target}", status_code=303)
+
+    async def progress(request: Request) -> Response:
+        name = annotator_of(request)
+        rows = await run_in_threadpool(store.progress, name)
+        labels = {}
+        for label in await run_in_threadpool(store.labels, name):
+            if label.given:
+                labels[label.item_id] = labels.get(label.item_id, 0) + 1
+        items = [{"pos": pos, "item": store.items[i], "done": labels.get(i, 0)}
+                 for pos, i in enumerate(store.queues[name], 1)]
+        return page(request, "progress.html", annotator=name, rows=rows, totals=_totals(rows),
+                    items=items, base=base(request))
+
+    async def item_page(request: Request) -> Response:
+        name = annotator_of(request)
+        queue = store.queues[name]
+        pos = request.path_params["pos"]
+        if not 1 <= pos <= len(queue):
+            raise HTTPException(404, f"no item {pos}: your queue has items 1 to {len(queue)}")
+        item_id = queue[pos - 1]
+        item = store.items[item_id]
+        labels = await run_in_threadpool(store.labels, name, item_id)
+        state = {
+            "task": store.task, "review": review, "item": item_id, "pos": pos, "n": len(queue),
+            "text": item.text,
+            "questions": [{"index": q.index, "text": q.text,
+                           **({"llm": q.llm} if review and q.llm is not None else {})}
+                          for q in item.questions],
+            "labels": {str(label.question): label.to_json() for label in labels},
+            "api": f"{base(request)}/api/label",
+            "prev": f"{base(request)}/item/{pos - 1}" if pos > 1 else None,
+            "next": f"{base(request)}/item/{pos + 1}" if pos < len(queue) else
+                    f"{base(request)}/progress",
+        }
+        return page(request, "item.html", annotator=name, item=item, pos=pos, n=len(queue),
+                    state=state, instruction=instruction, grades=grades, base=base(request))
+
+    async def api_label(request: Request) -> Response:
+        name = annotator_of(request)
+        try:
+            body = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise HTTPException(400, "the body must be a JSON object") from None
+        if not isinstance(body, dict):
+            raise HTTPException(400, "the body must be a JSON object")
+        unknown = set(body) - LABEL_KEYS
+        if unknown or not {"item", "question"} <= set(body) or len(body) < 3:
+            raise HTTPException(400, "send item, question and one or more of value, "
+                                     "cannot_judge, span" +
+                                (f" (unknown: {', '.join(sorted(unknown))})" if unknown else ""))
+        span = body.get("span", UNSET)
+        if isinstance(span, dict):
+            start, end, text = span.get("start"), span.get("end"), span.get("text")
+            if not (isinstance(start, int) and isinstance(end, int) and isinstance(text, str)) \
+                    or isinstance(start, bool) or isinstance(end, bool):
+                raise HTTPException(400, "a span is {start: int, end: int, text: string}")
+            span = Span(start, end, text)
+        elif span is not UNSET and span is not None:
+            raise HTTPException(400, "a span is {start: int, end: int, text: string} or null")
+        label = await run_in_threadpool(
+            lambda: store.save(name, body["item"], body["question"],
+                               value=body.get("value", UNSET),
+                               cannot_judge=body.get("cannot_judge"), span=span, review=review))
+        return JSONResponse({"label": label.to_json()})
+
+    async def api_labels(request: Request) -> Response:
+        name = annotator_of(request)
+        labels = await run_in_threadpool(store.labels, name)
+        return JSONResponse({"annotator": name, "labels": [x.to_json() for x in labels]})
+
+    async def admin(request: Request) -> Response:
+        check_admin(request)
+        rows = await run_in_threadpool(store.progress)
+        by_annotator: dict[str, list[dict]] = {}
+        for row in rows:
+            by_annotator.setdefault(row["annotator"], []).append(row)
+        by_topic: dict[str, list[dict]] = {}
+        for row in rows:
+            by_topic.setdefault(row["topic_id"], []).append(row)
+        return page(request, "admin.html", rows=rows,
+                    annotators={a: _totals(r) for a, r in by_annotator.items()},
+                    topics={t: _totals(r) for t, r in sorted(by_topic.items())},
+                    settings=store.settings, token=request.path_params["token"])
+
+    async def adjudicate(request: Request) -> Response:
+        check_admin(request)
+        found = await run_in_threadpool(disagreements, store)
+        only_classes = request.query_params.get("classes") == "1"
+        if only_classes:
+            found = [d for d in found if d["classes_differ"]]
+        return page(request, "adjudicate.html", found=found, only_classes=only_classes,
+                    kappa=await run_in_threadpool(agreement, store),
+                    token=request.path_params["token"])
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if "/api/" in request.url.path:
+            return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+        return page(request, "message.html", status=exc.status_code,
+                    title=f"{exc.status_code}", message=exc.detail)
+
+    async def label_error(request: Request, exc: LabelError) -> Response:
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    routes = [
+        Route("/", index),
+        Route("/a/{token}/", home),
+        Route("/a/{token}/progress", progress),
+        Route("/a/{token}/item/{pos:int}", item_page),
+        Route("/a/{token}/api/label", api_label, methods=["POST"]),
+        Route("/a/{token}/api/labels", api_labels),
+        Route("/admin/{token}/", admin),
+        Route("/admin/{token}/adjudicate", adjudicate),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error,
+                                                       LabelError: label_error})
+    app.state.store = store
+    return app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (port 0: a free one), bound before the links are printed."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+def serve(app: Starlette, sock: socket.socket) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM: uvicorn finishes the requests in flight)."""
+    import uvicorn
+
+    host, port = sock.getsockname()[:2]
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           access_log=False))
+    server.run(sockets=[sock])

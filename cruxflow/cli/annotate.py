@@ -1,0 +1,193 @@
+"""``cruxflow annotate --dataset DIR --task {ratings,reports} --annotators a,b,c``: a web app that
+collects the paper's human labels (App. A.2) into a SQLite database, and ``--export DIR`` writes
+them in the formats ``cruxflow agreement`` reads (docs/annotate.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cruxflow.cli import args as types
+
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+def _annotators(text: str) -> list[str]:
+    from cruxflow.annotate.assign import check_annotators
+
+    try:
+        return check_annotators(text.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _requested(args) -> dict:
+    """The options that define a database, as given (None: not given)."""
+    return {"task": args.task,
+            "dataset": None if args.dataset is None else str(args.dataset.resolve()),
+            "reports": None if args.reports is None else [str(r) for r in args.reports],
+            "annotators": args.annotators, "overlap": args.overlap, "sample": args.sample,
+            "uncertain_share": args.uncertain_share, "seed": args.seed, "eta": args.eta}
+
+
+def _create(args, db: Path):
+    from cruxflow.annotate.assign import (
+        RATINGS,
+        assign,
+        rating_items,
+        rating_pairs,
+        read_reports,
+        report_items,
+        sample_pairs,
+    )
+    from cruxflow.annotate.store import Store
+    from cruxflow.data.errors import DataError
+    from cruxflow.data.model import Dataset
+
+    missing = [flag for flag, value in (("--dataset", args.dataset), ("--task", args.task),
+                                        ("--annotators", args.annotators)) if value is None]
+    if missing:
+        raise SystemExit(f"cruxflow annotate: error: {db} does not exist yet: a new database "
+                         f"needs {', '.join(missing)}")
+    settings = _requested(args)
+    settings.update(overlap=min(len(args.annotators), 2) if args.overlap is None else args.overlap,
+                    seed=0 if args.seed is None else args.seed,
+                    eta=3 if args.eta is None else args.eta)
+    dataset = Dataset.load(args.dataset, with_passages=args.task == RATINGS)
+    try:
+        if args.task == RATINGS:
+            if args.reports:
+                raise ValueError("--reports belongs to the reports task")
+            if not dataset.ratings or not dataset.passages:
+                raise DataError("the ratings task needs the judge's ratings and the passages",
+                                path=args.dataset)
+            pairs = sample_pairs(rating_pairs(dataset, settings["eta"]), args.sample,
+                                 settings["seed"], uncertain_share=args.uncertain_share)
+            items = rating_items(dataset, pairs)
+        else:
+            if not args.reports:
+                raise ValueError("the reports task needs --reports (rule rag_generate's "
+                                 "results/rag/<dataset>/eta<eta>/reports/<system>.k<k>.jsonl)")
+            if args.uncertain_share is not None:
+                raise ValueError("--uncertain-share samples the ratings task's pairs")
+            items = report_items(dataset, read_reports(args.reports, dataset), settings["eta"],
+                                 args.sample, settings["seed"])
+        if not items:
+            raise DataError("nothing to annotate: no topic has a kept sub-question at eta "
+                            f"{settings['eta']}", path=args.dataset)
+        queues = assign(len(items), args.annotators, settings["overlap"])
+    except ValueError as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise SystemExit(f"cruxflow annotate: error: {exc}") from None
+    settings["items"] = len(items)
+    return Store.create(db, settings, items, queues)
+
+
+def _open(args, db: Path):
+    from cruxflow.annotate.store import Store
+
+    store = Store(db)
+    for key, value in _requested(args).items():
+        if value is not None and value != store.settings.get(key):
+            raise SystemExit(f"cruxflow annotate: error: {db} was made with {key} = "
+                             f"{store.settings.get(key)!r}, not {value!r}: leave the option out "
+                             f"to resume, or give another --db")
+    return store
+
+
+def _cmd_annotate(args) -> int:
+    if args.port > 65535:
+        raise SystemExit("cruxflow annotate: error: --port must be a port from 0 to 65535")
+    if args.db is None and args.task is None:
+        raise SystemExit("cruxflow annotate: error: give --task (or --db of an existing "
+                         "database)")
+    db = args.db or Path(f"annotate-{args.task}.sqlite")
+    if db.exists():
+        store = _open(args, db)
+    elif args.export is not None:
+        raise SystemExit(f"cruxflow annotate: error: no database {db} to export")
+    else:
+        store = _create(args, db)
+    if args.export is not None:
+        from cruxflow.annotate.export import export
+
+        summary = export(store, args.export)
+        left = ", ".join(f"{n} {why}" for why, n in summary["left_out"].items()) or "none"
+        kappa = summary["agreement"]["kappa"]
+        print(f"wrote {summary['labels']} labels to {args.export / summary['file']} "
+              f"({', '.join(f'{a}: {n}' for a, n in summary['by_annotator'].items())}); "
+              f"left out: {left}; Fleiss' kappa "
+              f"{'n/a' if kappa is None else f'{kappa:.3f}'} over "
+              f"{summary['agreement']['units']} shared questions")
+        return 0
+    if args.review and store.task != "ratings":
+        raise SystemExit("cruxflow annotate: error: --review shows the judge's passage "
+                         "ratings: the ratings task only")
+    from cruxflow.annotate.app import bind, make_app, serve
+
+    app = make_app(store, review=args.review)
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        raise SystemExit(f"cruxflow annotate: error: cannot listen on {args.host}:{args.port}: "
+                         f"{exc.strerror}") from None
+    host, port = sock.getsockname()[:2]
+    root = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    mode = " in review mode (the judge's ratings shown)" if args.review else ""
+    print(f"cruxflow annotate: {store.task}, {len(store.items)} items, database {db}{mode}")
+    for name, token in store.tokens.items():
+        print(f"  {name}: {root}/a/{token}/  ({len(store.queues[name])} items)")
+    print(f"  admin (progress, disagreements): {root}/admin/{store.admin_token}/")
+    if args.host not in LOOPBACK:
+        print(f"warning: listening on {args.host}: the links are secrets sent in clear text",
+              file=sys.stderr)
+    print("Ctrl-C stops the server; every label is stored the moment it is given.", flush=True)
+    serve(app, sock)
+    return 0
+
+
+def add_command(subparsers) -> None:
+    """Add ``cruxflow annotate`` to the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "annotate", help="collect human labels in a web app (paper App. A.2)",
+        description="A small web app for the paper's two annotation tasks: ratings (0-5 "
+                    "answerability of passage-question pairs on the judge's rubric) and reports "
+                    "(is each sub-question answered by a RAG report). Each annotator gets a "
+                    "personal link; every label is stored in SQLite at once; --export writes "
+                    "the labels for `cruxflow agreement`. See docs/annotate.md.")
+    p.add_argument("--dataset", type=Path, help="a cruxflow dataset directory (with the judge's "
+                                                "ratings; the ratings task needs its passages)")
+    p.add_argument("--task", choices=["ratings", "reports"])
+    p.add_argument("--reports", nargs="+", metavar="[SYSTEM=]FILE",
+                   help="the reports task's RAG reports (rule rag_generate's JSONL: topic_id, "
+                        "system, report); the system is the record's, else SYSTEM=, else the "
+                        "file name up to its first dot")
+    p.add_argument("--annotators", type=_annotators, metavar="a,b,c",
+                   help="annotator names, comma-separated")
+    p.add_argument("--overlap", type=types.positive_int,
+                   help="how many annotators label each item (default 2, or 1 for one "
+                        "annotator): items labelled by several give the kappa")
+    p.add_argument("--sample", type=types.positive_int, metavar="N",
+                   help="annotate N (passage, question) pairs (ratings) or N reports, drawn "
+                        "with --seed (default: all)")
+    p.add_argument("--uncertain-share", type=types.unit_interval, metavar="F",
+                   help="ratings: draw this share of the sample from the pairs the judge "
+                        "rated 2-4 (its uncertain ratings), the rest from the others")
+    p.add_argument("--seed", type=types.non_negative_int, help="sampling seed (default 0)")
+    p.add_argument("--eta", type=types.eta, help="the threshold that decides the kept "
+                                                 "sub-questions (default 3)")
+    p.add_argument("--db", type=Path, help="the SQLite database (default "
+                                           "annotate-<task>.sqlite); an existing one resumes")
+    p.add_argument("--review", action="store_true",
+                   help="show the judge's ratings beside the human ones, for correction "
+                        "(labels given then are marked as reviewed)")
+    p.add_argument("--export", type=Path, metavar="DIR",
+                   help="write the labels to DIR (report_labels.jsonl or "
+                        "passage_ratings.jsonl, and a summary) and exit")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                                                       "127.0.0.1: this machine only)")
+    p.add_argument("--port", type=types.non_negative_int, default=8765,
+                   help="port (default 8765; 0 picks a free one)")
+    p.set_defaults(func=_cmd_annotate)
