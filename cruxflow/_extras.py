@@ -2,7 +2,8 @@
 
 ``pip install cruxflow`` gives the data model, the readers, ``cruxflow evaluate``, the metrics and
 the statistics; the heavy stacks come with extras (``llm``, ``retrieval``, ``rerank``, ``plots``,
-``parquet``, ``workflow``, ``all``). A module that needs one says so in one of two ways:
+``parquet``, ``annotate``, ``workflow``, ``all``). A module that needs one says so in one of two
+ways:
 
 * a module that is nothing without the stack checks at import, without importing it (the heavy
   imports stay inside functions, so importing the module stays fast)::

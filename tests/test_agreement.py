@@ -225,6 +225,23 @@ def test_fleiss_kappa_by_hand_and_statsmodels():
     assert fleiss(labels_frame(rows), {"t0": [0, 2]}).kappa == pytest.approx(1.0)
 
 
+def test_fleiss_over_items_of_overlap_two_among_three_annotators():
+    # cruxflow annotate --overlap 2 with A, B, C: q0 (A, B), q1 (B, C), q2 (C, A), q3 (A, B);
+    # labels (1,1), (1,0), (0,0), (0,1); q4 has one label only (dropped).
+    #   P_i = 1, 0, 1, 0 -> P_bar = 1/2; p_1 = 4/8, p_0 = 4/8 -> P_e = 1/2 -> kappa = 0
+    # flipping q1's C to 1: P_i = 1, 1, 1, 0 -> P_bar = 3/4; p_1 = 5/8 -> P_e = 25/64 + 9/64
+    # = 34/64 -> kappa = (3/4 - 34/64) / (30/64) = (14/64) / (30/64) = 7/15
+    pairs = [("A", "B", 1, 1), ("B", "C", 1, 0), ("C", "A", 0, 0), ("A", "B", 0, 1)]
+    rows = [("t0", "bm25", a, q, bool(x)) for q, (a, b, x, y) in enumerate(pairs)
+            for a, x in ((a, x), (b, y))]
+    rows.append(("t0", "bm25", "C", 4, True))
+    res = fleiss(labels_frame(rows))
+    assert res.kappa == pytest.approx(0.0, abs=1e-12)
+    assert (res.n_items, res.n_dropped, res.raters_per_item) == (4, 1, 2)
+    rows = [r if (r[2], r[3]) != ("C", 1) else ("t0", "bm25", "C", 1, True) for r in rows]
+    assert fleiss(labels_frame(rows)).kappa == pytest.approx(7 / 15)
+
+
 def test_fleiss_needs_two_annotators():
     with pytest.raises(ValueError, match="at least 2 annotators"):
         fleiss(labels_frame([("t0", "bm25", "A", 0, True), ("t0", "bm25", "A", 1, False)]))

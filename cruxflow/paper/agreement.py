@@ -244,22 +244,27 @@ def annotator_spearman(human_cov: pd.DataFrame) -> pd.DataFrame:
 @dataclass
 class FleissResult:
     kappa: float
-    n_items: int          # (topic, system, question) items labelled by every annotator
-    n_dropped: int        # items some annotator did not label
+    n_items: int          # (topic, system, question) items with raters_per_item labels
+    n_dropped: int        # items with another number of labels
     annotators: list[str] = field(default_factory=list)
+    raters_per_item: int = 0
 
     def to_json(self) -> dict:
         return {"kappa": None if math.isnan(self.kappa) else self.kappa,
                 "n_items": self.n_items, "n_dropped": self.n_dropped,
-                "n_annotators": len(self.annotators), "annotators": self.annotators}
+                "n_annotators": len(self.annotators), "annotators": self.annotators,
+                "raters_per_item": self.raters_per_item}
 
 
 def fleiss(labels: pd.DataFrame, kept: Mapping[str, Sequence[int]] | None = None) -> FleissResult:
     """Fleiss' kappa of the binary T1 labels over items (topic, system, question).
 
-    Only items that every annotator labelled are used (Fleiss' kappa needs the same number of
-    ratings per item); the rest are counted in ``n_dropped``. With ``kept``, only the kept
-    questions of each topic are items (the ones coverage uses); by default every labelled one.
+    Fleiss' kappa needs the same number of ratings per item, not the same raters. Items that
+    every annotator labelled are used, as in the paper; when there is none (each item went to
+    ``--overlap`` K of the annotators, ``cruxflow annotate``), the items with the most common
+    number K >= 2 of labels are. The rest are counted in ``n_dropped``. With ``kept``, only the
+    kept questions of each topic are items (the ones coverage uses); by default every labelled
+    one.
     """
     _check_annotators(labels)
     frame = labels
@@ -269,16 +274,25 @@ def fleiss(labels: pd.DataFrame, kept: Mapping[str, Sequence[int]] | None = None
                                                        strict=True)]]
     annotators = sorted(frame["annotator"].unique())
     if len(annotators) < 2:
-        raise ValueError(f"Fleiss' kappa needs at least 2 annotators, got {len(annotators)} "
-                         f"({', '.join(annotators) or 'none'})")
+        raise DataError(f"Fleiss' kappa needs at least 2 annotators, got {len(annotators)} "
+                        f"({', '.join(annotators) or 'none'})")
     wide = frame.pivot(index=["topic_id", "system", "question"], columns="annotator",
                        values="answerable")
-    complete = wide.dropna()
-    if complete.empty:
-        raise ValueError("no (topic, system, question) item was labelled by every annotator")
+    counts = wide.notna().sum(axis=1)
+    shared = counts[counts >= 2]
+    if (counts == len(annotators)).any():
+        m = len(annotators)
+    elif not shared.empty:
+        freq = shared.value_counts()
+        m = int(max(freq[freq == freq.max()].index))   # the most common count; ties: the larger
+    else:
+        raise DataError("no (topic, system, question) item was labelled by two annotators")
+    rows = wide[counts == m]
+    # each item's m labels, whoever gave them (the raters of an item need not be the same)
+    matrix = np.array([row[row.notna()].to_numpy(dtype=int) for _, row in rows.iterrows()])
     # every label in one category: P_e = 1 and kappa is 0/0 (NaN here)
-    kappa = nan_if_none(fleiss_kappa(complete.to_numpy(dtype=int), n_categories=2))
-    return FleissResult(kappa, len(complete), len(wide) - len(complete), annotators)
+    kappa = nan_if_none(fleiss_kappa(matrix, n_categories=2))
+    return FleissResult(kappa, len(rows), len(wide) - len(rows), annotators, m)
 
 
 # --- T2: the judge's ratings against human ratings ----------------------------------------------
