@@ -1,4 +1,5 @@
-"""One error type for bad input, so every message names the file, the record and the field."""
+"""The errors of bad input: :class:`DataError` names the file, the record and the field;
+:class:`ConfigError` the key paths of a workflow config (``cruxflow.workflow.config``)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,17 @@ class DataError(ValueError):
         if field is not None:
             where.append(f"field {field!r}")
         super().__init__(f"{': '.join(where)}: {message}" if where else message)
+
+
+class ConfigError(ValueError):
+    """Problems in a workflow config, each as (key path, what is wrong)."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = problems
+        lines = [f"{key}: {message}" for key, message in problems]
+        super().__init__("invalid config:\n  " + "\n  ".join(lines) if len(lines) > 1
+                         else f"invalid config: {lines[0]}")
+
+    @property
+    def keys(self) -> list[str]:
+        return [key for key, _ in self.problems]

@@ -14,21 +14,9 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+from cruxflow.data.errors import ConfigError
+
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
-
-
-class ConfigError(ValueError):
-    """Problems in a workflow config, each as (key path, what is wrong)."""
-
-    def __init__(self, problems: list[tuple[str, str]]):
-        self.problems = problems
-        lines = [f"{key}: {message}" for key, message in problems]
-        super().__init__("invalid config:\n  " + "\n  ".join(lines) if len(lines) > 1
-                         else f"invalid config: {lines[0]}")
-
-    @property
-    def keys(self) -> list[str]:
-        return [key for key, _ in self.problems]
 
 
 @cache

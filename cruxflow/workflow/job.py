@@ -30,9 +30,8 @@ def _failure_hook(log: logging.Logger, files: list[logging.Handler], previous):
     """An ``excepthook`` that writes an uncaught exception to the rule's log file: the message
     alone for bad input (:class:`DataError`, :class:`LLMError`, the config's errors), the
     traceback for anything else; stderr gets the same one line, or the usual traceback."""
-    from cruxflow.data.errors import DataError
+    from cruxflow.data.errors import ConfigError, DataError
     from cruxflow.llm.base import LLMError
-    from cruxflow.workflow.config import ConfigError
 
     def hook(kind, exc, tb):
         expected = isinstance(exc, (DataError, LLMError, ConfigError))
