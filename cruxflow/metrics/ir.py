@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import ir_measures
 import pandas as pd
 
@@ -15,7 +13,7 @@ DEFAULT_MEASURES = {
     "MAP": ir_measures.AP @ 1000,
     "nDCG": ir_measures.nDCG @ 1000,             # graded: P** = 2, rest of P* = 1
 }
-NDEVAL_MAX_CUTOFF = 20  # ndeval (pyndeval) evaluates at most 20 ranks
+NDEVAL_CUTOFF = 20  # ndeval (pyndeval) reports at most rank 20; the CRUX paper used @20
 
 
 def _qrels_frame(qrels: dict[str, dict[str, int]]) -> pd.DataFrame:
@@ -55,18 +53,22 @@ def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
 
 def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
                      alpha: float = 0.5) -> dict[str, float]:
-    """ndeval's alpha-nDCG (ideal over all judged passages, as in the CRUX release's code).
+    """alpha-nDCG as the CRUX paper's tables computed it (``alpha-nDCG (published
+    computation)``): ndeval's alpha-nDCG@20 through ir_measures.
 
-    ndeval stops at rank 20, so contexts longer than that get ``nan`` rather than a score of
-    their first 20 passages presented as the whole.
+    ``diversity`` holds every passage of P* that answers a question at eta (subtopic = the
+    question), so ndeval's ideal ranking is its greedy one over all of P*, not over Z* as in
+    Eq. 4: redundant passages add discounted gains to the ideal, and the oracle context Z*
+    scores below 1 (the paper's oracle row, 80.6 on both datasets). Like ndeval, the score
+    counts the first 20 passages of a longer context. The context's own rank order is used;
+    the CRUX authors' code gave ndeval every passage the same score, so their ndeval ordered a
+    context by passage id (ascending) instead (docs/paper-parity.md).
     """
     qids = [q for q in run if q in set(diversity["query_id"])]
-    if any(len(run[q]) > NDEVAL_MAX_CUTOFF for q in qids):
-        return dict.fromkeys(qids, math.nan)
     out = dict.fromkeys(qids, 0.0)
     if not qids or not any(run[q] for q in qids):
         return out
-    measure = ir_measures.alpha_nDCG(alpha=alpha) @ NDEVAL_MAX_CUTOFF
+    measure = ir_measures.alpha_nDCG(alpha=alpha) @ NDEVAL_CUTOFF
     for m in ir_measures.iter_calc([measure], diversity, _run_frame({q: run[q] for q in qids})):
         out[m.query_id] = float(m.value)
     return out
