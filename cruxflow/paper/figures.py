@@ -108,7 +108,9 @@ def _pyplot():
 
 
 def _tick(label: str) -> str:
-    return label.replace("alpha-", "α-")
+    # The two alpha-nDCGs carry their computation in parentheses: on a line of its own, so the
+    # long name fits beside the matrix.
+    return label.replace("alpha-", "α-").replace(" (", "\n(")
 
 
 def plot_tau_heatmap(matrix: pd.DataFrame, path: str | Path, title: str | None = None,
