@@ -43,6 +43,7 @@ rule context_metrics:
         alpha=METRICS["alpha"],
         density_weight=METRICS["density_weight"],
         tokenizer=METRICS["tokenizer"],
+        relevance_grades=METRICS["relevance_grades"],
         context_sizes=CONTEXT_SIZES,
     script:
         "../workflow_scripts/context_metrics.py"

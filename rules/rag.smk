@@ -113,6 +113,7 @@ rule rag_metrics:
         alpha=METRICS["alpha"],
         density_weight=METRICS["density_weight"],
         tokenizer=METRICS["tokenizer"],
+        relevance_grades=METRICS["relevance_grades"],
     script:
         "../workflow_scripts/rag_metrics.py"
 

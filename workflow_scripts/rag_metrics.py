@@ -21,7 +21,8 @@ count = make_token_counter(p.tokenizer)
 topics = rag_topics({t for t, j in derive(dataset, int(wc.eta), p.alpha).items() if j.kept},
                     p.max_topics)
 scorers = [ContextScorer(dataset, derive(dataset, eta, p.alpha), texts, count, eta=eta,
-                         alpha=p.alpha, density_weight=p.density_weight) for eta in p.etas]
+                         alpha=p.alpha, density_weight=p.density_weight,
+                         grades=p.relevance_grades) for eta in p.etas]
 
 
 def by_topic(path, field):

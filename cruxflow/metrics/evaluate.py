@@ -52,7 +52,7 @@ def load_texts(dataset_dir, collection=None) -> tuple[Dataset, dict[str, str]]:
 def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: float = 0.5,
                  ks: list[int | str] | None = None, density_weight: float = 0.5,
                  tokenizer: str | None = None, judgments=None, collection=None,
-                 name: str | None = None) -> Evaluation:
+                 name: str | None = None, relevance_grades: str = "2-1") -> Evaluation:
     """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does."""
     # imported here: pandas and ir_measures would slow down every other subcommand's start
     import pandas as pd
@@ -77,7 +77,7 @@ def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: f
     except FileNotFoundError as exc:
         raise DataError(str(exc), path=tokenizer) from None
     scorer = ContextScorer(dataset, judged, texts, count_tokens, eta=eta, alpha=alpha,
-                           density_weight=density_weight)
+                           density_weight=density_weight, grades=relevance_grades)
     if not scorer.judgments:
         raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score",
                         path=judgments or dataset_dir)
@@ -97,6 +97,7 @@ def evaluate_run(dataset_dir, *, run=None, contexts=None, eta: int = 3, alpha: f
     info = {
         "dataset": str(dataset_dir), "input": str(source), "system": system, "eta": eta,
         "alpha": alpha, "density_weight": density_weight, "tokenizer": tokenizer or "regex",
+        "relevance_grades": relevance_grades,
         "judgments": str(judgments) if judgments is not None else "derived",
         "k": [str(k) for k in ks],
         "topics_evaluated": len(scorer.judgments),

@@ -5,14 +5,20 @@ from __future__ import annotations
 import ir_measures
 import pandas as pd
 
-# Names used in our tables -> ir_measures measures, computed on a run already cut to the
-# context (so "@k" is implied by the cut: k = |Z*|, 10 or 20).
-DEFAULT_MEASURES = {
-    "Recall": ir_measures.R @ 1000,              # share of P* in the context
-    "Recall_required": ir_measures.R(rel=2) @ 1000,  # share of P** in the context
-    "MAP": ir_measures.AP @ 1000,
-    "nDCG": ir_measures.nDCG @ 1000,             # graded: P** = 2, rest of P* = 1
-}
+
+def relevance_measures(required_grade: int = 2) -> dict:
+    """Names used in our tables -> ir_measures measures, computed on a run already cut to the
+    context (so "@k" is implied by the cut: k = |Z*|, 10 or 20). ``required_grade``: the grade
+    of P** in the qrels (2 under the "2-1" grades, 3 under the CRUX authors' "3-2-1")."""
+    return {
+        "Recall": ir_measures.R @ 1000,                              # share of P* in the context
+        "Recall_required": ir_measures.R(rel=required_grade) @ 1000,  # share of P**
+        "MAP": ir_measures.AP @ 1000,
+        "nDCG": ir_measures.nDCG @ 1000,   # graded by the qrels (stages.judgments.RELEVANCE_GRADES)
+    }
+
+
+DEFAULT_MEASURES = relevance_measures()
 NDEVAL_CUTOFF = 20  # ndeval (pyndeval) reports at most rank 20; the CRUX paper used @20
 
 
