@@ -80,6 +80,26 @@ def test_long_document_is_split_into_chunks():
     assert len(whole.backend.sent) == 1
 
 
+def test_chunk_documents_and_the_three_passage_cap_give_the_release_ids():
+    # The CRUX authors' scheme (presets/paper.yaml): a long article's chunks are documents
+    # of their own at ingest (T:0, T:1 are the two chunks of one article, T:2 the next
+    # article), and at most 3 passages of each output are kept. Passage numbers run over the
+    # topic: T:0 keeps #0-#2 of its 4, T:1 gives #3, T:2 keeps #4-#6 of its 5.
+    docs = [Document("T:0", "T", "chunk one"), Document("T:1", "T", "chunk two"),
+            Document("T:2", "T", "next article")]
+    replies = {"chunk one": "</p><p>".join(f"{SIX} a{i}" for i in range(4)),
+               "chunk two": f"{SIX} b0</p>",
+               "next article": "</p><p>".join(f"{SIX} c{i}" for i in range(5))}
+    runner = runner_for(lambda r: replies[doc_in(r.prompt)])
+    passages = decontextualize(docs, runner, max_passages=3)
+    assert [(p.id, p.contents.rsplit(" ", 1)[1]) for p in passages] == [
+        ("T:0#0", "a0"), ("T:0#1", "a1"), ("T:0#2", "a2"), ("T:1#3", "b0"),
+        ("T:2#4", "c0"), ("T:2#5", "c1"), ("T:2#6", "c2")]
+    assert [p.doc_id for p in passages] == ["T:0"] * 3 + ["T:1"] + ["T:2"] * 3
+    # Without the cap (our default) every passage stays.
+    assert len(decontextualize(docs, runner_for(lambda r: replies[doc_in(r.prompt)]))) == 10
+
+
 def test_unparseable_passages_are_retried_with_the_next_seed():
     def respond(r):
         if "flaky" in r.prompt:

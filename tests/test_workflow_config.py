@@ -184,6 +184,29 @@ def test_rag_dataset_that_does_not_exist():
     assert e.keys == ["rag.datasets"] and "'duc'" in str(e)
 
 
+def test_rag_topic_lists_name_rag_datasets():
+    e = raises(make(metrics={"context_sizes": ["oracle", 10, 20]},
+                    rag={"datasets": ["mn"], "topics": {"duc": "duc.txt"}}))
+    assert e.keys == ["rag.topics.duc"]
+    resolve(make(metrics={"context_sizes": ["oracle", 10, 20]},
+                 rag={"datasets": ["mn"], "topics": {"mn": "mn.txt"}}))
+
+
+def test_chunks_no_longer_than_the_length_that_cuts():
+    e = raises(make(llm={"passages": {"max_document_words": 400, "chunk_words": 512}}))
+    assert e.keys == ["llm.passages.chunk_words"]
+
+
+def test_paper_choices_are_options_with_our_defaults():
+    config = resolve(make())
+    d = config["datasets"]["mn"]
+    assert (d["count_empty_documents"], d["chunk_documents"]) == (False, False)
+    assert config["llm"]["passages"]["max_passages"] is None
+    assert config["llm"]["ratings"]["decoding"] == "constrained"
+    assert config["metrics"]["relevance_grades"] == "2-1"
+    assert config["rag"]["topics"] == {}
+
+
 def test_human_report_labels_need_rag():
     e = raises(make(datasets={"mn": {**MN, "human_labels": {"reports": "t1.jsonl"}}}))
     assert e.keys == ["datasets.mn.human_labels.reports"]

@@ -13,7 +13,11 @@ def _cmd_ingest(args) -> int:
     options = IngestOptions(prefix=args.prefix or _default_prefix(args.format),
                             id_scheme=args.id_scheme, min_docs=args.min_docs,
                             encoding=args.encoding, summary_length=args.summary_length,
-                            reference=args.reference)
+                            reference=args.reference,
+                            count_empty_documents=args.count_empty_documents,
+                            chunk_documents=args.chunk_documents,
+                            max_document_words=args.max_document_words,
+                            chunk_words=args.chunk_words)
     summary = ingest_to(args.format, args.input, args.output, options,
                         distractors=args.distractors, eta=args.eta,
                         max_topics=args.max_topics)
@@ -35,8 +39,6 @@ def _default_prefix(fmt: str) -> str:
             "duc2004": "duc04-test", "crux": "crux"}[fmt]
 
 
-
-
 def add_command(subparsers) -> None:
     """Add ``cruxflow ingest`` to the CLI's subparsers."""
     p = subparsers.add_parser("ingest", help="read a raw corpus into the CRUX data model")
@@ -49,12 +51,20 @@ def add_command(subparsers) -> None:
     p.add_argument("--prefix", help="topic id prefix (default: multi_news-test, duc04-test)")
     p.add_argument("--id-scheme", choices=["index", "source"], default="index")
     p.add_argument("--min-docs", type=int, default=2,
-                   help="drop clusters with fewer non-empty documents (CRUX: 2)")
+                   help="drop clusters with fewer documents (CRUX: 2)")
     p.add_argument("--encoding", default="utf-8")
     p.add_argument("--summary-length", type=int, default=100,
                    help="DUC: read <CLUSTER>.M.<len>.T.* summaries")
     p.add_argument("--reference", choices=["concat", "first"], default="concat",
                    help="DUC: y* = all model summaries joined (CRUX) or the first")
+    p.add_argument("--count-empty-documents", action="store_true",
+                   help="count empty articles in --min-docs and in document numbering, as the "
+                        "CRUX authors did (they never become documents)")
+    p.add_argument("--chunk-documents", action="store_true",
+                   help="cut documents over --max-document-words words into --chunk-words "
+                        "chunks, each its own document (the CRUX release's numbering)")
+    p.add_argument("--max-document-words", type=int, default=1024)
+    p.add_argument("--chunk-words", type=int, default=512)
     p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
     p.add_argument("--max-topics", type=int, help="keep only the first N topics")
     p.add_argument("--eta", type=int, default=3, help="answerability threshold for judgments")

@@ -146,6 +146,19 @@ def _rag_problems(config: dict) -> Iterator[tuple[str, str]]:
     # A null judge is each dataset's own backend, checked with the dataset.
     if rag["judge"] is not None:
         yield from _backend_problem("rag.judge", rag["judge"], config)
+    for name in rag["topics"]:
+        if name not in rag["datasets"]:
+            yield f"rag.topics.{name}", f"{name!r} is not in rag.datasets"
+
+
+def _passage_problems(config: dict) -> Iterator[tuple[str, str]]:
+    # Long documents are cut into chunks of chunk_words (at ingest or in the passage stage):
+    # a chunk longer than the limit that triggers the cut would itself be "long".
+    stage = config["llm"]["passages"]
+    if stage["chunk_words"] > stage["max_document_words"]:
+        yield ("llm.passages.chunk_words",
+               f"{stage['chunk_words']} is more than max_document_words "
+               f"({stage['max_document_words']})")
 
 
 def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
@@ -161,7 +174,8 @@ def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
 def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
-    checks = (_dataset_problems, _corpus_problems, _rag_problems, _backend_user_problems)
+    checks = (_dataset_problems, _corpus_problems, _rag_problems, _passage_problems,
+              _backend_user_problems)
     return [p for check in checks for p in check(config)]
 
 
