@@ -261,6 +261,26 @@ def test_rate_matrix_expected_ratings_and_order():
     assert runner.stats.calls == 11
 
 
+def test_free_rating_decoding_takes_the_first_digit_else_minus_one():
+    # The CRUX authors' decoding: up to 5 tokens, no constraint, the first digit, else -1
+    # (0 under the constrained mode, as the paper's Fig. 8 caption says).
+    t = topic("T", "ref", ["qa", "qb", "qc"])
+    replies = {"qa": " 4\n\nThe context", "qb": "I cannot tell.", "qc": "Rating: 10"}
+    free = runner_for(lambda r: replies[parts(r.prompt)[0]])
+    result = rate([t], {"T": [Passage("T:d#0", "c", "T")]}, free, decoding="free")
+    assert result.passages == [RatingRow("T", "T:d#0", [4, -1, 1], None)]
+    assert result.references == [ReferenceRating("T", [4, -1, 1], None)]
+    assert free.stats.parse_failures == 2
+    sent = {r.sampling for r in free.backend.requests}
+    assert sent == {dataclasses.replace(JUDGMENT, max_tokens=5, choices=None)}
+    constrained = runner_for(lambda r: replies[parts(r.prompt)[0]])
+    result = rate([t], {"T": [Passage("T:d#0", "c", "T")]}, constrained)
+    assert result.passages[0].ratings == [4, 0, 0]     # "10" is off the scale: 0
+    assert {r.sampling for r in constrained.backend.requests} == {JUDGMENT}
+    with pytest.raises(ValueError, match="decoding"):
+        rate([t], {}, constrained, decoding="greedy")
+
+
 def test_rate_mixes_missing_and_present_logprobs():
     t = topic("T", "ref", ["q1", "q2"])
     runner = runner_for(lambda r: Completion(

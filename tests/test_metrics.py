@@ -69,6 +69,17 @@ def test_select_required_stops_when_nothing_new_and_skips_redundant():
     assert select_required(m, [0, 1, 2], eta=5) == ["a"]   # q2 is not answerable at eta 5
 
 
+def test_an_unrated_judgment_minus_one_answers_nothing():
+    # Free rating decoding writes -1 where the judge gave no digit: below every eta.
+    m = {"a": [-1, 4, -1], "b": [3, -1, -1]}
+    assert answerable_questions(m, 3, eta=0) == [0, 1]       # -1 < 0: q2 stays unanswered
+    assert select_required(m, [0, 1], eta=3) == ["a", "b"]
+    assert coverage([m["a"]], [0, 1], eta=3) == pytest.approx(1 / 2)
+    assert coverage([[-1, -1, -1]], [0, 1], eta=0) == 0.0
+    # a at rank 1 answers q1 (ng 1), b at rank 2 answers q0 (ng 1): ideal order a, b as well
+    assert alpha_ndcg([m["b"], m["a"]], [m["a"], m["b"]], [0, 1]) == pytest.approx(1.0)
+
+
 # alpha-nDCG by hand, alpha = 0.5, log2 discounts:
 #   Z* ideal = [p1, p2, p3]: ng = 3, 3, 2.5 (q4 seen once before p3)
 #   IDCG = 3/1 + 3/log2(3) + 2.5/2
