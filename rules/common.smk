@@ -264,6 +264,7 @@ def listwise_env(wildcards):
 def rag_generate_inputs(wildcards):
     inputs = {
         **dataset_files(),
+        **rag_topic_list(wildcards.dataset),
         "collection": collection(wildcards),
         "judgments": "results/judgments/{dataset}/eta{eta}/judgments.jsonl".format(
             **wildcards
@@ -278,11 +279,22 @@ def rag_generate_inputs(wildcards):
     return inputs
 
 
+def rag_topic_list(dataset):
+    """rag.topics' file of a dataset as a rule input (none when it has no list)."""
+    path = RAG["topics"].get(dataset)
+    return (
+        {}
+        if path is None
+        else {"topics": workflow_config.locate(path, workflow.basedir)}
+    )
+
+
 def rag_metrics_inputs(wildcards):
     pairs = rag_pairs(wildcards.dataset, wildcards.which)
     d, eta = wildcards.dataset, wildcards.eta
     return {
         **dataset_files(),
+        **rag_topic_list(d),
         "collection": collection(wildcards),
         "contexts": [
             f"results/contexts/{d}/eta{eta}/{s}.k{k}.jsonl"

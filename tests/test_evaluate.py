@@ -8,7 +8,12 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import RunRow, atomic_write, read_qrels, read_run, write_run
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
-from cruxflow.metrics.tokens import hf_token_counter, make_token_counter, regex_token_count
+from cruxflow.metrics.tokens import (
+    describe_token_counter,
+    hf_token_counter,
+    make_token_counter,
+    regex_token_count,
+)
 from cruxflow.stages.judgments import (
     TopicJudgments,
     derive,
@@ -177,6 +182,13 @@ def test_hf_token_counter_reads_a_local_tokenizer(tmp_path):
     assert count("hello world hello unknown") == 4
     with pytest.raises(FileNotFoundError, match="nothing is downloaded"):
         hf_token_counter(tmp_path / "missing")
+    # what a run's manifest records: the file, its SHA-256 and vocabulary size
+    import hashlib
+    about = describe_token_counter(str(tmp_path))
+    assert about == {"kind": "tokenizer", "path": str(tmp_path / "tokenizer.json"),
+                     "sha256": hashlib.sha256((tmp_path / "tokenizer.json").read_bytes())
+                     .hexdigest(), "vocab_size": 3}
+    assert describe_token_counter(None) == {"kind": "regex", "pattern": r"\w+|[^\w\s]"}
 
 
 def test_dataset_round_trip_and_rating_shape_check(tmp_path):
