@@ -2,7 +2,8 @@
 
 A *context* is the top-k of a run for a topic, with k = |Z*| (the paper's default, written
 ``"oracle"``) or a fixed number. Per query we compute Cov(Z), alpha-nDCG over Z* (Eq. 4),
-Den(Z), and through ir_measures Recall, Recall of P**, MAP, nDCG and ndeval's alpha-nDCG.
+Den(Z), and through ir_measures Recall, Recall of P**, MAP, nDCG and ndeval's alpha-nDCG@20
+over P* (the computation behind the paper's published numbers, ``alpha_nDCG_ndeval``).
 Only topics with at least one answerable question are evaluated (the others have no Q).
 """
 
