@@ -285,7 +285,7 @@ def rag_topic_list(dataset):
     return (
         {}
         if path is None
-        else {"topics": workflow_config.locate(path, workflow.basedir)}
+        else {"topic_list": workflow_config.locate(path, workflow.basedir)}
     )
 
 

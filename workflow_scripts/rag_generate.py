@@ -17,8 +17,10 @@ judged = {t: j for t, j in read_judgments(sm.input.judgments).items() if j.kept}
 count = make_token_counter(p.tokenizer)
 contexts = {obj["topic_id"]: obj["passages"] for _, obj in iter_jsonl(sm.input.contexts)} \
     if "contexts" in sm.input.keys() else None
-chosen = read_topic_list(sm.input.topics, dataset.topics) if "topics" in sm.input.keys() \
-    else None
+# rag.topics: the dataset's topic list, when it has one (input key "topic_list"; "topics" is
+# the dataset's own topics.jsonl)
+chosen = (read_topic_list(sm.input.topic_list, dataset.topics)
+          if "topic_list" in sm.input.keys() else None)
 tasks = []
 for tid in rag_topics(judged, p.max_topics, chosen):
     j = judged[tid]
@@ -34,7 +36,7 @@ records = generate_reports(tasks, runner, truncate=make_token_truncator(p.tokeni
                            max_context_words=p.max_context_words)
 write_jsonl(sm.output[0], ({"system": wc.system, "k": wc.k, **r} for r in records))
 if chosen is not None:
-    log.info("topic list %s: %d topics, %d of them judged at this eta", sm.input.topics,
+    log.info("topic list %s: %d topics, %d of them judged at this eta", sm.input.topic_list,
              len(chosen), len(set(chosen) & set(judged)))
 log.info("%d reports, %d truncated to their bound, %d with context words cut",
          len(records), sum(r["truncated"] for r in records),

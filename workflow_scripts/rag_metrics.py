@@ -18,8 +18,10 @@ p, wc = sm.params, sm.wildcards
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
 texts = read_collection(sm.input.collection)
 count = make_token_counter(p.tokenizer)
-chosen = read_topic_list(sm.input.topics, dataset.topics) if "topics" in sm.input.keys() \
-    else None
+# rag.topics: the dataset's topic list, when it has one (input key "topic_list"; "topics" is
+# the dataset's own topics.jsonl)
+chosen = (read_topic_list(sm.input.topic_list, dataset.topics)
+          if "topic_list" in sm.input.keys() else None)
 topics = rag_topics({t for t, j in derive(dataset, int(wc.eta), p.alpha).items() if j.kept},
                     p.max_topics, chosen)
 scorers = [ContextScorer(dataset, derive(dataset, eta, p.alpha), texts, count, eta=eta,
