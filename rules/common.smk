@@ -264,6 +264,7 @@ def listwise_env(wildcards):
 def rag_generate_inputs(wildcards):
     inputs = {
         **dataset_files(),
+        **rag_topic_list(wildcards.dataset),
         "collection": collection(wildcards),
         "judgments": "results/judgments/{dataset}/eta{eta}/judgments.jsonl".format(
             **wildcards
@@ -278,11 +279,22 @@ def rag_generate_inputs(wildcards):
     return inputs
 
 
+def rag_topic_list(dataset):
+    """rag.topics' file of a dataset as a rule input (none when it has no list)."""
+    path = RAG["topics"].get(dataset)
+    return (
+        {}
+        if path is None
+        else {"topic_list": workflow_config.locate(path, workflow.basedir)}
+    )
+
+
 def rag_metrics_inputs(wildcards):
     pairs = rag_pairs(wildcards.dataset, wildcards.which)
     d, eta = wildcards.dataset, wildcards.eta
     return {
         **dataset_files(),
+        **rag_topic_list(d),
         "collection": collection(wildcards),
         "contexts": [
             f"results/contexts/{d}/eta{eta}/{s}.k{k}.jsonl"
@@ -301,12 +313,14 @@ def rag_metrics_inputs(wildcards):
 TABLES = "results/tables"
 TABLE_CAPTIONS = {
     "table1": "Retrieval contexts Z and their RAG results y (gray in the paper): Cov(Z), "
-    "alpha-nDCG, Cov(y), Den(Z), Den(y) x 100 at k = |Z*|; bold best, underlined worst "
+    "alpha-nDCG (published computation: ndeval@20, ideal over P*), alpha-nDCG (Eq. 4: ideal "
+    "over Z*), Cov(y), Den(Z), Den(y) x 100 at k = |Z*|; bold best, underlined worst "
     "pipeline; last row Kendall tau between context and final metrics over the pipelines.",
     "table2": "Coverage at answerability thresholds eta: mean (sd) over the pipelines of "
-    "Cov(y) and Cov(Z) x 100, and Kendall tau between them.",
+    "Cov(y) and Cov(Z) x 100, and Kendall tau between them (the paper's eta = 3 row swaps "
+    "the two: see the notes).",
     "table3": "Kendall tau between intermediate and final metrics by context size k: columns "
-    "2-6 against Cov(y), the last Den(Z) against Den(y).",
+    "2-7 against Cov(y), the last Den(Z) against Den(y).",
 }
 
 

@@ -25,6 +25,11 @@ rule ingest:
         distractors=lambda wc: DATASETS[wc.dataset]["distractors"],
         corpus=lambda wc: DATASETS[wc.dataset]["corpus"],
         max_topics=lambda wc: DATASETS[wc.dataset]["max_topics"],
+        count_empty_documents=lambda wc: DATASETS[wc.dataset]["count_empty_documents"],
+        chunk_documents=lambda wc: DATASETS[wc.dataset]["chunk_documents"],
+        # the passage stage's sizes: one place says where long documents are cut
+        max_document_words=LLM["passages"]["max_document_words"],
+        chunk_words=LLM["passages"]["chunk_words"],
     script:
         "../workflow_scripts/ingest.py"
 

@@ -21,6 +21,7 @@ rule judgments:
         runtime=30,
     params:
         alpha=METRICS["alpha"],
+        relevance_grades=METRICS["relevance_grades"],
     script:
         "../workflow_scripts/judgments.py"
 

@@ -43,6 +43,7 @@ rule context_metrics:
         alpha=METRICS["alpha"],
         density_weight=METRICS["density_weight"],
         tokenizer=METRICS["tokenizer"],
+        relevance_grades=METRICS["relevance_grades"],
         context_sizes=CONTEXT_SIZES,
     script:
         "../workflow_scripts/context_metrics.py"
@@ -58,6 +59,7 @@ rule context_metrics_table:
     output:
         tsv="results/metrics/{dataset}/eta{eta}/context_metrics.tsv",
         markdown="results/metrics/{dataset}/eta{eta}/context_metrics.md",
+        manifest="results/metrics/{dataset}/eta{eta}/manifest.json",
     log:
         "logs/context_metrics_table/{dataset}/eta{eta}.log",
     benchmark:
@@ -68,5 +70,8 @@ rule context_metrics_table:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        tokenizer=METRICS["tokenizer"],
+        settings=workflow_config.parity_settings(config),
     script:
         "../workflow_scripts/context_metrics_table.py"

@@ -113,6 +113,7 @@ rule rag_metrics:
         alpha=METRICS["alpha"],
         density_weight=METRICS["density_weight"],
         tokenizer=METRICS["tokenizer"],
+        relevance_grades=METRICS["relevance_grades"],
     script:
         "../workflow_scripts/rag_metrics.py"
 
@@ -147,6 +148,7 @@ rule paper_tables:
             labels={"table": "paired tests", "format": "csv"},
         ),
         significance_md=f"{TABLES}/significance.md",
+        manifest=f"{TABLES}/manifest.json",
         scatter=report(
             "results/figures/cov_z_vs_cov_y.png",
             caption="../report/scatter.rst",
@@ -176,6 +178,8 @@ rule paper_tables:
         permutations=RAG["permutations"],
         seed=METRICS["random_seed"],
         captions=TABLE_CAPTIONS,
+        tokenizer=METRICS["tokenizer"],
+        settings=workflow_config.parity_settings(config),
     script:
         "../workflow_scripts/paper_tables.py"
 

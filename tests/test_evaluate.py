@@ -8,8 +8,20 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import RunRow, atomic_write, read_qrels, read_run, write_run
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
-from cruxflow.metrics.tokens import hf_token_counter, make_token_counter, regex_token_count
-from cruxflow.stages.judgments import derive, read_judgments, write_judgments
+from cruxflow.metrics.tokens import (
+    describe_token_counter,
+    hf_token_counter,
+    make_token_counter,
+    regex_token_count,
+)
+from cruxflow.stages.judgments import (
+    TopicJudgments,
+    derive,
+    read_judgments,
+    redundant_passages,
+    relevance_qrels,
+    write_judgments,
+)
 
 
 def tiny_dataset() -> Dataset:
@@ -39,6 +51,49 @@ def test_judgments_files(tmp_path):
                                           "t 2 t:1#2 1"]
     assert [r.doc_id for r in read_run(tmp_path / "oracle.run")["t"]] == ["t:0#0", "t:1#2"]
     assert read_judgments(tmp_path / "judgments.jsonl")["t"].required == j.required
+
+
+def test_authors_grades_mark_the_passage_p_star_dominates(tmp_path):
+    # P** = [t:0#0, t:1#2]; their element-wise maximum is [5, 4, 5, 1]. t:0#1 = [3, 0, 0, 0] is
+    # below it on all four questions: redundant, grade 1 under "3-2-1" (P** 3, the rest 2).
+    ds = tiny_dataset()
+    j = derive(ds, eta=3)
+    assert redundant_passages(j["t"], ds.ratings_by_topic()["t"]) == ["t:0#1"]
+    write_judgments(j, ds, tmp_path, eta=3, grades="3-2-1")
+    assert read_qrels(tmp_path / "qrels.relevance.txt") == {
+        "t": {"t:0#0": 3, "t:0#1": 1, "t:1#2": 3}}
+    assert relevance_qrels(j, ds.ratings_by_topic(), "2-1") == {
+        "t": {"t:0#0": 2, "t:0#1": 1, "t:1#2": 2}}
+
+
+def test_redundancy_compares_every_question_and_a_minus_one_is_below_all():
+    # P** = [a, b], maximum [5, 4, 4, 0]: the fourth question (rated 0 by all of P**) blocks
+    # every passage rated >= 0 on it; only e, with -1 there (unparsed), is below everywhere.
+    # d ties P**'s 5 on q0: not below, not redundant.
+    matrix = {"a": [5, 4, 0, 0], "b": [0, 0, 4, 0], "c": [3, 2, 1, 0], "d": [5, 0, 2, -1],
+              "e": [2, 1, -1, -1]}
+    j = TopicJudgments("t", 4, [0, 1, 2], list(matrix), ["a", "b"])
+    assert redundant_passages(j, matrix) == ["e"]
+    assert relevance_qrels({"t": j}, {"t": matrix}, "3-2-1")["t"] == {
+        "a": 3, "b": 3, "c": 2, "d": 2, "e": 1}
+
+
+def test_scorer_ndcg_under_both_grades_by_hand():
+    ds = tiny_dataset()
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    context = rows("t:0#1", "t:0#0")
+    # "2-1": gains 1, 2; ideal 2, 2, 1. DCG 1 + 2/log2(3); IDCG 2 + 2/log2(3) + 1/2.
+    # "3-2-1": gains 1, 3; ideal 3, 3, 1. DCG 1 + 3/log2(3); IDCG 3 + 3/log2(3) + 1/2.
+    expected = {"2-1": (1 + 2 / math.log2(3)) / (2.5 + 2 / math.log2(3)),      # 0.60127
+                "3-2-1": (1 + 3 / math.log2(3)) / (3.5 + 3 / math.log2(3))}    # 0.53642
+    for grades, value in expected.items():
+        s = ContextScorer(ds, derive(ds, 3), texts, regex_token_count, grades=grades)
+        r = s.score(context, "sys", "oracle").iloc[0]
+        assert r.nDCG == pytest.approx(value, abs=1e-4), grades
+        assert r.Recall_required == pytest.approx(1 / 2)    # t:0#0 of P** = {t:0#0, t:1#2}
+        assert r.Recall == pytest.approx(2 / 3)
+    assert expected["2-1"] == pytest.approx(0.60127, abs=1e-5)
+    assert expected["3-2-1"] == pytest.approx(0.53642, abs=1e-5)
 
 
 def scorer(ds=None):
@@ -131,6 +186,13 @@ def test_hf_token_counter_reads_a_local_tokenizer(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")
     with pytest.raises(DataError, match="not a tokenizer.json"):
         hf_token_counter(tmp_path / "broken.json")
+    # what a run's manifest records: the file, its SHA-256 and vocabulary size
+    import hashlib
+    about = describe_token_counter(str(tmp_path))
+    assert about == {"kind": "tokenizer", "path": str(tmp_path / "tokenizer.json"),
+                     "sha256": hashlib.sha256((tmp_path / "tokenizer.json").read_bytes())
+                     .hexdigest(), "vocab_size": 3}
+    assert describe_token_counter(None) == {"kind": "regex", "pattern": r"\w+|[^\w\s]"}
 
 
 def test_dataset_round_trip_and_rating_shape_check(tmp_path):

@@ -73,6 +73,7 @@ def tau_frame(n_topics=5):
                              "system": F.sample_name(first, i), "topic": f"t{t}", "Cov": cov,
                              "Recall": cov + rng.normal(0, 0.2), "MAP": cov ** 2,
                              "nDCG": -cov, "alpha_nDCG": cov + rng.normal(0, 0.1),
+                             "alpha_nDCG_ndeval": 2 * cov,
                              "Cov_y": 0.7 * cov + rng.normal(0, 0.05)})
     return pd.DataFrame.from_records(recs)
 
@@ -80,7 +81,8 @@ def tau_frame(n_topics=5):
 def test_tau_matrix():
     data = tau_frame()
     m = F.tau_matrix(data)
-    labels = ["Cov(Z)", "Recall", "MAP", "nDCG", "alpha-nDCG", "Cov(y)"]
+    labels = ["Cov(Z)", "Recall", "MAP", "nDCG", "alpha-nDCG (published computation)",
+              "alpha-nDCG (Eq. 4)", "Cov(y)"]
     assert list(m.index) == labels and list(m.columns) == labels
     np.testing.assert_allclose(np.diag(m), 1.0)
     np.testing.assert_allclose(m.to_numpy(), m.to_numpy().T)
@@ -88,6 +90,7 @@ def test_tau_matrix():
     # MAP's per-query values are Cov^2, but the mean of squares is not the square of the
     # mean, so system-level tau need not be 1; nDCG = -Cov exactly: tau -1.
     assert m.loc["Cov(Z)", "nDCG"] == pytest.approx(-1.0)
+    assert m.loc["Cov(Z)", "alpha-nDCG (published computation)"] == pytest.approx(1.0)
     means = data.groupby("system")[["Recall", "Cov_y"]].mean()
     assert m.loc["Recall", "Cov(y)"] == pytest.approx(
         stats.kendalltau(means.Recall, means.Cov_y).statistic)

@@ -80,6 +80,26 @@ def test_long_document_is_split_into_chunks():
     assert len(whole.backend.sent) == 1
 
 
+def test_chunk_documents_and_the_three_passage_cap_give_the_release_ids():
+    # The CRUX authors' scheme (presets/paper.yaml): a long article's chunks are documents
+    # of their own at ingest (T:0, T:1 are the two chunks of one article, T:2 the next
+    # article), and at most 3 passages of each output are kept. Passage numbers run over the
+    # topic: T:0 keeps #0-#2 of its 4, T:1 gives #3, T:2 keeps #4-#6 of its 5.
+    docs = [Document("T:0", "T", "chunk one"), Document("T:1", "T", "chunk two"),
+            Document("T:2", "T", "next article")]
+    replies = {"chunk one": "</p><p>".join(f"{SIX} a{i}" for i in range(4)),
+               "chunk two": f"{SIX} b0</p>",
+               "next article": "</p><p>".join(f"{SIX} c{i}" for i in range(5))}
+    runner = runner_for(lambda r: replies[doc_in(r.prompt)])
+    passages = decontextualize(docs, runner, max_passages=3)
+    assert [(p.id, p.contents.rsplit(" ", 1)[1]) for p in passages] == [
+        ("T:0#0", "a0"), ("T:0#1", "a1"), ("T:0#2", "a2"), ("T:1#3", "b0"),
+        ("T:2#4", "c0"), ("T:2#5", "c1"), ("T:2#6", "c2")]
+    assert [p.doc_id for p in passages] == ["T:0"] * 3 + ["T:1"] + ["T:2"] * 3
+    # Without the cap (our default) every passage stays.
+    assert len(decontextualize(docs, runner_for(lambda r: replies[doc_in(r.prompt)]))) == 10
+
+
 def test_unparseable_passages_are_retried_with_the_next_seed():
     def respond(r):
         if "flaky" in r.prompt:
@@ -239,6 +259,26 @@ def test_rate_matrix_expected_ratings_and_order():
         ("qz", "ctx two"), ("qz", "second summary")]
     assert runner.backend.sent[0][0] == RATING.render(question="qa", context="ctx zero")
     assert runner.stats.calls == 11
+
+
+def test_free_rating_decoding_takes_the_first_digit_else_minus_one():
+    # The CRUX authors' decoding: up to 5 tokens, no constraint, the first digit, else -1
+    # (0 under the constrained mode, as the paper's Fig. 8 caption says).
+    t = topic("T", "ref", ["qa", "qb", "qc"])
+    replies = {"qa": " 4\n\nThe context", "qb": "I cannot tell.", "qc": "Rating: 10"}
+    free = runner_for(lambda r: replies[parts(r.prompt)[0]])
+    result = rate([t], {"T": [Passage("T:d#0", "c", "T")]}, free, decoding="free")
+    assert result.passages == [RatingRow("T", "T:d#0", [4, -1, 1], None)]
+    assert result.references == [ReferenceRating("T", [4, -1, 1], None)]
+    assert free.stats.parse_failures == 2
+    sent = {r.sampling for r in free.backend.requests}
+    assert sent == {dataclasses.replace(JUDGMENT, max_tokens=5, choices=None)}
+    constrained = runner_for(lambda r: replies[parts(r.prompt)[0]])
+    result = rate([t], {"T": [Passage("T:d#0", "c", "T")]}, constrained)
+    assert result.passages[0].ratings == [4, 0, 0]     # "10" is off the scale: 0
+    assert {r.sampling for r in constrained.backend.requests} == {JUDGMENT}
+    with pytest.raises(ValueError, match="decoding"):
+        rate([t], {}, constrained, decoding="greedy")
 
 
 def test_rate_mixes_missing_and_present_logprobs():

@@ -15,7 +15,9 @@ import pytest
 
 from cruxflow.cli import main
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest import IngestOptions, ingest, read_distractors
+from cruxflow.data.ingest import IngestOptions, ingest, ingest_to, read_distractors
+from cruxflow.data.ingest.common import IngestReport, RawArticle, RawCluster, assemble
+from cruxflow.data.model import Dataset, Reference
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo"
@@ -227,6 +229,110 @@ def test_multinews_src_without_tgt(tmp_path):
     err = data_error(ingest, "multinews-src", tmp_path / "test.src", opts())
     assert err.path == str(tmp_path / "test.src")
     assert "no matching .tgt file" in str(err) and "test.tgt" in str(err)
+
+
+# --- 2b. The CRUX authors' topic set and numbering (docs/paper-parity.md, points 3 and 4) -------
+
+PAPER = {"count_empty_documents": True, "chunk_documents": True}
+FORMATS = ROOT / "tests" / "data" / "multinews_formats"
+
+
+def test_authors_filter_counts_empty_pieces_and_numbers_after_it(tmp_path):
+    # HUB_ROWS split on "|||||": row 0 has 2 pieces, row 1 has 2 (one empty), row 2 has 3 (one
+    # empty). Counting empty pieces (the authors' ">= 2 documents" test) keeps row 1, so row 2
+    # becomes topic 2; an empty piece keeps its document number without becoming a document.
+    path = write_jsonl(tmp_path / "test.jsonl", HUB_ROWS)
+    ds, report = ingest("multinews", path, opts(count_empty_documents=True))
+    assert list(ds.topics) == ["t-0", "t-1", "t-2"]
+    assert ds.topics["t-1"].source_id == "1" and ds.topics["t-1"].doc_ids == ["t-1:0"]
+    assert ds.topics["t-2"].doc_ids == ["t-2:0", "t-2:2"]
+    assert ds.documents["t-2:2"].text == "Another report.\n\nWith a second paragraph."
+    assert report.clusters_skipped == [] and report.empty_articles_skipped == 2
+    # Ours (the default) drops empty articles first: row 1 has 1 document and goes.
+    ds, report = ingest("multinews", path, opts())
+    assert ds.topics["t-1"].source_id == "2" and ds.topics["t-1"].doc_ids == ["t-1:0", "t-1:1"]
+    # A single article and nothing else fails either test.
+    one = write_jsonl(tmp_path / "one.jsonl", [{"document": "Lone article.", "summary": "S."}])
+    _, report = ingest("multinews", one, opts(count_empty_documents=True))
+    assert report.clusters_skipped == [
+        {"source_id": "0", "reason": "1 documents, empty ones counted (< min_docs=2)"}]
+
+
+def test_authors_cap_takes_the_first_topics_after_the_filter(tmp_path):
+    # The authors kept the first 5,000 test clusters left by the filter (max_topics: 5000 in
+    # presets/paper.yaml); here the first 2 of 3: rows 0 and 1 with the authors' filter, rows 0
+    # and 2 with ours (row 1 is filtered out before the cap).
+    path = write_jsonl(tmp_path / "test.jsonl", HUB_ROWS)
+    ingest_to("multinews", path, tmp_path / "paper", opts(count_empty_documents=True),
+              eta=None, max_topics=2)
+    ingest_to("multinews", path, tmp_path / "ours", opts(), eta=None, max_topics=2)
+    topics = {d: [json.loads(x) for x in (tmp_path / d / "topics.jsonl").read_text().split("\n")
+                  if x] for d in ("paper", "ours")}
+    assert [(t["topic_id"], t["source_id"]) for t in topics["paper"]] == [("t-0", "0"),
+                                                                         ("t-1", "1")]
+    assert [(t["topic_id"], t["source_id"]) for t in topics["ours"]] == [("t-0", "0"),
+                                                                        ("t-1", "2")]
+
+
+def test_chunked_documents_are_numbered_in_sequence():
+    # 11 words over max 10: chunks of 4, 4, 3 take documents 0, 1, 2; the next article is 3.
+    # At exactly max_document_words an article stays whole.
+    words = " ".join(f"w{i}" for i in range(11))
+    rows = [RawCluster("0", [RawArticle(words, source_id="a"), RawArticle("  "),
+                             RawArticle(" ".join(words.split()[:10]), source_id="b")],
+                       [Reference("r", "Summary.")])]
+    o = opts(chunk_documents=True, max_document_words=10, chunk_words=4)
+    ds = assemble(rows, o, IngestReport("x", "y"))
+    assert ds.topics["t-0"].doc_ids == ["t-0:0", "t-0:1", "t-0:2", "t-0:3"]
+    assert [ds.documents[d].text for d in ds.topics["t-0"].doc_ids] == [
+        "w0 w1 w2 w3", "w4 w5 w6 w7", "w8 w9 w10", " ".join(words.split()[:10])]
+    assert ds.documents["t-0:1"].source_id == "a chunk 1"
+    assert ds.documents["t-0:3"].source_id == "b"
+    # with count_empty_documents the empty article between them takes number 3
+    ds = assemble(rows, opts(count_empty_documents=True, **{k: getattr(o, k) for k in (
+        "chunk_documents", "max_document_words", "chunk_words")}), IngestReport("x", "y"))
+    assert ds.topics["t-0"].doc_ids == ["t-0:0", "t-0:1", "t-0:2", "t-0:4"]
+
+
+@pytest.mark.parametrize("paper", [False, True], ids=["ours", "authors"])
+def test_hub_rows_and_src_tgt_give_byte_identical_datasets(tmp_path, paper):
+    # The same four clusters in both distributed forms (tests/data/multinews_formats), with
+    # paragraph breaks written NEWLINE_CHAR in both: the hub reader turns them into line breaks
+    # as the .src reader does, so the two datasets are the same bytes.
+    o = opts(prefix="mn", **(PAPER if paper else {}))
+    for fmt, src in (("multinews", "test.jsonl"), ("multinews-src", "test.src")):
+        ingest_to(fmt, FORMATS / src, tmp_path / fmt, o, eta=None)
+    hub, orig = tmp_path / "multinews", tmp_path / "multinews-src"
+    names = sorted(str(p.relative_to(hub)) for p in hub.rglob("*") if p.is_file())
+    assert names == sorted(str(p.relative_to(orig)) for p in orig.rglob("*") if p.is_file())
+    assert "documents.jsonl" in names and "topics.jsonl" in names
+    for name in names:
+        if name != "manifest.json":
+            assert (hub / name).read_bytes() == (orig / name).read_bytes(), name
+            assert b"NEWLINE_CHAR" not in (hub / name).read_bytes()
+    manifests = [json.loads((d / "manifest.json").read_text()) for d in (hub, orig)]
+    for m in manifests:   # the source and its format differ, and only they
+        del m["ingest"]["format"], m["ingest"]["source"]
+    assert manifests[0] == manifests[1]
+    ds = Dataset.load(hub)
+    assert ds.documents["mn-0:0"].text == (
+        "Harbor ferry service resumed Tuesday after a two-day halt.\n\nThe operator blamed a "
+        "faulty engine part.\n\nCommuters said the delays cost them hours.")
+    assert ds.topics["mn-0"].reference == ("Ferries are running again after an engine fault. "
+                                           "The council plans a review.")
+    # Numbering by hand. Row 1: pieces 20 words, blank, 13 words. Row 2: one article and an
+    # empty piece. Row 3: an article of 1,282 words (cut 512 + 512 + 258) and a short one.
+    if paper:
+        assert {t: v.doc_ids for t, v in ds.topics.items()} == {
+            "mn-0": ["mn-0:0", "mn-0:1"], "mn-1": ["mn-1:0", "mn-1:2"], "mn-2": ["mn-2:0"],
+            "mn-3": ["mn-3:0", "mn-3:1", "mn-3:2", "mn-3:3"]}
+        assert [len(ds.documents[f"mn-3:{i}"].text.split()) for i in range(4)] == [
+            512, 512, 258, 11]
+    else:
+        assert {t: v.doc_ids for t, v in ds.topics.items()} == {
+            "mn-0": ["mn-0:0", "mn-0:1"], "mn-1": ["mn-1:0", "mn-1:1"],
+            "mn-2": ["mn-2:0", "mn-2:1"]}
+        assert len(ds.documents["mn-2:0"].text.split()) == 1282
 
 
 # --- 3. DUC 2004 ---------------------------------------------------------------------------------

@@ -69,6 +69,17 @@ def test_select_required_stops_when_nothing_new_and_skips_redundant():
     assert select_required(m, [0, 1, 2], eta=5) == ["a"]   # q2 is not answerable at eta 5
 
 
+def test_an_unrated_judgment_minus_one_answers_nothing():
+    # Free rating decoding writes -1 where the judge gave no digit: below every eta.
+    m = {"a": [-1, 4, -1], "b": [3, -1, -1]}
+    assert answerable_questions(m, 3, eta=0) == [0, 1]       # -1 < 0: q2 stays unanswered
+    assert select_required(m, [0, 1], eta=3) == ["a", "b"]
+    assert coverage([m["a"]], [0, 1], eta=3) == pytest.approx(1 / 2)
+    assert coverage([[-1, -1, -1]], [0, 1], eta=0) == 0.0
+    # a at rank 1 answers q1 (ng 1), b at rank 2 answers q0 (ng 1): ideal order a, b as well
+    assert alpha_ndcg([m["b"], m["a"]], [m["a"], m["b"]], [0, 1]) == pytest.approx(1.0)
+
+
 # alpha-nDCG by hand, alpha = 0.5, log2 discounts:
 #   Z* ideal = [p1, p2, p3]: ng = 3, 3, 2.5 (q4 seen once before p3)
 #   IDCG = 3/1 + 3/log2(3) + 2.5/2
@@ -134,9 +145,71 @@ def test_ir_wrapper_matches_ir_measures_directly():
     assert ours["q2"] == dict.fromkeys(ir.DEFAULT_MEASURES, 0.0)
 
 
-def test_ndeval_refuses_contexts_longer_than_its_cutoff():
-    div = ir.diversity_frame([("t", "0", "a", 1)])
-    assert math.isnan(ir.per_query_ndeval({"t": [f"p{i}" for i in range(21)]}, div)["t"])
+# --- alpha-nDCG as published (ndeval, ideal over P*) against Eq. 4 (ideal over Z*) ------------
+
+# P* = Table 5's three passages and a redundant p4 that answers q0 and q2, both already
+# answered by P** = [p1, p2, p3] (select_required never picks it).
+P4 = [4, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+P_STAR = {**TABLE5, "p4": P4}
+
+
+def _diversity(matrix):
+    return ir.diversity_frame(("t", str(q), pid, 1) for pid, r in matrix.items()
+                              for q in KEPT if r[q] >= 3)
+
+
+def test_published_alpha_ndcg_takes_its_ideal_over_all_of_p_star():
+    assert select_required(P_STAR, KEPT) == ["p1", "p2", "p3"]
+    # ndeval's greedy ideal over P*: p1, p2, p3 (ng 3, 3, 2.5 as in IDCG above), then p4 with
+    # q0 and q2 each seen once: ng = 0.5 + 0.5 = 1 at rank 4. Eq. 4's ideal stops at |Z*| = 3.
+    ideal_p_star = IDCG + 1 / math.log2(5)            # 6.14279 + 0.43068 = 6.57347
+    div = _diversity(P_STAR)
+    oracle = ir.per_query_ndeval({"t": ["p1", "p2", "p3"]}, div)["t"]
+    assert oracle == pytest.approx(IDCG / ideal_p_star, abs=1e-4)       # 0.93448
+    assert oracle == pytest.approx(0.93448, abs=1e-4)
+    assert alpha_ndcg([P1, P2, P3], [P1, P2, P3], KEPT) == pytest.approx(1.0)
+    # [p3, p2]: DCG 3 + 2.5 / log2(3) = 4.57732 (see the Eq. 4 case above)
+    partial = ir.per_query_ndeval({"t": ["p3", "p2"]}, div)["t"]
+    assert partial == pytest.approx(4.57732 / 6.57347, abs=1e-4)        # 0.69634
+    assert alpha_ndcg([P3, P2], [P1, P2, P3], KEPT) == pytest.approx(4.57732 / 6.14279,
+                                                                     abs=1e-5)
+
+
+def test_published_alpha_ndcg_counts_the_first_twenty_passages():
+    div = ir.diversity_frame([("t", "0", "a", 1), ("t", "1", "b", 1)])
+    filler = [f"x{i}" for i in range(19)]
+    # "a" at rank 20 (1 / log2(21)) of an ideal a, b (1 + 1 / log2(3)); at rank 21 unseen
+    at_20 = ir.per_query_ndeval({"t": [*filler, "a"]}, div)["t"]
+    assert at_20 == pytest.approx((1 / math.log2(21)) / (1 + 1 / math.log2(3)), abs=1e-4)
+    assert ir.per_query_ndeval({"t": [*filler, "y", "a"]}, div)["t"] == 0.0
+
+
+def test_ndeval_orders_equal_scores_by_passage_id():
+    # The CRUX authors' code scored every context passage 3 (crux/evaluation/prejudge on their
+    # master branch); ndeval then reads a context in ascending passage-id order, not rank order.
+    div = _diversity(P_STAR)
+    equal = pd.DataFrame({"query_id": "t", "doc_id": ["p3", "p4", "p1"], "score": 3.0})
+    measure = ir_measures.alpha_nDCG(alpha=0.5) @ 20
+    value = next(ir_measures.iter_calc([measure], div, equal)).value
+    by_id = ir.per_query_ndeval({"t": ["p1", "p3", "p4"]}, div)["t"]
+    as_ranked = ir.per_query_ndeval({"t": ["p3", "p4", "p1"]}, div)["t"]
+    # In id order p1, p3, p4: p1 answers q2 q3 q8 (ng 3); p3 q4 q5 q9 (3); p4 q0 (new, 1) and
+    # q2 (seen once, 0.5): ng 1.5. In rank order p3, p4, p1: ng 3, 2, 2.5 (5.5119 / 6.57347).
+    assert by_id == pytest.approx((3 + 3 / math.log2(3) + 1.5 / 2) / 6.57347, abs=1e-4)
+    assert value == pytest.approx(by_id, abs=1e-9)
+    assert as_ranked != pytest.approx(by_id, abs=1e-3)
+
+
+def test_diversity_qrels_numbering_and_zero_lines_leave_ndeval_unchanged():
+    # Ours: subtopic = 0-based question index, only the lines with relevance 1. The authors'
+    # (augmentation/create_ranking_data.py): subtopics from 1, and a 0 line for every other
+    # (passage, question) pair. ndeval's alpha-nDCG is the same for both.
+    ours = _diversity(P_STAR)
+    theirs = ir.diversity_frame(("t", str(q + 1), pid, int(r[q] >= 3))
+                                for pid, r in P_STAR.items() for q in range(10))
+    for ctx in (["p3", "p2"], ["p4", "x", "p1"], ["p2", "p1", "p4", "p3"]):
+        assert ir.per_query_ndeval({"t": ctx}, theirs)["t"] == pytest.approx(
+            ir.per_query_ndeval({"t": ctx}, ours)["t"], abs=1e-12)
 
 
 # --- correlations --------------------------------------------------------------------------

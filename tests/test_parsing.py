@@ -6,7 +6,7 @@ import pytest
 
 from cruxflow.data.text import count_words, split_long_document
 from cruxflow.llm.logprobs import expected_rating
-from cruxflow.llm.parsing import extract_tagged, parse_rating
+from cruxflow.llm.parsing import extract_tagged, parse_free_rating, parse_rating
 
 # --------------------------------------------------------------------------- extract_tagged
 
@@ -167,6 +167,35 @@ def test_parse_rating_custom_scale():
 
 def test_parse_rating_returns_plain_int():
     assert type(parse_rating("3")) is int
+
+
+# --------------------------------------------------------------------------- parse_free_rating
+# The CRUX authors' reading of up to 5 freely decoded tokens (augmentation/gen_ratings.py on
+# their main branch): the first digit, else -1.
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (" 4", 4),
+        ("4.", 4),
+        ("Rating: 3\n\nQuestion", 3),
+        ("**5**", 5),
+        ("10", 1),                   # the first digit, not the number
+        ("3.5", 3),
+        ("Q1 is answered: 2", 1),    # unlike parse_rating: any digit, even inside a word
+        ("", -1),
+        ("   ", -1),
+        ("The context is relevant", -1),
+        (None, -1),
+        ("7", -1),                   # a first digit off the 0-5 scale: no rating
+        ("-2", -1),                  # a minus sign before it is part of it: off the scale
+        ("-", -1),
+    ],
+)
+def test_parse_free_rating(text, expected):
+    assert parse_free_rating(text) == expected
+    assert type(parse_free_rating(text)) is int
 
 
 # --------------------------------------------------------------------------- expected_rating

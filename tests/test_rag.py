@@ -4,9 +4,11 @@ against a scripted backend; one real generation with the packaged SmolLM2."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
+from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count, regex_truncate
@@ -18,6 +20,7 @@ from cruxflow.rag.reports import (
     judge_reports,
     max_words,
     rag_topics,
+    read_topic_list,
     report_prompt,
 )
 from cruxflow.stages.judgments import derive
@@ -129,6 +132,35 @@ def test_a_real_report_from_smollm2():
                            count_tokens=regex_token_count)[0]
     runner.close()
     assert out["report"].strip() and out["tokens"] <= 30
+
+
+def test_topic_list_chooses_the_rag_topics(tmp_path):
+    known = {"mn-2", "mn-10", "mn-13", "mn-40"}
+    path = tmp_path / "topics.txt"
+    path.write_text("# the paper's topics\nmn-13\n\nmn-40  # a comment\nmn-2\n")
+    chosen = read_topic_list(path, known)
+    assert chosen == ["mn-13", "mn-40", "mn-2"]
+    judged = {"mn-2": 1, "mn-10": 1, "mn-13": 1}    # mn-40 has no answerable question
+    assert rag_topics(judged, None, chosen) == ["mn-13", "mn-2"]
+    assert rag_topics(judged, 1, chosen) == ["mn-13"]
+    assert rag_topics(judged) == ["mn-10", "mn-13", "mn-2"]
+    path.write_text("mn-13\nmn-7\n")
+    with pytest.raises(DataError) as e:
+        read_topic_list(path, known)
+    assert (e.value.path, e.value.record, e.value.field) == (str(path), "line 2", "topic_id")
+    assert "mn-7" in str(e.value)
+    path.write_text("mn-13\nmn-2\nmn-13\n")
+    with pytest.raises(DataError, match="listed twice .first at line 1"):
+        read_topic_list(path, known)
+    with pytest.raises(DataError, match="no such topic list"):
+        read_topic_list(tmp_path / "missing.txt", known)
+
+
+def test_the_papers_topic_list_names_100_multinews_topics():
+    # presets/paper_rag_topics: the ids of the CRUX authors' released RAG examples
+    path = Path(__file__).resolve().parents[1] / "presets/paper_rag_topics/multi_news-test.txt"
+    ids = read_topic_list(path, {f"multi_news-test-{i}" for i in range(5000)})
+    assert len(ids) == 100 and ids[0] == "multi_news-test-13"
 
 
 def test_rag_topics_and_the_topic_filter():

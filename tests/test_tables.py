@@ -14,27 +14,30 @@ from cruxflow.paper import tables as T
 
 TOPICS = ("t1", "t2", "t3")
 SPREAD = (-0.01, 0.0, 0.01)  # per-topic offsets around each mean: the mean is the middle value
-CONTEXT = ("Cov", "alpha_nDCG", "Den", "Recall", "MAP", "nDCG")
+CONTEXT = ("Cov", "alpha_nDCG", "Den", "Recall", "MAP", "nDCG", "alpha_nDCG_ndeval")
 FINAL = ("Cov_y", "Den_y")
 
 # Pipeline means (x 100) at eta 3, k oracle. Cov(Z) and Cov(y) rank the systems alike (tau 1);
 # alpha-nDCG against Cov(y) has 3 concordant and 3 discordant pairs (tau 0); Den(Z) against
-# Den(y) has one discordant pair, bm25 / bm25+mmr (tau 4/6).
+# Den(y) has one discordant pair, bm25 / bm25+mmr (tau 4/6); the published alpha-nDCG (ndeval)
+# against Cov(y) has 2 concordant pairs (dense/bm25+mmr, splade/bm25+mmr) and 4 discordant ones
+# (tau -2/6).
 PIPELINES = {
-    #            Cov alpha Cov_y Den Den_y Recall MAP nDCG
-    "bm25":     (20, 30, 10, 40, 20, 40, 20, 30),
-    "dense":    (40, 10, 30, 60, 50, 20, 40, 10),
-    "splade":   (30, 20, 20, 50, 40, 30, 30, 20),
-    "bm25+mmr": (50, 40, 40, 30, 30, 10, 50, 40),
+    #            Cov alpha Cov_y Den Den_y Recall MAP nDCG ndeval
+    "bm25":     (20, 30, 10, 40, 20, 40, 20, 30, 45),
+    "dense":    (40, 10, 30, 60, 50, 20, 40, 10, 15),
+    "splade":   (30, 20, 20, 50, 40, 30, 30, 20, 25),
+    "bm25+mmr": (50, 40, 40, 30, 30, 10, 50, 40, 35),
 }
 # References and baselines with extreme values: included anywhere, they would change the taus
 # and take the best/worst marks.
 OTHERS = {
-    "oracle":          (100, 90, 90, 100, 95, 100, 100, 100),
-    "random":          (0, 0, 95, 0, 99, 0, 0, 0),
-    "random-relevant": (99, 99, 0, 99, 0, 99, 99, 99),
+    "oracle":          (100, 90, 90, 100, 95, 100, 100, 100, 80),
+    "random":          (0, 0, 95, 0, 99, 0, 0, 0, 0),
+    "random-relevant": (99, 99, 0, 99, 0, 99, 99, 99, 99),
 }
-COLUMNS = ("Cov", "alpha_nDCG", "Cov_y", "Den", "Den_y", "Recall", "MAP", "nDCG")
+COLUMNS = ("Cov", "alpha_nDCG", "Cov_y", "Den", "Den_y", "Recall", "MAP", "nDCG",
+           "alpha_nDCG_ndeval")
 
 
 def rows(dataset, eta, k, system, values):
@@ -53,8 +56,8 @@ def frame(dataset="D", eta=3, k="oracle", scale=1.0, pipelines=None):
         recs += rows(dataset, eta, k, system, [v * scale for v in values])
     for system, values in OTHERS.items():
         recs += rows(dataset, eta, k, system, values)
-    recs += rows(dataset, eta, k, "direct", (None, None, 5, None, None, None, None, None))
-    recs += rows(dataset, eta, k, "human", (None, None, 95, None, 110, None, None, None))
+    recs += rows(dataset, eta, k, "direct", (None, None, 5, None, None, None, None, None, None))
+    recs += rows(dataset, eta, k, "human", (None, None, 95, None, 110, None, None, None, None))
     return pd.DataFrame.from_records(recs)
 
 
@@ -118,6 +121,8 @@ def test_table1_tau_row_over_pipelines_only(t1):
     means = {m: [PIPELINES[s][COLUMNS.index(m)] for s in PIPELINES] for m in COLUMNS}
     assert value(t1, T.TAU_ROW, "Cov").value == pytest.approx(1.0)
     assert value(t1, T.TAU_ROW, "alpha_nDCG").value == pytest.approx(0.0)
+    assert value(t1, T.TAU_ROW, "alpha_nDCG_ndeval").value == pytest.approx(-2 / 6)
+    assert value(t1, T.TAU_ROW, "alpha_nDCG_ndeval").versus == "Cov_y"
     assert value(t1, T.TAU_ROW, "Den").value == pytest.approx(4 / 6)
     for m, versus in T.TABLE1_PAIRS.items():
         row = value(t1, T.TAU_ROW, m)
@@ -136,6 +141,8 @@ def test_table1_best_worst_pipelines_only(t1):
     got = {(r.metric, r.marker): r.system for r in marks.itertuples()}
     assert got == {("Cov", "best"): "bm25+mmr", ("Cov", "worst"): "bm25",
                    ("alpha_nDCG", "best"): "bm25+mmr", ("alpha_nDCG", "worst"): "dense",
+                   ("alpha_nDCG_ndeval", "best"): "bm25",
+                   ("alpha_nDCG_ndeval", "worst"): "dense",
                    ("Cov_y", "best"): "bm25+mmr", ("Cov_y", "worst"): "bm25",
                    ("Den", "best"): "dense", ("Den", "worst"): "bm25+mmr",
                    ("Den_y", "best"): "dense", ("Den_y", "worst"): "bm25"}
@@ -150,29 +157,33 @@ def test_table1_markdown(t1):
     md = T.table1_markdown(t1)
     lines = lines_by_label(md)
     cells = [c.strip() for c in lines["LR + MMR"].split("|")[2:-1]]
-    assert cells == ["**50.0**", "**40.0**", "**40.0**", "<u>30.0</u>", "30.0"]
+    assert cells == ["**50.0**", "35.0", "**40.0**", "**40.0**", "<u>30.0</u>", "30.0"]
     cells = [c.strip() for c in lines["Dense (DR)"].split("|")[2:-1]]
-    assert cells == ["40.0", "<u>10.0</u>", "30.0", "**60.0**", "**50.0**"]
+    assert cells == ["40.0", "<u>15.0</u>", "<u>10.0</u>", "30.0", "**60.0**", "**50.0**"]
     assert [c.strip() for c in lines[r"(#1) Direct prompting"].split("|")[2:-1]] == [
-        "-", "-", "5.0", "-", "-"]
+        "-", "-", "-", "5.0", "-", "-"]
+    header = [c.strip() for c in md.splitlines()[0].split("|")[2:-1]]
+    assert header == ["Cov(Z)", "alpha-nDCG (published computation)", "alpha-nDCG (Eq. 4)",
+                      "Cov(y)", "Den(Z)", "Den(y)"]
     for label in ("Random", "Random relevant", r"(#3) Oracle retrieval Z\*"):
         assert "**" not in lines[label].replace(r"\*", "") and "<u>" not in lines[label]
     tau = [c.strip() for c in lines["Rank Corr. (Kendall tau)"].split("|")[2:-1]]
-    assert tau == ["1.000", "0.000", "-", "0.667", "-"]
+    assert tau == ["1.000", "-0.333", "0.000", "-", "0.667", "-"]
     assert "95% bootstrap CI over 3 topics" in md and "Kendall tau over 4 pipelines" in md
 
 
 def test_table1_latex(t1):
     tex = T.table1_latex(t1, caption="Context and result.")
     assert tex.count(r"\toprule") == 1 and r"\bottomrule" in tex
-    assert r"\multicolumn{5}{c}{D}" in tex and r"\caption{Context and result.}" in tex
+    assert r"\multicolumn{6}{c}{D}" in tex and r"\caption{Context and result.}" in tex
     mmr = next(line for line in tex.splitlines() if line.startswith("LR + MMR"))
-    assert mmr == (r"LR + MMR & \textbf{50.0} & \textbf{40.0} & \textbf{40.0} & "
+    assert mmr == (r"LR + MMR & \textbf{50.0} & 35.0 & \textbf{40.0} & \textbf{40.0} & "
                    r"\underline{30.0} & 30.0 \\")
     dense = next(line for line in tex.splitlines() if line.startswith("Dense (DR)"))
     assert r"\underline{10.0}" in dense and r"\textbf{60.0}" in dense
-    assert r"(\#1) Direct prompting & - & - & 5.0 & - & - \\" in tex
-    assert r"Rank Corr. (Kendall $\tau$) & 1.000 & 0.000 & - & 0.667 & - \\" in tex
+    assert r"(\#1) Direct prompting & - & - & - & 5.0 & - & - \\" in tex
+    assert r"Rank Corr. (Kendall $\tau$) & 1.000 & -0.333 & 0.000 & - & 0.667 & - \\" in tex
+    assert r"$\alpha$-nDCG (published computation) & $\alpha$-nDCG (Eq.~4)" in tex
 
 
 def test_table1_several_datasets():
@@ -183,8 +194,8 @@ def test_table1_several_datasets():
     assert list(wide.columns.get_level_values(0).unique()) == ["DUC", "Multi_News"]
     assert wide.loc["LR + MMR", ("Multi_News", "Cov")] == pytest.approx(25.0)
     tex = T.table1_latex(t1)
-    assert r"\multicolumn{5}{c}{DUC} & \multicolumn{5}{c}{Multi\_News}" in tex
-    assert r"\cmidrule(lr){2-6} \cmidrule(lr){7-11}" in tex
+    assert r"\multicolumn{6}{c}{DUC} & \multicolumn{6}{c}{Multi\_News}" in tex
+    assert r"\cmidrule(lr){2-7} \cmidrule(lr){8-13}" in tex
     md = T.table1_markdown(t1)
     assert "Cov(Z) [Multi_News]" in md
     assert math.isnan(value(t1, T.TAU_ROW, "Cov", "DUC").low)  # no resamples, no CI
@@ -209,8 +220,32 @@ def test_table2_mean_sd_and_tau():
     md = T.table2_markdown(t2)
     assert "| eta = 3 | 25.0 (± 12.9) | 35.0 (± 12.9) | 1.000 |" in md
     assert "ddof=1" in md
+    # the paper's Table 2 swaps Cov(y) and Cov(Z) in its eta = 3 row: said beside the table
+    assert "are swapped" in md and "Table 1's DUC pipelines' Cov(Z) and Cov(y)" in md
     tex = T.table2_latex(t2, caption="Thresholds.")
     assert r"$\eta = 5$ & 20.0 ($\pm$ 10.3) & 28.0 ($\pm$ 10.3) & 1.000 \\" in tex
+    assert "are swapped" in tex
+
+
+# Paper Table 1, DUC: Cov(Z) and Cov(y) of its 21 pipelines (LR, DR, LSR; then + MMR, miniLM,
+# monoT5, RankZephyr, RankFirst, SetwiseFlanT5, each over LR, DR, LSR).
+PAPER_DUC_COV = [44.4, 52.1, 49.0, 45.6, 42.7, 44.2, 49.0, 49.3, 49.4, 50.7, 53.2, 52.8, 51.5,
+                 51.1, 50.4, 52.0, 53.8, 53.6, 49.6, 56.6, 51.9]
+PAPER_DUC_COV_Y = [35.8, 41.7, 41.0, 36.4, 33.8, 36.5, 38.4, 39.9, 39.2, 37.9, 40.7, 41.1, 40.6,
+                   40.6, 41.2, 43.9, 44.6, 44.3, 42.5, 44.4, 43.3]
+
+
+def test_table2_from_the_papers_table1_shows_its_eta3_row_swapped():
+    # The paper's Table 2 prints Cov(y) 50.1 (3.5), Cov(Z) 40.4 (3): from Table 1's DUC
+    # pipelines our Table 2 gives Cov(y) 40.4 (3.0) and Cov(Z) 50.1 (3.5) -- the same numbers
+    # under the other labels (docs/paper-parity.md, point 8).
+    recs = [{"dataset": "DUC", "eta": 3, "k": "oracle", "system": f"p{i}", "topic": "t",
+             "Cov": cz / 100, "Cov_y": cy / 100}
+            for i, (cz, cy) in enumerate(zip(PAPER_DUC_COV, PAPER_DUC_COV_Y, strict=True))]
+    row = T.table2(pd.DataFrame.from_records(recs), n_resamples=0).iloc[0]
+    assert row.n_systems == 21
+    assert (round(row.Cov_mean, 1), round(row.Cov_sd, 1)) == (50.1, 3.5)
+    assert (round(row.Cov_y_mean, 1), round(row.Cov_y_sd, 1)) == (40.4, 3.0)
 
 
 def test_table3_rows_and_taus():
@@ -233,10 +268,10 @@ def test_table3_rows_and_taus():
     assert row20.alpha_nDCG == pytest.approx(stats.kendalltau(means.alpha_nDCG,
                                                               means.Cov).statistic)
     md = T.table3_markdown(t3)
-    assert r"| D | \|Z\*\| | 1.000 | 0.000 | -1.000 | 1.000 | 0.000 | 0.667 |" in md
+    assert r"| D | \|Z\*\| | 1.000 | -0.333 | 0.000 | -1.000 | 1.000 | 0.000 | 0.667 |" in md
     assert "|  | 10 |" in md
     tex = T.table3_latex(t3)
-    assert r"D & $|Z^*|$ & 1.000 & 0.000 & -1.000 & 1.000 & 0.000 & 0.667 \\" in tex
+    assert r"D & $|Z^*|$ & 1.000 & -0.333 & 0.000 & -1.000 & 1.000 & 0.000 & 0.667 \\" in tex
     assert "Cov_low" in T.to_csv(t3).splitlines()[0]
 
 

@@ -262,6 +262,12 @@ def test_rag_reports_final_metrics_and_tables(demo_run):
     tables = work / "results/tables"
     md = (tables / "table1.md").read_text()
     assert "(#1) Direct prompting" in md and "Kendall tau" in md and "demo-multinews" in md
+    # both alpha-nDCGs, named apart (docs/paper-parity.md, point 1)
+    assert "alpha-nDCG (published computation)" in md and "alpha-nDCG (Eq. 4)" in md
+    manifest = json.loads((tables / "manifest.json").read_text())
+    assert manifest["token_counter"]["kind"] == "regex"
+    assert manifest["metrics"]["relevance_grades"] == "2-1"
+    assert manifest["ratings"]["decoding"] == "constrained"
     t1 = pd.read_csv(tables / "table1.csv")
     means = frame[(frame.eta == 3) & (frame.k == "oracle")].groupby("system")[
         ["Cov", "Cov_y", "Den", "Den_y"]].mean()
@@ -279,7 +285,7 @@ def test_rag_reports_final_metrics_and_tables(demo_run):
     assert tests.to_dict() == {"Cov_y": 9 * 8 // 2, "Cov": 7 * 6 // 2}   # #1, #2: no Cov(Z)
     fig5 = pd.read_csv(work / "results/figures/demo-multinews/eta3/figure5.tsv", sep="\t",
                        index_col=0)
-    assert fig5.shape == (6, 6) and (fig5.to_numpy().diagonal() == 1).all()
+    assert fig5.shape == (7, 7) and (fig5.to_numpy().diagonal() == 1).all()
     for png in ("results/figures/demo-multinews/eta3/figure5.png",
                 "results/figures/cov_z_vs_cov_y.png"):
         assert (work / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -14,6 +14,8 @@ from cruxflow.workflow.config import (
     ConfigError,
     corpora,
     fill_format_defaults,
+    locate,
+    parity_settings,
     problems,
     rated_datasets,
     resolve,
@@ -184,6 +186,58 @@ def test_rag_dataset_must_be_rated_and_evaluated(dataset):
 def test_rag_dataset_that_does_not_exist():
     e = raises(make(metrics={"context_sizes": ["oracle", 10, 20]}, rag={"datasets": ["duc"]}))
     assert e.keys == ["rag.datasets"] and "'duc'" in str(e)
+
+
+def test_rag_topic_lists_name_rag_datasets():
+    e = raises(make(metrics={"context_sizes": ["oracle", 10, 20]},
+                    rag={"datasets": ["mn"], "topics": {"duc": "duc.txt"}}))
+    assert e.keys == ["rag.topics.duc"]
+    resolve(make(metrics={"context_sizes": ["oracle", 10, 20]},
+                 rag={"datasets": ["mn"], "topics": {"mn": "mn.txt"}}))
+
+
+def test_locate_finds_files_shipped_with_the_workflow(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shipped = "presets/paper_rag_topics/multi_news-test.txt"
+    assert locate(shipped, REPO) == str(REPO / shipped)
+    (tmp_path / "presets/paper_rag_topics").mkdir(parents=True)
+    (tmp_path / shipped).write_text("mine\n")
+    assert locate(shipped, REPO) == shipped           # the working directory's own copy first
+    assert locate("nowhere.txt", REPO) == "nowhere.txt"
+
+
+def test_paper_preset_sets_the_authors_choices():
+    # docs/paper-parity.md: what presets/paper.yaml changes against our defaults
+    config = resolve(with_defaults(yaml.safe_load((REPO / "presets/paper.yaml").read_text())))
+    got = parity_settings(config)
+    assert got["metrics"]["relevance_grades"] == "3-2-1"
+    assert got["metrics"]["tokenizer"].endswith("tokenizer.json")
+    assert got["ratings"]["decoding"] == "free" and got["ratings"]["free_max_tokens"] == 5
+    assert set(got["endpoints"].values()) == {"completion"}
+    assert got["passages"] == {"max_document_words": 1024, "chunk_words": 512,
+                               "max_passages": 3}
+    for name, d in got["datasets"].items():
+        assert d["count_empty_documents"] and d["chunk_documents"], name
+    assert got["datasets"]["multi_news-test"]["max_topics"] == 5000
+    assert got["datasets"]["multi_news-train"]["max_topics"] is None
+    assert got["datasets"]["duc04-test"]["prefix"] == "duc04-testb"
+    assert got["rag_topics"] == {
+        "multi_news-test": "presets/paper_rag_topics/multi_news-test.txt"}
+
+
+def test_chunks_no_longer_than_the_length_that_cuts():
+    e = raises(make(llm={"passages": {"max_document_words": 400, "chunk_words": 512}}))
+    assert e.keys == ["llm.passages.chunk_words"]
+
+
+def test_paper_choices_are_options_with_our_defaults():
+    config = resolve(make())
+    d = config["datasets"]["mn"]
+    assert (d["count_empty_documents"], d["chunk_documents"]) == (False, False)
+    assert config["llm"]["passages"]["max_passages"] is None
+    assert config["llm"]["ratings"]["decoding"] == "constrained"
+    assert config["metrics"]["relevance_grades"] == "2-1"
+    assert config["rag"]["topics"] == {}
 
 
 def test_human_report_labels_need_rag():

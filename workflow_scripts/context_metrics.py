@@ -19,7 +19,7 @@ run = read_run(sm.input.run)
 check_run(run, dataset, texts, sm.input.run)
 scorer = ContextScorer(dataset, read_judgments(sm.input.judgments), texts,
                        make_token_counter(p.tokenizer), eta=p.eta, alpha=p.alpha,
-                       density_weight=p.density_weight)
+                       density_weight=p.density_weight, grades=p.relevance_grades)
 frame = pd.concat([scorer.score(run, wc.system, parse_context_size(k))
                    for k in p.context_sizes], ignore_index=True)
 with atomic_write(sm.output.per_query) as out:

@@ -11,6 +11,7 @@ log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake
 eta = int(snakemake.wildcards.eta)  # noqa: F821
 dataset = Dataset.load(dataset_dir(snakemake), with_passages=False)  # noqa: F821
 judgments = derive(dataset, eta, snakemake.params.alpha)  # noqa: F821
-summary = write_judgments(judgments, dataset, Path(snakemake.output.judgments).parent, eta)  # noqa: F821
+summary = write_judgments(judgments, dataset, Path(snakemake.output.judgments).parent, eta,  # noqa: F821
+                          grades=snakemake.params.relevance_grades)  # noqa: F821
 write_json(snakemake.output.summary, {"eta": eta, **summary})  # noqa: F821
 log.info("judgments at eta=%d: %s", eta, summary)

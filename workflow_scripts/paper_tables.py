@@ -3,7 +3,8 @@ tests and the Cov(Z)-vs-Cov(y) scatter (paper Sec. 4)."""
 
 import pandas as pd
 
-from cruxflow.data.io import atomic_write
+from cruxflow.data.io import atomic_write, write_json
+from cruxflow.metrics.tokens import describe_token_counter
 from cruxflow.paper import significance, tables
 from cruxflow.paper.figures import plot_intermediate_vs_final
 from cruxflow.workflow.job import setup_logging
@@ -38,6 +39,8 @@ tests = pd.concat([significance.paired_tests(at_k, m, n_resamples=p.permutations
                    for m in ("Cov_y", "Cov")], ignore_index=True)
 write(out.significance_csv, tables.to_csv(tests))
 write(out.significance_md, significance.paired_tests_markdown(tests))
+# what the numbers depend on: the token counter (Den, token(Z*)) and the parity choices
+write_json(out.manifest, {"token_counter": describe_token_counter(p.tokenizer), **p.settings})
 plot_intermediate_vs_final(t1, out.scatter)
 plot_intermediate_vs_final(t1, out.scatter_zoom, zoom=True)
 log.info("tables over %d datasets, %d systems; %d paired tests", per_query.dataset.nunique(),

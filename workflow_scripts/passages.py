@@ -17,7 +17,8 @@ passages = decontextualize(docs, runner, sampling=sampling(cfg, "generation",
                                                            max_tokens=stage["max_tokens"]),
                            max_words=stage["max_document_words"],
                            chunk_words=stage["chunk_words"],
-                           min_words=stage["min_passage_words"], attempts=cfg["attempts"])
+                           min_words=stage["min_passage_words"],
+                           max_passages=stage["max_passages"], attempts=cfg["attempts"])
 write_jsonl(sm.output[0], (p.to_json() for p in passages))
 log.info("%d documents -> %d passages", len(docs), len(passages))
 log_llm_stats(sm, runner, log)

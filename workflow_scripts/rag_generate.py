@@ -3,7 +3,7 @@
 from cruxflow.data.io import iter_jsonl, write_jsonl
 from cruxflow.data.model import Dataset
 from cruxflow.metrics.tokens import make_token_counter, make_token_truncator
-from cruxflow.rag.reports import ReportTask, generate_reports, rag_topics
+from cruxflow.rag.reports import ReportTask, generate_reports, rag_topics, read_topic_list
 from cruxflow.retrieval.corpus import read_collection
 from cruxflow.stages.judgments import read_judgments
 from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
@@ -17,8 +17,12 @@ judged = {t: j for t, j in read_judgments(sm.input.judgments).items() if j.kept}
 count = make_token_counter(p.tokenizer)
 contexts = {obj["topic_id"]: obj["passages"] for _, obj in iter_jsonl(sm.input.contexts)} \
     if "contexts" in sm.input.keys() else None
+# rag.topics: the dataset's topic list, when it has one (input key "topic_list"; "topics" is
+# the dataset's own topics.jsonl)
+chosen = (read_topic_list(sm.input.topic_list, dataset.topics)
+          if "topic_list" in sm.input.keys() else None)
 tasks = []
-for tid in rag_topics(judged, p.max_topics):
+for tid in rag_topics(judged, p.max_topics, chosen):
     j = judged[tid]
     budget = sum(count(texts[pid]) for pid in j.required)   # token(Z*)
     if p.max_tokens:
@@ -31,6 +35,9 @@ records = generate_reports(tasks, runner, truncate=make_token_truncator(p.tokeni
                            count_tokens=count, sampling=sampling(p.llm, "generation"),
                            max_context_words=p.max_context_words)
 write_jsonl(sm.output[0], ({"system": wc.system, "k": wc.k, **r} for r in records))
+if chosen is not None:
+    log.info("topic list %s: %d topics, %d of them judged at this eta", sm.input.topic_list,
+             len(chosen), len(set(chosen) & set(judged)))
 log.info("%d reports, %d truncated to their bound, %d with context words cut",
          len(records), sum(r["truncated"] for r in records),
          sum(r["context_words_dropped"] > 0 for r in records))

@@ -13,7 +13,9 @@ reports = [obj for _, obj in iter_jsonl(sm.input.reports)]
 runner = llm_runner(sm, f"judge {wc.dataset} {wc.system} k={wc.k}")
 rated = judge_reports([(dataset.topics[r["topic_id"]].questions, r["report"]) for r in reports],
                       runner, sampling=sampling(sm.params.llm, "judgment"),
-                      max_context_words=sm.params.llm["ratings"]["max_context_words"])
+                      max_context_words=sm.params.llm["ratings"]["max_context_words"],
+                      decoding=sm.params.llm["ratings"]["decoding"],
+                      free_max_tokens=sm.params.llm["ratings"]["free_max_tokens"])
 write_jsonl(sm.output[0], ({"topic_id": r["topic_id"], "ratings": ratings, "expected": expected}
                            for r, (ratings, expected) in zip(reports, rated, strict=True)))
 log.info("%d reports rated against %d questions", len(reports),

@@ -7,7 +7,7 @@ from cruxflow.data.model import Dataset
 from cruxflow.data.names import DIRECT, HUMAN, ORACLE_K
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import make_token_counter
-from cruxflow.rag.reports import final_scores, rag_topics
+from cruxflow.rag.reports import final_scores, rag_topics, read_topic_list
 from cruxflow.retrieval.corpus import read_collection
 from cruxflow.stages.judgments import derive
 from cruxflow.workflow.job import dataset_dir, setup_logging
@@ -18,10 +18,15 @@ p, wc = sm.params, sm.wildcards
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
 texts = read_collection(sm.input.collection)
 count = make_token_counter(p.tokenizer)
+# rag.topics: the dataset's topic list, when it has one (input key "topic_list"; "topics" is
+# the dataset's own topics.jsonl)
+chosen = (read_topic_list(sm.input.topic_list, dataset.topics)
+          if "topic_list" in sm.input.keys() else None)
 topics = rag_topics({t for t, j in derive(dataset, int(wc.eta), p.alpha).items() if j.kept},
-                    p.max_topics)
+                    p.max_topics, chosen)
 scorers = [ContextScorer(dataset, derive(dataset, eta, p.alpha), texts, count, eta=eta,
-                         alpha=p.alpha, density_weight=p.density_weight) for eta in p.etas]
+                         alpha=p.alpha, density_weight=p.density_weight,
+                         grades=p.relevance_grades) for eta in p.etas]
 
 
 def by_topic(path, field):

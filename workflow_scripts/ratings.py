@@ -22,7 +22,9 @@ for p in read_passages([sm.input.generated_passages]).values():
         by_topic[p.topic_id].append(p)
 runner = llm_runner(sm, f"ratings {sm.wildcards.dataset} shard {sm.wildcards.shard}")
 result = rate(topics, by_topic, runner, sampling=sampling(cfg, "judgment"),
-              max_context_words=cfg["ratings"]["max_context_words"])
+              max_context_words=cfg["ratings"]["max_context_words"],
+              decoding=cfg["ratings"]["decoding"],
+              free_max_tokens=cfg["ratings"]["free_max_tokens"])
 write_jsonl(sm.output.ratings, (r.to_json() for r in result.passages))
 write_jsonl(sm.output.references, (r.to_json() for r in result.references))
 log.info("%d topics: %d passages and %d summaries rated", len(topics), len(result.passages),

@@ -56,7 +56,8 @@ def _cmd_evaluate(args) -> int:
                               alpha=args.alpha, ks=args.k, density_weight=args.density_weight,
                               tokenizer=args.tokenizer, judgments=args.judgments,
                               collection=args.collection, name=args.name,
-                              allow_empty=args.allow_empty)
+                              allow_empty=args.allow_empty,
+                              relevance_grades=args.relevance_grades)
     if args.output is not None:
         if result is not None:
             write_tsv(args.output / "per_query.tsv", result.per_query)
@@ -139,6 +140,9 @@ def add_command(subparsers) -> None:
     p.add_argument("--tokenizer",
                    help="local tokenizer.json (or a directory holding one) for Den's token "
                         "counts (default: the regex counter)")
+    p.add_argument("--relevance-grades", choices=["2-1", "3-2-1"], default="2-1",
+                   help="nDCG's grades: P** 2, rest of P* 1 (default), or the CRUX authors' "
+                        "P** 3, passages dominated by P** 1, rest of P* 2")
     p.add_argument("--judgments", type=Path,
                    help="judgments.jsonl to use instead of deriving them from the dataset's "
                         "ratings (derived with --eta: another eta is an error)")

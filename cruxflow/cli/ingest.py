@@ -14,7 +14,11 @@ def _cmd_ingest(args) -> int:
     options = IngestOptions(prefix=args.prefix or _default_prefix(args.format),
                             id_scheme=args.id_scheme, min_docs=args.min_docs,
                             encoding=args.encoding, summary_length=args.summary_length,
-                            reference=args.reference, corpus=args.corpus)
+                            reference=args.reference, corpus=args.corpus,
+                            count_empty_documents=args.count_empty_documents,
+                            chunk_documents=args.chunk_documents,
+                            max_document_words=args.max_document_words,
+                            chunk_words=args.chunk_words)
     summary = ingest_to(args.format, args.input, args.output, options,
                         distractors=args.distractors, eta=args.eta,
                         max_topics=args.max_topics, allow_empty=args.allow_empty)
@@ -61,6 +65,14 @@ def add_command(subparsers) -> None:
                    help="DUC: read <CLUSTER>.M.<len>.T.* summaries")
     p.add_argument("--reference", choices=["concat", "first"], default="concat",
                    help="DUC: y* = all model summaries joined (CRUX) or the first")
+    p.add_argument("--count-empty-documents", action="store_true",
+                   help="count empty articles in --min-docs and in document numbering, as the "
+                        "CRUX authors did (they never become documents)")
+    p.add_argument("--chunk-documents", action="store_true",
+                   help="cut documents over --max-document-words words into --chunk-words "
+                        "chunks, each its own document (the CRUX release's numbering)")
+    p.add_argument("--max-document-words", type=types.positive_int, default=1024)
+    p.add_argument("--chunk-words", type=types.positive_int, default=512)
     p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
     p.add_argument("--corpus", type=Path,
                    help="crux: the passage collection of a release clone (default: the "

@@ -4,6 +4,8 @@
   (Figures 6, 7, 9), robust to the usual malformations of LLM output.
 - :func:`parse_rating` -- the 0-5 rating of a judgment (Figure 8) from its text; the paper
   regards an output with incorrect format as 0, which callers apply to ``None``.
+- :func:`parse_free_rating` -- the CRUX authors' reading of a freely decoded judgment: the
+  first digit, else ``UNRATED`` (-1).
 
 The expected rating under the first token's logprobs is
 :func:`cruxflow.llm.logprobs.expected_rating`; word counting and document segmentation are in
@@ -15,7 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["extract_tagged", "parse_rating"]
+__all__ = ["UNRATED", "extract_tagged", "parse_free_rating", "parse_rating"]
+
+UNRATED = -1   # a judgment without a rating: answers no question at any threshold
 
 # Enumeration prefixes stripped from the start of an item: "1. ", "2) ", "(3) ", "#4: ",
 # "(#5) ", "- ", "* ", "• ", "Q1: ", "Question 2. ", "P1) ", "Passage 3: ".
@@ -119,3 +123,22 @@ def parse_rating(text: str | None, scale: Iterable[int] = range(0, 6)) -> int | 
         return None
     value = int(m.group(0))
     return value if value in set(scale) else None
+
+
+_FIRST_DIGIT = re.compile(r"-?[0-9]")
+
+
+def parse_free_rating(text: str | None, scale: Iterable[int] = range(0, 6)) -> int:
+    """The rating of a freely decoded judgment as the CRUX authors read it: the first digit of
+    the output ("Rating: 4" and " 4." give 4, "10" gives 1), with a minus sign right before it
+    kept ("-2" is -2); :data:`UNRATED` when there is no digit.
+
+    Their code (DylanJoo/crux, augmentation/gen_ratings.py on main) keeps whatever it finds; a
+    value outside ``scale`` (a digit 6-9, a negative one) is :data:`UNRATED` here, so that
+    every rating is on the paper's scale or says "no rating".
+    """
+    m = _FIRST_DIGIT.search(text or "")
+    if m is None:
+        return UNRATED
+    value = int(m.group(0))
+    return value if value in set(scale) else UNRATED

@@ -54,7 +54,7 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None, eta: int = 3,
                  density_weight: float = 0.5, tokenizer: str | None = None, judgments=None,
                  collection=None, name: str | None = None,
                  dataset: Dataset | None = None, texts: dict[str, str] | None = None,
-                 allow_empty: bool = False) -> Evaluation:
+                 allow_empty: bool = False, relevance_grades: str = "2-1") -> Evaluation:
     """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does.
     The dataset is a directory, or (``dataset`` and ``texts``) one already in memory.
 
@@ -70,12 +70,13 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None, eta: int = 3,
         dataset, texts = load_texts(dataset_dir, collection)
     return _score(dataset, texts or {}, source, run is not None, eta=eta, alpha=alpha, ks=ks,
                   density_weight=density_weight, tokenizer=tokenizer, judgments=judgments,
-                  name=name, origin=str(dataset_dir), allow_empty=allow_empty)
+                  name=name, origin=str(dataset_dir), allow_empty=allow_empty,
+                  relevance_grades=relevance_grades)
 
 
 def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, *, eta, alpha,
            ks, density_weight, tokenizer, judgments, name, origin,
-           allow_empty: bool = False) -> Evaluation:
+           allow_empty: bool = False, relevance_grades: str = "2-1") -> Evaluation:
     # imported here: pandas and ir_measures would slow down every other subcommand's start
     import pandas as pd
 
@@ -94,7 +95,7 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, 
     check_run(ranking, dataset, texts, source)
     count_tokens = make_token_counter(tokenizer)
     scorer = ContextScorer(dataset, judged, texts, count_tokens, eta=eta, alpha=alpha,
-                           density_weight=density_weight)
+                           density_weight=density_weight, grades=relevance_grades)
     if not scorer.judgments:
         raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score",
                         path=judgments or origin)
@@ -114,6 +115,7 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, 
     info = {
         "dataset": origin, "input": str(source), "system": system, "eta": eta,
         "alpha": alpha, "density_weight": density_weight, "tokenizer": tokenizer or "regex",
+        "relevance_grades": relevance_grades,
         "judgments": str(judgments) if judgments is not None else "derived",
         "k": [str(k) for k in ks],
         "topics_evaluated": len(scorer.judgments),

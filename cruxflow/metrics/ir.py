@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import math
-
 import ir_measures
 import pandas as pd
 
-# Names used in our tables -> ir_measures measures, computed on a run already cut to the
-# context (so "@k" is implied by the cut: k = |Z*|, 10 or 20).
-DEFAULT_MEASURES = {
-    "Recall": ir_measures.R @ 1000,              # share of P* in the context
-    "Recall_required": ir_measures.R(rel=2) @ 1000,  # share of P** in the context
-    "MAP": ir_measures.AP @ 1000,
-    "nDCG": ir_measures.nDCG @ 1000,             # graded: P** = 2, rest of P* = 1
-}
-NDEVAL_MAX_CUTOFF = 20  # ndeval (pyndeval) evaluates at most 20 ranks
+
+def relevance_measures(required_grade: int = 2) -> dict:
+    """Names used in our tables -> ir_measures measures, computed on a run already cut to the
+    context (so "@k" is implied by the cut: k = |Z*|, 10 or 20). ``required_grade``: the grade
+    of P** in the qrels (2 under the "2-1" grades, 3 under the CRUX authors' "3-2-1")."""
+    return {
+        "Recall": ir_measures.R @ 1000,                              # share of P* in the context
+        "Recall_required": ir_measures.R(rel=required_grade) @ 1000,  # share of P**
+        "MAP": ir_measures.AP @ 1000,
+        "nDCG": ir_measures.nDCG @ 1000,   # graded by the qrels (stages.judgments.RELEVANCE_GRADES)
+    }
+
+
+DEFAULT_MEASURES = relevance_measures()
+NDEVAL_CUTOFF = 20  # ndeval (pyndeval) reports at most rank 20; the CRUX paper used @20
 
 
 def _qrels_frame(qrels: dict[str, dict[str, int]]) -> pd.DataFrame:
@@ -55,18 +59,22 @@ def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
 
 def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
                      alpha: float = 0.5) -> dict[str, float]:
-    """ndeval's alpha-nDCG (ideal over all judged passages, as in the CRUX release's code).
+    """alpha-nDCG as the CRUX paper's tables computed it (``alpha-nDCG (published
+    computation)``): ndeval's alpha-nDCG@20 through ir_measures.
 
-    ndeval stops at rank 20, so contexts longer than that get ``nan`` rather than a score of
-    their first 20 passages presented as the whole.
+    ``diversity`` holds every passage of P* that answers a question at eta (subtopic = the
+    question), so ndeval's ideal ranking is its greedy one over all of P*, not over Z* as in
+    Eq. 4: redundant passages add discounted gains to the ideal, and the oracle context Z*
+    scores below 1 (the paper's oracle row, 80.6 on both datasets). Like ndeval, the score
+    counts the first 20 passages of a longer context. The context's own rank order is used;
+    the CRUX authors' code gave ndeval every passage the same score, so their ndeval ordered a
+    context by passage id (ascending) instead (docs/paper-parity.md).
     """
     qids = [q for q in run if q in set(diversity["query_id"])]
-    if any(len(run[q]) > NDEVAL_MAX_CUTOFF for q in qids):
-        return dict.fromkeys(qids, math.nan)
     out = dict.fromkeys(qids, 0.0)
     if not qids or not any(run[q] for q in qids):
         return out
-    measure = ir_measures.alpha_nDCG(alpha=alpha) @ NDEVAL_MAX_CUTOFF
+    measure = ir_measures.alpha_nDCG(alpha=alpha) @ NDEVAL_CUTOFF
     for m in ir_measures.iter_calc([measure], diversity, _run_frame({q: run[q] for q in qids})):
         out[m.query_id] = float(m.value)
     return out

@@ -2,7 +2,8 @@
 
 A *context* is the top-k of a run for a topic, with k = |Z*| (the paper's default, written
 ``"oracle"``) or a fixed number. Per query we compute Cov(Z), alpha-nDCG over Z* (Eq. 4),
-Den(Z), and through ir_measures Recall, Recall of P**, MAP, nDCG and ndeval's alpha-nDCG.
+Den(Z), and through ir_measures Recall, Recall of P**, MAP, nDCG and ndeval's alpha-nDCG@20
+over P* (the computation behind the paper's published numbers, ``alpha_nDCG_ndeval``).
 Only topics with at least one answerable question are evaluated (the others have no Q).
 """
 
@@ -18,7 +19,12 @@ from cruxflow.data.model import Dataset
 from cruxflow.metrics import ir
 from cruxflow.metrics.crux import alpha_ndcg, coverage, density
 from cruxflow.metrics.tokens import TokenCounter
-from cruxflow.stages.judgments import TopicJudgments, diversity_rows, relevance_qrels
+from cruxflow.stages.judgments import (
+    TopicJudgments,
+    diversity_rows,
+    relevance_grades,
+    relevance_qrels,
+)
 
 CRUX_COLUMNS = ["Cov", "alpha_nDCG", "Den"]
 IR_COLUMNS = [*ir.DEFAULT_MEASURES, "alpha_nDCG_ndeval"]
@@ -67,12 +73,14 @@ class ContextScorer:
 
     def __init__(self, dataset: Dataset, judgments: dict[str, TopicJudgments],
                  texts: Mapping[str, str], count_tokens: TokenCounter, *, eta: int = 3,
-                 alpha: float = 0.5, density_weight: float = 0.5):
+                 alpha: float = 0.5, density_weight: float = 0.5, grades: str = "2-1"):
         self.dataset, self.texts, self.count_tokens = dataset, texts, count_tokens
         self.eta, self.alpha, self.weight = eta, alpha, density_weight
         self.judgments = {t: j for t, j in judgments.items() if j.kept}
         self.matrix = dataset.ratings_by_topic()
-        self.qrels = relevance_qrels(self.judgments)
+        # nDCG's gains: "2-1" (ours) or the CRUX authors' "3-2-1" (metrics.relevance_grades)
+        self.qrels = relevance_qrels(self.judgments, self.matrix, grades)
+        self.measures = ir.relevance_measures(relevance_grades(grades).required)
         self.diversity = ir.diversity_frame(diversity_rows(self.judgments, self.matrix, eta))
         self._tokens: dict[str, int] = {}
         self.oracle_tokens = {t: self.tokens(j.required) for t, j in self.judgments.items()}
@@ -92,7 +100,7 @@ class ContextScorer:
 
     def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
         ctxs = contexts(run, self.judgments, k)
-        ir_scores = ir.per_query(ctxs, self.qrels)
+        ir_scores = ir.per_query(ctxs, self.qrels, self.measures)
         ndeval = ir.per_query_ndeval(ctxs, self.diversity, self.alpha)
         records = []
         for tid, j in self.judgments.items():

@@ -10,6 +10,7 @@ snapshot), read with the ``tokenizers`` library, offline.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +59,18 @@ def hf_token_counter(path) -> TokenCounter:
 
     count.__name__ = f"hf:{file}"
     return count
+
+
+def describe_token_counter(spec: str | None) -> dict:
+    """Which counter ``spec`` names, for a run's manifest: the regex fallback (its pattern), or
+    the tokenizer file with its SHA-256 and vocabulary size, so that a table's Den and token(Z*)
+    can be traced to the tokenizer that counted them (the paper: Llama-3.1's)."""
+    if spec in (None, "", "regex"):
+        return {"kind": "regex", "pattern": _TOKEN.pattern}
+    file, tok = _hf_tokenizer(spec)
+    return {"kind": "tokenizer", "path": str(file),
+            "sha256": hashlib.sha256(file.read_bytes()).hexdigest(),
+            "vocab_size": tok.get_vocab_size()}
 
 
 def make_token_counter(spec: str | None) -> TokenCounter:

@@ -1,19 +1,21 @@
 """The paper's result tables (Sec. 4) built from one per-query frame.
 
-* :func:`table1` -- Table 1: Cov(Z), alpha-nDCG, Cov(y), Den(Z), Den(y) of every system (means
-  over topics x 100) at one eta and k = |Z*|, the reference rows (#1)-(#3) first, and a last row
-  with Kendall tau between context and final-result metrics over the pipelines.
+* :func:`table1` -- Table 1: Cov(Z), alpha-nDCG (published computation), alpha-nDCG (Eq. 4),
+  Cov(y), Den(Z), Den(y) of every system (means over topics x 100) at one eta and k = |Z*|, the
+  reference rows (#1)-(#3) first, and a last row with Kendall tau between context and
+  final-result metrics over the pipelines.
 * :func:`table2` -- Table 2: Cov(y) and Cov(Z) "mean (sd)" over the pipelines' system means, and
   their tau, for each answerability threshold eta.
-* :func:`table3` -- Table 3: tau against Cov(y) of Cov(Z), alpha-nDCG, Recall, MAP, nDCG, and of
-  Den(Z) against Den(y), for each dataset and context size k (|Z*|, 10, 20).
+* :func:`table3` -- Table 3: tau against Cov(y) of Cov(Z), both alpha-nDCGs, Recall, MAP, nDCG,
+  and of Den(Z) against Den(y), for each dataset and context size k (|Z*|, 10, 20).
 
 The paired significance tests between systems are in :mod:`cruxflow.paper.significance`.
 
 Input: a per-query frame with columns ``dataset``, ``eta``, ``system``, ``k`` (``"oracle"``,
 ``"10"``, ...), ``topic``, the context metrics of :mod:`cruxflow.metrics.scorer` (``Cov``,
-``alpha_nDCG``, ``Den``, ``Recall``, ``MAP``, ``nDCG``) and the final-result metrics ``Cov_y``,
-``Den_y``. A metric that does not exist for a system (Cov(Z) of direct prompting) is NaN.
+``alpha_nDCG_ndeval``, ``alpha_nDCG``, ``Den``, ``Recall``, ``MAP``, ``nDCG``) and the
+final-result metrics ``Cov_y``, ``Den_y``. A metric that does not exist for a system (Cov(Z) of
+direct prompting) is NaN.
 
 Systems fall in three kinds (:func:`system_kind`): the paper's references ``direct`` (#1),
 ``human`` (#2, the human summary y*) and ``oracle`` (#3, the context Z*); our random baselines
@@ -134,7 +136,8 @@ def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
     ``"worst"`` for the highest / lowest pipeline of the column at the printed precision (one
     decimal; ties all marked, nothing marked if all pipelines are equal). The last rows (system
     ``kendall_tau``, kind ``"correlation"``) hold Kendall tau over the pipelines of ``metric``
-    against ``versus`` (Cov(Z), alpha-nDCG vs Cov(y); Den(Z) vs Den(y)) -- not scaled -- with
+    against ``versus`` (Cov(Z) and both alpha-nDCGs vs Cov(y); Den(Z) vs Den(y)) -- not scaled --
+    with
     the percentile bootstrap CI over topics in ``low``/``high``. ``row`` is the print order.
     """
     records = []
@@ -333,6 +336,11 @@ def to_csv(frame: pd.DataFrame) -> str:
 
 # ---------------------------------------------------------------------------------- Table 2
 
+# The paper's Table 2, row eta = 3: Cov(y) 50.1 (+- 3.5) and Cov(Z) 40.4 (+- 3) are the mean and
+# sample sd of Table 1's 21 DUC pipelines' Cov(Z) (50.14, 3.50) and Cov(y) (40.37, 3.04).
+TABLE2_PAPER_NOTE = ("Each column holds the metric it names. In the paper's Table 2 the eta = 3 "
+                     "row's Cov(y) and Cov(Z) are swapped: its 50.1 (3.5) and 40.4 (3.0) are the "
+                     "mean (sd) of Table 1's DUC pipelines' Cov(Z) and Cov(y).")
 TABLE2_COLUMNS = ["dataset", "eta", "k", "n_systems", "n_topics", "Cov_y_mean", "Cov_y_sd",
                   "Cov_mean", "Cov_sd", "tau", "tau_low", "tau_high"]
 
@@ -390,7 +398,7 @@ def _table2_notes(frame: pd.DataFrame, *, tau: str = "tau", eta: str = "eta",
             f"topics; {tau} {pct} bootstrap CI [{format_number(r.tau_low)}, "
             f"{format_number(r.tau_high)}]."
             for r in frame.itertuples()] + ["Mean (sd) over the pipelines' system means x 100; "
-                                            "sd with ddof=1."]
+                                            "sd with ddof=1.", TABLE2_PAPER_NOTE]
 
 
 def table2_markdown(frame: pd.DataFrame) -> str:
@@ -471,8 +479,8 @@ def table3_markdown(frame: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * len(TABLE3_PAIRS)]
     lines += ["| " + " | ".join(md_escape(c) if i < 2 else c for i, c in enumerate(row)) + " |"
               for row in _table3_rows(frame, "|Z*|")]
-    note = ("- Kendall tau over the pipelines; Cov(Z), alpha-nDCG, Recall, MAP, nDCG against "
-            "Cov(y), Den(Z) against Den(y). Bootstrap CIs in the CSV.")
+    note = ("- Kendall tau over the pipelines; Cov(Z), both alpha-nDCGs, Recall, MAP, nDCG "
+            "against Cov(y), Den(Z) against Den(y). Bootstrap CIs in the CSV.")
     return "\n".join(lines) + "\n\n" + note + "\n"
 
 

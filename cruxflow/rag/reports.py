@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import pandas as pd
 
-from cruxflow.data.io import RunRow
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import RunRow, existing, read_text
 from cruxflow.llm import GENERATION, JUDGMENT, LLMRunner, Sampling
 from cruxflow.llm.retry import ask_with_retries
 from cruxflow.metrics.crux import coverage, density
@@ -115,12 +116,15 @@ def generate_reports(tasks: Sequence[ReportTask], runner: LLMRunner, *,
 
 def judge_reports(reports: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
                   sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
+                  decoding: str = "constrained", free_max_tokens: int = 5,
                   ) -> list[tuple[list[int], list[float | None]]]:
-    """Rate each ``(questions, report)`` against every question; an empty report rates 0
-    everywhere without a call (there is nothing to read)."""
+    """Rate each ``(questions, report)`` against every question (decoded as
+    :func:`cruxflow.stages.ratings.rate_texts` says); an empty report rates 0 everywhere
+    without a call (there is nothing to read)."""
     todo = [i for i, (_, text) in enumerate(reports) if text.strip()]
     rated = rate_texts([reports[i] for i in todo], runner, sampling=sampling,
-                       max_context_words=max_context_words)
+                       max_context_words=max_context_words, decoding=decoding,
+                       free_max_tokens=free_max_tokens)
     out: list[tuple[list[int], list[float | None]]] = [
         ([0] * len(qs), [None] * len(qs)) for qs, _ in reports]
     for i, r in zip(todo, rated, strict=True):
@@ -128,9 +132,33 @@ def judge_reports(reports: Sequence[tuple[Sequence[str], str]], runner: LLMRunne
     return out
 
 
-def rag_topics(judged: Mapping[str, object], max_topics: int | None = None) -> list[str]:
-    """The topics that get reports: the judged ones in id order, the first ``max_topics``."""
-    topics = sorted(judged)
+def read_topic_list(path, known: Collection[str]) -> list[str]:
+    """The topic ids of a topic-list file (``rag.topics``): one per line, blank lines and
+    ``#`` comments skipped. An id that is not a topic of the dataset (``known``), or that comes
+    twice, is a :class:`DataError` naming the file and line: a list written for another
+    ingest (other ids) must not quietly shrink the experiment."""
+    path = existing(path, "topic list")
+    ids: dict[str, int] = {}
+    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+        tid = line.split("#", 1)[0].strip()
+        if not tid:
+            continue
+        where = {"path": path, "record": f"line {lineno}", "field": "topic_id"}
+        if tid not in known:
+            raise DataError(f"unknown topic {tid!r} (not in the dataset's topics)", **where)
+        if tid in ids:
+            raise DataError(f"topic {tid!r} is listed twice (first at line {ids[tid]})",
+                            **where)
+        ids[tid] = lineno
+    return list(ids)
+
+
+def rag_topics(judged: Mapping[str, object], max_topics: int | None = None,
+               chosen: Collection[str] | None = None) -> list[str]:
+    """The topics that get reports: the judged ones (of ``chosen`` only, when a topic list
+    gives it) in id order, the first ``max_topics``. A chosen topic without an answerable
+    question at this eta has nothing to score and is left out, as in the context metrics."""
+    topics = sorted(t for t in judged if chosen is None or t in chosen)
     return topics if max_topics is None else topics[:max_topics]
 
 

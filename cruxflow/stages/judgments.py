@@ -15,13 +15,27 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing, iter_jsonl, write_jsonl, write_qrels, write_run
 from cruxflow.data.model import RATING_MAX, RATING_MIN, Dataset
 from cruxflow.metrics.crux import answerable_questions, ideal_order, select_required
 
-# Graded relevance in qrels.relevance: nDCG sees P** above the rest of P*; R and AP count both.
-REL_REQUIRED, REL_RELEVANT = 2, 1
+
+@dataclass(frozen=True)
+class RelevanceGrades:
+    """The grades of qrels.relevance (nDCG's gains; Recall and MAP count every grade >= 1)."""
+
+    required: int    # P** = Z*
+    relevant: int    # the rest of P*
+    redundant: int   # passages of P* that :func:`redundant_passages` finds dominated by P**
+
+
+# "2-1" (our default): P** 2, the rest of P* 1. "3-2-1": the CRUX authors' qrels
+# (DylanJoo/crux, augmentation/create_ranking_data.py on main): P** 3, redundant passages 1,
+# the rest of P* 2.
+RELEVANCE_GRADES = {"2-1": RelevanceGrades(2, 1, 1), "3-2-1": RelevanceGrades(3, 2, 1)}
 
 
 @dataclass
@@ -61,12 +75,43 @@ def derive(dataset: Dataset, eta: int = 3, alpha: float = 0.5) -> dict[str, Topi
     return out
 
 
-def relevance_qrels(judgments: dict[str, TopicJudgments]) -> dict[str, dict[str, int]]:
-    """Graded qrels: P** passages get 2, the rest of P* gets 1."""
+def relevance_grades(name: str) -> RelevanceGrades:
+    if name not in RELEVANCE_GRADES:
+        raise ValueError(f"relevance grades must be one of {sorted(RELEVANCE_GRADES)}, "
+                         f"got {name!r}")
+    return RELEVANCE_GRADES[name]
+
+
+def redundant_passages(j: TopicJudgments, matrix: dict[str, list[int]]) -> list[str]:
+    """The CRUX authors' redundant passages: those of P* outside P** whose rating is below the
+    element-wise maximum of P**'s ratings on every sub-question of the topic.
+
+    As in their code, whole rating vectors are compared (every question, answerable or not), so
+    a question that no passage of P** rates above 0 leaves no passage redundant, except through
+    a rating of -1 (an unparsed judgment, which answers nothing and is below any rating).
+    """
+    if not j.required:
+        return []
+    best = np.max(np.asarray([matrix[p] for p in j.required]), axis=0)
+    required = set(j.required)
+    return [p for p in j.relevant
+            if p not in required and bool((np.asarray(matrix[p]) < best).all())]
+
+
+def relevance_qrels(judgments: dict[str, TopicJudgments],
+                    matrix: dict[str, dict[str, list[int]]] | None = None,
+                    grades: str = "2-1") -> dict[str, dict[str, int]]:
+    """Graded qrels of P* per topic under ``grades`` (:data:`RELEVANCE_GRADES`); "3-2-1" needs
+    ``matrix`` (``Dataset.ratings_by_topic()``) to find the redundant passages."""
+    g = relevance_grades(grades)
+    if g.redundant != g.relevant and matrix is None:
+        raise ValueError(f"relevance grades {grades!r} need the rating matrix")
     out = {}
     for tid, j in judgments.items():
         req = set(j.required)
-        out[tid] = {p: REL_REQUIRED if p in req else REL_RELEVANT for p in j.relevant}
+        low = set(redundant_passages(j, matrix[tid])) if g.redundant != g.relevant else set()
+        out[tid] = {p: g.required if p in req else g.redundant if p in low else g.relevant
+                    for p in j.relevant}
     return out
 
 
@@ -81,17 +126,18 @@ def diversity_rows(judgments: dict[str, TopicJudgments],
 
 
 def write_judgments(judgments: dict[str, TopicJudgments], dataset: Dataset, outdir,
-                    eta: int) -> dict:
-    """Write judgments.jsonl, the qrels, diversity qrels and the oracle run; return counts."""
+                    eta: int, grades: str = "2-1") -> dict:
+    """Write judgments.jsonl, the qrels (graded by ``grades``), diversity qrels and the oracle
+    run; return counts."""
     out = Path(outdir)
+    matrix = dataset.ratings_by_topic()
     write_jsonl(out / "judgments.jsonl", (j.to_json() for j in judgments.values()))
     write_qrels(out / "qrels.relevance.txt",
-                ((t, "0", p, r) for t, docs in relevance_qrels(judgments).items()
+                ((t, "0", p, r) for t, docs in relevance_qrels(judgments, matrix, grades).items()
                  for p, r in docs.items()))
     write_qrels(out / "qrels.required.txt",
                 ((t, "0", p, 1) for t, j in judgments.items() for p in j.required))
-    write_qrels(out / "qrels.diversity.txt",
-                diversity_rows(judgments, dataset.ratings_by_topic(), eta))
+    write_qrels(out / "qrels.diversity.txt", diversity_rows(judgments, matrix, eta))
     write_run(out / "oracle.run",
               {tid: [(p, float(len(j.required) - r)) for r, p in enumerate(j.required)]
                for tid, j in judgments.items() if j.required}, tag="oracle")

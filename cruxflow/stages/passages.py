@@ -22,15 +22,18 @@ def passage_group(doc: Document) -> str:
 
 def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
                     sampling: Sampling = GENERATION, max_words: int = 1024,
-                    chunk_words: int = 512, min_words: int = 5,
+                    chunk_words: int = 512, min_words: int = 5, max_passages: int | None = None,
                     attempts: int = 3) -> list[Passage]:
     """Standalone passages of every document, ids ``<doc_id>#<n>`` with ``n`` counting over the
     document's group (its topic) in document order.
 
     Documents over ``max_words`` words are cut into ``chunk_words`` pieces first, as the CRUX
-    authors do. A piece whose output holds no passage of at least ``min_words`` words after
-    ``attempts`` tries keeps its own text as one passage (counted as a parse failure), so no
-    source text is lost.
+    authors do; their passages keep the document's id. (The authors made each chunk a document
+    of its own, numbered in sequence: ``IngestOptions.chunk_documents`` does that at ingest, and
+    the pieces here are then whole documents.) ``max_passages`` keeps only the first passages of
+    each piece's output (the authors kept 3; ``None`` keeps all). A piece whose output holds no
+    passage of at least ``min_words`` words after ``attempts`` tries keeps its own text as one
+    passage (counted as a parse failure), so no source text is lost.
     """
     documents = list(documents)
     pieces: list[tuple[Document, str]] = [
@@ -45,7 +48,7 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     counters: dict[str, int] = defaultdict(int)
     passages = []
     for (doc, chunk), answer in zip(pieces, answers, strict=True):
-        for text in answer.value or [" ".join(chunk.split())]:
+        for text in (answer.value or [" ".join(chunk.split())])[:max_passages]:
             group = passage_group(doc)
             passages.append(Passage(f"{doc.doc_id}#{counters[group]}", text, doc.topic_id,
                                     doc.doc_id))

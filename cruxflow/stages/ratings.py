@@ -1,5 +1,15 @@
 """Answerability ratings (paper Sec. 3.2, Fig. 8): every passage of a topic, and its human
-summary, rated 0-5 against every sub-question by the LLM judge."""
+summary, rated 0-5 against every sub-question by the LLM judge.
+
+Two ways to decode a rating (``llm.ratings.decoding``, docs/paper-parity.md point 5):
+
+* ``constrained`` (ours, the default): one token restricted to 0-5, with its logprobs for the
+  expected rating; an output that does not parse is 0, as the paper says (Fig. 8 caption).
+* ``free`` (the CRUX authors' code): up to ``free_max_tokens`` tokens of free text, the first
+  digit taken, -1 when there is none (:func:`cruxflow.llm.parsing.parse_free_rating`). A -1
+  answers no question at any threshold. The authors sent raw completions, no chat template:
+  pair it with ``endpoint: completion`` on the backend.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +21,7 @@ from cruxflow.data.model import Passage, RatingRow, ReferenceRating, Topic, requ
 from cruxflow.data.text import clip_words
 from cruxflow.llm import JUDGMENT, LLMRunner, Request, Sampling
 from cruxflow.llm.logprobs import expected_rating
-from cruxflow.llm.parsing import parse_rating
+from cruxflow.llm.parsing import UNRATED, parse_free_rating, parse_rating
 from cruxflow.stages.prompts import RATING
 
 
@@ -21,17 +31,33 @@ class Ratings:
     references: list[ReferenceRating]
 
 
+DECODINGS = ("constrained", "free")
+
+
+def rating_sampling(sampling: Sampling, decoding: str = "constrained",
+                    free_max_tokens: int = 5) -> Sampling:
+    """The judge's sampling for a decoding mode: as given (constrained), or the same without
+    the choice constraint and with ``free_max_tokens`` tokens to write (free)."""
+    if decoding not in DECODINGS:
+        raise ValueError(f"rating decoding must be one of {DECODINGS}, got {decoding!r}")
+    if decoding == "free":
+        return dataclasses.replace(sampling, max_tokens=free_max_tokens, choices=None)
+    return sampling
+
+
 def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
                sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
+               decoding: str = "constrained", free_max_tokens: int = 5,
                ) -> list[tuple[list[int], list[float | None]]]:
     """Rate each ``(questions, text)`` item against each of its questions with Fig. 8's prompt.
 
-    One request per pair, greedy, one generated token; the rating is the parsed output (0 when
-    it cannot be parsed, as in the paper) and the expected rating comes from the first token's
-    logprobs when the backend returns them. Returns ``(ratings, expected)`` per item. Requests
-    go question by question, so consecutive prompts share their prefix (llama.cpp and vLLM
-    reuse its KV cache).
+    One request per pair, greedy, decoded as ``decoding`` says (see the module's docstring): the
+    rating is the parsed output (constrained: 0 when it cannot be parsed, as in the paper; free:
+    -1) and the expected rating comes from the first token's logprobs when the backend returns
+    them. Returns ``(ratings, expected)`` per item. Requests go question by question, so
+    consecutive prompts share their prefix (llama.cpp and vLLM reuse its KV cache).
     """
+    sampling = rating_sampling(sampling, decoding, free_max_tokens)
     requests, slots = [], []
     by_question: dict[str, list[int]] = defaultdict(list)
     for i, (questions, _) in enumerate(items):
@@ -46,10 +72,10 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
     ratings = [[0] * len(qs) for qs, _ in items]
     expected: list[list[float | None]] = [[None] * len(qs) for qs, _ in items]
     for (i, qi), out in zip(slots, outs, strict=True):
-        r = parse_rating(out.text)
-        if r is None:
+        r = parse_free_rating(out.text) if decoding == "free" else parse_rating(out.text)
+        if r is None or r == UNRATED:
             runner.stats.parse_failures += 1
-            r = 0
+            r = UNRATED if decoding == "free" else 0
         ratings[i][qi] = r
         expected[i][qi] = expected_rating(out.top_logprobs)[0]
     return list(zip(ratings, expected, strict=True))
@@ -57,7 +83,8 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
 
 def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
          runner: LLMRunner, *, sampling: Sampling = JUDGMENT,
-         max_context_words: int = 2048) -> Ratings:
+         max_context_words: int = 2048, decoding: str = "constrained",
+         free_max_tokens: int = 5) -> Ratings:
     """Rate every (passage of the topic, sub-question) pair and the human summary itself."""
     targets: list[tuple[str, str | None]] = []  # (topic, passage id or None for y*)
     items: list[tuple[list[str], str]] = []
@@ -67,7 +94,8 @@ def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
             items.append((t.questions, p.contents))
         targets.append((t.topic_id, None))
         items.append((t.questions, require_reference(t, "rate its summary")))
-    rated = rate_texts(items, runner, sampling=sampling, max_context_words=max_context_words)
+    rated = rate_texts(items, runner, sampling=sampling, max_context_words=max_context_words,
+                       decoding=decoding, free_max_tokens=free_max_tokens)
     result = Ratings([], [])
     for (tid, pid), (r, e) in zip(targets, rated, strict=True):
         e = e if any(v is not None for v in e) else None

@@ -97,6 +97,42 @@ def corpora(config: dict) -> dict[str, list[str]]:
     return out
 
 
+def locate(path: str, basedir) -> str:
+    """A file path of the config: as given when it exists (relative to the working directory)
+    or is absolute, else the same relative path under ``basedir`` (the workflow's directory)
+    when it exists there, so that files shipped with the workflow (the paper's topic lists
+    under presets/) are found from any working directory; else as given, for Snakemake to
+    report missing."""
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return str(path)
+    shipped = Path(basedir) / p
+    return str(shipped) if shipped.exists() else str(path)
+
+
+def parity_settings(config: dict) -> dict:
+    """The settings on which the paper's numbers depend and in which cruxflow's default and the
+    CRUX authors' code differ (docs/paper-parity.md), from a resolved config: recorded in the
+    manifests beside the tables, with the token counter."""
+    metrics, llm, rag = config["metrics"], config["llm"], config["rag"]
+    return {
+        "metrics": {k: metrics[k] for k in ("eta", "alpha", "density_weight", "tokenizer",
+                                            "relevance_grades")},
+        "alpha_nDCG_columns": {
+            "alpha_nDCG_ndeval": "published computation: ndeval alpha-nDCG@20, ideal over P*",
+            "alpha_nDCG": "Eq. 4: ideal over Z*"},
+        "ratings": {k: llm["ratings"][k] for k in ("decoding", "free_max_tokens")},
+        "endpoints": {name: spec.get("endpoint", "chat")
+                      for name, spec in llm["backends"].items()},
+        "passages": {k: llm["passages"][k] for k in ("max_document_words", "chunk_words",
+                                                     "max_passages")},
+        "datasets": {name: {k: d[k] for k in ("prefix", "count_empty_documents",
+                                               "chunk_documents", "max_topics")}
+                     for name, d in config["datasets"].items()},
+        "rag_topics": dict(rag["topics"]),
+    }
+
+
 # --- checks across keys
 
 
@@ -151,6 +187,19 @@ def _rag_problems(config: dict) -> Iterator[tuple[str, str]]:
     # A null judge is each dataset's own backend, checked with the dataset.
     if rag["judge"] is not None:
         yield from _backend_problem("rag.judge", rag["judge"], config)
+    for name in rag["topics"]:
+        if name not in rag["datasets"]:
+            yield f"rag.topics.{name}", f"{name!r} is not in rag.datasets"
+
+
+def _passage_problems(config: dict) -> Iterator[tuple[str, str]]:
+    # Long documents are cut into chunks of chunk_words (at ingest or in the passage stage):
+    # a chunk longer than the limit that triggers the cut would itself be "long".
+    stage = config["llm"]["passages"]
+    if stage["chunk_words"] > stage["max_document_words"]:
+        yield ("llm.passages.chunk_words",
+               f"{stage['chunk_words']} is more than max_document_words "
+               f"({stage['max_document_words']})")
 
 
 def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
@@ -166,7 +215,8 @@ def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
 def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
-    checks = (_dataset_problems, _corpus_problems, _rag_problems, _backend_user_problems)
+    checks = (_dataset_problems, _corpus_problems, _rag_problems, _passage_problems,
+              _backend_user_problems)
     return [p for check in checks for p in check(config)]
 
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from cruxflow.data.model import Dataset, Document, Reference, Topic, make_doc_id
+from cruxflow.data.text import split_long_document
 
 _WS = re.compile(r"\s+")
 
@@ -16,7 +17,18 @@ class IngestOptions:
 
     ``prefix`` starts every topic id; ids are ``<prefix>-<i>`` with ``i`` counting the clusters
     kept (the CRUX release numbers them this way, after dropping clusters with fewer than
-    ``min_docs`` non-empty documents), or the cluster's own name with ``id_scheme="source"``.
+    ``min_docs`` documents), or the cluster's own name with ``id_scheme="source"``.
+
+    Two choices follow the CRUX authors' code when set (``presets/paper.yaml`` sets both;
+    docs/paper-parity.md, points 3 and 4):
+
+    * ``count_empty_documents``: an empty article (an empty piece between separators) counts in
+      the ``min_docs`` test and takes a document number, as in the authors' split of a cluster;
+      it never becomes a document. Off: empty articles are dropped first.
+    * ``chunk_documents``: an article of more than ``max_document_words`` words is cut into
+      ``chunk_words``-word chunks, each its own document numbered in sequence, so passage ids
+      count chunks as the release's do. Off: the passage stage cuts long documents itself and
+      their passages keep the article's number.
     """
 
     prefix: str = "topic"
@@ -26,6 +38,10 @@ class IngestOptions:
     summary_length: int = 100         # DUC: which model summaries (<CLUSTER>.M.<len>.T.<X>)
     reference: str = "concat"         # DUC: y* = all model summaries joined, or "first"
     corpus: str | None = None         # CRUX release: the passage collection (crux-mds-corpus)
+    count_empty_documents: bool = False
+    chunk_documents: bool = False
+    max_document_words: int = 1024
+    chunk_words: int = 512
 
 
 @dataclass
@@ -74,18 +90,40 @@ class RawCluster:
     references: list[Reference]
 
 
+def _documents(tid: str, articles: list[RawArticle], options: IngestOptions) -> list[Document]:
+    """A cluster's documents, numbered in order: chunks of a long article each take a number
+    (``chunk_documents``), an empty article takes one without becoming a document
+    (``count_empty_documents``) or none."""
+    out: list[Document] = []
+    index = 0
+    for art in articles:
+        if not art.text.strip():
+            index += options.count_empty_documents
+            continue
+        texts = (split_long_document(art.text, options.max_document_words, options.chunk_words)
+                 if options.chunk_documents else [art.text])
+        for c, text in enumerate(texts):
+            source = art.source_id if len(texts) == 1 else f"{art.source_id} chunk {c}"
+            out.append(Document(make_doc_id(tid, index), tid, text, art.title, source))
+            index += 1
+    return out
+
+
 def assemble(clusters: list[RawCluster], options: IngestOptions, report: IngestReport) -> Dataset:
     """Number the clusters and documents the CRUX way and build the dataset."""
     topics: dict[str, Topic] = {}
     documents: dict[str, Document] = {}
     for cluster in clusters:
         report.clusters_read += 1
-        articles = [a for a in cluster.articles if a.text.strip()]
-        report.empty_articles_skipped += len(cluster.articles) - len(articles)
-        if len(articles) < options.min_docs:
+        non_empty = sum(1 for a in cluster.articles if a.text.strip())
+        report.empty_articles_skipped += len(cluster.articles) - non_empty
+        counted = len(cluster.articles) if options.count_empty_documents else non_empty
+        if counted < options.min_docs:
+            what = "documents, empty ones counted" if options.count_empty_documents \
+                else "non-empty documents"
             report.clusters_skipped.append({
                 "source_id": cluster.source_id,
-                "reason": f"{len(articles)} non-empty documents (< min_docs={options.min_docs})",
+                "reason": f"{counted} {what} (< min_docs={options.min_docs})",
             })
             continue
         if options.id_scheme == "source":
@@ -93,10 +131,9 @@ def assemble(clusters: list[RawCluster], options: IngestOptions, report: IngestR
         else:
             tid = f"{options.prefix}-{len(topics)}"
         doc_ids = []
-        for i, art in enumerate(articles):
-            did = make_doc_id(tid, i)
-            documents[did] = Document(did, tid, art.text, art.title, art.source_id)
-            doc_ids.append(did)
+        for doc in _documents(tid, cluster.articles, options):
+            documents[doc.doc_id] = doc
+            doc_ids.append(doc.doc_id)
         if options.reference == "first":
             reference = cluster.references[0].text
         else:

@@ -6,8 +6,14 @@
   holds the articles of cluster i separated by ``story_separator_special_tag``, with newlines
   written as ``NEWLINE_CHAR``; line i of the ``.tgt`` file holds its summary.
 
+Hub rows of some conversions still carry the literal ``NEWLINE_CHAR`` too: both readers turn it
+into a line break, in articles and summaries alike, so that the two forms of one corpus give
+byte-identical datasets.
+
 The real data contains empty articles (and clusters left with fewer than two articles): they are
-skipped and counted in the report, as the CRUX release does, never silently.
+skipped and counted in the report, never silently. Whether an empty article counts in the
+two-document test and in document numbering, as in the CRUX authors' code, is
+``IngestOptions.count_empty_documents``.
 """
 
 from __future__ import annotations
@@ -38,10 +44,17 @@ def _summary(text: str) -> str:
     return re.sub(r"^\s*[\u2013-]\s+", "", " ".join(text.split()))
 
 
+def _lines(text: str) -> str:
+    return text.replace(SRC_NEWLINE, "\n")
+
+
 def _cluster(row_index: int, articles: list[str], summary: str, where: dict) -> RawCluster:
+    """One cluster from its raw articles (already split) and summary, in either form."""
+    summary = _lines(summary)
     if not summary.strip():
         raise DataError("summary is empty", field="summary", **where)
-    raw = [RawArticle(clean_paragraphs(a.split("\n")), source_id=f"row {row_index} article {j}")
+    raw = [RawArticle(clean_paragraphs(_lines(a).split("\n")),
+                      source_id=f"row {row_index} article {j}")
            for j, a in enumerate(articles)]
     # A row whose articles are all empty (the real data has some) reaches assemble(), which
     # skips it through min_docs and lists it in the report.
@@ -114,6 +127,5 @@ def read_multinews_src(path, options: IngestOptions) -> tuple:
     clusters = []
     for i, (s, t) in enumerate(zip(src_lines, tgt_lines, strict=True)):
         where = {"path": tgt, "record": f"line {i + 1}"}
-        articles = [a.replace(SRC_NEWLINE, "\n") for a in s.split(SRC_SEPARATOR)]
-        clusters.append(_cluster(i, articles, t, where))
+        clusters.append(_cluster(i, s.split(SRC_SEPARATOR), t, where))
     return assemble(clusters, options, report), report
