@@ -65,9 +65,13 @@ def _cluster(row_index: int, articles: list[str], summary: str, where: dict) -> 
 def _hub_rows(path: Path, encoding: str):
     if path.suffix == ".parquet":
         with extra(__name__, "parquet"):
+            import pyarrow as pa
             import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
+        try:
+            table = pq.read_table(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise DataError(f"not a readable parquet file ({exc})", path=path) from None
         for col in ("document", "summary"):
             if col not in table.column_names:
                 raise DataError(f"missing column (has {table.column_names})", path=path,
