@@ -21,13 +21,15 @@ from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMError
 
+DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
+               "has its own --help.")
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
 COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "annotate", "udcg", "support", "kpr",
             "llm_serve")
 
 
 def build_parser() -> OneLineParser:
-    parser = OneLineParser(prog="cruxflow", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="cruxflow", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         importlib.import_module(f"cruxflow.cli.{name}").add_command(sub)

@@ -26,14 +26,14 @@ def _cmd_ingest(args) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(f"wrote {summary['output']}")
-        if "layout" in summary:
-            print(f"  {'layout':24s}{summary['layout']}")
-        for key in ("topics", "documents", "summaries", "passages", "rated_passages",
-                    "clusters_skipped", "empty_articles_skipped", "runs"):
-            if key in summary:
-                print(f"  {key:24s}{summary[key]}")
-        for key, value in summary.get("judgments", {}).items():
-            print(f"  judgments.{key:14s}{value}")
+        rows = [(key, summary[key]) for key in (
+            "layout", "topics", "documents", "summaries", "passages", "rated_passages",
+            "clusters_skipped", "empty_articles_skipped", "runs") if key in summary]
+        rows += [(f"judgments.{key}", value)
+                 for key, value in summary.get("judgments", {}).items()]
+        width = max(len(key) for key, _ in rows) + 2
+        for key, value in rows:
+            print(f"  {key:{width}s}{value}")
         for note in summary.get("notes", []):
             print(f"  note: {note}")
     return 0
