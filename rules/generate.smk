@@ -82,10 +82,11 @@ rule subquestions:
 
 rule ratings:
     """Rate every (passage, sub-question) pair of one shard's topics, and each topic's human
-    summary, on the 0-5 answerability scale (Fig. 8)."""
+    summary, on the 0-5 answerability scale (Fig. 8). Shards are cut by pairs, so each reads
+    every passage shard."""
     input:
         **dataset_files(INGESTED),
-        generated_passages=GENERATED_PASSAGES,
+        generated_passages=shard_files(GENERATED_PASSAGES),
         subquestions="results/generated/{dataset}/subquestions.jsonl",
     output:
         ratings=GENERATED_RATINGS,

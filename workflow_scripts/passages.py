@@ -11,14 +11,16 @@ log = setup_logging(sm)
 cfg = sm.params.llm
 stage = cfg["passages"]
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
-docs = documents_of_shard(dataset, int(sm.wildcards.shard), int(sm.wildcards.shards))
+docs = documents_of_shard(dataset, int(sm.wildcards.shard), int(sm.wildcards.shards),
+                          distractors=stage["distractors"])
 runner = llm_runner(sm, f"passages {sm.wildcards.dataset} shard {sm.wildcards.shard}")
 passages = decontextualize(docs, runner, sampling=sampling(cfg, "generation",
                                                            max_tokens=stage["max_tokens"]),
                            max_words=stage["max_document_words"],
                            chunk_words=stage["chunk_words"],
                            min_words=stage["min_passage_words"],
-                           max_passages=stage["max_passages"], attempts=cfg["attempts"])
+                           max_passages=stage["max_passages"], attempts=cfg["attempts"],
+                           distractors=stage["distractors"], split_words=stage["split_words"])
 write_jsonl(sm.output[0], (p.to_json() for p in passages))
 log.info("%d documents -> %d passages", len(docs), len(passages))
 log_llm_stats(sm, runner, log)

@@ -13,13 +13,15 @@ log = setup_logging(sm)
 cfg = sm.params.llm
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
 questions = read_topic_field(sm.input.subquestions, "questions")
-topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query, questions[t.topic_id],
-                t.references, t.source_id)
-          for t in topics_of_shard(dataset, int(sm.wildcards.shard), int(sm.wildcards.shards))]
 by_topic = defaultdict(list)
-for p in read_passages([sm.input.generated_passages]).values():
+for p in read_passages(sm.input.generated_passages).values():
     if p.topic_id is not None:  # P*: the passages of the topic's own documents
         by_topic[p.topic_id].append(p)
+pairs = {t: (len(by_topic[t]) + 1) * len(questions.get(t, [])) for t in dataset.topics}
+topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query, questions[t.topic_id],
+                t.references, t.source_id)
+          for t in topics_of_shard(dataset, int(sm.wildcards.shard), int(sm.wildcards.shards),
+                                   pairs)]
 runner = llm_runner(sm, f"ratings {sm.wildcards.dataset} shard {sm.wildcards.shard}")
 result = rate(topics, by_topic, runner, sampling=sampling(cfg, "judgment"),
               max_context_words=cfg["ratings"]["max_context_words"],

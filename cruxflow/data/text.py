@@ -3,6 +3,8 @@ documents before passage generation (paper Figure 7 caption)."""
 
 from __future__ import annotations
 
+import re
+
 
 def count_words(text: str) -> int:
     """Number of whitespace-separated words."""
@@ -34,3 +36,27 @@ def split_long_document(text: str, max_words: int = 1024, chunk_words: int = 512
     if len(words) <= max_words:
         return [text]
     return [" ".join(words[i : i + chunk_words]) for i in range(0, len(words), chunk_words)]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def split_sentences_into_passages(text: str, words: int) -> list[str]:
+    """Cut ``text`` at sentence ends (., ! or ? then whitespace) into passages of at least
+    ``words`` words, whitespace normalised; a tail shorter than ``words / 2`` joins the passage
+    before it. No sentence is cut, so a passage can be longer than ``words``."""
+    if words < 1:
+        raise ValueError(f"need words >= 1, got {words}")
+    passages: list[list[str]] = []
+    current: list[str] = []
+    for sentence in _SENTENCE_END.split(" ".join(text.split())):
+        current.extend(sentence.split())
+        if len(current) >= words:
+            passages.append(current)
+            current = []
+    if current:
+        if passages and len(current) < words / 2:
+            passages[-1].extend(current)
+        else:
+            passages.append(current)
+    return [" ".join(p) for p in passages]

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from cruxflow.data.model import Document, Passage
-from cruxflow.data.text import count_words, split_long_document
+from cruxflow.data.text import count_words, split_long_document, split_sentences_into_passages
 from cruxflow.llm import GENERATION, LLMRunner, Sampling
 from cruxflow.llm.parsing import extract_tagged
 from cruxflow.llm.retry import ask_with_retries
@@ -23,7 +23,8 @@ def passage_group(doc: Document) -> str:
 def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
                     sampling: Sampling = GENERATION, max_words: int = 1024,
                     chunk_words: int = 512, min_words: int = 5, max_passages: int | None = None,
-                    attempts: int = 3) -> list[Passage]:
+                    attempts: int = 3, distractors: str = "llm",
+                    split_words: int = 60) -> list[Passage]:
     """Standalone passages of every document, ids ``<doc_id>#<n>`` with ``n`` counting over the
     document's group (its topic) in document order.
 
@@ -34,10 +35,17 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     each piece's output (the authors kept 3; ``None`` keeps all). A piece whose output holds no
     passage of at least ``min_words`` words after ``attempts`` tries keeps its own text as one
     passage (counted as a parse failure), so no source text is lost.
+
+    ``distractors="split"`` sends no distractor (a document of no topic) to the LLM: it is cut
+    at sentence ends into passages of about ``split_words`` words (the demo's choice: 50 of its
+    71 documents are distractors, and rewriting them showed nothing new; the paper
+    decontextualizes every document, ``"llm"``). Passage ids are the same either way.
     """
+    if distractors not in DISTRACTORS:
+        raise ValueError(f"distractors must be one of {DISTRACTORS}, got {distractors!r}")
     documents = list(documents)
     pieces: list[tuple[Document, str]] = [
-        (doc, chunk) for doc in documents
+        (doc, chunk) for doc in documents if sends_to_llm(doc, distractors)
         for chunk in split_long_document(doc.text, max_words, chunk_words)]
 
     def parse(text: str) -> list[str] | None:
@@ -45,12 +53,25 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
 
     answers = ask_with_retries(runner, [PASSAGES.render(document=c) for _, c in pieces],
                                sampling, parse, attempts=attempts)
+    texts: dict[str, list[str]] = defaultdict(list)
+    for (doc, chunk), answer in zip(pieces, answers, strict=True):
+        texts[doc.doc_id].extend((answer.value or [" ".join(chunk.split())])[:max_passages])
     counters: dict[str, int] = defaultdict(int)
     passages = []
-    for (doc, chunk), answer in zip(pieces, answers, strict=True):
-        for text in (answer.value or [" ".join(chunk.split())])[:max_passages]:
+    for doc in documents:
+        if not sends_to_llm(doc, distractors):
+            texts[doc.doc_id] = split_sentences_into_passages(doc.text, split_words)
+        for text in texts[doc.doc_id]:
             group = passage_group(doc)
             passages.append(Passage(f"{doc.doc_id}#{counters[group]}", text, doc.topic_id,
                                     doc.doc_id))
             counters[group] += 1
     return passages
+
+
+DISTRACTORS = ("llm", "split")
+
+
+def sends_to_llm(doc: Document, distractors: str = "llm") -> bool:
+    """Whether the passage stage rewrites ``doc`` with the LLM (see :func:`decontextualize`)."""
+    return doc.topic_id is not None or distractors == "llm"

@@ -1,8 +1,10 @@
 """Sharding the LLM stages, and assembling their outputs into a dataset directory.
 
-Work is split by *group*: a topic, or the distractors (see
-:func:`cruxflow.stages.passages.passage_group`). The passage stage and the rating stage use
-the same split, so rating shard ``k`` needs only passage shard ``k``.
+Work is split by *group* (a topic, or one distractor document: see
+:func:`cruxflow.stages.passages.passage_group`) and cut by work, not by group count: the
+passage stage weighs a group by the words it sends to the LLM, the rating stage a topic by its
+(passage, sub-question) pairs. Cutting by count left one of the demo's two rating shards with
+306 pairs and the other with 138, one core idle for minutes (issue 19).
 """
 
 from __future__ import annotations
@@ -21,23 +23,45 @@ from cruxflow.data.model import (
     rating_from_json,
     reference_rating_from_json,
 )
-from cruxflow.stages.passages import passage_group
+from cruxflow.data.text import count_words
+from cruxflow.stages.passages import passage_group, sends_to_llm
 
 
-def shard_of_groups(dataset: Dataset, shards: int) -> dict[str, int]:
-    """Round-robin over groups in order of first appearance (topics first, then distractors)."""
-    groups = list(dict.fromkeys([*dataset.topics,
-                                 *(passage_group(d) for d in dataset.documents.values())]))
-    return {g: i % shards for i, g in enumerate(groups)}
+def balanced_shards(weights: dict[str, float], shards: int) -> dict[str, int]:
+    """``{key: shard}`` with the shards' total weights as even as greedy makes them: heaviest
+    key first (ties in the given order) onto the lightest shard so far (ties: the lowest
+    number). Deterministic, so every job of a stage computes the same split."""
+    if shards < 1:
+        raise ValueError(f"shards must be >= 1, got {shards}")
+    order = sorted(enumerate(weights.items()), key=lambda x: (-x[1][1], x[0]))
+    loads = [0.0] * shards
+    out = {}
+    for _, (key, weight) in order:
+        s = min(range(shards), key=lambda i: (loads[i], i))
+        out[key] = s
+        loads[s] += weight
+    return {k: out[k] for k in weights}
 
 
-def documents_of_shard(dataset: Dataset, shard: int, shards: int) -> list[Document]:
-    of = shard_of_groups(dataset, shards)
+def documents_of_shard(dataset: Dataset, shard: int, shards: int,
+                       distractors: str = "llm") -> list[Document]:
+    """The documents of one passage-stage shard; a group weighs the words its documents send
+    to the LLM (none for distractors split without it: ``distractors="split"``)."""
+    weights: dict[str, float] = {g: 0.0 for g in dataset.topics}
+    for d in dataset.documents.values():
+        g = passage_group(d)
+        words = count_words(d.text) if sends_to_llm(d, distractors) else 0
+        weights[g] = weights.get(g, 0.0) + words
+    of = balanced_shards(weights, shards)
     return [d for d in dataset.documents.values() if of[passage_group(d)] == shard]
 
 
-def topics_of_shard(dataset: Dataset, shard: int, shards: int) -> list[Topic]:
-    of = shard_of_groups(dataset, shards)
+def topics_of_shard(dataset: Dataset, shard: int, shards: int,
+                    pairs: dict[str, int] | None = None) -> list[Topic]:
+    """The topics of one rating-stage shard, each weighing ``pairs[topic]`` (its passage,
+    sub-question pairs; 1 each when not given)."""
+    weights = {t: float((pairs or {}).get(t, 1)) for t in dataset.topics}
+    of = balanced_shards(weights, shards)
     return [t for t in dataset.topics.values() if of[t.topic_id] == shard]
 
 

@@ -125,7 +125,7 @@ def parity_settings(config: dict) -> dict:
         "endpoints": {name: spec.get("endpoint", "chat")
                       for name, spec in llm["backends"].items()},
         "passages": {k: llm["passages"][k] for k in ("max_document_words", "chunk_words",
-                                                     "max_passages")},
+                                                     "max_passages", "distractors")},
         "datasets": {name: {k: d[k] for k in ("prefix", "count_empty_documents",
                                                "chunk_documents", "max_topics")}
                      for name, d in config["datasets"].items()},
