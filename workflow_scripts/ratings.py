@@ -5,7 +5,7 @@ from collections import defaultdict
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset, Topic
 from cruxflow.stages.prepare import read_passages, read_topic_field, topics_of_shard
-from cruxflow.stages.ratings import rate
+from cruxflow.stages.ratings import rate, rating_options
 from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
@@ -24,9 +24,7 @@ topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query, questions[t.topic_i
                                    pairs)]
 runner = llm_runner(sm, f"ratings {sm.wildcards.dataset} shard {sm.wildcards.shard}")
 result = rate(topics, by_topic, runner, sampling=sampling(cfg, "judgment"),
-              max_context_words=cfg["ratings"]["max_context_words"],
-              decoding=cfg["ratings"]["decoding"],
-              free_max_tokens=cfg["ratings"]["free_max_tokens"])
+              **rating_options(cfg))
 write_jsonl(sm.output.ratings, (r.to_json() for r in result.passages))
 write_jsonl(sm.output.references, (r.to_json() for r in result.references))
 log.info("%d topics: %d passages and %d summaries rated", len(topics), len(result.passages),

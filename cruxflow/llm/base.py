@@ -72,13 +72,16 @@ class Request:
 
 @dataclass
 class Completion:
-    """One output. ``top_logprobs``: the first generated token's alternatives (token -> ln p)."""
+    """One output. ``top_logprobs``: the first generated token's alternatives (token -> ln p).
+    ``cached_tokens``: of the ``prompt_tokens``, those whose KV the backend reused from an
+    earlier prompt (``prompt_cache``) instead of computing them; ``None`` when it does not say."""
 
     text: str
     finish_reason: str | None = None
     top_logprobs: dict[str, float] | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_tokens: int | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -87,7 +90,7 @@ class Completion:
     def from_json(cls, obj: dict) -> Completion:
         return cls(**{k: obj.get(k) for k in
                       ("text", "finish_reason", "top_logprobs", "prompt_tokens",
-                       "completion_tokens")})
+                       "completion_tokens", "cached_tokens")})
 
 
 class Backend(ABC):

@@ -82,8 +82,11 @@ class LlamaCppBackend(Backend):
     def _body(self, request: Request) -> dict:
         s = request.sampling
         # cache_prompt off by default: reusing the KV cache of the previous prompt's shared
-        # prefix changes the numerics slightly, so outputs (and cached results) would depend on
-        # request order. On is faster (benchmarks/llm_ratings.py measures by how much).
+        # prefix changes the numerics slightly (the prefix was computed in other batches), so
+        # a near tie can flip with the request before it. The rating stages send their
+        # requests in a fixed order (cruxflow.stages.ratings.request_order), so a run from
+        # scratch stays reproducible with it on; docs/ratings.md measures the speed and the
+        # flips (benchmarks/llm_ratings.py).
         body = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
                 "cache_prompt": self.prompt_cache}
         if s.seed is not None:
@@ -117,7 +120,8 @@ class LlamaCppBackend(Backend):
                 err = resp["error"]
                 raise LLMError(f"llama.cpp: {err.get('message', err)} "
                                f"(prompt starts {r.prompt[:80]!r})")
-            yield i, completion_from_choice(resp["choices"][0], resp.get("usage"))
+            yield i, completion_from_choice(resp["choices"][0], resp.get("usage"),
+                                            resp.get("timings"))
 
     def close(self) -> None:
         self._server = None

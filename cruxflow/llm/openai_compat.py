@@ -35,7 +35,7 @@ class OpenAIBackend(Backend):
     def __init__(self, model: str, *, base_url: str, endpoint: str = "chat",
                  api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 300.0,
                  max_retries: int = 5, concurrency: int = 8, constrain: str = "none",
-                 extra_body: dict | None = None):
+                 extra_body: dict | None = None, prompt_cache: bool | None = None):
         super().__init__(model, endpoint=endpoint)
         if constrain not in CONSTRAINTS:
             raise LLMError(f"constrain must be one of {CONSTRAINTS}, not {constrain!r}")
@@ -55,6 +55,7 @@ class OpenAIBackend(Backend):
         self.concurrency = max(1, int(concurrency))
         self.constrain = constrain
         self.extra_body = dict(extra_body or {})
+        self.prompt_cache = prompt_cache
         log.info("OpenAI-compatible server %s, model %s (key from $%s)", base_url, model,
                  api_key_env)
 
@@ -63,10 +64,15 @@ class OpenAIBackend(Backend):
         choices = request.sampling.choices
         if choices and self.constrain == "vllm":
             extra["structured_outputs"] = {"choice": list(choices)}
-        if self.constrain == "llamacpp":
-            if choices:
-                extra["grammar"] = choice_grammar(choices)
-            # As in process: prefix reuse would make outputs depend on request order.
+        if choices and self.constrain == "llamacpp":
+            extra["grammar"] = choice_grammar(choices)
+        # cache_prompt is llama.cpp's server's own field, sent only when it is configured (or,
+        # with constrain: llamacpp, off as in process: reuse makes near ties depend on request
+        # order). Other servers decide prefix caching at start-up (vllm serve
+        # --enable-prefix-caching).
+        if self.prompt_cache is not None:
+            extra.setdefault("cache_prompt", bool(self.prompt_cache))
+        elif self.constrain == "llamacpp":
             extra.setdefault("cache_prompt", False)
         return extra
 
@@ -91,7 +97,7 @@ class OpenAIBackend(Backend):
         data = resp.model_dump()
         if not data.get("choices"):
             raise LLMError(f"{self.base_url}: response without choices")
-        return completion_from_choice(data["choices"][0], data.get("usage"))
+        return completion_from_choice(data["choices"][0], data.get("usage"), data.get("timings"))
 
     def _with_retries(self, call):
         attempts = self.max_retries + 1

@@ -39,7 +39,20 @@ def first_token_logprobs(logprobs) -> dict[str, float] | None:
     return None
 
 
-def completion_from_choice(choice: dict, usage: dict | None) -> Completion:
+def cached_prompt_tokens(usage: dict | None, timings: dict | None = None) -> int | None:
+    """Prompt tokens the server did not compute (their KV came from an earlier prompt): the
+    OpenAI usage field ``prompt_tokens_details.cached_tokens`` (vLLM with prefix caching,
+    llama.cpp's server), else llama.cpp's ``timings.cache_n``; ``None`` when neither is there."""
+    details = (usage or {}).get("prompt_tokens_details") or {}
+    if details.get("cached_tokens") is not None:
+        return int(details["cached_tokens"])
+    if timings and timings.get("cache_n") is not None:
+        return int(timings["cache_n"])
+    return None
+
+
+def completion_from_choice(choice: dict, usage: dict | None,
+                           timings: dict | None = None) -> Completion:
     if "message" in choice:
         text = (choice.get("message") or {}).get("content") or ""
     else:
@@ -51,4 +64,5 @@ def completion_from_choice(choice: dict, usage: dict | None) -> Completion:
         top_logprobs=first_token_logprobs(choice.get("logprobs")),
         prompt_tokens=usage.get("prompt_tokens"),
         completion_tokens=usage.get("completion_tokens"),
+        cached_tokens=cached_prompt_tokens(usage, timings),
     )

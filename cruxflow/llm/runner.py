@@ -19,13 +19,17 @@ class CallStats:
     cache_hits: int = 0   # answered from the cache
     calls: int = 0        # sent to the backend
     parse_failures: int = 0  # counted by the stages that parse outputs
+    prompt_tokens: int = 0   # of the calls, as the backend counted them
+    cached_tokens: int = 0   # of those, reused from an earlier prompt (prompt_cache)
 
     def to_json(self) -> dict:
         return dict(vars(self))
 
     def __str__(self) -> str:
+        reused = (f" ({self.cached_tokens} of their {self.prompt_tokens} prompt tokens reused)"
+                  if self.cached_tokens else "")
         return (f"{self.requests} requests: {self.cache_hits} from the cache, "
-                f"{self.calls} LLM calls, {self.parse_failures} parse failures")
+                f"{self.calls} LLM calls{reused}, {self.parse_failures} parse failures")
 
 
 class LLMRunner:
@@ -71,6 +75,8 @@ class LLMRunner:
                         self.cache.put_many([(key, identity, req, out)])
                     found[key] = out
                     self.stats.calls += 1
+                    self.stats.prompt_tokens += out.prompt_tokens or 0
+                    self.stats.cached_tokens += out.cached_tokens or 0
                     done += 1
                     if bar is not None:
                         bar.update(1)

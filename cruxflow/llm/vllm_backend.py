@@ -20,7 +20,7 @@ class VLLMBackend(Backend):
     def __init__(self, model: str, *, endpoint: str = "chat", tensor_parallel_size: int = 1,
                  max_model_len: int | None = None, gpu_memory_utilization: float = 0.9,
                  dtype: str = "auto", seed: int = 0, max_logprobs: int = 20,
-                 engine_args: dict | None = None):
+                 prompt_cache: bool | None = None, engine_args: dict | None = None):
         super().__init__(model, endpoint=endpoint)
         try:
             import vllm
@@ -28,10 +28,13 @@ class VLLMBackend(Backend):
             raise LLMError("the vllm backend needs vLLM (use the envs/vllm.yaml environment)") \
                 from e
         self._vllm = vllm
+        engine_args = dict(engine_args or {})
+        if prompt_cache is not None:  # unset: vLLM's own default (on since its V1 engine)
+            engine_args.setdefault("enable_prefix_caching", bool(prompt_cache))
         self.llm = vllm.LLM(model=model, tensor_parallel_size=tensor_parallel_size,
                             max_model_len=max_model_len,
                             gpu_memory_utilization=gpu_memory_utilization, dtype=dtype,
-                            seed=seed, max_logprobs=max_logprobs, **(engine_args or {}))
+                            seed=seed, max_logprobs=max_logprobs, **engine_args)
         log.info("vLLM: loaded %s on %d GPU(s)", model, tensor_parallel_size)
 
     def sampling_params(self, request: Request):
@@ -64,4 +67,5 @@ def _completion(request_output) -> Completion:
             merge_logprob(top, lp.decoded_token or "", lp.logprob)
     return Completion(text=out.text, finish_reason=out.finish_reason, top_logprobs=top,
                       prompt_tokens=len(request_output.prompt_token_ids or []),
-                      completion_tokens=len(out.token_ids))
+                      completion_tokens=len(out.token_ids),
+                      cached_tokens=getattr(request_output, "num_cached_tokens", None))

@@ -117,14 +117,14 @@ def generate_reports(tasks: Sequence[ReportTask], runner: LLMRunner, *,
 def judge_reports(reports: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
                   sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
                   decoding: str = "constrained", free_max_tokens: int = 5,
-                  ) -> list[tuple[list[int], list[float | None]]]:
-    """Rate each ``(questions, report)`` against every question (decoded as
-    :func:`cruxflow.stages.ratings.rate_texts` says); an empty report rates 0 everywhere
-    without a call (there is nothing to read)."""
+                  layout: str = "paper") -> list[tuple[list[int], list[float | None]]]:
+    """Rate each ``(questions, report)`` against every question (decoded, laid out and sent in
+    the order that :func:`cruxflow.stages.ratings.rate_texts` says); an empty report rates 0
+    everywhere without a call (there is nothing to read)."""
     todo = [i for i, (_, text) in enumerate(reports) if text.strip()]
     rated = rate_texts([reports[i] for i in todo], runner, sampling=sampling,
                        max_context_words=max_context_words, decoding=decoding,
-                       free_max_tokens=free_max_tokens)
+                       free_max_tokens=free_max_tokens, layout=layout)
     out: list[tuple[list[int], list[float | None]]] = [
         ([0] * len(qs), [None] * len(qs)) for qs, _ in reports]
     for i, r in zip(todo, rated, strict=True):

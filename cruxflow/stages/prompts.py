@@ -17,14 +17,19 @@ tags are plain ASCII (``<q>``, ``<p>``, ``<r>``), without backticks or italics.
   its typographic quotes are kept, the LaTeX escape in ``\\$22 million`` is dropped).
   Field: ``report``.
 
-Two more prompts are ours: the paper does not print its RAG generation prompt (Sec. 4.1 says
-only that all generations share one configuration, and footnote 7 that the prompt states the
-length bound token(Z*) and longer outputs are truncated). Both are versioned like the others.
+Three more prompts are ours, versioned like the others. The paper does not print its RAG
+generation prompt (Sec. 4.1 says only that all generations share one configuration, and
+footnote 7 that the prompt states the length bound token(Z*) and longer outputs are truncated):
 
 - ``REPORT`` -- the report of a RAG system: the open-ended query, the numbered context
   passages and the length bound. Fields: ``query``, ``passages``, ``max_words``.
 - ``REPORT_DIRECT`` -- the same without context, for direct prompting (Table 1, row #1).
   Fields: ``query``, ``max_words``.
+- ``RATING_PASSAGE_FIRST`` -- Figure 8 reordered (``llm.ratings.layout: passage_first``):
+  the same instruction and guideline, then the context, then the question, then "Rating:".
+  The ten to fifteen prompts that rate one passage then share everything up to the question,
+  so a backend that reuses a prompt's KV prefix computes the passage once (docs/ratings.md).
+  Fields: ``question``, ``context``.
 
 Each of the paper's prompts ends with its figure's primer ("Questions:\\n<q>",
 "Passages:\\n<p>", "Rating:", "Report request: <r>"), so generations usually start inside the
@@ -39,6 +44,7 @@ __all__ = [
     "PASSAGES",
     "PROMPTS",
     "RATING",
+    "RATING_PASSAGE_FIRST",
     "REPORT",
     "REPORT_DIRECT",
     "REPORT_REQUEST",
@@ -82,29 +88,48 @@ PASSAGES = PromptTemplate(
     ),
 )
 
+# Fig. 8's instruction and guideline: shared by both layouts of the rating prompt.
+_RATING_INSTRUCTIONS = (
+    "Instruction: Determine whether the question can be answered based on the provided "
+    "context? Rate the context with on a scale from 0 to 5 according to the guideline below. "
+    "Do not write anything except the rating.\n"
+    "\n"
+    "Guideline:\n"
+    "- 5: The context is highly relevant, complete, and accurate.\n"
+    "- 4: The context is mostly relevant and complete but may have minor gaps or "
+    "inaccuracies.\n"
+    "- 3: The context is partially relevant and complete, with noticeable gaps or "
+    "inaccuracies.\n"
+    "- 2: The context has limited relevance and completeness, with significant gaps or "
+    "inaccuracies.\n"
+    "- 1: The context is minimally relevant or complete, with substantial shortcomings.\n"
+    "- 0: The context is not relevant or complete at all.\n"
+    "\n"
+)
+
 RATING = PromptTemplate(
     name="rating",
     version=VERSION,
     fields=("question", "context"),
     text=(
-        "Instruction: Determine whether the question can be answered based on the provided "
-        "context? Rate the context with on a scale from 0 to 5 according to the guideline below. "
-        "Do not write anything except the rating.\n"
-        "\n"
-        "Guideline:\n"
-        "- 5: The context is highly relevant, complete, and accurate.\n"
-        "- 4: The context is mostly relevant and complete but may have minor gaps or "
-        "inaccuracies.\n"
-        "- 3: The context is partially relevant and complete, with noticeable gaps or "
-        "inaccuracies.\n"
-        "- 2: The context has limited relevance and completeness, with significant gaps or "
-        "inaccuracies.\n"
-        "- 1: The context is minimally relevant or complete, with substantial shortcomings.\n"
-        "- 0: The context is not relevant or complete at all.\n"
-        "\n"
-        "Question: {question}\n"
+        _RATING_INSTRUCTIONS
+        + "Question: {question}\n"
         "\n"
         "Context: {context}\n"
+        "\n"
+        "Rating:"
+    ),
+)
+
+RATING_PASSAGE_FIRST = PromptTemplate(
+    name="rating-passage-first",
+    version="cruxflow-v1",
+    fields=("question", "context"),
+    text=(
+        _RATING_INSTRUCTIONS
+        + "Context: {context}\n"
+        "\n"
+        "Question: {question}\n"
         "\n"
         "Rating:"
     ),
@@ -188,5 +213,6 @@ REPORT_DIRECT = PromptTemplate(
 )
 
 PROMPTS: dict[str, PromptTemplate] = {
-    p.name: p for p in (SUBQUESTIONS, PASSAGES, RATING, REPORT_REQUEST, REPORT, REPORT_DIRECT)
+    p.name: p for p in (SUBQUESTIONS, PASSAGES, RATING, RATING_PASSAGE_FIRST, REPORT_REQUEST,
+                        REPORT, REPORT_DIRECT)
 }

@@ -9,6 +9,15 @@ Two ways to decode a rating (``llm.ratings.decoding``, docs/paper-parity.md poin
   digit taken, -1 when there is none (:func:`cruxflow.llm.parsing.parse_free_rating`). A -1
   answers no question at any threshold. The authors sent raw completions, no chat template:
   pair it with ``endpoint: completion`` on the backend.
+
+Two layouts of the prompt (``llm.ratings.layout``, docs/ratings.md):
+
+* ``paper`` (the default): Fig. 8 as printed, the question before the context. Requests go
+  question by question, so consecutive prompts share the instruction and the question.
+* ``passage_first`` (ours): the same text with the context before the question
+  (:data:`~cruxflow.stages.prompts.RATING_PASSAGE_FIRST`). Requests go passage by passage, so
+  the 10-15 prompts that rate one passage share everything but the question, and a backend
+  that reuses a prompt's KV prefix (``prompt_cache``) computes each passage once.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ from cruxflow.data.text import clip_words
 from cruxflow.llm import JUDGMENT, LLMRunner, Request, Sampling
 from cruxflow.llm.logprobs import expected_rating
 from cruxflow.llm.parsing import UNRATED, parse_free_rating, parse_rating
-from cruxflow.stages.prompts import RATING
+from cruxflow.llm.prompts import PromptTemplate
+from cruxflow.stages.prompts import RATING, RATING_PASSAGE_FIRST
 
 
 @dataclasses.dataclass
@@ -32,6 +42,44 @@ class Ratings:
 
 
 DECODINGS = ("constrained", "free")
+LAYOUTS: dict[str, PromptTemplate] = {"paper": RATING, "passage_first": RATING_PASSAGE_FIRST}
+
+
+def rating_prompt(layout: str = "paper") -> PromptTemplate:
+    """The rating prompt of a layout (see the module's docstring)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"rating layout must be one of {tuple(LAYOUTS)}, got {layout!r}")
+    return LAYOUTS[layout]
+
+
+def rating_options(llm_config: dict) -> dict:
+    """The keyword arguments of :func:`rate`, :func:`rate_texts` and
+    :func:`cruxflow.rag.reports.judge_reports` from a resolved config's ``llm`` section
+    (``llm.ratings``): the one place the workflow's passage ratings and report judging read
+    them, so both rate the same way."""
+    options = llm_config["ratings"]
+    return {k: options[k] for k in ("max_context_words", "decoding", "free_max_tokens", "layout")}
+
+
+def request_order(items: Sequence[tuple[Sequence[str], str]], layout: str = "paper",
+                  ) -> list[tuple[int, int]]:
+    """The ``(item, question index)`` pairs in the order their requests are sent, chosen so that
+    consecutive prompts share the longest prefix the layout allows; it depends only on
+    ``items``, so a re-run sends the same requests in the same order.
+
+    ``paper``: question by question, in order of each question text's first appearance (items
+    that share a question, such as a topic's passages, are rated for it in a row).
+    ``passage_first``: item by item as given, each item's questions in order.
+    """
+    rating_prompt(layout)  # an unknown layout fails here
+    if layout == "passage_first":
+        return [(i, qi) for i, (questions, _) in enumerate(items)
+                for qi in range(len(questions))]
+    by_question: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for i, (questions, _) in enumerate(items):
+        for qi, q in enumerate(questions):
+            by_question[q].append((i, qi))
+    return [pair for pairs in by_question.values() for pair in pairs]
 
 
 def rating_sampling(sampling: Sampling, decoding: str = "constrained",
@@ -48,26 +96,22 @@ def rating_sampling(sampling: Sampling, decoding: str = "constrained",
 def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
                sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
                decoding: str = "constrained", free_max_tokens: int = 5,
-               ) -> list[tuple[list[int], list[float | None]]]:
-    """Rate each ``(questions, text)`` item against each of its questions with Fig. 8's prompt.
+               layout: str = "paper") -> list[tuple[list[int], list[float | None]]]:
+    """Rate each ``(questions, text)`` item against each of its questions with Fig. 8's prompt
+    in ``layout`` (see the module's docstring).
 
-    One request per pair, greedy, decoded as ``decoding`` says (see the module's docstring): the
-    rating is the parsed output (constrained: 0 when it cannot be parsed, as in the paper; free:
-    -1) and the expected rating comes from the first token's logprobs when the backend returns
-    them. Returns ``(ratings, expected)`` per item. Requests go question by question, so
-    consecutive prompts share their prefix (llama.cpp and vLLM reuse its KV cache).
+    One request per pair, greedy, decoded as ``decoding`` says: the rating is the parsed output
+    (constrained: 0 when it cannot be parsed, as in the paper; free: -1) and the expected rating
+    comes from the first token's logprobs when the backend returns them. Returns
+    ``(ratings, expected)`` per item, in the items' order. Requests are sent in
+    :func:`request_order`, so that consecutive prompts share their prefix.
     """
     sampling = rating_sampling(sampling, decoding, free_max_tokens)
-    requests, slots = [], []
-    by_question: dict[str, list[int]] = defaultdict(list)
-    for i, (questions, _) in enumerate(items):
-        for qi, q in enumerate(questions):
-            by_question[q].append((i, qi))
-    for q, pairs in by_question.items():
-        for i, qi in pairs:
-            context = clip_words(items[i][1], max_context_words)
-            requests.append(Request(RATING.render(question=q, context=context), sampling))
-            slots.append((i, qi))
+    template = rating_prompt(layout)
+    slots = request_order(items, layout)
+    contexts = [clip_words(text, max_context_words) for _, text in items]
+    requests = [Request(template.render(question=items[i][0][qi], context=contexts[i]), sampling)
+                for i, qi in slots]
     outs = runner.generate(requests)
     ratings = [[0] * len(qs) for qs, _ in items]
     expected: list[list[float | None]] = [[None] * len(qs) for qs, _ in items]
@@ -84,7 +128,7 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
 def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
          runner: LLMRunner, *, sampling: Sampling = JUDGMENT,
          max_context_words: int = 2048, decoding: str = "constrained",
-         free_max_tokens: int = 5) -> Ratings:
+         free_max_tokens: int = 5, layout: str = "paper") -> Ratings:
     """Rate every (passage of the topic, sub-question) pair and the human summary itself."""
     targets: list[tuple[str, str | None]] = []  # (topic, passage id or None for y*)
     items: list[tuple[list[str], str]] = []
@@ -95,7 +139,7 @@ def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
         targets.append((t.topic_id, None))
         items.append((t.questions, require_reference(t, "rate its summary")))
     rated = rate_texts(items, runner, sampling=sampling, max_context_words=max_context_words,
-                       decoding=decoding, free_max_tokens=free_max_tokens)
+                       decoding=decoding, free_max_tokens=free_max_tokens, layout=layout)
     result = Ratings([], [])
     for (tid, pid), (r, e) in zip(targets, rated, strict=True):
         e = e if any(v is not None for v in e) else None

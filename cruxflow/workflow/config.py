@@ -121,7 +121,7 @@ def parity_settings(config: dict) -> dict:
         "alpha_nDCG_columns": {
             "alpha_nDCG_ndeval": "published computation: ndeval alpha-nDCG@20, ideal over P*",
             "alpha_nDCG": "Eq. 4: ideal over Z*"},
-        "ratings": {k: llm["ratings"][k] for k in ("decoding", "free_max_tokens")},
+        "ratings": {k: llm["ratings"][k] for k in ("decoding", "free_max_tokens", "layout")},
         "endpoints": {name: spec.get("endpoint", "chat")
                       for name, spec in llm["backends"].items()},
         "passages": {k: llm["passages"][k] for k in ("max_document_words", "chunk_words",
