@@ -45,6 +45,29 @@ def rating_sampling(sampling: Sampling, decoding: str = "constrained",
     return sampling
 
 
+def rating_order(items: Sequence[tuple[Sequence[str], str]]) -> list[tuple[int, int]]:
+    """``(item, question)`` slots in the order they are sent: question by question, so that
+    consecutive prompts share their prefix (llama.cpp and vLLM reuse its KV cache)."""
+    by_question: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for i, (questions, _) in enumerate(items):
+        for qi, q in enumerate(questions):
+            by_question[q].append((i, qi))
+    return [slot for slots in by_question.values() for slot in slots]
+
+
+def rating_requests(items: Sequence[tuple[Sequence[str], str]], *,
+                    sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
+                    decoding: str = "constrained", free_max_tokens: int = 5,
+                    ) -> tuple[list[Request], list[tuple[int, int]]]:
+    """The requests of :func:`rate_texts` and the ``(item, question)`` slot each answers."""
+    sampling = rating_sampling(sampling, decoding, free_max_tokens)
+    slots = rating_order(items)
+    requests = [Request(RATING.render(question=items[i][0][qi],
+                                      context=clip_words(items[i][1], max_context_words)),
+                        sampling) for i, qi in slots]
+    return requests, slots
+
+
 def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
                sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
                decoding: str = "constrained", free_max_tokens: int = 5,
@@ -57,17 +80,9 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
     them. Returns ``(ratings, expected)`` per item. Requests go question by question, so
     consecutive prompts share their prefix (llama.cpp and vLLM reuse its KV cache).
     """
-    sampling = rating_sampling(sampling, decoding, free_max_tokens)
-    requests, slots = [], []
-    by_question: dict[str, list[int]] = defaultdict(list)
-    for i, (questions, _) in enumerate(items):
-        for qi, q in enumerate(questions):
-            by_question[q].append((i, qi))
-    for q, pairs in by_question.items():
-        for i, qi in pairs:
-            context = clip_words(items[i][1], max_context_words)
-            requests.append(Request(RATING.render(question=q, context=context), sampling))
-            slots.append((i, qi))
+    requests, slots = rating_requests(items, sampling=sampling,
+                                      max_context_words=max_context_words, decoding=decoding,
+                                      free_max_tokens=free_max_tokens)
     outs = runner.generate(requests)
     ratings = [[0] * len(qs) for qs, _ in items]
     expected: list[list[float | None]] = [[None] * len(qs) for qs, _ in items]
@@ -81,12 +96,11 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
     return list(zip(ratings, expected, strict=True))
 
 
-def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
-         runner: LLMRunner, *, sampling: Sampling = JUDGMENT,
-         max_context_words: int = 2048, decoding: str = "constrained",
-         free_max_tokens: int = 5) -> Ratings:
-    """Rate every (passage of the topic, sub-question) pair and the human summary itself."""
-    targets: list[tuple[str, str | None]] = []  # (topic, passage id or None for y*)
+def rating_items(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
+                 ) -> tuple[list[tuple[str, str | None]], list[tuple[list[str], str]]]:
+    """What :func:`rate` rates: ``(topic, passage id, or None for the human summary y*)`` and
+    the ``(questions, text)`` item of each, the topic's passages first, then y*."""
+    targets: list[tuple[str, str | None]] = []
     items: list[tuple[list[str], str]] = []
     for t in topics:
         for p in passages_by_topic.get(t.topic_id, []):
@@ -94,6 +108,15 @@ def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
             items.append((t.questions, p.contents))
         targets.append((t.topic_id, None))
         items.append((t.questions, require_reference(t, "rate its summary")))
+    return targets, items
+
+
+def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
+         runner: LLMRunner, *, sampling: Sampling = JUDGMENT,
+         max_context_words: int = 2048, decoding: str = "constrained",
+         free_max_tokens: int = 5) -> Ratings:
+    """Rate every (passage of the topic, sub-question) pair and the human summary itself."""
+    targets, items = rating_items(topics, passages_by_topic)
     rated = rate_texts(items, runner, sampling=sampling, max_context_words=max_context_words,
                        decoding=decoding, free_max_tokens=free_max_tokens)
     result = Ratings([], [])
