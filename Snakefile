@@ -35,6 +35,7 @@ include: "rules/judgments.smk"
 include: "rules/metrics.smk"
 include: "rules/rag.smk"
 include: "rules/beyond.smk"
+include: "rules/plan.smk"
 
 
 rule all:

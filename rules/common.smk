@@ -208,24 +208,12 @@ JUDGE_LLM = LLMRole(lambda wc: RAG["judge"] or llm_backend_name(wc))
 
 def rag_systems(dataset):
     """The systems whose contexts feed the generator (#3 oracle first; no #1 and #2 here)."""
-    baselines = REFERENCE_RUNS if RAG["baselines"] else []
-    return [
-        names.ORACLE,
-        *baselines,
-        *RETRIEVERS,
-        *PIPELINES,
-        *config["runs"].get(dataset, {}),
-    ]
+    return workflow_config.rag_systems(config, dataset)
 
 
 def rag_pairs(dataset, which):
     """(system, k) of every report of a set: "main" (Tables 1-3) or "samples" (Figure 5)."""
-    if which == "samples":
-        return [
-            (f"{r}.{s}", str(SAMPLES["size"])) for r in RETRIEVERS for s in SAMPLE_IDS
-        ]
-    pairs = [(s, k) for s in rag_systems(dataset) for k in RAG_SIZES]
-    return [(names.DIRECT, names.ORACLE_K), *pairs]
+    return workflow_config.rag_pairs(config, dataset, which)
 
 
 def all_targets():

@@ -9,6 +9,7 @@ the library and prints; nothing outside this package imports it.
 ``cruxflow udcg``      UDCG of retrieved contexts (docs/udcg.md)
 ``cruxflow support``   TREC 2024 RAG support of cited answers (docs/support.md)
 ``cruxflow kpr``       Long2RAG key point recall of responses (docs/kpr.md)
+``cruxflow plan``      requests, tokens and time or cost of the LLM stages (docs/plan.md)
 ``cruxflow llm-serve`` serve a GGUF model with llama.cpp's OpenAI-compatible server
 """
 
@@ -25,7 +26,7 @@ DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond)
                "has its own --help.")
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
 COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "annotate", "udcg", "support", "kpr",
-            "llm_serve")
+            "plan", "llm_serve")
 
 
 def build_parser() -> OneLineParser:

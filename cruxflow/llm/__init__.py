@@ -15,13 +15,14 @@ from cruxflow.llm.base import (
     LLMError,
     Request,
     Sampling,
+    backend_identity,
 )
 from cruxflow.llm.cache import LLMCache
 from cruxflow.llm.runner import CallStats, LazyRunner, LLMRunner
 
 __all__ = ["GENERATION", "JUDGMENT", "Backend", "CallStats", "Completion", "LLMCache",
-           "LLMError", "LLMRunner", "LazyRunner", "Request", "Sampling", "make_backend",
-           "make_runner"]
+           "LLMError", "LLMRunner", "LazyRunner", "Request", "Sampling", "backend_identity",
+           "make_backend", "make_runner", "spec_identity"]
 
 # Keys of a backend's config entry that are not constructor arguments.
 _RUNNER_KEYS = {"kind", "model", "batch_size", "gpus", "mem_mb", "runtime", "model_revision"}
@@ -53,6 +54,14 @@ def _make_backend(spec: dict, threads: int) -> Backend:
         kwargs.setdefault("tensor_parallel_size", spec.get("gpus") or 1)
         return VLLMBackend(spec["model"], **kwargs)
     raise LLMError(f"unknown LLM backend kind {kind!r} (llamacpp, openai or vllm)")
+
+
+def spec_identity(spec: dict) -> dict:
+    """The cache-key identity of the backend that an ``llm.backends`` entry builds, without
+    building it (no model is loaded, no server asked)."""
+    revision = spec.get("model_revision")
+    return backend_identity(spec["kind"], spec["model"], spec.get("endpoint") or "chat",
+                            None if revision is None else str(revision))
 
 
 def make_runner(llm_config: dict, backend_name: str, *, threads: int = 1,

@@ -93,6 +93,16 @@ class Completion:
                        "completion_tokens", "cached_tokens")})
 
 
+def backend_identity(kind: str, model: str, endpoint: str = "chat",
+                     model_revision: str | None = None) -> dict:
+    """The backend's part of every cache key (see :meth:`Backend.identity`), also computable
+    from a config entry without building the backend (``cruxflow plan`` looks up the cache)."""
+    out = {"kind": kind, "model": model, "endpoint": endpoint}
+    if model_revision is not None:
+        out["model_revision"] = model_revision
+    return out
+
+
 class Backend(ABC):
     """A model behind some API. Subclasses implement :meth:`generate` for a batch."""
 
@@ -117,10 +127,7 @@ class Backend(ABC):
         ``model_revision``, when set, tells them apart (absent otherwise, so the keys of
         earlier runs stay valid).
         """
-        out = {"kind": self.kind, "model": self.model, "endpoint": self.endpoint}
-        if self.model_revision is not None:
-            out["model_revision"] = self.model_revision
-        return out
+        return backend_identity(self.kind, self.model, self.endpoint, self.model_revision)
 
     @abstractmethod
     def generate(self, requests: list[Request]) -> list[Completion]:

@@ -97,3 +97,13 @@ def make_token_truncator(spec: str | None) -> TokenTruncator:
     if spec in (None, "", "regex"):
         return regex_truncate
     return hf_truncator(spec)
+
+
+def make_batch_token_counter(spec: str | None) -> Callable[[list[str]], list[int]]:
+    """Token counts of many texts at once, as :func:`make_token_counter` counts them (a
+    tokenizer's batch encoding runs in parallel: what a plan over a whole corpus needs)."""
+    if spec in (None, "", "regex"):
+        return lambda texts: [regex_token_count(t) for t in texts]
+    _, tok = _hf_tokenizer(spec)
+    return lambda texts: [len(e.ids) for e in tok.encode_batch(list(texts),
+                                                               add_special_tokens=False)]

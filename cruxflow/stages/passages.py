@@ -20,6 +20,21 @@ def passage_group(doc: Document) -> str:
     return doc.topic_id if doc.topic_id is not None else doc.doc_id
 
 
+def document_pieces(documents: Iterable[Document], max_words: int = 1024,
+                    chunk_words: int = 512, distractors: str = "llm",
+                    ) -> list[tuple[Document, str]]:
+    """``(document, text)`` for every piece that gets one decontextualization request: the
+    document whole, or its ``chunk_words`` chunks when it has more than ``max_words`` words;
+    none for a distractor under ``distractors="split"`` (see :func:`decontextualize`)."""
+    return [(doc, chunk) for doc in documents if sends_to_llm(doc, distractors)
+            for chunk in split_long_document(doc.text, max_words, chunk_words)]
+
+
+def passage_prompt(piece: str) -> str:
+    """Fig. 7's prompt for one piece of a document."""
+    return PASSAGES.render(document=piece)
+
+
 def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
                     sampling: Sampling = GENERATION, max_words: int = 1024,
                     chunk_words: int = 512, min_words: int = 5, max_passages: int | None = None,
@@ -44,14 +59,12 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     if distractors not in DISTRACTORS:
         raise ValueError(f"distractors must be one of {DISTRACTORS}, got {distractors!r}")
     documents = list(documents)
-    pieces: list[tuple[Document, str]] = [
-        (doc, chunk) for doc in documents if sends_to_llm(doc, distractors)
-        for chunk in split_long_document(doc.text, max_words, chunk_words)]
+    pieces = document_pieces(documents, max_words, chunk_words, distractors)
 
     def parse(text: str) -> list[str] | None:
         return [p for p in extract_tagged(text, "p") if count_words(p) >= min_words] or None
 
-    answers = ask_with_retries(runner, [PASSAGES.render(document=c) for _, c in pieces],
+    answers = ask_with_retries(runner, [passage_prompt(c) for _, c in pieces],
                                sampling, parse, attempts=attempts)
     texts: dict[str, list[str]] = defaultdict(list)
     for (doc, chunk), answer in zip(pieces, answers, strict=True):

@@ -14,6 +14,18 @@ from cruxflow.llm.retry import ask_with_retries
 from cruxflow.stages.prompts import REPORT_REQUEST, SUBQUESTIONS
 
 
+def report_request_prompts(topics: Sequence[Topic]) -> list[str]:
+    """Fig. 9's prompt for each topic, from its human summary."""
+    return [REPORT_REQUEST.render(report=require_reference(t, "write its report request"))
+            for t in topics]
+
+
+def subquestion_prompts(topics: Sequence[Topic], n: int) -> list[str]:
+    """Fig. 6's prompt asking for ``n`` sub-questions of each topic's human summary."""
+    return [SUBQUESTIONS.render(n=n, document=require_reference(t, "write its sub-questions"))
+            for t in topics]
+
+
 def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
                     sampling: Sampling = GENERATION, attempts: int = 3) -> dict[str, str]:
     """The open-ended query x of each topic, generated from its human summary y*.
@@ -31,9 +43,7 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
     def untagged(text: str) -> str:
         return " ".join(re.sub(r"</?r>", " ", text, flags=re.IGNORECASE).split())
 
-    prompts = [REPORT_REQUEST.render(report=require_reference(t, "write its report request"))
-               for t in topics]
-    answers = ask_with_retries(runner, prompts,
+    answers = ask_with_retries(runner, report_request_prompts(topics),
                                sampling, parse, attempts=attempts, fallback=untagged)
     out = {}
     for t, answer in zip(topics, answers, strict=True):
@@ -57,8 +67,6 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     def parse(text: str) -> list[str] | None:
         return [q for q in extract_tagged(text, "q") if count_words(q) >= min_words] or None
 
-    answers = ask_with_retries(runner, [SUBQUESTIONS.render(
-        n=n, document=require_reference(t, "write its sub-questions"))
-                                        for t in topics], sampling, parse, attempts=attempts,
-                               fallback=[])
+    answers = ask_with_retries(runner, subquestion_prompts(topics, n), sampling, parse,
+                               attempts=attempts, fallback=[])
     return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}

@@ -93,6 +93,21 @@ def rating_sampling(sampling: Sampling, decoding: str = "constrained",
     return sampling
 
 
+def rating_requests(items: Sequence[tuple[Sequence[str], str]], *,
+                    sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
+                    decoding: str = "constrained", free_max_tokens: int = 5,
+                    layout: str = "paper") -> tuple[list[Request], list[tuple[int, int]]]:
+    """The requests of :func:`rate_texts`, in :func:`request_order`, and the
+    ``(item, question)`` slot each answers."""
+    sampling = rating_sampling(sampling, decoding, free_max_tokens)
+    template = rating_prompt(layout)
+    slots = request_order(items, layout)
+    contexts = [clip_words(text, max_context_words) for _, text in items]
+    requests = [Request(template.render(question=items[i][0][qi], context=contexts[i]), sampling)
+                for i, qi in slots]
+    return requests, slots
+
+
 def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
                sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
                decoding: str = "constrained", free_max_tokens: int = 5,
@@ -106,12 +121,9 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
     ``(ratings, expected)`` per item, in the items' order. Requests are sent in
     :func:`request_order`, so that consecutive prompts share their prefix.
     """
-    sampling = rating_sampling(sampling, decoding, free_max_tokens)
-    template = rating_prompt(layout)
-    slots = request_order(items, layout)
-    contexts = [clip_words(text, max_context_words) for _, text in items]
-    requests = [Request(template.render(question=items[i][0][qi], context=contexts[i]), sampling)
-                for i, qi in slots]
+    requests, slots = rating_requests(items, sampling=sampling,
+                                      max_context_words=max_context_words, decoding=decoding,
+                                      free_max_tokens=free_max_tokens, layout=layout)
     outs = runner.generate(requests)
     ratings = [[0] * len(qs) for qs, _ in items]
     expected: list[list[float | None]] = [[None] * len(qs) for qs, _ in items]
@@ -125,12 +137,11 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
     return list(zip(ratings, expected, strict=True))
 
 
-def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
-         runner: LLMRunner, *, sampling: Sampling = JUDGMENT,
-         max_context_words: int = 2048, decoding: str = "constrained",
-         free_max_tokens: int = 5, layout: str = "paper") -> Ratings:
-    """Rate every (passage of the topic, sub-question) pair and the human summary itself."""
-    targets: list[tuple[str, str | None]] = []  # (topic, passage id or None for y*)
+def rating_items(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
+                 ) -> tuple[list[tuple[str, str | None]], list[tuple[list[str], str]]]:
+    """What :func:`rate` rates: ``(topic, passage id, or None for the human summary y*)`` and
+    the ``(questions, text)`` item of each, the topic's passages first, then y*."""
+    targets: list[tuple[str, str | None]] = []
     items: list[tuple[list[str], str]] = []
     for t in topics:
         for p in passages_by_topic.get(t.topic_id, []):
@@ -138,6 +149,15 @@ def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
             items.append((t.questions, p.contents))
         targets.append((t.topic_id, None))
         items.append((t.questions, require_reference(t, "rate its summary")))
+    return targets, items
+
+
+def rate(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
+         runner: LLMRunner, *, sampling: Sampling = JUDGMENT,
+         max_context_words: int = 2048, decoding: str = "constrained",
+         free_max_tokens: int = 5, layout: str = "paper") -> Ratings:
+    """Rate every (passage of the topic, sub-question) pair and the human summary itself."""
+    targets, items = rating_items(topics, passages_by_topic)
     rated = rate_texts(items, runner, sampling=sampling, max_context_words=max_context_words,
                        decoding=decoding, free_max_tokens=free_max_tokens, layout=layout)
     result = Ratings([], [])

@@ -97,6 +97,36 @@ def corpora(config: dict) -> dict[str, list[str]]:
     return out
 
 
+def retrievers(config: dict) -> list[str]:
+    """The first stages that run: learned-sparse retrieval only when it names a model."""
+    retrieval = config["retrieval"]
+    return [r for r in retrieval["retrievers"]
+            if r != "splade" or retrieval["splade"]["model"] is not None]
+
+
+def rag_systems(config: dict, dataset: str) -> list[str]:
+    """The systems whose contexts feed the generator (#3 oracle first; no #1 and #2 here)."""
+    from cruxflow.data import names
+
+    first = retrievers(config)
+    pipelines = [f"{r}+{x}" for r in first for x in config["retrieval"]["rerankers"]]
+    baselines = list(names.REFERENCE_RUNS) if config["rag"]["baselines"] else []
+    return [names.ORACLE, *baselines, *first, *pipelines, *config["runs"].get(dataset, {})]
+
+
+def rag_pairs(config: dict, dataset: str, which: str) -> list[tuple[str, str]]:
+    """(system, k) of every report of a set: "main" (Tables 1-3) or "samples" (Figure 5)."""
+    from cruxflow.data import names
+
+    rag = config["rag"]
+    if which == "samples":
+        ids = [f"s{i:02d}" for i in range(rag["samples"]["n"])]
+        return [(f"{r}.{s}", str(rag["samples"]["size"])) for r in retrievers(config)
+                for s in ids]
+    pairs = [(s, str(k)) for s in rag_systems(config, dataset) for k in rag["context_sizes"]]
+    return [(names.DIRECT, names.ORACLE_K), *pairs]
+
+
 def locate(path: str, basedir) -> str:
     """A file path of the config: as given when it exists (relative to the working directory)
     or is absolute, else the same relative path under ``basedir`` (the workflow's directory)

@@ -1,0 +1,439 @@
+"""A cost plan before any LLM call (docs/plan.md): per LLM stage and dataset, the requests the
+workflow will send, how many the cache already answers, their prompt and output tokens, and
+(:mod:`cruxflow.workflow.plan_report`) the time or money that the rest will cost.
+
+The requests are built by the stages' own functions over the real inputs (the raw corpus read
+in memory as ``ingest`` reads it, or the ingested dataset when it is there; the generated
+passages and sub-questions when they are there), so the counts are the workflow's. Where an
+input does not exist yet (ratings before any passage), the row is an estimate from the
+configured limits and the assumptions below, and says so. Nothing here loads a model.
+
+Prompt tokens are counted by parts: the template once, plus each text filled into it counted
+alone. That is exact for the regex counter (every field of the CRUX prompts sits between
+whitespace) and within a token or two per field for a BPE tokenizer, whose merges can cross a
+field's boundary; it lets a plan over the paper's 800K rating prompts count each passage once.
+Only the first attempt of each request is planned: outputs that do not parse are asked again
+(up to ``llm.attempts``), which costs more.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from cruxflow.data.model import Dataset, Topic
+from cruxflow.data.text import clip_words, count_words
+from cruxflow.llm import Request, spec_identity
+from cruxflow.llm.cache import cache_key
+from cruxflow.metrics.tokens import make_batch_token_counter
+from cruxflow.stages import passages as passage_stage
+from cruxflow.stages import questions as question_stage
+from cruxflow.stages.prompts import (
+    PASSAGES,
+    REPORT,
+    REPORT_DIRECT,
+    REPORT_REQUEST,
+    SUBQUESTIONS,
+)
+from cruxflow.stages.ratings import rating_items, rating_prompt, rating_requests
+from cruxflow.workflow import config as workflow_config
+from cruxflow.workflow.job import sampling
+
+# Assumptions of the estimated rows (docs/plan.md). Fig. 7 asks for "2-3 standalone passages of
+# approximately 200 words each" per document (or chunk).
+PASSAGE_WORDS = 200
+PASSAGES_PER_PIECE = 3
+QUESTION_WORDS = 15        # one sub-question
+REQUEST_WORDS = 40         # one report request x
+ORACLE_PASSAGES = 5        # |Z*|, the oracle context's size, before any rating exists
+
+
+@dataclass
+class StagePlan:
+    """One LLM stage of one dataset. ``cached`` is ``None`` where the requests are not known
+    yet (an estimate cannot be looked up). ``todo_*``: the tokens of the requests the cache
+    does not answer, what a run pays for."""
+
+    stage: str
+    dataset: str
+    backend: str
+    requests: int
+    cached: int | None
+    prompt_tokens: int
+    output_tokens: int
+    todo_prompt_tokens: int
+    todo_output_tokens: int
+    prompts: str           # "counted" or "estimate"
+    outputs: str           # "counted", "limit" (the configured maximum) or "estimate"
+    note: str = ""
+
+
+@dataclass
+class Plan:
+    stages: list[StagePlan]
+    tokenizer: dict
+    not_planned: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"tokenizer": self.tokenizer, "stages": [asdict(s) for s in self.stages],
+                "not_planned": self.not_planned}
+
+
+class Counter:
+    """Token counts of texts, by the tokenizer the plan uses, with a memo (a passage is rated
+    against every question of its topic: counted once)."""
+
+    def __init__(self, spec: str | None):
+        self._count = make_batch_token_counter(spec)
+        self._memo: dict[str, int] = {}
+
+    def many(self, texts) -> list[int]:
+        texts = list(texts)
+        new = list({t for t in texts if t not in self._memo})
+        self._memo.update(zip(new, self._count(new), strict=True))
+        return [self._memo[t] for t in texts]
+
+    def one(self, text: str) -> int:
+        return self.many([text])[0]
+
+    def per_word(self, texts) -> float:
+        """Tokens per whitespace word over ``texts`` (for estimates of texts not written yet)."""
+        texts = list(texts)
+        words = sum(count_words(t) for t in texts)
+        return sum(self.many(texts)) / words if words else 1.3
+
+
+def choose_tokenizer(config: dict, override: str | None = None) -> tuple[str | None, dict]:
+    """The tokenizer the plan counts with, and how it was chosen: ``override``, else
+    ``metrics.tokenizer`` (the paper preset's Llama-3.1 tokenizer), else the ``tokenizer.json``
+    of the main backend's model in the local Hugging Face cache, else the regex counter,
+    which makes every count an estimate of the model's."""
+    given = override or config["metrics"]["tokenizer"]
+    if given:
+        p = Path(given)
+        if (p / "tokenizer.json" if p.is_dir() else p).is_file():
+            return str(given), {"kind": "tokenizer", "path": str(given), "estimate": False}
+        missing = f"{given} not found"
+    else:
+        missing = "no tokenizer configured (metrics.tokenizer)"
+    model = config["llm"]["backends"].get(config["llm"]["backend"], {}).get("model", "")
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(model, "tokenizer.json") if "/" in model else None
+    except Exception:  # not a repo id (a GGUF path, package:...): nothing cached
+        found = None
+    if isinstance(found, str):
+        return found, {"kind": "tokenizer", "path": found, "estimate": False,
+                       "note": f"{missing}; the local Hugging Face cache's {model}"}
+    return None, {"kind": "regex", "estimate": True, "note": missing}
+
+
+# --- the cache
+
+
+class CacheLookup:
+    """Which requests the LLM cache answers: exact key lookups, read only (no file is made)."""
+
+    def __init__(self, path):
+        self._db = None
+        if path and Path(path).is_file():
+            self._db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+            if not self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone():
+                self._db = None   # empty: no key needs hashing
+
+    def answered(self, identity: dict, requests: list[Request]) -> list[bool]:
+        if self._db is None:
+            return [False] * len(requests)
+        keys = [cache_key(identity, r) for r in requests]
+        found: set[str] = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            found.update(k for (k,) in self._db.execute(
+                f"SELECT key FROM calls WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+        return [k in found for k in keys]
+
+
+def _stage(name, dataset, backend, prompt, output, hit, *, prompts="counted",
+           outputs="estimate", note="") -> StagePlan:
+    """A row from per-request prompt and output tokens and cache hits (``None``: unknown)."""
+    todo = [i for i, h in enumerate(hit or [False] * len(prompt)) if not h]
+    return StagePlan(name, dataset, backend, len(prompt),
+                     None if hit is None else sum(hit), sum(prompt), sum(output),
+                     sum(prompt[i] for i in todo), sum(output[i] for i in todo),
+                     prompts, outputs, note)
+
+
+def _template_tokens(counter: Counter, template, **fixed) -> int:
+    """A template's own tokens: rendered with its text fields empty."""
+    return counter.one(template.render(**{f: fixed.get(f, "") for f in template.fields}))
+
+
+# --- inputs
+
+
+def ingest_options(config: dict, name: str):
+    """The :class:`IngestOptions` that the ``ingest`` rule builds for a dataset."""
+    from cruxflow.data.ingest import IngestOptions
+
+    d, stage = config["datasets"][name], config["llm"]["passages"]
+    keys = ("prefix", "id_scheme", "min_docs", "encoding", "summary_length", "reference",
+            "corpus", "count_empty_documents", "chunk_documents")
+    return IngestOptions(**{k: d[k] for k in keys}, max_document_words=stage["max_document_words"],
+                         chunk_words=stage["chunk_words"])
+
+
+def load_input(config: dict, name: str, root: Path) -> Dataset:
+    """The dataset as ``ingest`` leaves it: its ingested directory when there, else the raw
+    corpus read in memory the same way (nothing is written)."""
+    from cruxflow.data.ingest import ingest, read_distractors
+
+    ingested = root / "results" / "ingested" / name
+    if (ingested / "manifest.json").is_file():
+        return Dataset.load(ingested, with_passages=False)
+    d = config["datasets"][name]
+    options = ingest_options(config, name)
+    dataset, _ = ingest(d["format"], root / d["input"], options)
+    if d["distractors"]:
+        for doc in read_distractors(root / d["distractors"], f"{options.prefix}-distractors",
+                                    options.encoding):
+            dataset.documents[doc.doc_id] = doc
+    return dataset if d["max_topics"] is None else dataset.head(d["max_topics"])
+
+
+def _generated(root: Path, name: str, shards: int) -> dict:
+    """The generated files of a dataset that exist (all shards, or no passages)."""
+    from cruxflow.stages.prepare import read_passages, read_topic_field
+
+    g = root / "results" / "generated" / name
+    out = {}
+    for key, file, field_name in (("queries", "report_requests.jsonl", "query"),
+                                  ("questions", "subquestions.jsonl", "questions")):
+        if (g / file).is_file():
+            out[key] = read_topic_field(g / file, field_name)
+    shard_files = [g / "passages" / f"shard{s}-of{shards}.jsonl" for s in range(shards)]
+    if all(f.is_file() for f in shard_files):
+        out["passages"] = read_passages(shard_files)
+    return out
+
+
+# --- the stages of rules/generate.smk
+
+
+@dataclass
+class _Context:
+    config: dict
+    counter: Counter
+    cache: CacheLookup
+
+
+def _passages_per_piece(words: int, max_passages: int | None) -> int:
+    """Passages one piece is estimated to give (Fig. 7: 2-3 of about 200 words each)."""
+    cap = min(PASSAGES_PER_PIECE, max_passages or PASSAGES_PER_PIECE)
+    return min(cap, max(1, math.ceil(words / PASSAGE_WORDS)))
+
+
+def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[StagePlan]:
+    """The four stages that turn a raw corpus into a rated dataset (rules/generate.smk)."""
+    config, counter = ctx.config, ctx.counter
+    llm, d = config["llm"], config["datasets"][name]
+    backend = d["llm_backend"] or llm["backend"]
+    identity = spec_identity(llm["backends"][backend])
+    generated = _generated(root, name, llm["shards"])
+    topics = list(dataset.topics.values())
+    rows = []
+
+    # Decontextualization: one request per document (or chunk), distractors included unless
+    # they are split without the LLM (llm.passages.distractors).
+    stage = llm["passages"]
+    pieces = passage_stage.document_pieces(dataset.documents.values(),
+                                           stage["max_document_words"], stage["chunk_words"],
+                                           stage["distractors"])
+    texts = [c for _, c in pieces]
+    piece_tokens = counter.many(texts)
+    fixed = _template_tokens(counter, PASSAGES)
+    s = sampling(llm, "generation", max_tokens=stage["max_tokens"])
+    hit = ctx.cache.answered(identity, [Request(passage_stage.passage_prompt(c), s)
+                                        for c in texts])
+    # A rewrite of the piece in its own words, within the output limit.
+    rows.append(_stage("passages", name, backend, [fixed + t for t in piece_tokens],
+                       [min(stage["max_tokens"], t) for t in piece_tokens], hit,
+                       note="output: about the piece's length (Fig. 7 rewrites it)"))
+
+    ratio = counter.per_word(texts[:2000])
+    references = counter.many(t.reference or "" for t in topics)
+    for key, prompts_of, template, limit, produced, words in (
+            ("report_requests", question_stage.report_request_prompts, REPORT_REQUEST,
+             llm["report_request"]["max_tokens"], generated.get("queries"), REQUEST_WORDS),
+            ("subquestions",
+             lambda ts: question_stage.subquestion_prompts(ts, d["n_questions"]),
+             SUBQUESTIONS, llm["subquestions"]["max_tokens"], generated.get("questions"),
+             QUESTION_WORDS * d["n_questions"])):
+        fixed = _template_tokens(counter, template, n=d["n_questions"])
+        s = sampling(llm, "generation", max_tokens=limit)
+        hit = ctx.cache.answered(identity, [Request(p, s) for p in prompts_of(topics)])
+        if produced is not None:
+            out = counter.many(" ".join(produced.get(t.topic_id) or "")
+                               if isinstance(produced.get(t.topic_id), list)
+                               else produced.get(t.topic_id, "") for t in topics)
+            basis = "counted"
+        else:
+            out, basis = [min(limit, round(words * ratio))] * len(topics), "estimate"
+        rows.append(_stage(key, name, backend, [fixed + r for r in references], out, hit,
+                           outputs=basis))
+    rows.append(_plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
+                              piece_tokens, ratio))
+    return rows
+
+
+def _rating_output(llm: dict) -> tuple[int, str]:
+    """Output tokens of one rating: one constrained token, or at most free_max_tokens."""
+    r = llm["ratings"]
+    return (1, "counted") if r["decoding"] == "constrained" else (r["free_max_tokens"], "limit")
+
+
+def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piece_tokens,
+                  ratio) -> StagePlan:
+    llm, counter = ctx.config["llm"], ctx.counter
+    n_questions = ctx.config["datasets"][name]["n_questions"]
+    clip = llm["ratings"]["max_context_words"]
+    layout = llm["ratings"]["layout"]
+    fixed = _template_tokens(counter, rating_prompt(layout))
+    out, out_basis = _rating_output(llm)
+    questions = generated.get("questions")
+    if questions is not None and "passages" in generated:
+        # Everything the stage reads exists: its own requests, counted and looked up.
+        topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query,
+                        questions.get(t.topic_id, []), t.references, t.source_id)
+                  for t in dataset.topics.values()]
+        by_topic = defaultdict(list)
+        for p in generated["passages"].values():
+            if p.topic_id is not None:
+                by_topic[p.topic_id].append(p)
+        _, items = rating_items(topics, by_topic)
+        context = counter.many(clip_words(text, clip) for _, text in items)
+        prompt = [fixed + qt + context[i] for i, (qs, _) in enumerate(items)
+                  for qt in counter.many(qs)]
+        requests, slots = rating_requests(items, sampling=sampling(llm, "judgment"),
+                                          max_context_words=clip,
+                                          decoding=llm["ratings"]["decoding"],
+                                          free_max_tokens=llm["ratings"]["free_max_tokens"],
+                                          layout=layout)
+        hit = ctx.cache.answered(identity, requests)
+        # rating_requests sends in request_order; the prompt tokens above are item by item
+        order = {slot: j for j, slot in enumerate(slots)}
+        hit = [hit[order[(i, qi)]] for i, (qs, _) in enumerate(items) for qi in range(len(qs))]
+        return _stage("ratings", name, backend, prompt, [out] * len(prompt), hit,
+                      outputs=out_basis)
+    # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), rated against
+    # n questions of QUESTION_WORDS words; each topic's summary is rated too.
+    q_tokens = round(QUESTION_WORDS * ratio)
+    max_passages = llm["passages"]["max_passages"]
+    prompt = []
+    for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
+        if doc.topic_id is None:
+            continue  # distractors are retrieved, never rated
+        n = _passages_per_piece(count_words(chunk), max_passages)
+        prompt += [fixed + q_tokens + min(t // n, round(clip * ratio))] * (n * n_questions)
+    summaries = counter.many(clip_words(t.reference or "", clip) for t in dataset.topics.values())
+    for s in summaries:
+        prompt += [fixed + q_tokens + s] * n_questions
+    return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
+                  prompts="estimate", outputs=out_basis,
+                  note="before passages and sub-questions exist: "
+                       f"{PASSAGES_PER_PIECE} passages per piece at most, "
+                       f"{QUESTION_WORDS}-word questions")
+
+
+# --- the stages of rules/rag.smk (estimates: they need contexts and judgments)
+
+
+def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[StagePlan]:
+    """Reports from every context (and direct prompting), and their ratings (rules/rag.smk),
+    estimated: every topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages of the size
+    the passage stage is asked for."""
+    from cruxflow.rag.reports import max_words, read_topic_list
+
+    config, counter = ctx.config, ctx.counter
+    rag, llm = config["rag"], config["llm"]
+    d = config["datasets"][name]
+    generator = rag["generator"] or llm["backend"]
+    judge = rag["judge"] or d["llm_backend"] or llm["backend"]
+    topic_ids = list(dataset.topics)
+    if name in rag["topics"]:
+        topic_ids = read_topic_list(workflow_config.locate(rag["topics"][name], root),
+                                    dataset.topics)
+    topic_ids = sorted(topic_ids)[:rag["max_topics"]] if rag["max_topics"] else topic_ids
+    texts = [dataset.documents[i].text for t in topic_ids[:200]
+             for i in dataset.topics[t].doc_ids if i in dataset.documents]
+    ratio = counter.per_word(texts)
+    passage = round(PASSAGE_WORDS * ratio)
+    budget = ORACLE_PASSAGES * passage
+    if rag["max_tokens"]:
+        budget = min(budget, rag["max_tokens"])
+    query = round(REQUEST_WORDS * ratio)
+    fixed = _template_tokens(counter, REPORT, max_words=max_words(budget))
+    direct = _template_tokens(counter, REPORT_DIRECT, max_words=max_words(budget))
+    context_words = rag["max_context_words"]
+    prompt = []
+    pairs = [*workflow_config.rag_pairs(config, name, "main"),
+             *workflow_config.rag_pairs(config, name, "samples")]
+    for system, k in pairs:
+        if system == "direct":
+            prompt += [direct + query] * len(topic_ids)
+            continue
+        n = ORACLE_PASSAGES if k == "oracle" else int(k)
+        words = n * PASSAGE_WORDS if context_words is None else min(n * PASSAGE_WORDS,
+                                                                    context_words)
+        prompt += [fixed + query + round(words * ratio)] * len(topic_ids)
+    note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {ORACLE_PASSAGES}, "
+            f"{PASSAGE_WORDS}-word passages")
+    rows = [_stage("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
+                   prompts="estimate", outputs="estimate", note=note)]
+    rating = (_template_tokens(counter, rating_prompt(llm["ratings"]["layout"]))
+              + round(QUESTION_WORDS * ratio) + budget)
+    judged = [rating] * (len(prompt) * d["n_questions"])
+    out, out_basis = _rating_output(llm)
+    rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
+                       prompts="estimate", outputs=out_basis,
+                       note=f"every report against {d['n_questions']} sub-questions"))
+    return rows
+
+
+# --- the whole plan
+
+
+def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
+    """The plan of a validated, resolved config (:func:`cruxflow.workflow.config.resolve`),
+    with its relative paths under ``root`` (the workflow's working directory)."""
+    root = Path(root)
+    spec, described = choose_tokenizer(config, tokenizer)
+    ctx = _Context(config, Counter(spec), CacheLookup(root / config["llm"]["cache"]
+                                                      if config["llm"]["cache"] else None))
+    stages, loaded = [], {}
+    for name, d in config["datasets"].items():
+        if d["generate"]:
+            loaded[name] = load_input(config, name, root)
+            stages += plan_generation(ctx, name, loaded[name], root)
+    for name in config["rag"]["datasets"]:
+        if name not in loaded:
+            loaded[name] = load_input(config, name, root)
+        stages += plan_rag(ctx, name, loaded[name], root)
+    not_planned = [f"beyond.{metric}.{job}" for metric in ("udcg", "support", "kpr")
+                   for job in config["beyond"][metric]]
+    not_planned += [f"retrieval.rerankers.{n} (listwise, cruxflow engine)"
+                    for n, r in config["retrieval"]["rerankers"].items()
+                    if r["kind"] == "listwise" and r.get("engine", "cruxflow") == "cruxflow"]
+    return Plan(stages, described, not_planned)
+
+
+def load_config(path) -> dict:
+    """A workflow config file, validated and resolved as ``rules/common.smk`` does."""
+    import yaml
+
+    from cruxflow.data.io import read_text
+
+    return workflow_config.resolve(workflow_config.with_defaults(yaml.safe_load(read_text(path))))
