@@ -165,6 +165,12 @@ def test_llm_stages_generate_a_crux_dataset(demo_run):
     assert {p["doc_id"] for p in passages} == set(docs)   # every document gave passages
     for p in passages:
         assert p["id"].startswith(p["doc_id"] + "#") and p["contents"].strip()
+    # llm.passages.distractors: split (the demo's): a distractor's passages are its own
+    # sentences, in order, with no LLM call
+    for doc_id, doc in docs.items():
+        if doc["topic_id"] is None:
+            pieces = [p["contents"] for p in passages if p["doc_id"] == doc_id]
+            assert len(pieces) > 1 and " ".join(pieces) == " ".join(doc["text"].split())
     n_q = {t["topic_id"]: len(t["questions"]) for t in topics}
     rows = read_jsonl(data / "answerability.jsonl")
     own = [p for p in passages if p["topic_id"] is not None]
