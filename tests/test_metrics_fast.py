@@ -27,7 +27,6 @@ from cruxflow.stages.judgments import (
     derive,
     diversity_rows,
     relevance_grades,
-    relevance_qrels,
 )
 
 SIZES = ["oracle", 1, 3, 10, 20, 40]

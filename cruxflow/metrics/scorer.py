@@ -125,7 +125,8 @@ class ContextScorer:
         flat = self.flat(run)
         rows, n, tokens = self.arrays.cut(flat, size, self.token_counts)
         cov = self.arrays.coverage(rows)
-        ctxs = {tid: ids[:c] for tid, ids, c in zip(self.judgments, flat.doc_ids, n.tolist())}
+        ctxs = {tid: ids[:c]
+                for tid, ids, c in zip(self.judgments, flat.doc_ids, n.tolist(), strict=True)}
         ir_scores = self.relevance.per_query(ctxs)
         columns = {
             "system": system, "k": str(k), "topic": list(self.judgments), "context_size": n,
