@@ -1,14 +1,39 @@
-"""Benchmark: scoring every context of Table 1 (ContextScorer) at Multi-News test scale.
+"""Benchmark: Table 1's context metrics (ContextScorer) at Multi-News test scale (issue 19).
 
-draft
+Synthetic data shaped like Multi-News test: per topic 10 sub-questions and 40 rated passages
+(60-120 words; ratings -1 and 0-5, four in ten 0), 21 pipelines whose top-20 per topic holds
+14 of the topic's passages and 6 of other topics' (unrated for it), context sizes
+k in {|Z*|, 10, 20}. Prints, for ``--sizes`` (500 and 5,000 topics): building the scorer
+(judgments' qrels, arrays, token counts of Z*), scoring all 21 x 3 runs (CRUX columns,
+ir_measures columns, both alpha-nDCGs), the share of that spent in ir_measures, the cost
+per context and the ratio of the two sizes; then the route before issue 19 (a Python loop over
+topics, ir_measures and pyndeval rebuilt for every run and size) at ``--old-topics`` (50)
+with the largest difference between the two routes' values.
+
+    .venv/bin/python benchmarks/metrics.py [--sizes 500 5000] [--old-topics 50] [--seed 13]
+
+It prints figures; no test asserts them (timings on a shared machine are noisy: run it 2-3
+times and read the best).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import time
+
 import numpy as np
+import pandas as pd
 
 from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset, Passage, Topic
+from cruxflow.metrics import ir
+from cruxflow.metrics.crux import alpha_ndcg, coverage, density
+from cruxflow.metrics.scorer import ContextScorer, contexts
+from cruxflow.metrics.tokens import regex_token_count
+from cruxflow.stages.judgments import derive, diversity_rows
+
+SIZES = ["oracle", 10, 20]
 
 VOCABULARY = np.array([f"w{i}" for i in range(5000)])
 RATING_CHOICES = np.array([-1, 0, 0, 0, 0, 1, 2, 3, 4, 5])
@@ -54,3 +79,89 @@ def synthetic(n_topics: int, *, seed: int = 13, questions: int = 10, judged: int
                         for r, i in enumerate(order)]
         runs.append(run)
     return Dataset(topics, {}, passages, ratings), runs
+
+
+def new_route(ds: Dataset, runs) -> dict:
+    judged = derive(ds, 3)
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    start = time.perf_counter()
+    scorer = ContextScorer(ds, judged, texts, regex_token_count)
+    built = time.perf_counter()
+    in_ir = 0.0
+    frames = []
+    for i, run in enumerate(runs):
+        for k in SIZES:
+            before = time.perf_counter()
+            ctxs = contexts(run, scorer.judgments, k)
+            scorer.relevance.per_query(ctxs)     # the ir_measures share, timed on its own
+            in_ir += time.perf_counter() - before
+            frames.append(scorer.score(run, f"s{i}", k))
+    done = time.perf_counter()
+    scoring = done - built - in_ir     # score() without the extra ir_measures call
+    return {"build": built - start, "score": scoring, "ir_share": in_ir / scoring,
+            "contexts": sum(len(f) for f in frames), "frame": pd.concat(frames)}
+
+
+def old_route(ds: Dataset, runs) -> dict:
+    """The scorer before issue 19, one topic at a time (kept here only to compare)."""
+    judged = derive(ds, 3)
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    start = time.perf_counter()
+    scorer = ContextScorer(ds, judged, texts, regex_token_count)
+    diversity = ir.diversity_frame(diversity_rows(scorer.judgments, scorer.matrix, 3))
+    frames = []
+    for run in runs:
+        for k in SIZES:
+            ctxs = contexts(run, scorer.judgments, k)
+            ir_scores = ir.per_query(ctxs, scorer.qrels)          # evaluator rebuilt per call
+            qids = [q for q in ctxs if q in set(diversity["query_id"])]   # as it was
+            ndeval = ir.per_query_ndeval({q: ctxs[q] for q in qids}, diversity)
+            records = []
+            for tid, j in scorer.judgments.items():
+                rows = scorer.rating_rows(tid, ctxs[tid])
+                oracle = scorer.rating_rows(tid, j.required)
+                cov = coverage(rows, j.kept)
+                tok = scorer.tokens(ctxs[tid])
+                records.append({
+                    "topic": tid, "Cov": cov, "alpha_nDCG": alpha_ndcg(rows, oracle, j.kept),
+                    "Den": density(cov, tok, coverage(oracle, j.kept),
+                                   scorer.oracle_tokens[tid]),
+                    **ir_scores[tid], "alpha_nDCG_ndeval": ndeval.get(tid, 0.0)})
+            frames.append(pd.DataFrame.from_records(records))
+    return {"time": time.perf_counter() - start, "frame": pd.concat(frames)}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument("--old-topics", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args(argv)
+    print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    print("| topics | contexts | build scorer (s) | score 21 x 3 (s) | of it ir_measures | "
+          "per context (us) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    per_context = {}
+    for n in args.sizes:
+        ds, runs = synthetic(n, seed=args.seed)
+        r = new_route(ds, runs)
+        per_context[n] = r["score"] / r["contexts"]
+        print(f"| {n} | {r['contexts']} | {r['build']:.2f} | {r['score']:.2f} | "
+              f"{r['ir_share']:.0%} | {per_context[n] * 1e6:.1f} |")
+    if len(args.sizes) >= 2:
+        a, b = args.sizes[0], args.sizes[-1]
+        print(f"scoring time ratio {b}/{a} topics: "
+              f"{per_context[b] * b / (per_context[a] * a):.2f} (linear: {b / a:.2f})")
+    ds, runs = synthetic(args.old_topics, seed=args.seed)
+    old, new = old_route(ds, runs), new_route(ds, runs)
+    cols = ["Cov", "alpha_nDCG", "Den", *ir.DEFAULT_MEASURES, "alpha_nDCG_ndeval"]
+    diff = np.nanmax(np.abs(old["frame"][cols].to_numpy()
+                            - new["frame"][cols].to_numpy()))
+    new_time = new["build"] + new["score"]
+    print(f"{args.old_topics} topics, build + score: before issue 19 {old['time']:.2f} s, "
+          f"now {new_time:.2f} s; largest difference between the values: {diff:.1e}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

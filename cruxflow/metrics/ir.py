@@ -45,6 +45,9 @@ class RelevanceEvaluator:
     def __init__(self, qrels: dict[str, dict[str, int]], measures: dict | None = None):
         self.measures = measures or DEFAULT_MEASURES
         self.names = {m: n for n, m in self.measures.items()}
+        # ir_measures hashes a measure through its repr (slow at a million values): the
+        # measures it reports are the objects passed in, so look them up by identity first
+        self._names_by_id = {id(m): n for n, m in self.measures.items()}
         self.qrels_ids = set(qrels)
         self.evaluator = ir_measures.evaluator(list(self.measures.values()),
                                                _qrels_frame(qrels)) if qrels else None
@@ -62,9 +65,10 @@ class RelevanceEvaluator:
                   for q in out if run[q]}
         if not ranked:
             return out
+        by_id, names = self._names_by_id, self.names
         for m in self.evaluator.iter_calc(ranked):
             if m.query_id in out:   # the evaluator also reports the qrels' other queries
-                out[m.query_id][self.names[m.measure]] = float(m.value)
+                out[m.query_id][by_id.get(id(m.measure)) or names[m.measure]] = float(m.value)
         return out
 
 

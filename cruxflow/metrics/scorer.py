@@ -110,7 +110,8 @@ class ContextScorer:
         return [m.get(p, [0] * n) for p in pids]
 
     def token_counts(self, pids) -> list[int]:
-        return [self.tokens((p,)) for p in pids]
+        known = self._tokens
+        return [known[p] if p in known else self.tokens((p,)) for p in pids]
 
     def flat(self, run: Mapping[str, list[RunRow]]) -> FlatRun:
         """``run`` as arrays, reused while the same run object is scored at other sizes (a
