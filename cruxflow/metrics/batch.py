@@ -33,15 +33,15 @@ _CHUNK_CELLS = 1 << 22
 
 
 class FlatRun:
-    """One run's ranked lists as rows of the topics' rating matrices (see :meth:`TopicArrays.
-    flatten`): ``row[t, r]`` is the rated passage at rank r of topic t (-1: not rated for the
-    topic, or past the list's end), ``length[t]`` the list's length, ``tokens[t, r]`` its
-    passage's token count (-1: not counted yet) and ``doc_ids[t]`` the ids."""
+    """One run's ranked lists as arrays (see :meth:`TopicArrays.flatten`): ``row[t, r]`` is
+    the row of the rating matrix of topic t that its rank r holds (the "not rated" row for a
+    passage the topic did not rate, or past the list's end), ``code[t, r]`` the passage's
+    number (-1 past the end), ``length[t]`` the list's length and ``doc_ids[t]`` the ids."""
 
-    def __init__(self, row: np.ndarray, length: np.ndarray, doc_ids: list[list[str]],
-                 in_run: np.ndarray, tokens: np.ndarray):
-        self.row, self.length, self.doc_ids = row, length, doc_ids
-        self.in_run, self.tokens = in_run, tokens
+    def __init__(self, row: np.ndarray, code: np.ndarray, length: np.ndarray,
+                 doc_ids: list[list[str]], in_run: np.ndarray):
+        self.row, self.code, self.length = row, code, length
+        self.doc_ids, self.in_run = doc_ids, in_run
 
 
 class TopicArrays:
@@ -57,6 +57,10 @@ class TopicArrays:
         self.eta, self.alpha = eta, alpha
         n_topics = len(self.topic_ids)
         self.row_of: list[dict[str, int]] = []
+        # every passage a run has shown, numbered, with its token count (-1: not counted yet)
+        self.passage_code: dict[str, int] = {}
+        self.passage_ids: list[str] = []
+        self.passage_tokens = np.zeros(0, dtype=np.int64)
         self.n_kept = np.array([len(judgments[t].kept) for t in self.topic_ids], dtype=int)
         n_q = int(self.n_kept.max(initial=1))
         n_rows = max((len(matrix.get(t, {})) for t in self.topic_ids), default=0)
@@ -223,27 +227,37 @@ class TopicArrays:
     # --- runs ----------------------------------------------------------------------------------
 
     def flatten(self, run: Mapping[str, Sequence]) -> FlatRun:
-        """A run (``{topic: [RunRow, ...]}``) as rows of the rating matrices; token counts
-        are -1 until :meth:`cut` asks for them."""
+        """A run (``{topic: [RunRow, ...]}``) as rows of the rating matrices."""
         doc_ids = [[r.doc_id for r in run.get(tid, ())] for tid in self.topic_ids]
         rows = self._rows(doc_ids)
+        codes = np.full(rows.shape, -1, dtype=np.int64)
+        known, ids = self.passage_code, self.passage_ids
+        for t, topic_ids in enumerate(doc_ids):
+            for r, p in enumerate(topic_ids):
+                c = known.get(p)
+                if c is None:
+                    c = known[p] = len(ids)
+                    ids.append(p)
+                codes[t, r] = c
+        grown = len(ids) - len(self.passage_tokens)
+        self.passage_tokens = np.concatenate([self.passage_tokens, np.full(grown, -1)])
         length = np.array([len(x) for x in doc_ids], dtype=int)
         in_run = np.array([tid in run for tid in self.topic_ids], dtype=bool)
-        return FlatRun(rows, length, doc_ids, in_run, np.full(rows.shape, -1, dtype=np.int64))
+        return FlatRun(rows, codes, length, doc_ids, in_run)
 
-    def cut(self, flat: FlatRun, size: np.ndarray, tokens_of
+    def cut(self, flat: FlatRun, size: np.ndarray, count_tokens
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The rows of every topic's context (its first ``size[t]`` passages), its length and
-        its token count; ``tokens_of(passage_ids)`` counts the passages not counted yet."""
+        its token count; ``count_tokens(passage_ids)`` counts the passages not counted yet."""
         n = np.minimum(flat.length, size)
         width = int(n.max(initial=0))
-        outside = np.arange(width)[None, :] >= n[:, None]
-        rows = flat.row[:, :width].copy()
-        rows[outside] = self.none
-        tokens = flat.tokens[:, :width]
-        for t in np.flatnonzero(((tokens < 0) & ~outside).any(axis=1)):
-            tokens[t, :n[t]] = tokens_of(flat.doc_ids[t][:n[t]])
-        return rows, n, np.where(outside, 0, tokens).sum(axis=1)
+        inside = np.arange(width)[None, :] < n[:, None]
+        rows = np.where(inside, flat.row[:, :width], self.none)
+        codes = flat.code[:, :width]
+        new = np.unique(codes[inside & (self.passage_tokens[codes] < 0)])
+        if new.size:
+            self.passage_tokens[new] = count_tokens([self.passage_ids[c] for c in new])
+        return rows, n, np.where(inside, self.passage_tokens[codes], 0).sum(axis=1)
 
 
 def _ndeval_score(rel: np.ndarray, gain: np.ndarray) -> np.ndarray:
