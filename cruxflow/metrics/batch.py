@@ -74,6 +74,12 @@ class TopicArrays:
                 kept = judgments[tid].kept
                 m = np.asarray(list(rated.values()), dtype=int)[:, kept]
                 self.answers[t, :len(rated), :len(kept)] = m >= eta
+        # (topic, passage number) -> row, as sorted keys: a run's passages find their rows at once
+        rated_codes = self._codes([list(rated) for rated in self.row_of])
+        keys = _keys(rated_codes)[rated_codes >= 0]
+        rows = np.broadcast_to(np.arange(rated_codes.shape[1]), rated_codes.shape)
+        order = np.argsort(keys)
+        self._rated_keys, self._rated_rows = keys[order], rows[rated_codes >= 0][order]
         self.required_rows = self._rows([judgments[t].required for t in self.topic_ids])
         self.oracle_coverage = self.coverage(self.required_rows)
         self.ideal_dcg = self._ideal_dcg(self.required_rows)
@@ -81,13 +87,33 @@ class TopicArrays:
 
     # --- building blocks ------------------------------------------------------------------
 
-    def _rows(self, lists: Sequence[Sequence[str]]) -> np.ndarray:
+    def _codes(self, lists: Sequence[Sequence[str]]) -> np.ndarray:
+        """The passages' numbers (new passages get the next ones; -1 past a list's end)."""
         width = max((len(x) for x in lists), default=0)
-        rows = np.full((len(lists), width), self.none, dtype=int)
-        for t, ids in enumerate(lists):
-            row_of = self.row_of[t]
-            rows[t, :len(ids)] = [row_of.get(p, self.none) for p in ids]
-        return rows
+        codes = np.full((len(lists), width), -1, dtype=np.int64)
+        known, ids = self.passage_code, self.passage_ids
+        for t, passages in enumerate(lists):
+            for r, p in enumerate(passages):
+                c = known.get(p)
+                if c is None:
+                    c = known[p] = len(ids)
+                    ids.append(p)
+                codes[t, r] = c
+        grown = len(ids) - len(self.passage_tokens)
+        self.passage_tokens = np.concatenate([self.passage_tokens, np.full(grown, -1)])
+        return codes
+
+    def _rows_of(self, codes: np.ndarray) -> np.ndarray:
+        """The row of each passage in its topic's rating matrix (``none``: not rated)."""
+        keys = _keys(codes)
+        at = np.minimum(np.searchsorted(self._rated_keys, keys), len(self._rated_keys) - 1)
+        if not len(self._rated_keys):
+            return np.full(codes.shape, self.none)
+        found = (self._rated_keys[at] == keys) & (codes >= 0)
+        return np.where(found, self._rated_rows[at], self.none)
+
+    def _rows(self, lists: Sequence[Sequence[str]]) -> np.ndarray:
+        return self._rows_of(self._codes(lists))
 
     def _chunks(self, width: int):
         step = max(1, _CHUNK_CELLS // max(1, width * self.answers.shape[2]))
@@ -229,18 +255,8 @@ class TopicArrays:
     def flatten(self, run: Mapping[str, Sequence]) -> FlatRun:
         """A run (``{topic: [RunRow, ...]}``) as rows of the rating matrices."""
         doc_ids = [[r.doc_id for r in run.get(tid, ())] for tid in self.topic_ids]
-        rows = self._rows(doc_ids)
-        codes = np.full(rows.shape, -1, dtype=np.int64)
-        known, ids = self.passage_code, self.passage_ids
-        for t, topic_ids in enumerate(doc_ids):
-            for r, p in enumerate(topic_ids):
-                c = known.get(p)
-                if c is None:
-                    c = known[p] = len(ids)
-                    ids.append(p)
-                codes[t, r] = c
-        grown = len(ids) - len(self.passage_tokens)
-        self.passage_tokens = np.concatenate([self.passage_tokens, np.full(grown, -1)])
+        codes = self._codes(doc_ids)
+        rows = self._rows_of(codes)
         length = np.array([len(x) for x in doc_ids], dtype=int)
         in_run = np.array([tid in run for tid in self.topic_ids], dtype=bool)
         return FlatRun(rows, codes, length, doc_ids, in_run)
@@ -258,6 +274,11 @@ class TopicArrays:
         if new.size:
             self.passage_tokens[new] = count_tokens([self.passage_ids[c] for c in new])
         return rows, n, np.where(inside, self.passage_tokens[codes], 0).sum(axis=1)
+
+
+def _keys(codes: np.ndarray) -> np.ndarray:
+    """One integer per (topic, passage number): the topic is the row of ``codes``."""
+    return (np.arange(codes.shape[0], dtype=np.int64)[:, None] << 32) | codes
 
 
 def _ndeval_score(rel: np.ndarray, gain: np.ndarray) -> np.ndarray:
