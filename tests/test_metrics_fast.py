@@ -175,3 +175,29 @@ def test_the_same_run_object_is_flattened_once_and_a_new_one_again():
     assert scorer.flat(runs[0]) is first
     assert scorer.flat(runs[1]) is not first
     assert_same(scorer.score(runs[0], "s", 10), reference(scorer, runs[0], 10, "2-1"))
+
+
+def test_relevance_evaluator_by_hand_and_through_ir_measures_iter_calc():
+    """qrels a: x=1, y=2; context a: x, q (unjudged), y; b has an empty context."""
+    qrels = {"a": {"x": 1, "y": 2}, "b": {"z": 1}}
+    evaluator = ir.RelevanceEvaluator(qrels)
+    assert evaluator._trec_evaluators is not None      # the direct pytrec_eval route
+    direct = evaluator.per_query({"a": ["x", "q", "y"], "b": []})
+    evaluator._trec_evaluators = None                    # ir_measures' iter_calc
+    generic = evaluator.per_query({"a": ["x", "q", "y"], "b": []})
+    assert direct == generic
+    a = direct["a"]
+    assert a["Recall"] == 1.0 and a["Recall_required"] == 1.0          # 2/2 and 1/1
+    assert a["MAP"] == pytest.approx((1 / 1 + 2 / 3) / 2)              # x at 1, y at 3
+    # DCG = 1/log2(2) + 2/log2(4) = 2; ideal = 2/log2(2) + 1/log2(3)
+    assert a["nDCG"] == pytest.approx(2 / (2 + 1 / math.log2(3)))
+    assert direct["b"] == dict.fromkeys(ir.DEFAULT_MEASURES, 0.0)
+
+
+def test_the_generic_ir_measures_route_gives_the_same_table():
+    ds, runs = random_case(51)
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    scorer = ContextScorer(ds, derive(ds, 3), texts, regex_token_count, grades="3-2-1")
+    scorer.relevance._trec_evaluators = None
+    for k in ("oracle", 10):
+        assert_same(scorer.score(runs[2], "s", k), reference(scorer, runs[2], k, "3-2-1"))

@@ -40,17 +40,42 @@ def _run_frame(run: dict[str, list[str]]) -> pd.DataFrame:
 
 class RelevanceEvaluator:
     """ir_measures' evaluator for one qrels, built once (converting the qrels is most of the
-    cost of a call) and reused for every run and context size."""
+    cost of a call) and reused for every run and context size.
+
+    ir_measures' per-value layer (a ``Metric`` per query and measure, measures hashed through
+    their repr) costs about three times pytrec_eval's own work, minutes at the paper's scale.
+    With the pytrec_eval provider (ir-measures is pinned), the values are read straight from
+    the pytrec_eval evaluators ir_measures built, one per relevance level, under the trec_eval
+    names ir_measures gave them; any other provider goes through ``iter_calc``.
+    ``tests/test_metrics_fast.py`` compares both with ``ir_measures.iter_calc``.
+    """
 
     def __init__(self, qrels: dict[str, dict[str, int]], measures: dict | None = None):
         self.measures = measures or DEFAULT_MEASURES
         self.names = {m: n for n, m in self.measures.items()}
-        # ir_measures hashes a measure through its repr (slow at a million values): the
-        # measures it reports are the objects passed in, so look them up by identity first
-        self._names_by_id = {id(m): n for n, m in self.measures.items()}
         self.qrels_ids = set(qrels)
         self.evaluator = ir_measures.evaluator(list(self.measures.values()),
                                                _qrels_frame(qrels)) if qrels else None
+        self._trec_evaluators = self._pytrec_eval_invokers()
+
+    def _pytrec_eval_invokers(self) -> list | None:
+        """``[(pytrec_eval evaluator, {trec_eval name: our name})]``, or None where the
+        evaluator is not ir_measures 0.4's pytrec_eval one covering every measure."""
+        found, covered = [], set()
+        for invoker in getattr(self.evaluator, "invokers", None) or ():
+            trec = getattr(invoker, "evaluator", None)
+            measure_map = getattr(invoker, "measure_map", None)
+            if not hasattr(trec, "evaluate") or not isinstance(measure_map, dict):
+                return None
+            names = {}
+            for trec_name, entry in measure_map.items():
+                name = self.names.get(entry[0]) if isinstance(entry, tuple) else None
+                if name is None:
+                    return None
+                names[trec_name] = name
+            covered.update(names.values())
+            found.append((trec, names))
+        return found if found and covered == set(self.measures) else None
 
     def per_query(self, run: dict[str, list[str]]) -> dict[str, dict[str, float]]:
         """``{qid: {name: value}}`` for every query of ``run`` that has qrels.
@@ -65,10 +90,17 @@ class RelevanceEvaluator:
                   for q in out if run[q]}
         if not ranked:
             return out
-        by_id, names = self._names_by_id, self.names
+        if self._trec_evaluators is not None:
+            for trec, names in self._trec_evaluators:
+                for q, values in trec.evaluate(ranked).items():
+                    if q in out:
+                        row = out[q]
+                        for trec_name, value in values.items():
+                            row[names[trec_name]] = float(value)
+            return out
         for m in self.evaluator.iter_calc(ranked):
             if m.query_id in out:   # the evaluator also reports the qrels' other queries
-                out[m.query_id][by_id.get(id(m.measure)) or names[m.measure]] = float(m.value)
+                out[m.query_id][self.names[m.measure]] = float(m.value)
         return out
 
 
