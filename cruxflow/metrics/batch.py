@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -89,16 +90,18 @@ class TopicArrays:
 
     def _codes(self, lists: Sequence[Sequence[str]]) -> np.ndarray:
         """The passages' numbers (new passages get the next ones; -1 past a list's end)."""
-        width = max((len(x) for x in lists), default=0)
-        codes = np.full((len(lists), width), -1, dtype=np.int64)
+        length = np.array([len(x) for x in lists], dtype=int)
+        codes = np.full((len(lists), int(length.max(initial=0))), -1, dtype=np.int64)
         known, ids = self.passage_code, self.passage_ids
-        for t, passages in enumerate(lists):
-            for r, p in enumerate(passages):
-                c = known.get(p)
-                if c is None:
-                    c = known[p] = len(ids)
-                    ids.append(p)
-                codes[t, r] = c
+        flat = list(chain.from_iterable(lists))
+        numbers = [known.get(p, -1) for p in flat]
+        for i in [i for i, c in enumerate(numbers) if c < 0]:
+            c = known.get(flat[i])         # a passage ranked twice is numbered once
+            if c is None:
+                c = known[flat[i]] = len(ids)
+                ids.append(flat[i])
+            numbers[i] = c
+        codes[np.arange(codes.shape[1])[None, :] < length[:, None]] = numbers
         grown = len(ids) - len(self.passage_tokens)
         self.passage_tokens = np.concatenate([self.passage_tokens, np.full(grown, -1)])
         return codes

@@ -86,8 +86,9 @@ class RelevanceEvaluator:
         vanish).
         """
         out = {q: dict.fromkeys(self.measures, 0.0) for q in run if q in self.qrels_ids}
-        ranked = {q: {d: float(len(run[q]) - i) for i, d in enumerate(run[q])}
-                  for q in out if run[q]}
+        # any decreasing scores give the context's order (trec_eval sorts by score)
+        scores = [-float(i) for i in range(max((len(run[q]) for q in out), default=0))]
+        ranked = {q: dict(zip(run[q], scores, strict=False)) for q in out if run[q]}
         if not ranked:
             return out
         if self._trec_evaluators is not None:
