@@ -6,11 +6,14 @@ Synthetic data shaped like Multi-News test: per topic 10 sub-questions and 40 ra
 k in {|Z*|, 10, 20}. Prints, for ``--sizes`` (500 and 5,000 topics): building the scorer
 (judgments' qrels, arrays, token counts of Z*), scoring all 21 x 3 runs (CRUX columns,
 ir_measures columns, both alpha-nDCGs), the share of that spent in ir_measures, the cost
-per context and the ratio of the two sizes; then the route before issue 19 (a Python loop over
-topics, ir_measures and pyndeval rebuilt for every run and size) at ``--old-topics`` (50)
-with the largest difference between the two routes' values.
+per context and the ratio of the two sizes; the wall time with the pipelines split over
+``--processes`` (2) processes, as the workflow's per-pipeline jobs run on 2 cores; then the
+route before issue 19 (a Python loop over topics, ir_measures and pyndeval rebuilt for every
+run and size) at ``--old-topics`` (50) with the largest difference between the two routes'
+values.
 
     .venv/bin/python benchmarks/metrics.py [--sizes 500 5000] [--old-topics 50] [--seed 13]
+        [--processes 2]
 
 It prints figures; no test asserts them (timings on a shared machine are noisy: run it 2-3
 times and read the best).
@@ -19,6 +22,7 @@ times and read the best).
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import time
 
@@ -103,6 +107,28 @@ def new_route(ds: Dataset, runs) -> dict:
             "contexts": sum(len(f) for f in frames), "frame": pd.concat(frames)}
 
 
+_SHARED: tuple = ()   # (dataset, runs) for the forked workers of parallel_route
+
+
+def _score_share(share: list[int]) -> int:
+    ds, runs = _SHARED
+    scorer = ContextScorer(ds, derive(ds, 3), {p: x.contents for p, x in ds.passages.items()},
+                           regex_token_count)
+    return sum(len(scorer.score(runs[i], f"s{i}", k)) for i in share for k in SIZES)
+
+
+def parallel_route(ds: Dataset, runs, processes: int) -> float:
+    """Wall time of the 21 pipelines split over ``processes`` forked processes, each
+    building its own scorer, as the workflow's per-pipeline jobs do on ``--cores 2``."""
+    global _SHARED
+    _SHARED = (ds, runs)
+    shares = [list(range(i, len(runs), processes)) for i in range(processes)]
+    start = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        pool.map(_score_share, shares)
+    return time.perf_counter() - start
+
+
 def old_route(ds: Dataset, runs) -> dict:
     """The scorer before issue 19, one topic at a time (kept here only to compare)."""
     judged = derive(ds, 3)
@@ -141,23 +167,30 @@ def main(argv=None) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 5000])
     parser.add_argument("--old-topics", type=int, default=50)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--processes", type=int, default=2,
+                        help="also score the pipelines split over this many processes")
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     print("| topics | contexts | build scorer (s) | score 21 x 3 runs (s) | of it ir_measures "
           "(s) | per context (us) |")
     print("| --- | --- | --- | --- | --- | --- |")
-    per_context = {}
+    per_context, wall = {}, {}
     for n in args.sizes:
         ds, runs = synthetic(n, seed=args.seed)
         r = new_route(ds, runs)
         per_context[n] = r["score"] / r["contexts"]
         print(f"| {n} | {r['contexts']} | {_pair(r['build'])} | {_pair(r['score'])} | "
               f"{_pair(r['ir'])} | {_pair(per_context[n] * 1e6, 1)} |")
+        if args.processes > 1:
+            wall[n] = parallel_route(ds, runs, args.processes)
     if len(args.sizes) >= 2:
         a, b = args.sizes[0], args.sizes[-1]
         ratio = per_context[b] * b / (per_context[a] * a)
         print(f"scoring time ratio {b}/{a} topics: {_pair(ratio)} (linear: {b / a:.2f})")
     print("(each figure: wall / CPU time of this process)")
+    for n, seconds in wall.items():
+        print(f"{n} topics, build + score split over {args.processes} processes: "
+              f"{seconds:.2f} s wall")
     ds, runs = synthetic(args.old_topics, seed=args.seed)
     old, new = old_route(ds, runs), new_route(ds, runs)
     cols = ["Cov", "alpha_nDCG", "Den", *ir.DEFAULT_MEASURES, "alpha_nDCG_ndeval"]
