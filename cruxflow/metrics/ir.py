@@ -38,23 +38,77 @@ def _run_frame(run: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
 
 
+class RelevanceEvaluator:
+    """ir_measures' evaluator for one qrels, built once (converting the qrels is most of the
+    cost of a call) and reused for every run and context size.
+
+    ir_measures' per-value layer (a ``Metric`` per query and measure, measures hashed through
+    their repr) costs about three times pytrec_eval's own work, minutes at the paper's scale.
+    With the pytrec_eval provider (ir-measures is pinned), the values are read straight from
+    the pytrec_eval evaluators ir_measures built, one per relevance level, under the trec_eval
+    names ir_measures gave them; any other provider goes through ``iter_calc``.
+    ``tests/test_metrics_fast.py`` compares both with ``ir_measures.iter_calc``.
+    """
+
+    def __init__(self, qrels: dict[str, dict[str, int]], measures: dict | None = None):
+        self.measures = measures or DEFAULT_MEASURES
+        self.names = {m: n for n, m in self.measures.items()}
+        self.qrels_ids = set(qrels)
+        self.evaluator = ir_measures.evaluator(list(self.measures.values()),
+                                               _qrels_frame(qrels)) if qrels else None
+        self._trec_evaluators = self._pytrec_eval_invokers()
+
+    def _pytrec_eval_invokers(self) -> list | None:
+        """``[(pytrec_eval evaluator, {trec_eval name: our name})]``, or None where the
+        evaluator is not ir_measures 0.4's pytrec_eval one covering every measure."""
+        found, covered = [], set()
+        for invoker in getattr(self.evaluator, "invokers", None) or ():
+            trec = getattr(invoker, "evaluator", None)
+            measure_map = getattr(invoker, "measure_map", None)
+            if not hasattr(trec, "evaluate") or not isinstance(measure_map, dict):
+                return None
+            names = {}
+            for trec_name, entry in measure_map.items():
+                name = self.names.get(entry[0]) if isinstance(entry, tuple) else None
+                if name is None:
+                    return None
+                names[trec_name] = name
+            covered.update(names.values())
+            found.append((trec, names))
+        return found if found and covered == set(self.measures) else None
+
+    def per_query(self, run: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+        """``{qid: {name: value}}`` for every query of ``run`` that has qrels.
+
+        ``run`` maps a query to its ranked document ids (the context, already cut to size).
+        Queries in ``run`` without a relevant document get 0 for every measure (trec_eval
+        leaves them out; a context that retrieves nothing relevant should count as 0, not
+        vanish).
+        """
+        out = {q: dict.fromkeys(self.measures, 0.0) for q in run if q in self.qrels_ids}
+        # any decreasing scores give the context's order (trec_eval sorts by score)
+        scores = [-float(i) for i in range(max((len(run[q]) for q in out), default=0))]
+        ranked = {q: dict(zip(run[q], scores, strict=False)) for q in out if run[q]}
+        if not ranked:
+            return out
+        if self._trec_evaluators is not None:
+            for trec, names in self._trec_evaluators:
+                for q, values in trec.evaluate(ranked).items():
+                    if q in out:
+                        row = out[q]
+                        for trec_name, value in values.items():
+                            row[names[trec_name]] = float(value)
+            return out
+        for m in self.evaluator.iter_calc(ranked):
+            if m.query_id in out:   # the evaluator also reports the qrels' other queries
+                out[m.query_id][self.names[m.measure]] = float(m.value)
+        return out
+
+
 def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
               measures: dict | None = None) -> dict[str, dict[str, float]]:
-    """``{qid: {name: value}}`` for every query of ``run`` that has qrels.
-
-    ``run`` maps a query to its ranked document ids (the context, already cut to size).
-    Queries in ``run`` without a relevant document get 0 for every measure (trec_eval leaves
-    them out; a context that retrieves nothing relevant should count as 0, not vanish).
-    """
-    measures = measures or DEFAULT_MEASURES
-    names = {m: n for n, m in measures.items()}
-    out: dict[str, dict[str, float]] = {q: {n: 0.0 for n in measures} for q in run if q in qrels}
-    if not out or not any(run[q] for q in out):
-        return out
-    frame = _run_frame({q: run[q] for q in out})
-    for m in ir_measures.iter_calc(list(measures.values()), _qrels_frame(qrels), frame):
-        out[m.query_id][names[m.measure]] = float(m.value)
-    return out
+    """:meth:`RelevanceEvaluator.per_query` for one run (build the evaluator once for many)."""
+    return RelevanceEvaluator(qrels, measures).per_query(run)
 
 
 def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
@@ -70,7 +124,8 @@ def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
     the CRUX authors' code gave ndeval every passage the same score, so their ndeval ordered a
     context by passage id (ascending) instead (docs/paper-parity.md).
     """
-    qids = [q for q in run if q in set(diversity["query_id"])]
+    judged = set(diversity["query_id"])
+    qids = [q for q in run if q in judged]
     out = dict.fromkeys(qids, 0.0)
     if not qids or not any(run[q] for q in qids):
         return out

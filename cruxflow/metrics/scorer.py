@@ -5,23 +5,28 @@ A *context* is the top-k of a run for a topic, with k = |Z*| (the paper's defaul
 Den(Z), and through ir_measures Recall, Recall of P**, MAP, nDCG and ndeval's alpha-nDCG@20
 over P* (the computation behind the paper's published numbers, ``alpha_nDCG_ndeval``).
 Only topics with at least one answerable question are evaluated (the others have no Q).
+
+A run's contexts are scored for all topics at once (:mod:`cruxflow.metrics.batch`) and the
+ir_measures evaluators are built once per scorer: the values are those of the per-topic
+functions (:mod:`cruxflow.metrics.crux`, :func:`ir.per_query_ndeval`), at a cost linear in
+topics (``benchmarks/metrics.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset
 from cruxflow.metrics import ir
-from cruxflow.metrics.crux import alpha_ndcg, coverage, density
+from cruxflow.metrics.batch import FlatRun, TopicArrays
 from cruxflow.metrics.tokens import TokenCounter
 from cruxflow.stages.judgments import (
     TopicJudgments,
-    diversity_rows,
     relevance_grades,
     relevance_qrels,
 )
@@ -30,8 +35,8 @@ CRUX_COLUMNS = ["Cov", "alpha_nDCG", "Den"]
 IR_COLUMNS = [*ir.DEFAULT_MEASURES, "alpha_nDCG_ndeval"]
 
 
-def context_size(k: int | str, judgment: TopicJudgments) -> int:
-    if k == "oracle":
+def context_size(k: int | str, judgment: TopicJudgments | None) -> int:
+    if k == "oracle" and judgment is not None:
         return len(judgment.required)
     if isinstance(k, int) and k > 0:
         return k
@@ -80,10 +85,16 @@ class ContextScorer:
         self.matrix = dataset.ratings_by_topic()
         # nDCG's gains: "2-1" (ours) or the CRUX authors' "3-2-1" (metrics.relevance_grades)
         self.qrels = relevance_qrels(self.judgments, self.matrix, grades)
-        self.measures = ir.relevance_measures(relevance_grades(grades).required)
-        self.diversity = ir.diversity_frame(diversity_rows(self.judgments, self.matrix, eta))
+        self.relevance = ir.RelevanceEvaluator(
+            self.qrels, ir.relevance_measures(relevance_grades(grades).required))
+        self.arrays = TopicArrays(self.judgments, self.matrix, eta, alpha)
         self._tokens: dict[str, int] = {}
         self.oracle_tokens = {t: self.tokens(j.required) for t, j in self.judgments.items()}
+        self._oracle_tokens = np.array(list(self.oracle_tokens.values()), dtype=np.int64)
+        self._oracle_size = np.array([len(j.required) for j in self.judgments.values()],
+                                     dtype=int)
+        # the last run flattened: its sizes (|Z*|, 10, 20) are scored one call after another
+        self._flat: tuple[Mapping, FlatRun] | None = None
 
     def tokens(self, pids) -> int:
         total = 0
@@ -98,28 +109,37 @@ class ContextScorer:
         m = self.matrix.get(tid, {})
         return [m.get(p, [0] * n) for p in pids]
 
+    def token_counts(self, pids) -> list[int]:
+        known = self._tokens
+        return [known[p] if p in known else self.tokens((p,)) for p in pids]
+
+    def flat(self, run: Mapping[str, list[RunRow]]) -> FlatRun:
+        """``run`` as arrays, reused while the same run object is scored at other sizes (a
+        run is read once and not changed while it is scored)."""
+        if self._flat is None or self._flat[0] is not run:
+            self._flat = (run, self.arrays.flatten(run))
+        return self._flat[1]
+
     def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
-        ctxs = contexts(run, self.judgments, k)
-        ir_scores = ir.per_query(ctxs, self.qrels, self.measures)
-        ndeval = ir.per_query_ndeval(ctxs, self.diversity, self.alpha)
-        records = []
-        for tid, j in self.judgments.items():
-            ctx = ctxs[tid]
-            oracle = self.rating_rows(tid, j.required)
-            rows = self.rating_rows(tid, ctx)
-            cov = coverage(rows, j.kept, self.eta)
-            cov_star = coverage(oracle, j.kept, self.eta)
-            tok = self.tokens(ctx)
-            records.append({
-                "system": system, "k": str(k), "topic": tid, "context_size": len(ctx),
-                "in_run": tid in run, "tokens": tok,
-                "Cov": cov,
-                "alpha_nDCG": alpha_ndcg(rows, oracle, j.kept, self.eta, self.alpha),
-                "Den": density(cov, tok, cov_star, self.oracle_tokens[tid], self.weight),
-                **ir_scores.get(tid, dict.fromkeys(ir.DEFAULT_MEASURES, 0.0)),
-                "alpha_nDCG_ndeval": ndeval.get(tid, 0.0),
-            })
-        return pd.DataFrame.from_records(records)
+        size = self._oracle_size if k == "oracle" else np.full(
+            len(self.judgments), context_size(k, None))
+        flat = self.flat(run)
+        rows, n, tokens = self.arrays.cut(flat, size, self.token_counts)
+        cov = self.arrays.coverage(rows)
+        ctxs = {tid: ids[:c]
+                for tid, ids, c in zip(self.judgments, flat.doc_ids, n.tolist(), strict=True)}
+        ir_scores = self.relevance.per_query(ctxs)
+        columns = {
+            "system": system, "k": str(k), "topic": list(self.judgments), "context_size": n,
+            "in_run": flat.in_run, "tokens": tokens,
+            "Cov": cov,
+            "alpha_nDCG": self.arrays.alpha_ndcg(rows),
+            "Den": self.arrays.density(cov, tokens, self._oracle_tokens, self.weight),
+        }
+        for name in ir.DEFAULT_MEASURES:
+            columns[name] = [ir_scores[t][name] for t in self.judgments]
+        columns["alpha_nDCG_ndeval"] = self.arrays.alpha_ndcg_ndeval(rows)
+        return pd.DataFrame(columns)
 
 
 def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:

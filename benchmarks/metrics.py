@@ -1,0 +1,206 @@
+"""Benchmark: Table 1's context metrics (ContextScorer) at Multi-News test scale (issue 19).
+
+Synthetic data shaped like Multi-News test: per topic 10 sub-questions and 40 rated passages
+(60-120 words; ratings -1 and 0-5, four in ten 0), 21 pipelines whose top-20 per topic holds
+14 of the topic's passages and 6 of other topics' (unrated for it), context sizes
+k in {|Z*|, 10, 20}. Prints, for ``--sizes`` (500 and 5,000 topics): building the scorer
+(judgments' qrels, arrays, token counts of Z*), scoring all 21 x 3 runs (CRUX columns,
+ir_measures columns, both alpha-nDCGs), the share of that spent in ir_measures, the cost
+per context and the ratio of the two sizes; the wall time with the pipelines split over
+``--processes`` (2) processes, as the workflow's per-pipeline jobs run on 2 cores; then the
+route before issue 19 (a Python loop over topics, ir_measures and pyndeval rebuilt for every
+run and size) at ``--old-topics`` (50) with the largest difference between the two routes'
+values.
+
+    .venv/bin/python benchmarks/metrics.py [--sizes 500 5000] [--old-topics 50] [--seed 13]
+        [--processes 2]
+
+It prints figures; no test asserts them (timings on a shared machine are noisy: run it 2-3
+times and read the best).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import time
+
+import numpy as np
+import pandas as pd
+
+from cruxflow.data.io import RunRow
+from cruxflow.data.model import Dataset, Passage, Topic
+from cruxflow.metrics import ir
+from cruxflow.metrics.crux import alpha_ndcg, coverage, density
+from cruxflow.metrics.scorer import ContextScorer, contexts
+from cruxflow.metrics.tokens import regex_token_count
+from cruxflow.stages.judgments import derive, diversity_rows
+
+SIZES = ["oracle", 10, 20]
+
+VOCABULARY = np.array([f"w{i}" for i in range(5000)])
+RATING_CHOICES = np.array([-1, 0, 0, 0, 0, 1, 2, 3, 4, 5])
+
+
+def synthetic(n_topics: int, *, seed: int = 13, questions: int = 10, judged: int = 40,
+              pipelines: int = 21, depth: int = 20, foreign: int = 6):
+    """A dataset shaped like Multi-News test and ``pipelines`` runs over it.
+
+    Each topic has ``questions`` sub-questions and ``judged`` rated passages of 60-120 words;
+    each run's top ``depth`` per topic holds ``depth - foreign`` of the topic's passages and
+    ``foreign`` passages of other topics (unjudged for this topic).
+    """
+    rng = np.random.default_rng(seed)
+    topics, passages, ratings = {}, {}, {}
+    pids = np.empty((n_topics, judged), dtype=object)
+    words = rng.integers(0, len(VOCABULARY), size=(n_topics * judged, 120))
+    lengths = rng.integers(60, 121, size=n_topics * judged)
+    grid = RATING_CHOICES[rng.integers(0, len(RATING_CHOICES), size=(n_topics, judged, questions))]
+    for t in range(n_topics):
+        tid = f"t{t}"
+        topics[tid] = Topic(tid, "summary", [f"{tid}:{d}" for d in range(3)], query="q",
+                            questions=[f"q{i}?" for i in range(questions)])
+        for j in range(judged):
+            pid = f"{tid}:{j % 3}#{j}"
+            i = t * judged + j
+            text = " ".join(VOCABULARY[words[i, :lengths[i]]])
+            passages[pid] = Passage(pid, text, tid, f"{tid}:{j % 3}")
+            ratings[(tid, pid)] = grid[t, j].tolist()
+            pids[t, j] = pid
+    runs = []
+    for _ in range(pipelines):
+        own = np.argsort(rng.random((n_topics, judged)), axis=1)[:, :depth - foreign]
+        other = rng.integers(0, n_topics - 1, size=(n_topics, foreign))
+        other += other >= np.arange(n_topics)[:, None]          # never the topic itself
+        slot = rng.integers(0, judged, size=(n_topics, foreign))
+        run = {}
+        for t in range(n_topics):
+            tid = f"t{t}"
+            docs = list(pids[t, own[t]]) + list(dict.fromkeys(pids[other[t], slot[t]]))
+            order = rng.permutation(len(docs))
+            run[tid] = [RunRow(tid, docs[i], r + 1, float(depth - r))
+                        for r, i in enumerate(order)]
+        runs.append(run)
+    return Dataset(topics, {}, passages, ratings), runs
+
+
+def _clocks() -> np.ndarray:
+    """Wall time and this process's CPU time: on a shared machine the CPU time is what the
+    scoring would take on an idle one (it runs on one core)."""
+    return np.array([time.perf_counter(), time.process_time()])
+
+
+def new_route(ds: Dataset, runs) -> dict:
+    judged = derive(ds, 3)
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    start = _clocks()
+    scorer = ContextScorer(ds, judged, texts, regex_token_count)
+    built = _clocks()
+    frames = [scorer.score(run, f"s{i}", k) for i, run in enumerate(runs) for k in SIZES]
+    scored = _clocks()
+    for run in runs:      # the ir_measures share, timed again on its own
+        for k in SIZES:
+            scorer.relevance.per_query(contexts(run, scorer.judgments, k))
+    in_ir = _clocks() - scored
+    return {"build": built - start, "score": scored - built, "ir": in_ir,
+            "contexts": sum(len(f) for f in frames), "frame": pd.concat(frames)}
+
+
+_SHARED: tuple = ()   # (dataset, runs) for the forked workers of parallel_route
+
+
+def _score_share(share: list[int]) -> int:
+    ds, runs = _SHARED
+    scorer = ContextScorer(ds, derive(ds, 3), {p: x.contents for p, x in ds.passages.items()},
+                           regex_token_count)
+    return sum(len(scorer.score(runs[i], f"s{i}", k)) for i in share for k in SIZES)
+
+
+def parallel_route(ds: Dataset, runs, processes: int) -> float:
+    """Wall time of the 21 pipelines split over ``processes`` forked processes, each
+    building its own scorer, as the workflow's per-pipeline jobs do on ``--cores 2``."""
+    global _SHARED
+    _SHARED = (ds, runs)
+    shares = [list(range(i, len(runs), processes)) for i in range(processes)]
+    start = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        pool.map(_score_share, shares)
+    return time.perf_counter() - start
+
+
+def old_route(ds: Dataset, runs) -> dict:
+    """The scorer before issue 19, one topic at a time (kept here only to compare)."""
+    judged = derive(ds, 3)
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    start = _clocks()
+    scorer = ContextScorer(ds, judged, texts, regex_token_count)
+    diversity = ir.diversity_frame(diversity_rows(scorer.judgments, scorer.matrix, 3))
+    frames = []
+    for run in runs:
+        for k in SIZES:
+            ctxs = contexts(run, scorer.judgments, k)
+            ir_scores = ir.per_query(ctxs, scorer.qrels)          # evaluator rebuilt per call
+            qids = [q for q in ctxs if q in set(diversity["query_id"])]   # as it was
+            ndeval = ir.per_query_ndeval({q: ctxs[q] for q in qids}, diversity)
+            records = []
+            for tid, j in scorer.judgments.items():
+                rows = scorer.rating_rows(tid, ctxs[tid])
+                oracle = scorer.rating_rows(tid, j.required)
+                cov = coverage(rows, j.kept)
+                tok = scorer.tokens(ctxs[tid])
+                records.append({
+                    "topic": tid, "Cov": cov, "alpha_nDCG": alpha_ndcg(rows, oracle, j.kept),
+                    "Den": density(cov, tok, coverage(oracle, j.kept),
+                                   scorer.oracle_tokens[tid]),
+                    **ir_scores[tid], "alpha_nDCG_ndeval": ndeval.get(tid, 0.0)})
+            frames.append(pd.DataFrame.from_records(records))
+    return {"time": _clocks() - start, "frame": pd.concat(frames)}
+
+
+def _pair(values, digits: int = 2) -> str:
+    return " / ".join(f"{v:.{digits}f}" for v in values)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument("--old-topics", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--processes", type=int, default=2,
+                        help="also score the pipelines split over this many processes")
+    args = parser.parse_args(argv)
+    print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    print("| topics | contexts | build scorer (s) | score 21 x 3 runs (s) | of it ir_measures "
+          "(s) | per context (us) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    per_context, wall = {}, {}
+    for n in args.sizes:
+        ds, runs = synthetic(n, seed=args.seed)
+        r = new_route(ds, runs)
+        per_context[n] = r["score"] / r["contexts"]
+        print(f"| {n} | {r['contexts']} | {_pair(r['build'])} | {_pair(r['score'])} | "
+              f"{_pair(r['ir'])} | {_pair(per_context[n] * 1e6, 1)} |")
+        if args.processes > 1:
+            wall[n] = parallel_route(ds, runs, args.processes)
+    if len(args.sizes) >= 2:
+        a, b = args.sizes[0], args.sizes[-1]
+        ratio = per_context[b] * b / (per_context[a] * a)
+        print(f"scoring time ratio {b}/{a} topics: {_pair(ratio)} (linear: {b / a:.2f})")
+    print("(each figure: wall / CPU time of this process)")
+    for n, seconds in wall.items():
+        print(f"{n} topics, build + score split over {args.processes} processes: "
+              f"{seconds:.2f} s wall")
+    ds, runs = synthetic(args.old_topics, seed=args.seed)
+    old, new = old_route(ds, runs), new_route(ds, runs)
+    cols = ["Cov", "alpha_nDCG", "Den", *ir.DEFAULT_MEASURES, "alpha_nDCG_ndeval"]
+    diff = np.nanmax(np.abs(old["frame"][cols].to_numpy()
+                            - new["frame"][cols].to_numpy()))
+    print(f"{args.old_topics} topics, build + score (wall / CPU s): before issue 19 "
+          f"{_pair(old['time'])}, now {_pair(new['build'] + new['score'])}; "
+          f"largest difference between the values: {diff:.1e}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
