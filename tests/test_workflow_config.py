@@ -223,7 +223,7 @@ def test_paper_preset_sets_the_authors_choices():
     assert got["ratings"]["layout"] == "paper"   # Fig. 8 as printed, question first
     assert set(got["endpoints"].values()) == {"completion"}
     assert got["passages"] == {"max_document_words": 1024, "chunk_words": 512,
-                               "max_passages": 3}
+                               "max_passages": 3, "distractors": "llm"}   # every document
     for name, d in got["datasets"].items():
         assert d["count_empty_documents"] and d["chunk_documents"], name
     assert got["datasets"]["multi_news-test"]["max_topics"] == 5000
