@@ -102,12 +102,14 @@ def layouts(args) -> None:
           f"{'vs paper, no reuse':>18s} {'changed by reuse':>16s}")
     for layout, reuse in SETTINGS:
         key = (layout, reuse)
-        changed = sum(a != b for a, b in zip(ratings[(layout, False)], ratings[key],
-                                             strict=True))
+        pairs_ = list(zip(ratings[(layout, False)], ratings[key], strict=True))
+        changed = sum(a != b for a, b in pairs_)
+        across = sum((a >= 3) != (b >= 3) for a, b in pairs_)
         print(f"{layout:14s} {'on' if reuse else 'off':>5s} {prefill[key]:18.1f} "
               f"{n / best[key]:9.2f} "
               f"{prefill[base] / max(prefill[key], 1e-9):8.1f}x tok, "
-              f"{best[base] / best[key]:4.1f}x r/s {changed:10d}/{n}")
+              f"{best[base] / best[key]:4.1f}x r/s {changed:10d}/{n} "
+              f"({across} across eta=3)")
     for reuse in (False, True):
         a, b = ratings[("paper", reuse)], ratings[("passage_first", reuse)]
         exact = sum(x == y for x, y in zip(a, b, strict=True))
