@@ -1,12 +1,21 @@
 """Benchmark: answerability ratings on the CPU with the embedded default model.
 
-Rates real (passage, sub-question) pairs of the demo corpus (resources/demo/crux) with the
-paper's prompt (Fig. 8) and prints, for a cold cache and then a warm one:
-LLM calls per rating, ratings per second, prompt tokens per rating, and the wall time; and,
-for comparison, what letting the judge write up to 5 tokens (the CRUX authors' setting) costs
+Part 1, layouts (docs/ratings.md): the same (passage, sub-question) pairs of the demo corpus
+(resources/demo/crux: a few passages of each of the first topics, each against all its
+topic's questions) rated by :func:`cruxflow.stages.ratings.rate_texts` with the paper's
+layout (Fig. 8, question first) and the passage-first one, each with llama.cpp's prompt cache
+off and on. Printed per setting: prefill tokens per rating (prompt tokens minus those the
+server reused, from its usage/timings), ratings per second (best of ``--repeats``, the
+settings interleaved), and how many greedy ratings differ from the same layout without reuse;
+then the agreement between the two layouts' ratings (exact, and on either side of eta).
+
+Part 2, decoding and the LLM cache (``--modes``): the paper's prompt, for a cold cache and
+then a warm one: LLM calls per rating, ratings per second, prompt tokens per rating, and the
+wall time; and what letting the judge write up to 5 tokens (the CRUX authors' setting) costs
 against the single constrained step with logprobs that cruxflow uses.
 
-    .venv/bin/python benchmarks/llm_ratings.py [--pairs 120] [--threads 2] [--model SPEC]
+    .venv/bin/python benchmarks/llm_ratings.py [--pairs 120] [--threads 2] [--repeats 2]
+        [--modes] [--model SPEC]
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +33,7 @@ from cruxflow.llm.llamacpp import LlamaCppBackend
 from cruxflow.llm.logprobs import expected_rating
 from cruxflow.llm.parsing import parse_rating
 from cruxflow.stages.prompts import RATING
+from cruxflow.stages.ratings import rate_texts
 from cruxflow.weights import DEFAULT_GGUF
 
 DEMO = Path(__file__).resolve().parents[1] / "resources/demo/crux"
@@ -42,6 +53,73 @@ def pairs(n: int) -> list[str]:
     return prompts[:n]
 
 
+def items(n: int, per_topic: int = 4) -> list[tuple[list[str], str]]:
+    """``(questions, passage)`` items holding about ``n`` pairs: the first ``per_topic``
+    passages of each topic in file order, each with all its topic's questions."""
+    topics = [json.loads(x) for x in (DEMO / "topics.jsonl").read_text().splitlines()]
+    passages = [json.loads(x) for x in (DEMO / "passages.jsonl").read_text().splitlines()]
+    out: list[tuple[list[str], str]] = []
+    for t in topics:
+        own = [p["contents"] for p in passages if p["id"].split(":")[0] == t["qid"]]
+        for text in own[:per_topic]:
+            if sum(len(q) for q, _ in out) >= n:
+                return out
+            out.append((t["questions"], text))
+    return out
+
+
+SETTINGS = [("paper", False), ("paper", True), ("passage_first", False),
+            ("passage_first", True)]
+
+
+def layouts(args) -> None:
+    rated = items(args.pairs)
+    n = sum(len(q) for q, _ in rated)
+    backends = {reuse: LlamaCppBackend(args.model, threads=args.threads, prompt_cache=reuse)
+                for reuse in (False, True)}
+    best: dict = {}
+    ratings: dict = {}
+    prefill: dict = {}
+    for rep in range(args.repeats):
+        for layout, reuse in SETTINGS if rep % 2 == 0 else SETTINGS[::-1]:
+            runner = LLMRunner(backends[reuse], None)
+            t0 = time.perf_counter()
+            out = rate_texts(rated, runner, layout=layout)
+            secs = time.perf_counter() - t0
+            key = (layout, reuse)
+            best[key] = min(best.get(key, secs), secs)
+            flat = [r for rs, _ in out for r in rs]
+            ratings.setdefault(key, flat)  # the first repeat's, from a slot as a run starts it
+            prefill[key] = (runner.stats.prompt_tokens - runner.stats.cached_tokens) / n
+            print(f"  repeat {rep + 1}: {layout:13s} reuse {reuse!s:5s} {secs:7.1f} s",
+                  flush=True)
+    for b in backends.values():
+        b.close()
+    base = ("paper", False)
+    print(f"\n{n} (passage, question) pairs ({len(rated)} passages), {args.threads} threads, "
+          f"best of {args.repeats}; load average {os.getloadavg()[0]:.2f} at the end")
+    print(f"{'layout':14s} {'reuse':>5s} {'prefill tok/rating':>18s} {'ratings/s':>9s} "
+          f"{'vs paper, no reuse':>18s} {'changed by reuse':>16s}")
+    for layout, reuse in SETTINGS:
+        key = (layout, reuse)
+        pairs_ = list(zip(ratings[(layout, False)], ratings[key], strict=True))
+        changed = sum(a != b for a, b in pairs_)
+        across = sum((a >= 3) != (b >= 3) for a, b in pairs_)
+        print(f"{layout:14s} {'on' if reuse else 'off':>5s} {prefill[key]:18.1f} "
+              f"{n / best[key]:9.2f} "
+              f"{prefill[base] / max(prefill[key], 1e-9):8.1f}x tok, "
+              f"{best[base] / best[key]:4.1f}x r/s {changed:10d}/{n} "
+              f"({across} across eta=3)")
+    for reuse in (False, True):
+        a, b = ratings[("paper", reuse)], ratings[("passage_first", reuse)]
+        exact = sum(x == y for x, y in zip(a, b, strict=True))
+        at_eta = sum((x >= 3) == (y >= 3) for x, y in zip(a, b, strict=True))
+        print(f"layout agreement (reuse {'on' if reuse else 'off'}): exact {exact}/{n} "
+              f"({exact / n:.0%}), at eta=3 {at_eta}/{n} ({at_eta / n:.0%}); "
+              f"ratings >= 3: paper {sum(x >= 3 for x in a)}, passage_first "
+              f"{sum(y >= 3 for y in b)}")
+
+
 def run(runner: LLMRunner, requests: list[Request]) -> tuple[float, list]:
     t0 = time.perf_counter()
     outs = runner.generate(requests)
@@ -53,8 +131,16 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=120)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--model", default=DEFAULT_GGUF)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--modes", action="store_true",
+                    help="also part 2: decoding modes and the LLM cache")
     args = ap.parse_args()
+    layouts(args)
+    if args.modes:
+        modes(args)
 
+
+def modes(args) -> None:
     prompts = pairs(args.pairs)
     judge = [Request(p, JUDGMENT) for p in prompts]
     t0 = time.perf_counter()

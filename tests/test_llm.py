@@ -442,6 +442,19 @@ def test_llamacpp_prompt_cache_reuses_the_shared_prefix():
     assert [o.cached_tokens for o in outs] == [0, 0]   # prompt_cache off: computed in full
 
 
+def test_prompt_cache_is_not_in_the_cache_key_but_the_layout_is():
+    from cruxflow.llm.llamacpp import LlamaCppBackend
+    from cruxflow.stages.prompts import RATING, RATING_PASSAGE_FIRST
+
+    # Constructing does not load the model (it loads on the first request).
+    on = LlamaCppBackend(MODEL, prompt_cache=True).identity()
+    off = LlamaCppBackend(MODEL).identity()
+    fields = {"question": "q?", "context": "c."}
+    paper, ours = (Request(t.render(**fields), JUDGMENT) for t in (RATING, RATING_PASSAGE_FIRST))
+    assert cache_key(on, paper) == cache_key(off, paper)   # llm/cache.py says why
+    assert cache_key(on, paper) != cache_key(on, ours)
+
+
 def test_llamacpp_missing_model_file():
     from cruxflow.llm.llamacpp import LlamaCppBackend
 

@@ -4,7 +4,13 @@ One SQLite file in WAL mode: many Snakemake jobs (processes) read and write it a
 finished call is committed as soon as its batch returns, so a killed job loses only the calls
 that were still in flight, and a re-run of a finished workflow makes no call at all.
 
-The key is the SHA-256 of the canonical JSON of (backend identity, prompt, sampling). SQLite
+The key is the SHA-256 of the canonical JSON of (backend identity, prompt, sampling). The two
+rating layouts (``llm.ratings.layout``) are different prompt texts, so different keys. A
+backend's ``prompt_cache`` is deliberately not in the key: with it on, an output depends on the
+request before it (a near tie can flip, docs/ratings.md), which no key of one request can
+describe, as vLLM's outputs depend on the batch they ran in; and both settings answer the same
+request with the same model. Keying on it would only make turning it on recompute everything.
+A run from scratch stays reproducible because the stages send requests in a fixed order. SQLite
 locking needs a local file system or one with working POSIX locks; on a cluster, put the cache
 on such a shared file system (``llm.cache`` in the config).
 """
