@@ -2,6 +2,9 @@
 # request, sub-questions and answerability ratings. Every call goes through the shared cache
 # (llm.cache), so a re-run or a resumed crash pays only for what is missing. The passage and
 # rating stages are split into llm.shards jobs; GPU backends ask for resources gpu.
+# Priorities: these stages (20) and the retrieval behind the contexts (10) gate every table;
+# the scheduler runs them before jobs nothing waits for (beyond-CRUX metrics, direct-prompting
+# reports). Without them the demo's encoders waited 2 minutes behind such jobs.
 
 
 rule passages:
@@ -15,6 +18,7 @@ rule passages:
         calls="logs/passages/{dataset}/shard{shard}-of{shards}.calls.json",
     benchmark:
         "benchmarks/results/passages/{dataset}/shard{shard}-of{shards}.tsv"
+    priority: 20
     conda:
         llm_env
     threads: llm_threads
@@ -40,6 +44,7 @@ rule report_requests:
         calls="logs/report_requests/{dataset}.calls.json",
     benchmark:
         "benchmarks/results/report_requests/{dataset}.tsv"
+    priority: 20
     conda:
         llm_env
     threads: llm_threads
@@ -65,6 +70,7 @@ rule subquestions:
         calls="logs/subquestions/{dataset}.calls.json",
     benchmark:
         "benchmarks/results/subquestions/{dataset}.tsv"
+    priority: 20
     conda:
         llm_env
     threads: llm_threads
@@ -96,6 +102,7 @@ rule ratings:
         calls="logs/ratings/{dataset}/shard{shard}-of{shards}.calls.json",
     benchmark:
         "benchmarks/results/ratings/{dataset}/shard{shard}-of{shards}.tsv"
+    priority: 20
     conda:
         llm_env
     threads: llm_threads

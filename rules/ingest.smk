@@ -46,6 +46,7 @@ rule prepare:
         "logs/prepare/{dataset}.log",
     benchmark:
         "benchmarks/results/prepare/{dataset}.tsv"
+    priority: 20
     conda:
         "../envs/core.yaml"
     threads: 1

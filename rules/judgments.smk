@@ -13,6 +13,7 @@ rule judgments:
         "logs/judgments/{dataset}/eta{eta}.log",
     benchmark:
         "benchmarks/results/judgments/{dataset}/eta{eta}.tsv"
+    priority: 10
     conda:
         "../envs/core.yaml"
     threads: 1

@@ -18,6 +18,7 @@ rule rerank:
         "benchmarks/results/rerank/{dataset}/{retriever}+{reranker}.tsv"
     wildcard_constraints:
         reranker=rerankers_of_kind("mmr", "cross-encoder", "monot5", "setwise"),
+    priority: 10
     conda:
         "../envs/rerank.yaml"
     threads: 2
@@ -47,6 +48,7 @@ rule rerank_listwise:
         "benchmarks/results/rerank_listwise/{dataset}/{retriever}+{reranker}.tsv"
     wildcard_constraints:
         reranker=rerankers_of_kind("listwise"),
+    priority: 10
     conda:
         listwise_env
     threads: 2

@@ -18,6 +18,7 @@ rule corpus:
         "logs/corpus/{corpus}.log",
     benchmark:
         "benchmarks/results/corpus/{corpus}.tsv"
+    priority: 10
     conda:
         "../envs/core.yaml"
     threads: 1
@@ -38,6 +39,7 @@ rule bm25_index:
         "logs/bm25_index/{corpus}.log",
     benchmark:
         "benchmarks/results/bm25_index/{corpus}.tsv"
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 1
@@ -60,6 +62,7 @@ rule bm25_search:
         "logs/bm25_search/{dataset}.log",
     benchmark:
         "benchmarks/results/bm25_search/{dataset}.tsv"
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 1
@@ -87,6 +90,7 @@ rule dense_encode:
     wildcard_constraints:
         shard=r"\d+",
         shards=r"\d+",
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 2
@@ -110,6 +114,7 @@ rule dense_index:
         "logs/dense_index/{corpus}.log",
     benchmark:
         "benchmarks/results/dense_index/{corpus}.tsv"
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 1
@@ -134,6 +139,7 @@ rule dense_search:
         "logs/dense_search/{dataset}.log",
     benchmark:
         "benchmarks/results/dense_search/{dataset}.tsv"
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 1
@@ -161,6 +167,7 @@ rule splade_encode:
     wildcard_constraints:
         shard=r"\d+",
         shards=r"\d+",
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 2
@@ -184,6 +191,7 @@ rule splade_index:
         "logs/splade_index/{corpus}.log",
     benchmark:
         "benchmarks/results/splade_index/{corpus}.tsv"
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 2
@@ -208,6 +216,7 @@ rule splade_search:
         "logs/splade_search/{dataset}.log",
     benchmark:
         "benchmarks/results/splade_search/{dataset}.tsv"
+    priority: 10
     conda:
         "../envs/pyserini.yaml"
     threads: 1
