@@ -9,6 +9,8 @@ rule plan:
         text="results/plan.txt",
     log:
         "logs/plan.log",
+    benchmark:
+        "benchmarks/results/plan.tsv"
     conda:
         "../envs/core.yaml"
     threads: 1

@@ -8,6 +8,7 @@ from cruxflow.stages.prompts import (
     PASSAGES,
     PROMPTS,
     RATING,
+    RATING_PASSAGE_FIRST,
     REPORT,
     REPORT_DIRECT,
     REPORT_REQUEST,
@@ -22,14 +23,17 @@ def test_registry():
         "subquestions": SUBQUESTIONS,
         "passages": PASSAGES,
         "rating": RATING,
+        "rating-passage-first": RATING_PASSAGE_FIRST,
         "report_request": REPORT_REQUEST,
         "report": REPORT,
         "report_direct": REPORT_DIRECT,
     }
     for name, prompt in PROMPTS.items():
         # the paper's own prompts, and ours for RAG generation (the paper prints none)
-        version = "cruxflow-v1" if name.startswith("report") and name != "report_request" \
-            else "crux-v1"
+        # and our passage-first layout of Fig. 8 (docs/ratings.md)
+        ours = name.startswith("report") and name != "report_request" \
+            or name == "rating-passage-first"
+        version = "cruxflow-v1" if ours else "crux-v1"
         assert prompt.name == name
         assert prompt.version == version
         assert prompt.id == f"{name}/{version}"
