@@ -149,3 +149,18 @@ def test_cli_writes_json(tmp_path, capsys):
     assert "total" in capsys.readouterr().out
     data = json.loads((tmp_path / "plan.json").read_text())
     assert data["rates"]["gpus"] == 4 and data["stages"][0]["stage"] == "passages"
+
+
+def test_generated_files_of_fewer_topics_are_not_counted(tiny):
+    # sub-questions and passages of t-0 only (an earlier config with max_topics 1): the
+    # ratings of this 2-topic config are estimated, as before anything was generated (12)
+    root, config = tiny
+    g = root / "results" / "generated" / "tiny"
+    (g / "passages").mkdir(parents=True)
+    (g / "passages" / "shard0-of1.jsonl").write_text(
+        json.dumps({"id": "t-0:0#0", "contents": "Rain fell .", "topic_id": "t-0",
+                    "doc_id": "t-0:0"}) + "\n")
+    (g / "subquestions.jsonl").write_text(
+        json.dumps({"topic_id": "t-0", "questions": ["Why rain ?"]}) + "\n")
+    ratings = {s.stage: s for s in make_plan(config, root=root).stages}["ratings"]
+    assert (ratings.requests, ratings.prompts) == (12, "estimate")

@@ -3,8 +3,8 @@ workflow will send, how many the cache already answers, their prompt and output 
 (:mod:`cruxflow.workflow.plan_report`) the time or money that the rest will cost.
 
 The requests are built by the stages' own functions over the real inputs (the raw corpus read
-in memory as ``ingest`` reads it, or the ingested dataset when it is there; the generated
-passages and sub-questions when they are there), so the counts are the workflow's. Where an
+in memory as ``ingest`` reads it; the generated passages and sub-questions when they cover
+every topic), so the counts are the workflow's. Where an
 input does not exist yet (ratings before any passage), the row is an estimate from the
 configured limits and the assumptions below, and says so. Nothing here loads a model.
 
@@ -187,13 +187,11 @@ def ingest_options(config: dict, name: str):
 
 
 def load_input(config: dict, name: str, root: Path) -> Dataset:
-    """The dataset as ``ingest`` leaves it: its ingested directory when there, else the raw
-    corpus read in memory the same way (nothing is written)."""
+    """The dataset as ``ingest`` leaves it, read from the raw corpus in memory the same way
+    (nothing is written). Not from ``results/ingested``: that holds what an earlier config
+    asked for (another max_topics, say), and the plan is for this one."""
     from cruxflow.data.ingest import ingest, read_distractors
 
-    ingested = root / "results" / "ingested" / name
-    if (ingested / "manifest.json").is_file():
-        return Dataset.load(ingested, with_passages=False)
     d = config["datasets"][name]
     options = ingest_options(config, name)
     dataset, _ = ingest(d["format"], root / d["input"], options)
@@ -218,6 +216,15 @@ def _generated(root: Path, name: str, shards: int) -> dict:
     if all(f.is_file() for f in shard_files):
         out["passages"] = read_passages(shard_files)
     return out
+
+
+def covers(generated: dict, dataset: Dataset) -> bool:
+    """Whether earlier generated files hold sub-questions and passages for every topic of
+    ``dataset`` (files of an earlier config with fewer topics do not: the plan then
+    estimates)."""
+    topics = set(dataset.topics)
+    return (topics <= set(generated.get("questions", {}))
+            and topics <= {p.topic_id for p in generated.get("passages", {}).values()})
 
 
 # --- the stages of rules/generate.smk
@@ -304,7 +311,7 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     fixed = _template_tokens(counter, rating_prompt(layout))
     out, out_basis = _rating_output(llm)
     questions = generated.get("questions")
-    if questions is not None and "passages" in generated:
+    if questions is not None and "passages" in generated and covers(generated, dataset):
         # Everything the stage reads exists: its own requests, counted and looked up.
         topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query,
                         questions.get(t.topic_id, []), t.references, t.source_id)
