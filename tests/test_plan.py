@@ -73,18 +73,25 @@ def test_requests_and_tokens_counted_by_hand(tiny):
     assert rows["ratings"].output_tokens == 12   # constrained: one token each
 
 
-def test_ratings_exact_once_passages_and_questions_exist(tiny):
-    root, config = tiny
+GENERATED = {"t-0": ("Rain fell .", ["Why rain ?"]),
+             "t-1": ("Roads shut .", ["What shut ?", "When ?"])}
+
+
+def write_generated(root, topics) -> None:
+    """One generated passage (of each topic's first article) and the sub-questions of each
+    of ``topics``, as the passages and subquestions rules write them (1 shard)."""
     g = root / "results" / "generated" / "tiny"
     (g / "passages").mkdir(parents=True)
-    (g / "passages" / "shard0-of1.jsonl").write_text(
-        json.dumps({"id": "t-0:0#0", "contents": "Rain fell .", "topic_id": "t-0",
-                    "doc_id": "t-0:0"}) + "\n"
-        + json.dumps({"id": "t-1:0#0", "contents": "Roads shut .", "topic_id": "t-1",
-                      "doc_id": "t-1:0"}) + "\n")
-    (g / "subquestions.jsonl").write_text(
-        json.dumps({"topic_id": "t-0", "questions": ["Why rain ?"]}) + "\n"
-        + json.dumps({"topic_id": "t-1", "questions": ["What shut ?", "When ?"]}) + "\n")
+    (g / "passages" / "shard0-of1.jsonl").write_text("".join(
+        json.dumps({"id": f"{t}:0#0", "contents": GENERATED[t][0], "topic_id": t,
+                    "doc_id": f"{t}:0"}) + "\n" for t in topics))
+    (g / "subquestions.jsonl").write_text("".join(
+        json.dumps({"topic_id": t, "questions": GENERATED[t][1]}) + "\n" for t in topics))
+
+
+def test_ratings_exact_once_passages_and_questions_exist(tiny):
+    root, config = tiny
+    write_generated(root, ["t-0", "t-1"])
     rows = {s.stage: s for s in make_plan(config, root=root).stages}
     ratings = rows["ratings"]
     # t-0: 1 question x (1 passage + summary) = 2; t-1: 2 questions x 2 = 4 -> 6
@@ -155,12 +162,6 @@ def test_generated_files_of_fewer_topics_are_not_counted(tiny):
     # sub-questions and passages of t-0 only (an earlier config with max_topics 1): the
     # ratings of this 2-topic config are estimated, as before anything was generated (12)
     root, config = tiny
-    g = root / "results" / "generated" / "tiny"
-    (g / "passages").mkdir(parents=True)
-    (g / "passages" / "shard0-of1.jsonl").write_text(
-        json.dumps({"id": "t-0:0#0", "contents": "Rain fell .", "topic_id": "t-0",
-                    "doc_id": "t-0:0"}) + "\n")
-    (g / "subquestions.jsonl").write_text(
-        json.dumps({"topic_id": "t-0", "questions": ["Why rain ?"]}) + "\n")
+    write_generated(root, ["t-0"])
     ratings = {s.stage: s for s in make_plan(config, root=root).stages}["ratings"]
     assert (ratings.requests, ratings.prompts) == (12, "estimate")
