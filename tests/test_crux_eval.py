@@ -205,3 +205,17 @@ def test_cli_bad_run_line_names_file_and_line(tmp_path, capsys):
     rc = main(["crux-eval", "--run", str(run), "--qrel", str(QRELS), "--judge", str(JUDGE)])
     assert rc == 2
     assert f"{run}: line 1: field 'rank'" in capsys.readouterr().err
+
+
+def test_windows_line_ends_and_byte_order_mark_score_the_same(tmp_path):
+    """A run and qrels saved with CRLF line ends, the judge file with a byte-order mark too:
+    the same per-topic values as the LF originals (tests/data/crux/paper)."""
+    files = {}
+    for name in ("bm25.run", "testb_div_qrels.txt", "testb_judgements.jsonl"):
+        data = (PAPER / name).read_bytes().replace(b"\n", b"\r\n")
+        files[name] = tmp_path / name
+        files[name].write_bytes((b"\xef\xbb\xbf" if name.endswith(".jsonl") else b"") + data)
+    got = crux_eval(*files.values())
+    want = crux_eval(PAPER / "bm25.run", PAPER / "testb_div_qrels.txt",
+                     PAPER / "testb_judgements.jsonl")
+    assert got.per_topic == want.per_topic and len(got.per_topic) == 2

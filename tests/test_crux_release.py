@@ -267,3 +267,27 @@ def test_labeling_tool_folder_imports_as_it_ships(tmp_path):
     summary = ingest_to("crux", folder, tmp_path / "out", IngestOptions(prefix="crux"))
     assert summary["runs"] == 3 and summary["topics"] == 2
     assert Dataset.load(tmp_path / "out").topics["duc04-testb-3"].questions == t.questions
+
+
+def _windows(src: Path, dst: Path, *, bom: bool) -> None:
+    """``src`` as a Windows editor saves it: CRLF line ends, a UTF-8 byte-order mark if asked."""
+    data = src.read_bytes().replace(b"\n", b"\r\n")
+    dst.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data)
+
+
+def test_paper_era_folder_saved_by_a_windows_editor_reads_the_same(tmp_path):
+    """Every file of the folder with CRLF line ends, the JSONL files also with a byte-order
+    mark (what Notepad writes): the same topics, passages, ratings and qrels as the original."""
+    folder = tmp_path / "paper"
+    folder.mkdir()
+    for f in PAPER.iterdir():
+        _windows(f, folder / f.name, bom=f.suffix == ".jsonl")
+    assert (folder / "testb_topics.jsonl").read_bytes()[:4] == b"\xef\xbb\xbf{"
+    ds, report = read(folder)
+    want, want_report = read(PAPER)
+    assert ds.topics == want.topics and ds.passages == want.passages
+    assert ds.ratings == want.ratings
+    def no_path(rows):
+        return [{k: v for k, v in r.items() if k != "file"} for r in rows]
+    assert no_path(report.counts["qrels"]) == no_path(want_report.counts["qrels"])
+    assert report.counts["files"] == want_report.counts["files"]

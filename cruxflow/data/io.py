@@ -155,7 +155,13 @@ def existing(path, what: str) -> Path:
 
 def read_text(path, encoding: str = "utf-8") -> str:
     """Read a whole text file; a decoding error names the file and the byte offset, a missing
-    file, a directory or an unknown encoding is a :class:`DataError` naming the path."""
+    file, a directory or an unknown encoding is a :class:`DataError` naming the path.
+
+    The one text reader of the package, so every file a user hands us reads the same way
+    whatever editor wrote it: a leading byte-order mark (Windows editors write one) is dropped
+    and Windows line endings (CRLF) read as LF. JSON forbids a raw CR inside a string, so no
+    record changes.
+    """
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -165,7 +171,7 @@ def read_text(path, encoding: str = "utf-8") -> str:
     except PermissionError:
         raise DataError("cannot read: permission denied", path=path) from None
     try:
-        return data.decode(encoding)
+        text = data.decode(encoding)
     except LookupError:
         raise DataError(f"unknown encoding {encoding!r}", path=path) from None
     except UnicodeDecodeError as exc:
@@ -174,6 +180,9 @@ def read_text(path, encoding: str = "utf-8") -> str:
             "pass the file's encoding (e.g. --encoding latin-1)",
             path=path,
         ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n") if "\r" in text else text
 
 
 def read_json(path, encoding: str = "utf-8"):

@@ -60,6 +60,8 @@ def _first_record(path: Path, encoding: str):
     """The first JSON object of a JSONL file (None for an empty file), reading one line."""
     with open(path, encoding=encoding, errors="replace") as handle:
         for lineno, line in enumerate(handle, 1):
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")  # as read_text drops it
             if line.strip():
                 try:
                     obj = json.loads(line)
@@ -75,7 +77,7 @@ def _first_line_columns(path: Path) -> int:
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
-                    parts = line.split()
+                    parts = line.removeprefix("\ufeff").split()
                     return 6 if len(parts) == 6 and parts[1] == "Q0" else len(parts)
     except UnicodeDecodeError:
         return 0
