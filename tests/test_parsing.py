@@ -191,6 +191,9 @@ def test_parse_rating_returns_plain_int():
         ("7", -1),                   # a first digit off the 0-5 scale: no rating
         ("-2", -1),                  # a minus sign before it is part of it: off the scale
         ("-", -1),
+        ("\uff14", 4),              # full-width 4: the authors' \\d matches it, int() reads it
+        ("Rating: \uff13.", 3),
+        ("\uff17", -1),             # full-width 7: off the scale like "7"
     ],
 )
 def test_parse_free_rating(text, expected):

@@ -1049,3 +1049,25 @@ def test_end_to_end_with_smollm2(tmp_path, capsys):
     again = json.loads((tmp_path / "again" / "summary.json").read_text())
     assert again["llm"]["calls"] == 0 and again["llm"]["cache_hits"] == 6
     assert again["per_run"] == summary["per_run"]
+
+
+def test_nist_sentences_with_nan_or_null_text_keep_their_labels(tmp_path):
+    """NIST's final.citation_judgments_without_prediction.20241025.jsonl has "text": NaN (a
+    bare NaN token, which Python's json reads) in 11 sentences of 8 rows, labelled like any
+    other. The real file is on trec.nist.gov, in no public repository the search tools reach,
+    so these rows are written as the issue describes them: topic A's answer of
+    nist_judgments.jsonl with sentence 1's text NaN and sentence 3's null."""
+    row = json.loads(NIST.read_text().splitlines()[0])
+    line = json.dumps(row)
+    line = line.replace('"The angle of the dance shows the direction relative to the sun."',
+                        "NaN", 1)
+    line = line.replace('"The duration of the waggle run encodes the distance."', "null", 1)
+    assert line.count("NaN") == 1 and line.count("null") == 1
+    path = tmp_path / "nan.jsonl"
+    path.write_text(line + "\n")
+    (a,) = S.read_answers(path)
+    assert [s.text for s in a.sentences][1:] == ["", "Many beekeepers find this fascinating.", ""]
+    assert [s.labels for s in a.sentences] == [[FS], [PS], [], [NOT_JUDGED]]
+    scored = S.average_runs(S.score_answers(S.collect_items([a])))
+    # as test_nist_run_means_the_track_computes for topic A: (1 + .5) / 2
+    assert scored[0]["weighted_precision"] == approx(0.75)

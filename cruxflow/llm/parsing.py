@@ -125,13 +125,15 @@ def parse_rating(text: str | None, scale: Iterable[int] = range(0, 6)) -> int | 
     return value if value in set(scale) else None
 
 
-_FIRST_DIGIT = re.compile(r"-?[0-9]")
+# \d, not [0-9]: the authors' regex matches any Unicode decimal digit and int() reads it, so a
+# full-width "４" is 4 there
+_FIRST_DIGIT = re.compile(r"-?\d")
 
 
 def parse_free_rating(text: str | None, scale: Iterable[int] = range(0, 6)) -> int:
     """The rating of a freely decoded judgment as the CRUX authors read it: the first digit of
-    the output ("Rating: 4" and " 4." give 4, "10" gives 1), with a minus sign right before it
-    kept ("-2" is -2); :data:`UNRATED` when there is no digit.
+    the output ("Rating: 4" and " 4." give 4, "10" gives 1, a full-width "４" 4), with a minus
+    sign right before it kept ("-2" is -2); :data:`UNRATED` when there is no digit.
 
     Their code (DylanJoo/crux, augmentation/gen_ratings.py on main) keeps whatever it finds; a
     value outside ``scale`` (a digit 6-9, a negative one) is :data:`UNRATED` here, so that
