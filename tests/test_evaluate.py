@@ -140,8 +140,37 @@ def test_unknown_ids_in_a_run_are_errors(tmp_path):
     with pytest.raises(DataError, match="unknown topic 'nope'") as e:
         check_run({"nope": []}, ds, texts, "my.run")
     assert e.value.field == "qid" and e.value.path == "my.run"
-    with pytest.raises(DataError, match="unknown passage 'zzz'"):
+    # an id that is no passage id, where the collection's are <topic>:<doc>#<n>
+    with pytest.raises(DataError, match="'zzz' is not a passage id"):
         check_run(rows("zzz"), ds, texts, "my.run")
+    # a passage id outside the collection: unjudged and counted, or refused when strict
+    assert check_run(rows("t:0#0", "multi_news-train-13278:3#9", "t:9#7"), ds, texts,
+                     "my.run") == 2
+    with pytest.raises(DataError, match="unknown passage 't:9#7'"):
+        check_run(rows("t:9#7"), ds, texts, "my.run", strict_collection=True)
+
+
+def test_malformed_id_names_the_run_line(tmp_path):
+    ds = tiny_dataset()
+    run = tmp_path / "my.run"
+    run.write_text("t Q0 t:0#0 1 2.0 x\nt Q0 t:9#1 2 1.5 x\nt Q0 zzz 3 1.0 x\n")
+    with pytest.raises(DataError) as e:
+        check_run(read_run(run), ds, {p: x.contents for p, x in ds.passages.items()}, run)
+    assert e.value.record == "line 3" and e.value.field == "docid"
+
+
+def test_passage_outside_the_collection_is_unjudged_and_den_undefined():
+    """t:0#0 (4 tokens, answers q0 q1) then t:5#0, a passage not in the collection: Cov and
+    the IR measures as for t:0#0 alone with an unjudged passage after it; Den undefined
+    (its tokens are unknown), counted per k; the oracle context (t:0#0, t:1#2) is whole."""
+    sc = scorer()
+    frame = sc.score(rows("t:0#0", "t:5#0", "t:1#2"), "sys", 2)
+    r = frame.iloc[0]
+    assert r.Cov == pytest.approx(2 / 3) and math.isnan(r.Den)
+    assert sc.den_undefined == {"2": ["t"]}
+    whole = sc.score(rows("t:0#0", "t:1#2", "t:5#0"), "sys", 2).iloc[0]
+    assert whole.Cov == 1.0 and whole.Den == pytest.approx(1.0)
+    assert sc.den_undefined["2"] == []
 
 
 def test_run_reader_orders_by_score_and_rejects_bad_lines(tmp_path):

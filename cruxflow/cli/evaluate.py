@@ -48,7 +48,8 @@ def _cmd_evaluate(args) -> int:
             run=args.run, crux_root=args.crux_root, qrel=args.qrel, judge=args.judge,
             dataset_dir=args.dataset, collection=args.collection,
             filter_by_oracle=args.filter_by_oracle, eta=args.eta, alpha=args.alpha, ks=args.k,
-            density_weight=args.density_weight, tokenizer=args.tokenizer, name=args.name)
+            density_weight=args.density_weight, tokenizer=args.tokenizer, name=args.name,
+            strict_collection=args.strict_collection)
     else:
         if args.dataset is None:
             raise DataError("give --dataset, --crux-root, or --qrel with --judge")
@@ -57,7 +58,8 @@ def _cmd_evaluate(args) -> int:
                               tokenizer=args.tokenizer, judgments=args.judgments,
                               collection=args.collection, name=args.name,
                               allow_empty=args.allow_empty,
-                              relevance_grades=args.relevance_grades)
+                              relevance_grades=args.relevance_grades,
+                              strict_collection=args.strict_collection)
     if args.output is not None:
         if result is not None:
             write_tsv(args.output / "per_query.tsv", result.per_query)
@@ -100,6 +102,14 @@ def _print_evaluation(result) -> None:
         if ids:
             shown = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
             print(f"{len(ids)} {what}: {shown}")
+    if info.get("run_lines_outside_collection"):
+        print(f"warning: {info['run_lines_outside_collection']} run lines rank a passage "
+              "outside the collection: scored as unjudged (rated 0); --strict-collection "
+              "refuses them")
+    for k, ids in info.get("den_undefined_no_text", {}).items():
+        print(f"warning: Den undefined at k={k} for {len(ids)} topics whose context ranks a "
+              "passage without text: " + ", ".join(ids[:10]) + (", ..." if len(ids) > 10
+                                                                 else ""))
 
 
 def add_command(subparsers) -> None:
@@ -155,6 +165,9 @@ def add_command(subparsers) -> None:
                    help="directory to write per_query.tsv and aggregate.tsv to (and "
                         "crux_eval.json, the authors' script's values)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--strict-collection", action="store_true",
+                   help="refuse a run that ranks a passage outside the collection (default: "
+                        "score it as an unjudged passage, rated 0, and warn)")
     p.add_argument("--allow-empty", action="store_true",
                    help="score an empty run or contexts file (every topic as an empty context) "
                         "instead of failing")

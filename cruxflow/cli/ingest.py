@@ -18,7 +18,8 @@ def _cmd_ingest(args) -> int:
                             count_empty_documents=args.count_empty_documents,
                             chunk_documents=args.chunk_documents,
                             max_document_words=args.max_document_words,
-                            chunk_words=args.chunk_words)
+                            chunk_words=args.chunk_words,
+                            strict_collection=args.strict_collection)
     summary = ingest_to(args.format, args.input, args.output, options,
                         distractors=args.distractors, eta=args.eta,
                         max_topics=args.max_topics, allow_empty=args.allow_empty)
@@ -80,6 +81,9 @@ def add_command(subparsers) -> None:
     p.add_argument("--max-topics", type=types.positive_int, help="keep only the first N topics")
     p.add_argument("--eta", type=types.eta, default=3,
                    help="answerability threshold for judgments (1-5, default 3)")
+    p.add_argument("--strict-collection", action="store_true",
+                   help="crux: refuse a shipped run that ranks a passage outside the passage "
+                        "collection (default: count it as an unjudged passage)")
     p.add_argument("--allow-empty", action="store_true",
                    help="write a dataset with no topic (or go on with an empty distractors or "
                         "run file) instead of failing")

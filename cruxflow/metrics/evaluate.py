@@ -54,7 +54,8 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None, eta: int = 3,
                  density_weight: float = 0.5, tokenizer: str | None = None, judgments=None,
                  collection=None, name: str | None = None,
                  dataset: Dataset | None = None, texts: dict[str, str] | None = None,
-                 allow_empty: bool = False, relevance_grades: str = "2-1") -> Evaluation:
+                 allow_empty: bool = False, relevance_grades: str = "2-1",
+                 strict_collection: bool = False) -> Evaluation:
     """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does.
     The dataset is a directory, or (``dataset`` and ``texts``) one already in memory.
 
@@ -71,12 +72,13 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None, eta: int = 3,
     return _score(dataset, texts or {}, source, run is not None, eta=eta, alpha=alpha, ks=ks,
                   density_weight=density_weight, tokenizer=tokenizer, judgments=judgments,
                   name=name, origin=str(dataset_dir), allow_empty=allow_empty,
-                  relevance_grades=relevance_grades)
+                  relevance_grades=relevance_grades, strict_collection=strict_collection)
 
 
 def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, *, eta, alpha,
            ks, density_weight, tokenizer, judgments, name, origin,
-           allow_empty: bool = False, relevance_grades: str = "2-1") -> Evaluation:
+           allow_empty: bool = False, relevance_grades: str = "2-1",
+           strict_collection: bool = False) -> Evaluation:
     # imported here: pandas and ir_measures would slow down every other subcommand's start
     import pandas as pd
 
@@ -92,7 +94,7 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, 
     if not ranking and not allow_empty:
         raise DataError("no ranked list in the file (every topic would score 0); pass "
                         "--allow-empty to score it anyway", path=source)
-    check_run(ranking, dataset, texts, source)
+    outside = check_run(ranking, dataset, texts, source, strict_collection=strict_collection)
     count_tokens = make_token_counter(tokenizer)
     scorer = ContextScorer(dataset, judged, texts, count_tokens, eta=eta, alpha=alpha,
                            density_weight=density_weight, grades=relevance_grades)
@@ -121,6 +123,9 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, 
         "topics_evaluated": len(scorer.judgments),
         "topics_not_evaluated": [t for t in dataset.topics if t not in scorer.judgments],
         "missing_in_run": [t for t in scorer.judgments if t not in ranking],
+        # passages outside the collection: unjudged; Den undefined where one is in a context
+        "run_lines_outside_collection": outside,
+        "den_undefined_no_text": {k: v for k, v in scorer.den_undefined.items() if v},
     }
     return Evaluation(per_query, aggregate(per_query), info)
 
@@ -148,7 +153,8 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
                      collection=None, filter_by_oracle: bool = False, eta: int = 3,
                      alpha: float = 0.5, ks: list[int | str] | None = None,
                      density_weight: float = 0.5, tokenizer: str | None = None,
-                     name: str | None = None) -> tuple[Evaluation | None, object]:
+                     name: str | None = None, strict_collection: bool = False
+                     ) -> tuple[Evaluation | None, object]:
     """One run scored both ways: the authors' script (:mod:`cruxflow.metrics.crux_eval`) on
     the release's qrels and judge ratings, and the workflow's scorer on the dataset they make
     (read in memory from ``crux_root``, or ``dataset_dir``) when its passage texts are known.
@@ -167,7 +173,7 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
                         eta=eta, alpha=alpha)
     evaluation = None
     kw = {"run": run, "eta": eta, "alpha": alpha, "ks": ks, "density_weight": density_weight,
-          "tokenizer": tokenizer, "name": name}
+          "tokenizer": tokenizer, "name": name, "strict_collection": strict_collection}
     if dataset_dir is not None:
         evaluation = evaluate_run(dataset_dir, collection=collection, **kw)
     elif crux_root is not None:

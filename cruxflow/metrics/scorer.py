@@ -60,17 +60,60 @@ def contexts(run: Mapping[str, list[RunRow]], judgments: Mapping[str, TopicJudgm
 
 
 def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset,
-              texts: Mapping[str, str] | None, path) -> None:
-    """Unknown topic or passage ids in a run are errors, not silent zeros. ``texts=None``
-    checks the topics only (a collection that is not at hand cannot be checked against)."""
+              texts: Mapping[str, str] | None, path, *, strict_collection: bool = False) -> int:
+    """Unknown topic ids in a run are errors, not silent zeros; returns how many run lines rank
+    a passage outside the collection. ``texts=None`` checks the topics only (a collection that
+    is not at hand cannot be checked against).
+
+    The released runs (``bm25.run``, ``dr_rankfirst.run``) retrieved from the whole CRUX corpus
+    while a local copy holds the judged passages only: a passage outside the collection is an
+    unjudged one (rated 0 for every question), counted here. ``strict_collection`` makes it an
+    error instead. An id that is no passage id at all (where the collection's ids follow the
+    ``<topic>:<doc>#<n>`` scheme and it does not) is an error naming the file and line.
+    """
+    scheme = texts is not None and _follows_scheme(next(iter(texts), ""))
+    outside = 0
     for qid, rows in run.items():
         if qid not in dataset.topics:
             raise DataError(f"unknown topic {qid!r} (not in the dataset's topics)", path=path,
                             record=f"query {qid}", field="qid")
         for row in rows if texts is not None else ():
-            if row.doc_id not in texts:
+            if row.doc_id in texts:
+                continue
+            if strict_collection:
                 raise DataError(f"unknown passage {row.doc_id!r} (not in the passage "
-                                "collection)", path=path, record=f"query {qid}", field="docid")
+                                "collection; --strict-collection)", path=path,
+                                record=_line_of(path, qid, row.doc_id), field="docid")
+            if scheme and not _follows_scheme(row.doc_id):
+                raise DataError(f"{row.doc_id!r} is not a passage id (<topic>:<doc>#<n>, as the "
+                                "collection's)", path=path, record=_line_of(path, qid, row.doc_id),
+                                field="docid")
+            outside += 1
+    return outside
+
+
+def _follows_scheme(pid: str) -> bool:
+    from cruxflow.data.model import parse_passage_id
+
+    try:
+        parse_passage_id(pid)
+    except ValueError:
+        return False
+    return True
+
+
+def _line_of(path, qid: str, doc_id: str) -> str:
+    """The run file's line that ranks ``doc_id`` for ``qid`` (read again: errors only)."""
+    from cruxflow.data.io import read_text
+
+    try:
+        for lineno, line in enumerate(read_text(path).split("\n"), 1):
+            parts = line.split()
+            if len(parts) > 2 and parts[0] == qid and parts[2] == doc_id:
+                return f"line {lineno}"
+    except DataError:
+        pass
+    return f"query {qid}"
 
 
 class ContextScorer:
@@ -95,12 +138,17 @@ class ContextScorer:
                                      dtype=int)
         # the last run flattened: its sizes (|Z*|, 10, 20) are scored one call after another
         self._flat: tuple[Mapping, FlatRun] | None = None
+        # per k scored: topics whose context ranks a passage without text (Den undefined)
+        self.den_undefined: dict[str, list[str]] = {}
 
     def tokens(self, pids) -> int:
+        """Tokens of ``pids``; a passage without text (outside the collection, see
+        :func:`check_run`) counts 0 here and its context's Den is undefined in :meth:`score`."""
         total = 0
         for p in pids:
             if p not in self._tokens:
-                self._tokens[p] = self.count_tokens(self.texts[p])
+                text = self.texts.get(p)
+                self._tokens[p] = 0 if text is None else self.count_tokens(text)
             total += self._tokens[p]
         return total
 
@@ -136,6 +184,13 @@ class ContextScorer:
             "alpha_nDCG": self.arrays.alpha_ndcg(rows),
             "Den": self.arrays.density(cov, tokens, self._oracle_tokens, self.weight),
         }
+        # Den needs every ranked passage's tokens: where a passage's text is missing it is
+        # undefined, never computed from a guess (the topics are kept per k for the report)
+        no_text = [t for t, ids in ctxs.items() if any(p not in self.texts for p in ids)]
+        if no_text:
+            undefined = np.isin(np.array(list(self.judgments)), no_text)
+            columns["Den"] = np.where(undefined, np.nan, columns["Den"])
+        self.den_undefined[str(k)] = no_text
         for name in ir.DEFAULT_MEASURES:
             columns[name] = [ir_scores[t][name] for t in self.judgments]
         columns["alpha_nDCG_ndeval"] = self.arrays.alpha_ndcg_ndeval(rows)

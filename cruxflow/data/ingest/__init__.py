@@ -136,7 +136,8 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
         for doc in extra:
             dataset.documents[doc.doc_id] = doc
     check_records(dataset, fmt, src, distractors)
-    kept_runs = [(run, _checked_run(run, dataset, allow_empty)) for run in runs]
+    kept_runs = [(run, _checked_run(run, dataset, allow_empty, options, report))
+                 for run in runs]
     if max_topics is not None:
         dataset = dataset.head(max_topics)
     summary = {"output": str(out)}
@@ -161,14 +162,24 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
     return summary
 
 
-def _checked_run(path: Path, dataset: Dataset, allow_empty: bool) -> str:
-    """A shipped run's text, after checking its format and that every topic and passage it
-    names is the dataset's (a run of another release would score as all zeros). A folder that
-    ships no passages (the labeling tool's) has its runs' topics checked only."""
+def _checked_run(path: Path, dataset: Dataset, allow_empty: bool, options: IngestOptions,
+                 report) -> str:
+    """A shipped run's text, after checking its format and that every topic it names is the
+    dataset's (a run of another release would score as all zeros). A passage outside the
+    collection is an unjudged one, counted in the report's notes (an error with
+    ``options.strict_collection``). A folder that ships no passages (the labeling tool's) has
+    its runs' topics checked only."""
     from cruxflow.metrics.scorer import check_run
 
     ranking = read_run(path)
     if not ranking and not allow_empty:
         raise DataError("empty run file; pass --allow-empty to copy it anyway", path=path)
-    check_run(ranking, dataset, dataset.passages or None, path)
+    outside = check_run(ranking, dataset, dataset.passages or None, path,
+                        strict_collection=options.strict_collection)
+    if outside:
+        n = sum(map(len, ranking.values()))
+        report.counts.setdefault("run_lines_outside_collection", {})[path.name] = outside
+        report.notes.append(f"{path.name}: {outside} of {n} run lines rank a passage outside "
+                            "the collection: unjudged (rated 0 for every question, no text); "
+                            "--strict-collection refuses them")
     return read_text(path)

@@ -42,6 +42,9 @@ class IngestOptions:
     chunk_documents: bool = False
     max_document_words: int = 1024
     chunk_words: int = 512
+    # a shipped run ranking a passage outside the collection: an error, else counted as an
+    # unjudged passage (the released runs retrieved from the whole corpus)
+    strict_collection: bool = False
 
 
 @dataclass

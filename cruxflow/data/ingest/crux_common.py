@@ -52,6 +52,60 @@ def jsonl_files(path, what: str) -> list[Path]:
     return files
 
 
+# Placeholders for a sub-question the source file leaves blank: a rating is a vector by
+# position, so the question keeps its index; the placeholder says why it is there.
+NULL_QUESTION = "(no sub-question: null in the source file)"
+EMPTY_QUESTION = "(no sub-question: empty in the source file)"
+BLANK_QUESTIONS = (NULL_QUESTION, EMPTY_QUESTION)
+
+
+def question_list(value, name: str, where: dict) -> tuple[list[str], list[int], list[int]]:
+    """Sub-questions as a topic record lists them, and the indices of the null and of the empty
+    (``""``, blank) ones. The labeling tool's topics put null where the authors filtered a
+    question out and ``""`` in one topic (duc04-testb-18, item 14); the release's
+    ``subtopics/`` carries the same lists. Both keep their index under a placeholder
+    (:data:`NULL_QUESTION`, :data:`EMPTY_QUESTION`); anything else that is not a string is an
+    error naming the item."""
+    if not isinstance(value, list):
+        raise DataError("must be a list of strings", field=name, **where)
+    out: list[str] = []
+    nulls: list[int] = []
+    empties: list[int] = []
+    for i, q in enumerate(value):
+        if q is None:
+            out.append(NULL_QUESTION)
+            nulls.append(i)
+        elif not isinstance(q, str):
+            raise DataError(f"item {i} must be a string (or null), got {type(q).__name__}",
+                            field=name, **where)
+        elif not q.strip():
+            out.append(EMPTY_QUESTION)
+            empties.append(i)
+        else:
+            out.append(q)
+    return out, nulls, empties
+
+
+def blank_question_notes(nulls: Mapping[str, list[int]], empties: Mapping[str, list[int]]
+                         ) -> tuple[dict, list[str]]:
+    """Report counts and note lines for the null and empty sub-questions of a dataset: each
+    named by topic and index, so that a user sees which question can never be answered."""
+    counts: dict = {}
+    notes: list[str] = []
+    for what, found, why in (("null", nulls, "the authors' filtered ones"),
+                             ("empty", empties, "an empty string in the source")):
+        n = sum(len(v) for v in found.values())
+        if not n:
+            continue
+        named = [f"{tid} #{i}" for tid, idx in found.items() for i in idx]
+        counts[f"{what}_questions"] = n
+        counts[f"{what}_question_ids"] = named
+        notes.append(f"{n} sub-questions were {what} ({why}): kept as placeholders so that "
+                     f"rating indices hold; no passage can answer them ("
+                     + ", ".join(named[:10]) + (", ..." if n > 10 else "") + ")")
+    return counts, notes
+
+
 def read_id(obj: dict, names: str | tuple[str, ...], where: dict) -> str:
     """A topic or passage id from the first of ``names`` the record has: a non-empty string
     without spaces (integers, as some exports write, too)."""

@@ -19,6 +19,7 @@ Our own crux directory (``topics.jsonl``, ``passages.jsonl`` or ``corpus.jsonl``
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport
 from cruxflow.data.ingest.crux_common import (
     JudgeRatings,
+    blank_question_notes,
+    question_list,
     ratings_layout,
     read_collection,
     read_diversity_qrels,
@@ -164,26 +167,24 @@ class _TopicRecord:
     docids: list[str]
 
 
-NULL_QUESTION = "(no sub-question: null in the source file)"
-
-
-def _question_list(value, where: dict) -> tuple[list[str], int]:
-    """The sub-questions and how many were null. The labeling tool's records put null where
-    the authors filtered a sub-question out; a placeholder keeps every later index (ratings,
-    labels) pointing at the right question."""
-    if not isinstance(value, list):
-        raise DataError("must be a list of strings", field="questions", **where)
-    out, nulls = [], 0
-    for i, q in enumerate(value):
-        if q is None:
-            out.append(NULL_QUESTION)
-            nulls += 1
-        elif isinstance(q, str) and q.strip():
-            out.append(q)
-        else:
-            raise DataError(f"item {i} must be a non-empty string (or null)", field="questions",
+def record_type(obj: dict, where: dict) -> tuple[str | None, int | None]:
+    """The context a topic record was written for: (system, k). The labeling tool's folder
+    writes ``"type": "oracle"`` beside ``"k": 5``; the authors' example files
+    (``example/*oracle_k-1:3_n1024.jsonl``) and report files write ``"type": ["oracle", 5]``
+    (or ``["vanilla", 10]``). Neither is needed to read the topic; they tell records apart."""
+    value, k = obj.get("type"), obj.get("k")
+    if isinstance(value, list):
+        if len(value) != 2 or not isinstance(value[0], str) or isinstance(value[1], bool) \
+                or not isinstance(value[1], int):
+            raise DataError(f"expected a string or [system, k], got {value!r}", field="type",
                             **where)
-    return out, nulls
+        value, k = value
+    elif value is not None and not isinstance(value, str):
+        raise DataError(f"expected a string or [system, k], got {value!r}", field="type",
+                        **where)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int)):
+        k = None  # the labeling tool's "k" is informative only
+    return value, k
 
 
 def read_topic_records(files: list[Path], encoding: str, report: IngestReport
@@ -193,15 +194,20 @@ def read_topic_records(files: list[Path], encoding: str, report: IngestReport
     ``<system>_<topic>``: repeats must agree on query, questions and report, and a response
     record is not a topic. The same id twice in one file with the same ``type`` is an error."""
     records = []
-    nulls = 0
+    nulls: dict[str, list[int]] = {}
+    empties: dict[str, list[int]] = {}
     for path in files:
         for lineno, obj in iter_jsonl(path, encoding):
             where = {"path": path, "record": f"line {lineno}"}
             tid = _get(obj, "qid", where)
             if not isinstance(tid, str) or not tid.strip():
                 raise DataError("not a non-empty string", field="qid", **where)
-            questions, n = _question_list(_get(obj, "questions", where), where)
-            nulls += n
+            questions, null_at, empty_at = question_list(_get(obj, "questions", where),
+                                                         "questions", where)
+            if null_at:
+                nulls.setdefault(tid, null_at)
+            if empty_at:
+                empties.setdefault(tid, empty_at)
             text = _get(obj, "report", where)
             if not isinstance(text, str) or not text.strip():
                 raise DataError("missing or empty", field="report", **where)
@@ -210,7 +216,7 @@ def read_topic_records(files: list[Path], encoding: str, report: IngestReport
                 raise DataError("must be a string", field="topic", **where)
             docids = _get(obj, "docids", where, required=False)
             docids = [] if docids is None else _string_list(docids, "docids", where)
-            records.append((tid, query, questions, text, docids, obj.get("type"), where,
+            records.append((tid, query, questions, text, docids, record_type(obj, where), where,
                             isinstance(obj.get("response"), str)))
     topic_ids = report_topics([r[0] for r in records])
     out: dict[str, _TopicRecord] = {}
@@ -219,9 +225,9 @@ def read_topic_records(files: list[Path], encoding: str, report: IngestReport
     for tid, query, questions, text, docids, kind, where, _ in records:
         if tid not in topic_ids:  # <system>_<topic>: a system's RAG response to the topic
             tid = split_report_id(tid, topic_ids)[1]
-        elif (tid, where["path"], kind) in seen_in_file:
+        elif (tid, where["path"], kind[0]) in seen_in_file:
             raise DataError(f"duplicate topic {tid!r}", field="qid", **where)
-        seen_in_file.add((tid, where["path"], kind))
+        seen_in_file.add((tid, where["path"], kind[0]))
         if tid in out:
             seen = out[tid]
             t = seen.topic
@@ -235,14 +241,27 @@ def read_topic_records(files: list[Path], encoding: str, report: IngestReport
             continue
         out[tid] = _TopicRecord(Topic(tid, text, [], query=query, questions=list(questions),
                                       source_id=tid), where, {kind}, list(docids))
+    kinds = Counter(f"{system}@{k}" if k is not None else str(system)
+                    for _, _, _, _, _, (system, k), _, _ in records if system is not None)
+    if kinds:
+        report.counts["record_types"] = dict(sorted(kinds.items()))
     if responses:
         report.counts["rag_responses_not_imported"] = responses
         report.notes.append(f"{responses} RAG responses (the labeling tool's 'response' per "
                             "context) were read but are not part of the dataset")
-    if nulls:
-        report.counts["null_questions"] = nulls
-        report.notes.append(f"{nulls} sub-questions were null in the topic records (the "
-                            "authors' filtered ones): kept as placeholders so that indices hold")
+    # a topic's records repeat its questions (they must agree): each blank one counts once,
+    # under the topic's id (a <system>_<topic> record names the same topic)
+    counts, notes = blank_question_notes(
+        _by_topic(nulls, topic_ids), _by_topic(empties, topic_ids))
+    report.counts.update(counts)
+    report.notes += notes
+    return out
+
+
+def _by_topic(found: dict[str, list[int]], topic_ids) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for tid, idx in found.items():
+        out.setdefault(tid if tid in topic_ids else split_report_id(tid, topic_ids)[1], idx)
     return out
 
 

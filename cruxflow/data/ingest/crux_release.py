@@ -26,7 +26,9 @@ from cruxflow._extras import extra
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport
 from cruxflow.data.ingest.crux_common import (
+    blank_question_notes,
     jsonl_files,
+    question_list,
     read_collection,
     read_diversity_qrels,
     read_id,
@@ -77,9 +79,13 @@ def read_requests(root: Path, encoding: str) -> tuple[dict[str, str], dict[str, 
     return requests, where_of, neuclir
 
 
-def read_subquestions(root: Path, encoding: str) -> dict[str, list[str]]:
-    """Sub-questions by topic from ``subtopics/*.jsonl`` (``subquestions`` or ``nuggets``)."""
+def read_subquestions(root: Path, encoding: str, report: IngestReport | None = None
+                      ) -> dict[str, list[str]]:
+    """Sub-questions by topic from ``subtopics/*.jsonl`` (``subquestions`` or ``nuggets``); a
+    null or empty one keeps its index under a placeholder, counted and named in ``report``."""
     out: dict[str, list[str]] = {}
+    nulls: dict[str, list[int]] = {}
+    empties: dict[str, list[int]] = {}
     first: dict[str, str] = {}
     folder = root / "subtopics"
     if not folder.is_dir():
@@ -90,14 +96,22 @@ def read_subquestions(root: Path, encoding: str) -> dict[str, list[str]]:
             tid = read_id(obj, ("id",), where)
             key = "subquestions" if "subquestions" in obj else "nuggets"
             items = obj.get(key)
-            if not isinstance(items, list) or not all(isinstance(q, str) and q.strip()
-                                                      for q in items):
-                raise DataError("must be a list of non-empty strings (looked for subquestions, "
-                                "nuggets)", field=key, **where)
+            if not isinstance(items, list):
+                raise DataError("must be a list of strings (looked for subquestions, nuggets)",
+                                field=key, **where)
             if tid in out:
                 raise DataError(f"sub-questions of topic {tid!r} given twice (first at "
                                 f"{first[tid]})", field="id", **where)
-            out[tid], first[tid] = list(items), f"{path} line {lineno}"
+            questions, null_at, empty_at = question_list(items, key, where)
+            if null_at:
+                nulls[tid] = null_at
+            if empty_at:
+                empties[tid] = empty_at
+            out[tid], first[tid] = questions, f"{path} line {lineno}"
+    if report is not None:
+        counts, notes = blank_question_notes(nulls, empties)
+        report.counts.update(counts)
+        report.notes += notes
     return out
 
 
@@ -165,7 +179,7 @@ def read_release(root: Path, options: IngestOptions) -> tuple[Dataset, IngestRep
     requests, _, neuclir = read_requests(root, enc)
     if neuclir:
         report.layout = f"{RELEASE} (crux-neuclir)"
-    subquestions = read_subquestions(root, enc)
+    subquestions = read_subquestions(root, enc, report)
     summaries, summary_files = read_summaries(root, enc)
 
     passages: dict[str, Passage] = {}
