@@ -293,3 +293,58 @@ def test_paper_era_folder_saved_by_a_windows_editor_reads_the_same(tmp_path):
         return [{k: v for k, v in r.items() if k != "file"} for r in rows]
     assert no_path(report.counts["qrels"]) == no_path(want_report.counts["qrels"])
     assert report.counts["files"] == want_report.counts["files"]
+
+
+# --- the labeling tool's files as they ship (tests/data/crux/labeling_release/README.md) ------
+
+LABELING = DATA / "labeling_release"
+
+
+def test_labeling_tool_example_files_import_as_they_ship(tmp_path):
+    """Real lines: "type": ["oracle", k], topic duc04-testb-18's question 14 an empty string,
+    runs ranking passages of the whole corpus that the passages file does not hold."""
+    ds, report = read(LABELING)
+    assert list(ds.topics) == ["duc04-testb-3", "duc04-testb-7", "duc04-testb-18"]
+    t18 = ds.topics["duc04-testb-18"]
+    assert len(t18.questions) == 15
+    assert t18.questions[14] == "(no sub-question: empty in the source file)"
+    assert report.counts["empty_questions"] == 1
+    assert report.counts["empty_question_ids"] == ["duc04-testb-18 #14"]
+    assert any("duc04-testb-18 #14" in n for n in report.notes)
+    assert report.counts["record_types"] == {"oracle@4": 2, "oracle@5": 1}
+    assert len(ds.passages) == 78            # wc -l testb_passages.jsonl
+    summary = ingest_to("crux", LABELING, tmp_path / "out", IngestOptions(prefix="crux"))
+    assert summary["topics"] == 3 and summary["runs"] == 3
+    # bm25.run: 4 of its 9 lines rank multi_news-train passages; dr_rankfirst.run 3, and 2
+    # of duc04-testb-11, whose passages the excerpt leaves out
+    outside = {n.split(": ", 1)[0]: n for n in summary["notes"] if "outside the collection" in n}
+    assert outside["bm25.run"].startswith("bm25.run: 4 of 9 run lines")
+    assert outside["dr_rankfirst.run"].startswith("dr_rankfirst.run: 5 of 9 run lines")
+    assert "oracle.run" not in outside
+    # the run is copied as shipped
+    assert (tmp_path / "out" / "runs" / "bm25.run").read_bytes() == \
+        (LABELING / "bm25.run").read_bytes()
+
+
+def test_labeling_tool_run_outside_the_collection_refused_when_strict(tmp_path):
+    with pytest.raises(DataError, match="'multi_news-train-13278:3#9'") as e:
+        ingest_to("crux", LABELING, tmp_path / "out",
+                  IngestOptions(prefix="crux", strict_collection=True))
+    assert Path(e.value.path).name == "bm25.run" and e.value.record == "line 6"
+    assert not (tmp_path / "out").exists()
+
+
+def test_vanilla_type_of_the_example_files(tmp_path):
+    """annotator_1/example/testb-oracle_k-1:2_n-1.jsonl: "type": ["vanilla", 10]."""
+    ds, report = read(DATA / "labeling_example" / "testb-oracle_k-1:2_n-1.jsonl")
+    assert list(ds.topics) == ["duc04-testb-3", "duc04-testb-18"]
+    assert report.counts["record_types"] == {"vanilla@10": 2}
+    assert report.counts["empty_question_ids"] == ["duc04-testb-18 #14"]
+
+
+def test_bad_type_names_the_field(tmp_path):
+    line = (LABELING / "testb_topics.jsonl").read_text().splitlines()[0]
+    bad = tmp_path / "topics.jsonl"
+    bad.write_text(line.replace('"type": ["oracle", 5]', '"type": ["oracle", "five"]') + "\n")
+    err = data_error(read, bad)
+    assert err.field == "type" and err.record == "line 1"
