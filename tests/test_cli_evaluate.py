@@ -2,6 +2,7 @@
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -215,14 +216,18 @@ def test_unknown_topic_is_an_error(data, tmp_path, capsys, kind):
 
 @pytest.mark.parametrize("kind", ["run", "contexts"])
 def test_unknown_passage_is_an_error(data, tmp_path, capsys, kind):
+    """In a contexts file (the user's own) always; in a run with --strict-collection (a
+    run's passage outside the collection is otherwise unjudged: the next test)."""
     if kind == "run":
         src = write_run_file(tmp_path / "bad.run", {"t": ["t:0#0", "t:9#9"]})
-        where = "bad.run: query t: field 'docid'"
+        where = "bad.run: line 1: field 'docid'"   # lines written reversed
+        strict = ["--strict-collection"]
     else:
         src = write_contexts(tmp_path / "bad.jsonl",
                              [{"topic_id": "t", "passages": ["t:0#0", "t:9#9"]}])
         where = "bad.jsonl: line 1: field 'passages'"
-    rc, _, err = run_cli(capsys, "--dataset", data, f"--{kind}", src)
+        strict = []
+    rc, _, err = run_cli(capsys, "--dataset", data, f"--{kind}", src, *strict)
     assert rc == 2
     assert where in err and "unknown passage 't:9#9'" in err
 
@@ -320,6 +325,33 @@ def test_crux_root_scores_both_ways(tmp_path, capsys):
     assert got["crux_eval"]["aggregate"]["P@10"] == pytest.approx(0.2)
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
         "per_query.tsv", "aggregate.tsv", "crux_eval.json"}
+
+
+def test_crux_root_run_over_the_whole_corpus(tmp_path, capsys):
+    """The released runs retrieved from the whole corpus; a clone holds the judged passages
+    only. A passage outside the collection is unjudged: the authors' numbers and Cov are those
+    of the run without it, Den is undefined for the topic whose context holds it, and one
+    warning line counts the run lines."""
+    root = tmp_path / "crux-mds-duc04"
+    shutil.copytree(RELEASE, root)
+    shutil.copytree(RELEASE.parent / "crux-mds-corpus", tmp_path / "crux-mds-corpus")
+    run = root / "run" / "bm25.run"
+    with run.open("a") as f:   # after duc04-test-0's judged lines (score 0.9 < 1.0)
+        f.write("duc04-test-0 Q0 multi_news-train-13278:3#9 5 0.9 bm25\n")
+    rc, out, err = run_cli(capsys, "--crux-root", root, "--run", run, "--k", "10")
+    assert rc == 0, err
+    assert "warning: 1 run lines rank a passage outside the collection" in out
+    assert "Den undefined at k=10 for 1 topics whose context ranks a passage without text: " \
+           "duc04-test-0" in out
+    rc, out, err = run_cli(capsys, "--crux-root", root, "--run", run, "--k", "10", "--json")
+    got = json.loads(out)
+    assert got["run_lines_outside_collection"] == 1
+    assert got["aggregate"][0]["Cov"] == pytest.approx(2 / 3)
+    rc, want, err = run_cli(capsys, "--crux-root", RELEASE, "--run", RELEASE / "run" / "bm25.run",
+                            "--k", "10", "--json")
+    assert got["crux_eval"]["aggregate"] == json.loads(want)["crux_eval"]["aggregate"]
+    rc, _, err = run_cli(capsys, "--crux-root", root, "--run", run, "--strict-collection")
+    assert rc == 2 and "bm25.run: line 10: field 'docid'" in err
 
 
 def test_three_files_give_the_authors_numbers(capsys):

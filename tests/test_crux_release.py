@@ -348,3 +348,22 @@ def test_bad_type_names_the_field(tmp_path):
     bad.write_text(line.replace('"type": ["oracle", 5]', '"type": ["oracle", "five"]') + "\n")
     err = data_error(read, bad)
     assert err.field == "type" and err.record == "line 1"
+
+
+def test_release_subtopics_with_empty_and_null_questions(tmp_path):
+    """The release's subtopics/ carries the labeling tool's question lists: an empty or null
+    question keeps its index (the judge's rating vectors are by position)."""
+    root = copy(DUC, tmp_path / "crux-mds-duc04")
+    shutil.copytree(DATA / "release" / "crux-mds-corpus", tmp_path / "crux-mds-corpus")
+    f = root / "subtopics" / "subquestions.duc04-test.jsonl"
+    f.write_text(f.read_text().replace('"How many homes were evacuated?"', '""')
+                 .replace('"How long did the strike last?"', "null"))
+    ds, report = read(root)
+    assert ds.topics["duc04-test-0"].questions[1] == "(no sub-question: empty in the source file)"
+    assert ds.topics["duc04-test-1"].questions[1] == "(no sub-question: null in the source file)"
+    assert report.counts["empty_question_ids"] == ["duc04-test-0 #1"]
+    assert report.counts["null_question_ids"] == ["duc04-test-1 #1"]
+    assert ds.ratings == read(DUC)[0].ratings      # indices hold: the same vectors
+    f.write_text(f.read_text().replace("null", "7", 1))
+    err = data_error(read, root)
+    assert err.field == "subquestions" and "item 1 must be a string" in str(err)
