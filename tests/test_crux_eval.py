@@ -219,3 +219,32 @@ def test_windows_line_ends_and_byte_order_mark_score_the_same(tmp_path):
     want = crux_eval(PAPER / "bm25.run", PAPER / "testb_div_qrels.txt",
                      PAPER / "testb_judgements.jsonl")
     assert got.per_topic == want.per_topic and len(got.per_topic) == 2
+
+
+def test_qrels_topic_with_only_zero_lines_missing_from_the_run(tmp_path):
+    """rac_eval.py reads its threshold-1 qrels without such a topic, so it is not "missing";
+    the diversity qrels keep it and ir_measures gives it alpha-nDCG 0, which stays in that
+    mean. P, nDCG and Cov loop over other topics: it is not in theirs. When a topic with a
+    relevant line is missing too, the script filters the diversity qrels to the run's topics
+    and the zero-only topic goes with it."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t 0 t:0#0 1\nt 1 t:0#1 1\nz 0 z:0#0 0\nz 1 z:0#1 0\n")
+    run = tmp_path / "r.run"
+    run.write_text("t Q0 t:0#0 1 2.0 x\nt Q0 t:0#1 2 1.0 x\n")
+    judge = tmp_path / "j.jsonl"
+    judge.write_text("".join(json.dumps({"id": "t", "docid": d, "rating": r}) + "\n" for d, r in
+                             (("t:0#0", [5, 0]), ("t:0#1", [0, 5]))))
+    r = crux_eval(run, qrels, judge)
+    # t: both relevant passages at ranks 1, 2 -> every measure 1; z: alpha 0 only
+    assert r.per_topic["t"]["alpha_nDCG@10"] == 1.0
+    assert close(r.per_topic["z"], {"P@10": None, "nDCG@10": None, "alpha_nDCG@10": 0.0,
+                                    "Cov@10": None})
+    assert r.aggregate["alpha_nDCG@10"] == 0.5 and r.aggregate["nDCG@10"] == 1.0
+    assert r.aggregate["Cov@10"] == 1.0 and r.evaluated["alpha_nDCG@10"] == 2
+    assert r.info["zero_only_missing_from_run"] == ["z"]
+    assert r.line().endswith("alpha_nDCG@10 | 0.5000 | Cov@10 | 1.0000 |")
+    # a relevant topic missing as well: both left out, alpha over t alone
+    qrels.write_text(qrels.read_text() + "m 0 m:0#0 1\n")
+    r = crux_eval(run, qrels, judge)
+    assert "z" not in r.per_topic and r.aggregate["alpha_nDCG@10"] == 1.0
+    assert r.info["missing_from_run"] == ["z", "m"]

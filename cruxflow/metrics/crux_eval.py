@@ -146,8 +146,20 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
     ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
     by_topic = ratings.by_topic()
     qrel_topics = div.topics()
+    relevant = div.binary()
     missing = [t for t in qrel_topics if t not in top.topics]
+    # The script's "missing" topics are those of its threshold-1 qrels: a qrels topic with
+    # only 0 lines is not one of them. When none is missing it keeps the whole diversity qrels,
+    # and ir_measures scores such a topic absent from the run at alpha-nDCG 0, which stays in
+    # that mean; when one is, it filters the diversity qrels to the run's topics.
+    zero_only = [t for t in missing if t not in relevant]
+    kept_zero = zero_only if len(zero_only) == len(missing) else []
+    missing = [t for t in missing if t not in kept_zero]
     warnings = []
+    if kept_zero:
+        warnings.append(f"{len(kept_zero)} qrels topics with only 0 lines are missing from the "
+                        f"run: alpha_nDCG@{k} 0 for them, in its mean as the script does: "
+                        + ", ".join(kept_zero[:10]) + (", ..." if len(kept_zero) > 10 else ""))
     if missing:
         warnings.append(f"{len(missing)} of {len(qrel_topics)} qrels topics are missing from "
                         f"the run and left out: {', '.join(missing[:10])}"
@@ -163,6 +175,10 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
         row.update(_coverage_density(tid, top, by_topic.get(tid), k, filter_by_oracle, eta,
                                      token_counts, density_weight))
         per_topic[tid] = row
+    for tid in kept_zero:
+        per_topic[tid] = {m: None for m in measures}
+        if k <= NDEVAL_MAX_CUTOFF:
+            per_topic[tid][f"alpha_nDCG@{k}"] = 0.0
     aggregate = {m: mean_of_defined(r[m] for r in per_topic.values()) for m in measures}
     evaluated = {m: sum(r[m] is not None for r in per_topic.values()) for m in measures}
     reasons = {f"P@{k}": "no relevant passage in the qrels",
@@ -173,13 +189,14 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
                                            if filter_by_oracle else ""),
                f"Den@{k}": "no ratings, or an oracle that covers nothing"}
     for m in measures:
-        left = len(run_topics) - evaluated[m]
+        left = sum(per_topic[t][m] is None for t in run_topics)
         if left:
             warnings.append(f"{m}: {left} of {len(run_topics)} run topics left out "
                             f"({reasons[m]})")
     info = {"qrels": div.summary(), "judge": ratings.summary(), "run_topics": len(run_topics),
             "lines_beyond_k": top.beyond_k, "filter_by_oracle": filter_by_oracle, "eta": eta,
-            "alpha": alpha, "missing_from_run": missing}
+            "alpha": alpha, "missing_from_run": missing,
+            "zero_only_missing_from_run": kept_zero}
     return CruxEvalResult(run_arg, k, measures, per_topic, aggregate, evaluated, warnings, info)
 
 
