@@ -325,6 +325,19 @@ def test_passage_first_groups_each_passage_and_maps_ratings_back():
         request_order(items, "question_first")
 
 
+def test_a_blank_imported_question_is_asked_nothing():
+    """An imported topic's null/empty sub-question (a placeholder keeping its index) gets no
+    request in either layout and rates 0: it answers nothing."""
+    from cruxflow.data.model import EMPTY_QUESTION, NULL_QUESTION
+
+    items = [(["qa", EMPTY_QUESTION, "qc"], "ctx zero"), ([NULL_QUESTION, "qa"], "ctx one")]
+    assert request_order(items, "paper") == [(0, 0), (1, 1), (0, 2)]
+    assert request_order(items, "passage_first") == [(0, 0), (0, 2), (1, 1)]
+    runner = runner_for(lambda r: "5")
+    assert [r for r, _ in rate_texts(items, runner)] == [[5, 0, 5], [0, 5]]
+    assert len(runner.backend.sent) == 3
+
+
 def test_rate_passage_first_rates_passages_then_the_summary():
     t = topic("T", "the summary", ["q1", "q2"])
     runner = runner_for(lambda r: "5" if parts(r.prompt) == ("q2", "p0") else "1")

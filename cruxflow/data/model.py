@@ -47,6 +47,14 @@ def make_passage_id(topic_id: str, doc_index: int | str, n: int) -> str:
     return f"{topic_id}:{doc_index}#{n}"
 
 
+# Placeholders for a sub-question an imported file leaves blank (null, or an empty string):
+# ratings are vectors by position, so the question keeps its index; the placeholder says why
+# it is there, and no rating stage asks a judge about it (it answers nothing).
+NULL_QUESTION = "(no sub-question: null in the source file)"
+EMPTY_QUESTION = "(no sub-question: empty in the source file)"
+BLANK_QUESTIONS = frozenset((NULL_QUESTION, EMPTY_QUESTION))
+
+
 def parse_passage_id(pid: str) -> tuple[str, str, int]:
     """Split ``<topic>:<doc>#<n>`` into its parts; raise ``ValueError`` if it is not one."""
     m = _PASSAGE_ID.match(pid)

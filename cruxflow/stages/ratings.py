@@ -26,7 +26,14 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from cruxflow.data.model import Passage, RatingRow, ReferenceRating, Topic, require_reference
+from cruxflow.data.model import (
+    BLANK_QUESTIONS,
+    Passage,
+    RatingRow,
+    ReferenceRating,
+    Topic,
+    require_reference,
+)
 from cruxflow.data.text import clip_words
 from cruxflow.llm import JUDGMENT, LLMRunner, Request, Sampling
 from cruxflow.llm.logprobs import expected_rating
@@ -72,13 +79,15 @@ def request_order(items: Sequence[tuple[Sequence[str], str]], layout: str = "pap
     ``passage_first``: item by item as given, each item's questions in order.
     """
     rating_prompt(layout)  # an unknown layout fails here
+    # a blank question of an imported topic (a placeholder) is asked nothing: it stays 0
     if layout == "passage_first":
         return [(i, qi) for i, (questions, _) in enumerate(items)
-                for qi in range(len(questions))]
+                for qi, q in enumerate(questions) if q not in BLANK_QUESTIONS]
     by_question: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for i, (questions, _) in enumerate(items):
         for qi, q in enumerate(questions):
-            by_question[q].append((i, qi))
+            if q not in BLANK_QUESTIONS:
+                by_question[q].append((i, qi))
     return [pair for pairs in by_question.values() for pair in pairs]
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl, read_text
-from cruxflow.data.model import RATING_UNRATED, parse_ratings
+from cruxflow.data.model import EMPTY_QUESTION, NULL_QUESTION, RATING_UNRATED, parse_ratings
 from cruxflow.data.names import ORACLE
 
 # (layout name, topic key, passage key, ratings key); the batched layout is handled apart.
@@ -50,13 +50,6 @@ def jsonl_files(path, what: str) -> list[Path]:
     if not files:
         raise DataError(f"no *.jsonl {what} file in the folder", path=p)
     return files
-
-
-# Placeholders for a sub-question the source file leaves blank: a rating is a vector by
-# position, so the question keeps its index; the placeholder says why it is there.
-NULL_QUESTION = "(no sub-question: null in the source file)"
-EMPTY_QUESTION = "(no sub-question: empty in the source file)"
-BLANK_QUESTIONS = (NULL_QUESTION, EMPTY_QUESTION)
 
 
 def question_list(value, name: str, where: dict) -> tuple[list[str], list[int], list[int]]:
