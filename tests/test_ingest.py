@@ -687,3 +687,68 @@ def test_shipped_runs_lose_the_lines_of_topics_max_topics_drops(tmp_path, capsys
     assert (out / "runs" / "empty.run").read_text() == ""
     assert [json.loads(x)["topic_id"] for x in
             (out / "topics.jsonl").read_text().splitlines()] == ["demo-0", "demo-1"]
+
+
+# --- DUC 2004 numbered as a CRUX release numbers its clusters (--number-like) ----------------
+
+DEMO_DUC = DEMO / "raw" / "duc2004"
+
+
+def _release_passages(ds, numbers: dict[str, int], prefix: str) -> list[dict]:
+    """Passages as a release writes them for ``ds``'s clusters under ``numbers``: ids
+    <prefix>-<i>:<doc>#<n>, texts rewritten (each document's words reversed, half of them
+    kept) so that the match is on words, not on equal text."""
+    rows = []
+    for t in ds.topics.values():
+        i = numbers[t.source_id]
+        for d, doc_id in enumerate(t.doc_ids):
+            kept = ds.documents[doc_id].text.split()[::-1][::2]
+            rows.append({"id": f"{prefix}-{i}:{d}#{len(rows)}", "contents": " ".join(kept)})
+    return rows
+
+
+def test_duc2004_numbered_like_the_release(tmp_path):
+    plain, _ = ingest("duc2004", DEMO_DUC, opts(prefix="duc04-testb", id_scheme="source",
+                                                 chunk_documents=True,
+                                                 count_empty_documents=True))
+    names = [t.source_id for t in plain.topics.values()]
+    assert len(names) == 10
+    numbers = {name: (7 * k + 3) % 10 for k, name in enumerate(names)}   # a permutation
+    assert sorted(numbers.values()) == list(range(10))
+    release = tmp_path / "testb_passages.jsonl"
+    release.write_text("".join(json.dumps(r) + "\n"
+                               for r in _release_passages(plain, numbers, "duc04-testb")))
+    ds, report = ingest("duc2004", DEMO_DUC, opts(
+        prefix="duc04-testb", chunk_documents=True, count_empty_documents=True,
+        number_like=str(release)))
+    got = {t.source_id: t.topic_id for t in ds.topics.values()}
+    assert got == {name: f"duc04-testb-{i}" for name, i in numbers.items()}
+    assert list(ds.topics) == [f"duc04-testb-{i}" for i in range(10)]
+    # the cluster's documents follow its topic id, NIST's name stays the source id
+    t = ds.topics["duc04-testb-3"]
+    assert t.source_id == names[0] and t.doc_ids[0] == "duc04-testb-3:0"
+    assert report.counts["numbered_like"]["clusters"][names[0]]["number"] == 3
+    assert any("10 clusters numbered as the release" in n for n in report.notes)
+
+
+def test_duc2004_numbered_like_refuses_what_does_not_match(tmp_path):
+    plain, _ = ingest("duc2004", DEMO_DUC, opts(prefix="x", id_scheme="source",
+                                                 chunk_documents=True,
+                                                 count_empty_documents=True))
+    names = [t.source_id for t in plain.topics.values()]
+    rows = _release_passages(plain, {n: k for k, n in enumerate(names)}, "duc04-testb")
+    release = tmp_path / "p.jsonl"
+    # one topic's last document dropped: its cluster has a document more than the release's
+    last = max(int(r["id"].split(":")[1].split("#")[0]) for r in rows
+               if r["id"].startswith("duc04-testb-0:"))
+    release.write_text("".join(json.dumps(r) + "\n" for r in rows
+                               if not r["id"].startswith(f"duc04-testb-0:{last}#")))
+    with pytest.raises(DataError, match="match no release topic with as many documents"):
+        ingest("duc2004", DEMO_DUC, opts(prefix="duc04-testb", chunk_documents=True,
+                                         count_empty_documents=True, number_like=str(release)))
+    # every topic's text the same: two clusters cannot be told apart
+    same = [dict(r, contents="the same words for every topic here") for r in rows]
+    release.write_text("".join(json.dumps(r) + "\n" for r in same))
+    with pytest.raises(DataError, match="match two release topics almost equally"):
+        ingest("duc2004", DEMO_DUC, opts(prefix="duc04-testb", chunk_documents=True,
+                                         count_empty_documents=True, number_like=str(release)))

@@ -19,7 +19,8 @@ def _cmd_ingest(args) -> int:
                             chunk_documents=args.chunk_documents,
                             max_document_words=args.max_document_words,
                             chunk_words=args.chunk_words,
-                            strict_collection=args.strict_collection)
+                            strict_collection=args.strict_collection,
+                            number_like=args.number_like and str(args.number_like))
     summary = ingest_to(args.format, args.input, args.output, options,
                         distractors=args.distractors, eta=args.eta,
                         max_topics=args.max_topics, allow_empty=args.allow_empty)
@@ -81,6 +82,10 @@ def add_command(subparsers) -> None:
     p.add_argument("--max-topics", type=types.positive_int, help="keep only the first N topics")
     p.add_argument("--eta", type=types.eta, default=3,
                    help="answerability threshold for judgments (1-5, default 3)")
+    p.add_argument("--number-like", type=Path, metavar="PASSAGES",
+                   help="duc2004: number the clusters as the CRUX release whose passages "
+                        "(JSONL {id, contents}, ids <prefix>-<i>:<doc>#<n>) this file holds, "
+                        "matching each cluster's documents to them (docs/data-model.md)")
     p.add_argument("--strict-collection", action="store_true",
                    help="crux: refuse a shipped run that ranks a passage outside the passage "
                         "collection (default: count it as an unjudged passage)")

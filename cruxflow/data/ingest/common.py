@@ -45,6 +45,11 @@ class IngestOptions:
     # a shipped run ranking a passage outside the collection: an error, else counted as an
     # unjudged passage (the released runs retrieved from the whole corpus)
     strict_collection: bool = False
+    # DUC 2004: a CRUX release's passages file; clusters are numbered as that release numbers
+    # them (cruxflow.data.ingest.release_order), not in NIST's name order
+    number_like: str | None = None
+    # source id -> topic number, set from number_like by the reader
+    topic_numbers: dict[str, int] | None = None
 
 
 @dataclass
@@ -129,7 +134,9 @@ def assemble(clusters: list[RawCluster], options: IngestOptions, report: IngestR
                 "reason": f"{counted} {what} (< min_docs={options.min_docs})",
             })
             continue
-        if options.id_scheme == "source":
+        if options.topic_numbers is not None:
+            tid = f"{options.prefix}-{options.topic_numbers[cluster.source_id]}"
+        elif options.id_scheme == "source":
             tid = f"{options.prefix}-{cluster.source_id}"
         else:
             tid = f"{options.prefix}-{len(topics)}"
@@ -143,4 +150,7 @@ def assemble(clusters: list[RawCluster], options: IngestOptions, report: IngestR
             reference = "\n\n".join(r.text for r in cluster.references)
         topics[tid] = Topic(tid, reference, doc_ids, references=cluster.references,
                             source_id=cluster.source_id)
+    if options.topic_numbers is not None:  # in the release's order
+        topics = dict(sorted(topics.items(), key=lambda kv: options.topic_numbers[
+            kv[1].source_id]))
     return Dataset(topics, documents)

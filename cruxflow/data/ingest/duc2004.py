@@ -24,7 +24,7 @@ from cruxflow.data.ingest.common import (
     assemble,
     clean_paragraphs,
 )
-from cruxflow.data.io import read_text
+from cruxflow.data.io import existing, read_text
 from cruxflow.data.model import Reference
 
 _DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
@@ -153,4 +153,31 @@ def read_duc2004(path, options: IngestOptions) -> tuple:
                         path=f)
     if not clusters:
         raise DataError("no cluster directories under docs/", path=docs_dir)
+    if options.number_like:
+        options = _numbered_like_the_release(clusters, options, report)
     return assemble(clusters, options, report), report
+
+
+def _numbered_like_the_release(clusters: list[RawCluster], options: IngestOptions,
+                               report: IngestReport) -> IngestOptions:
+    """``options`` with the release's topic numbers (see :mod:`release_order`): each cluster's
+    documents, made as the options make them, matched to the release's passages."""
+    import dataclasses
+
+    from cruxflow.data.ingest.release_order import match_clusters, read_release_topics, words
+
+    path = existing(options.number_like, "release passages file")
+    release = read_release_topics(path, options.prefix, options.encoding)
+    plain = dataclasses.replace(options, number_like=None, id_scheme="source")
+    draft = assemble(clusters, plain, IngestReport("duc2004", report.source))
+    by_source = {}
+    for t in draft.topics.values():
+        by_source[t.source_id] = (len(t.doc_ids),
+                                  words(draft.documents[d].text for d in t.doc_ids))
+    numbers, detail = match_clusters(by_source, release, path)
+    report.counts["numbered_like"] = {"file": str(path), "clusters": detail}
+    report.notes.append(f"{len(numbers)} clusters numbered as the release numbers them "
+                        f"(matched by document count and words to {path.name}; lowest "
+                        f"share {min(d['share'] for d in detail.values()):.2f}, lowest margin "
+                        f"{min(d['margin'] for d in detail.values()):.2f})")
+    return dataclasses.replace(options, topic_numbers=numbers)
