@@ -11,6 +11,11 @@ from cruxflow.data.ingest import READERS, IngestOptions, ingest_to
 
 
 def _cmd_ingest(args) -> int:
+    if args.number_like is not None and args.format != "duc2004":
+        from cruxflow.data.errors import DataError
+
+        raise DataError("--number-like numbers DUC 2004 clusters (--format duc2004)",
+                        path=args.number_like)
     options = IngestOptions(prefix=args.prefix or _default_prefix(args.format),
                             id_scheme=args.id_scheme, min_docs=args.min_docs,
                             encoding=args.encoding, summary_length=args.summary_length,
