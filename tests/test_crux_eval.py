@@ -248,3 +248,22 @@ def test_qrels_topic_with_only_zero_lines_missing_from_the_run(tmp_path):
     r = crux_eval(run, qrels, judge)
     assert "z" not in r.per_topic and r.aggregate["alpha_nDCG@10"] == 1.0
     assert r.info["missing_from_run"] == ["z", "m"]
+
+
+def test_neuclir_and_ragtime_spellings_from_the_authors_loaders(tmp_path):
+    """Fixtures written from DylanJoo/crux's loaders (no real file of these subsets is public):
+    crux/tools/neuclir/ir_utils.py load_ratings reads {"id", "pid", "rating"};
+    crux/tools/ragtime/ir_utils.py load_qrels reads 'qid facet docid score' with a nugget id
+    as facet. d1 answers question 0 and facet n-a, d2 question 1 and facet n-b, d3 nothing:
+    P@10 2/10; nDCG@10 and alpha-nDCG@10 1 (both relevant passages first, each facet once);
+    Cov@10 max([5,0],[0,4]) = both questions."""
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d3 3 1.0 r\n")
+    qrels = tmp_path / "neuclir24-test-request.qrel"
+    qrels.write_text("q1 n-a d1 1\nq1 n-b d2 1\nq1 n-b d3 0\n")
+    judge = tmp_path / "crux_llama3.3-70b-instruct.jsonl"
+    judge.write_text('{"id": "q1", "pid": "d1", "rating": [5, 0]}\n'
+                     '{"id": "q1", "pid": "d2", "rating": [0, 4]}\n')
+    r = crux_eval(run, qrels, judge)
+    assert close(r.per_topic["q1"], {"P@10": 0.2, "nDCG@10": 1.0, "alpha_nDCG@10": 1.0,
+                                     "Cov@10": 1.0})

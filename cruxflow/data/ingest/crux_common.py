@@ -12,6 +12,7 @@ the authors' loaders (DylanJoo/crux: ``crux/tools/generic/ir_utils.py`` ``load_r
 release            ``{"id": topic, "docid": passage, "rating": [...]}``
 release, batched   ``{"id": topic, "docids": [...], "ratings": [[...], ...]}``
 paper-era          ``{"example_id": topic, "pid": passage, "rating": [...]}``
+neuclir            ``{"id": topic, "pid": passage, "rating": [...]}`` (``crux/tools/neuclir``)
 cruxflow           ``{"topic_id", "passage_id", "ratings": [...]}`` (``answerability.jsonl``)
 =================  ==========================================================================
 
@@ -34,6 +35,7 @@ from cruxflow.data.names import ORACLE
 RATING_LAYOUTS = (
     ("release", "id", "docid", "rating"),
     ("paper-era", "example_id", "pid", "rating"),
+    ("neuclir", "id", "pid", "rating"),   # the authors' NeuCLIR/RAGTIME loader's spelling
     ("cruxflow", "topic_id", "passage_id", "ratings"),
 )
 BATCHED = ("release-batched", "id", "docids", "ratings")
