@@ -9,7 +9,9 @@ ids whose texts are rewritten from the cluster's documents. A cluster is the rel
 * with as many documents (chunk-documents, as ``--chunk-documents`` makes them) as the topic's
   passage ids number, and
 * whose passages share the most words with the cluster's documents: the share of the topic's
-  distinct content words (letters, 4 or more, lower-cased) that occur in the cluster,
+  own words (content words, letters, 4 or more, lower-cased, that no other release topic's
+  passages use: names, places; all its words when it has fewer than 20 such) that occur in
+  the cluster,
 
 assigned one to one, best pair first. Every cluster must find a topic with a clear margin over
 the runner-up; otherwise the numbering is refused with the ambiguous clusters named.
@@ -18,6 +20,7 @@ the runner-up; otherwise the numbering is refused with the ambiguous clusters na
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +30,8 @@ from cruxflow.data.ingest.crux_common import read_collection
 from cruxflow.data.model import parse_passage_id
 
 _WORD = re.compile(r"[a-z]{4,}")
-MIN_MARGIN = 0.05   # best minus runner-up share; measured matches differ by far more
+MIN_MARGIN = 0.05   # best minus runner-up share
+MIN_OWN_WORDS = 20
 
 
 def words(texts: Iterable[str]) -> set[str]:
@@ -69,12 +73,19 @@ def match_clusters(clusters: Mapping[str, tuple[int, set[str]]],
                    release: Mapping[int, ReleaseTopic], path) -> tuple[dict[str, int], dict]:
     """``{cluster source id: release number}`` for ``clusters`` (``{source id: (documents,
     words)}``), and a report of the match (per cluster: number, share, margin)."""
+    # words shared by release topics say little about which is which: a topic is matched on
+    # its own words (in the labeling tool's 50 DUC topics, at least 47 each)
+    df = Counter(w for topic in release.values() for w in topic.words)
+    own = {}
+    for i, topic in release.items():
+        mine = {w for w in topic.words if df[w] == 1}
+        own[i] = mine if len(mine) >= MIN_OWN_WORDS else topic.words
     scores: list[tuple[float, str, int]] = []
     for cid, (n_docs, cwords) in clusters.items():
         for i, topic in release.items():
-            if topic.n_documents != n_docs or not topic.words:
+            if topic.n_documents != n_docs or not own[i]:
                 continue
-            scores.append((len(topic.words & cwords) / len(topic.words), cid, i))
+            scores.append((len(own[i] & cwords) / len(own[i]), cid, i))
     scores.sort(key=lambda s: (-s[0], s[1], s[2]))
     number: dict[str, int] = {}
     taken: set[int] = set()
