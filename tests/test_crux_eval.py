@@ -143,12 +143,19 @@ def test_density_from_token_counts(tmp_path):
     assert math.isclose(r.per_topic[B]["Den@10"], 1.25 ** 0.5)
     assert r.per_topic[C]["Den@10"] is None
     assert r.line().endswith(f"| Den@10 | {(0.2 ** 0.5 + 1.25 ** 0.5) / 2:.4f} |")
+    # a ranked passage without a token count (a run over a larger corpus than the local
+    # collection): A's Den is undefined and counted, never computed from a guess; the oracle's
+    # passages still need theirs
     del_one = read_token_counts(counts)
     del del_one["duc04-test-9:0#0"]
+    r = crux_eval(RUN, QRELS, JUDGE, token_counts=del_one)
+    assert r.per_topic[A]["Den@10"] is None and r.per_topic[A]["Cov@10"] == 2 / 3
+    assert math.isclose(r.aggregate["Den@10"], 1.25 ** 0.5)
+    assert r.info["den_undefined_no_text"] == [A]
+    del del_one[f"{B}:1#2"]     # B's Z*
     with pytest.raises(DataError) as info:
         crux_eval(RUN, QRELS, JUDGE, token_counts=del_one)
-    assert (info.value.path, info.value.record, info.value.field) == (str(RUN), "line 4",
-                                                                      "docid")
+    assert info.value.record == f"topic {B}"
 
 
 def test_paired_tests_between_two_runs():

@@ -179,6 +179,12 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
         per_topic[tid] = {m: None for m in measures}
         if k <= NDEVAL_MAX_CUTOFF:
             per_topic[tid][f"alpha_nDCG@{k}"] = 0.0
+    no_text = [] if token_counts is None else [
+        t for t in run_topics if any(p not in token_counts for p, _, _ in top.topics[t][:k])]
+    if no_text:
+        warnings.append(f"Den@{k} undefined for {len(no_text)} topics whose context ranks a "
+                        "passage without text or token count: " + ", ".join(no_text[:10])
+                        + (", ..." if len(no_text) > 10 else ""))
     aggregate = {m: mean_of_defined(r[m] for r in per_topic.values()) for m in measures}
     evaluated = {m: sum(r[m] is not None for r in per_topic.values()) for m in measures}
     reasons = {f"P@{k}": "no relevant passage in the qrels",
@@ -196,7 +202,7 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
     info = {"qrels": div.summary(), "judge": ratings.summary(), "run_topics": len(run_topics),
             "lines_beyond_k": top.beyond_k, "filter_by_oracle": filter_by_oracle, "eta": eta,
             "alpha": alpha, "missing_from_run": missing,
-            "zero_only_missing_from_run": kept_zero}
+            "zero_only_missing_from_run": kept_zero, "den_undefined_no_text": no_text}
     return CruxEvalResult(run_arg, k, measures, per_topic, aggregate, evaluated, warnings, info)
 
 
@@ -221,6 +227,8 @@ def _coverage_density(tid: str, top: TopRun, matrix: Mapping[str, list[int]] | N
         return out
     out[cov_name] = cov
     if token_counts is not None:
+        if any(p not in token_counts for p in context):
+            return out   # a ranked passage without text (outside the collection): undefined
         oracle = _oracle_rows(matrix, kept, eta)
         tokens = _tokens(token_counts, context, top, tid)
         tokens_oracle = _tokens(token_counts, oracle, None, tid)
