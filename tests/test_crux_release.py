@@ -367,3 +367,17 @@ def test_release_subtopics_with_empty_and_null_questions(tmp_path):
     f.write_text(f.read_text().replace("null", "7", 1))
     err = data_error(read, root)
     assert err.field == "subquestions" and "item 1 must be a string" in str(err)
+
+
+def test_cli_strict_collection_and_number_like_flags(tmp_path, capsys):
+    rc = main(["ingest", "--format", "crux", "--input", str(LABELING), "--output",
+               str(tmp_path / "out"), "--strict-collection"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "bm25.run: line 6: field 'docid'" in err
+    rc = main(["ingest", "--format", "crux", "--input", str(LABELING), "--output",
+               str(tmp_path / "out"), "--number-like", str(LABELING / "testb_passages.jsonl")])
+    assert rc == 2 and "--number-like numbers DUC 2004 clusters" in capsys.readouterr().err
+    rc = main(["ingest", "--format", "crux", "--input", str(LABELING), "--output",
+               str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "bm25.run: 4 of 9 run lines rank a passage outside" in out
