@@ -336,7 +336,7 @@ def test_labeling_tool_run_outside_the_collection_refused_when_strict(tmp_path):
 
 def test_vanilla_type_of_the_example_files(tmp_path):
     """annotator_1/example/testb-oracle_k-1:2_n-1.jsonl: "type": ["vanilla", 10]."""
-    ds, report = read(DATA / "labeling_example" / "testb-oracle_k-1:2_n-1.jsonl")
+    ds, report = read(DATA / "labeling_example" / "testb-oracle_k-1_2_n-1.jsonl")
     assert list(ds.topics) == ["duc04-testb-3", "duc04-testb-18"]
     assert report.counts["record_types"] == {"vanilla@10": 2}
     assert report.counts["empty_question_ids"] == ["duc04-testb-18 #14"]
