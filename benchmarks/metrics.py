@@ -35,7 +35,7 @@ from cruxflow.metrics import ir
 from cruxflow.metrics.crux import alpha_ndcg, coverage, density
 from cruxflow.metrics.scorer import ContextScorer, contexts
 from cruxflow.metrics.tokens import regex_token_count
-from cruxflow.stages.judgments import derive, diversity_rows
+from cruxflow.metrics.judgments import derive, diversity_rows
 
 SIZES = ["oracle", 10, 20]
 

@@ -12,7 +12,7 @@ import pytest
 from cruxflow.cli import main
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics.evaluate import evaluate_run
-from cruxflow.stages.judgments import derive, write_judgments
+from cruxflow.metrics.judgments import derive, write_judgments
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "cruxflow"
 

@@ -13,7 +13,7 @@ from cruxflow.retrieval.corpus import (
     read_collection,
     write_collection,
 )
-from cruxflow.stages.judgments import TopicJudgments
+from cruxflow.metrics.judgments import TopicJudgments
 
 
 def passages_file(path, rows):

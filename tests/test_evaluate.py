@@ -14,7 +14,7 @@ from cruxflow.metrics.tokens import (
     make_token_counter,
     regex_token_count,
 )
-from cruxflow.stages.judgments import (
+from cruxflow.metrics.judgments import (
     TopicJudgments,
     derive,
     read_judgments,

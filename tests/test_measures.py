@@ -22,7 +22,7 @@ from cruxflow.metrics.measures import (
 )
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count
-from cruxflow.stages.judgments import derive
+from cruxflow.metrics.judgments import derive
 
 DUC = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
 L3, L4 = math.log2(3), math.log2(4)

@@ -23,7 +23,7 @@ from cruxflow.rag.reports import (
     read_topic_list,
     report_prompt,
 )
-from cruxflow.stages.judgments import derive
+from cruxflow.metrics.judgments import derive
 from tests.test_evaluate import tiny_dataset
 from tests.test_generation import MODEL, runner_for
 

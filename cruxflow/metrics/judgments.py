@@ -19,23 +19,13 @@ import numpy as np
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing, iter_jsonl, write_jsonl, write_qrels, write_run
-from cruxflow.data.model import RATING_MAX, RATING_MIN, Dataset
+from cruxflow.data.model import Dataset
 from cruxflow.metrics.crux import answerable_questions, ideal_order, select_required
-
-
-@dataclass(frozen=True)
-class RelevanceGrades:
-    """The grades of qrels.relevance (nDCG's gains; Recall and MAP count every grade >= 1)."""
-
-    required: int    # P** = Z*
-    relevant: int    # the rest of P*
-    redundant: int   # passages of P* that :func:`redundant_passages` finds dominated by P**
-
-
-# "2-1" (our default): P** 2, the rest of P* 1. "3-2-1": the CRUX authors' qrels
-# (DylanJoo/crux, augmentation/create_ranking_data.py on main): P** 3, redundant passages 1,
-# the rest of P* 2.
-RELEVANCE_GRADES = {"2-1": RelevanceGrades(2, 1, 1), "3-2-1": RelevanceGrades(3, 2, 1)}
+from cruxflow.metrics.options import (  # noqa: F401 - re-exported: judgments' vocabulary
+    RELEVANCE_GRADES,
+    RelevanceGrades,
+    check_eta,
+)
 
 
 @dataclass
@@ -49,15 +39,6 @@ class TopicJudgments:
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-def check_eta(eta) -> int:
-    """The answerability threshold: a rating from 1 to 5 (at 0 every passage answers every
-    question, above 5 none does)."""
-    if isinstance(eta, bool) or not isinstance(eta, int) or not RATING_MIN < eta <= RATING_MAX:
-        raise DataError(f"must be a rating from {RATING_MIN + 1} to {RATING_MAX}, got {eta!r}",
-                        field="eta")
-    return eta
 
 
 def derive(dataset: Dataset, eta: int = 3, alpha: float = 0.5) -> dict[str, TopicJudgments]:
