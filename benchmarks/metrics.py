@@ -33,9 +33,9 @@ from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics import ir
 from cruxflow.metrics.crux import alpha_ndcg, coverage, density
+from cruxflow.metrics.judgments import derive, diversity_rows
 from cruxflow.metrics.scorer import ContextScorer, contexts
 from cruxflow.metrics.tokens import regex_token_count
-from cruxflow.metrics.judgments import derive, diversity_rows
 
 SIZES = ["oracle", 10, 20]
 

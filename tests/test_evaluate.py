@@ -7,13 +7,6 @@ import pytest
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import RunRow, atomic_write, read_qrels, read_run, write_run
 from cruxflow.data.model import Dataset, Passage, Topic
-from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
-from cruxflow.metrics.tokens import (
-    describe_token_counter,
-    hf_token_counter,
-    make_token_counter,
-    regex_token_count,
-)
 from cruxflow.metrics.judgments import (
     TopicJudgments,
     derive,
@@ -21,6 +14,13 @@ from cruxflow.metrics.judgments import (
     redundant_passages,
     relevance_qrels,
     write_judgments,
+)
+from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
+from cruxflow.metrics.tokens import (
+    describe_token_counter,
+    hf_token_counter,
+    make_token_counter,
+    regex_token_count,
 )
 
 

@@ -12,6 +12,7 @@ import pytest
 from cruxflow.data.ingest import IngestOptions, ingest
 from cruxflow.data.ingest.crux_common import read_ratings
 from cruxflow.data.io import RunRow
+from cruxflow.metrics.judgments import derive
 from cruxflow.metrics.measures import (
     Cov,
     Den,
@@ -22,7 +23,6 @@ from cruxflow.metrics.measures import (
 )
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count
-from cruxflow.metrics.judgments import derive
 
 DUC = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
 L3, L4 = math.log2(3), math.log2(4)

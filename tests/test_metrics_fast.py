@@ -21,13 +21,13 @@ from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics import batch, ir
 from cruxflow.metrics.crux import alpha_ndcg, coverage, density
-from cruxflow.metrics.scorer import ContextScorer
-from cruxflow.metrics.tokens import regex_token_count
 from cruxflow.metrics.judgments import (
     derive,
     diversity_rows,
     relevance_grades,
 )
+from cruxflow.metrics.scorer import ContextScorer
+from cruxflow.metrics.tokens import regex_token_count
 
 SIZES = ["oracle", 1, 3, 10, 20, 40]
 
