@@ -86,7 +86,7 @@ def test_scorer_ndcg_under_both_grades_by_hand():
     # "2-1": gains 1, 2; ideal 2, 2, (1). DCG 1 + 2/log2(3); IDCG 2 + 2/log2(3).
     # "3-2-1": gains 1, 3; ideal 3, 3, (1). DCG 1 + 3/log2(3); IDCG 3 + 3/log2(3).
     expected = {"2-1": (1 + 2 / math.log2(3)) / (2 + 2 / math.log2(3)),        # 0.69343
-                "3-2-1": (1 + 3 / math.log2(3)) / (3 + 3 / math.log2(3))}      # 0.60372
+                "3-2-1": (1 + 3 / math.log2(3)) / (3 + 3 / math.log2(3))}      # 0.59124
     for grades, value in expected.items():
         s = ContextScorer(ds, derive(ds, 3), texts, regex_token_count, grades=grades)
         r = s.score(context, "sys", "oracle").iloc[0]
@@ -95,7 +95,7 @@ def test_scorer_ndcg_under_both_grades_by_hand():
         assert r[required] == pytest.approx(1 / 2)    # t:0#0 of P** = {t:0#0, t:1#2}
         assert r.R == pytest.approx(2 / 3)
     assert expected["2-1"] == pytest.approx(0.69343, abs=1e-5)
-    assert expected["3-2-1"] == pytest.approx(0.60372, abs=1e-5)
+    assert expected["3-2-1"] == pytest.approx(0.59124, abs=1e-5)
 
 
 def scorer(ds=None):
