@@ -228,6 +228,14 @@ def graded_qrels(ratings_by_topic: Mapping[str, Mapping[str, list[int]]]):
     return pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
 
 
+def ratings_from_graded(qrels) -> dict[str, dict[str, list[int]]]:
+    """The answerability matrix ``{topic: {passage: ratings}}`` of graded diversity qrels, in
+    the order these measures read them (sub-questions by number, passages by their running
+    number): the inverse of :func:`graded_qrels`."""
+    return {str(qid): _Topic(frame).matrix
+            for qid, frame in qrels.groupby("query_id", sort=False)}
+
+
 def with_tokens(frame, counts: Mapping[str, int]):
     """``frame`` (qrels or run) with a ``tokens`` column from passage token counts."""
     missing = sorted(set(frame["doc_id"]) - set(counts))
