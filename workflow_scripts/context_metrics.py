@@ -22,7 +22,9 @@ options = MetricOptions(eta=p.eta, alpha=p.alpha, density_weight=p.density_weigh
                         relevance_grades=p.relevance_grades, tokenizer=p.tokenizer)
 scorer = ContextScorer(dataset, read_judgments(sm.input.judgments), texts,
                        make_token_counter(p.tokenizer), options)
-scorer.warn_ties(run, [parse_context_size(k) for k in p.context_sizes], wc.system)
+tie_line = scorer.tie_line(run, [parse_context_size(k) for k in p.context_sizes])
+if tie_line:
+    log.warning("%s: %s", wc.system, tie_line)
 frame = pd.concat([scorer.score(run, wc.system, parse_context_size(k))
                    for k in p.context_sizes], ignore_index=True)
 with atomic_write(sm.output.per_query) as out:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from cruxflow.cli import args as types
@@ -58,6 +59,8 @@ def _cmd_evaluate(args) -> int:
                               collection=args.collection, name=args.name,
                               allow_empty=args.allow_empty,
                               relevance_grades=args.relevance_grades)
+    for line in [] if result is None else result.info.get("warnings", []):
+        print(f"cruxflow: warning: {line}", file=sys.stderr)
     if args.output is not None:
         if result is not None:
             write_tsv(args.output / "per_query.tsv", result.per_query)

@@ -121,8 +121,7 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool,
             frame = scorer.score(ranking, system, k)
         frames.append(frame)
     per_query = pd.concat(frames, ignore_index=True)
-    tie_line = scorer.warn_ties(ranking, [k for k in ks if k != K_ALL], system) \
-        if is_run else None
+    tie_line = scorer.tie_line(ranking, [k for k in ks if k != K_ALL]) if is_run else None
     info = {
         "dataset": origin, "input": str(source), "system": system, "eta": eta,
         "alpha": opts.alpha, "density_weight": opts.density_weight,

@@ -1,8 +1,9 @@
 """Measure names: one name, one definition, in every door (issue 26).
 
 A name is written the ir_measures way, ``Measure(param=value,...)@cutoff``: ``Cov@10``,
-``Cov(questions=all)@10``, ``R(rel=2)@10``, ``alpha_nDCG@10``. Where ir_measures defines the
-measure (``P``, ``R``, ``AP``, ``nDCG``, ``alpha_nDCG``) the name means exactly ir_measures'
+``Cov(questions='all')@10``, ``R(rel=2)@10``, ``alpha_nDCG@10`` (a string value may be
+written unquoted, ``Cov(questions=all)@10``; the canonical form quotes it as ir_measures
+does). Where ir_measures defines the measure (``P``, ``R``, ``AP``, ``nDCG``, ``alpha_nDCG``) the name means exactly ir_measures'
 computation, on the qrels the registry entry names; CRUX's own measures (``Cov``,
 ``alpha_nDCG_crux``, ``Den``, ``alpha_nDCG_published``) are defined here and registered with
 ir_measures by :mod:`cruxflow.metrics.measures`.
@@ -212,9 +213,9 @@ class Name:
 
 
 def _fmt(value) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
+    """As ir_measures prints a parameter (``questions='all'``, ``judged_only=True``), so that
+    ir_measures.parse_measure reads every canonical name but ``@oracle``."""
+    return repr(value) if isinstance(value, (str, bool)) else str(value)
 
 
 _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*([0-9]+|oracle))?\s*$")

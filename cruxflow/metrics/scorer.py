@@ -15,7 +15,6 @@ topics (``benchmarks/metrics.py``).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 
 import numpy as np
@@ -29,8 +28,6 @@ from cruxflow.metrics.batch import FlatRun, TopicArrays
 from cruxflow.metrics.judgments import TopicJudgments, relevance_qrels
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.tokens import TokenCounter
-
-log = logging.getLogger(__name__)
 
 
 def measure_columns(options: MetricOptions = DEFAULTS) -> list[str]:
@@ -159,12 +156,10 @@ class ContextScorer:
                 {t: run[t] for t in self.judgments if t in run}, cut)))
         return list(out)
 
-    def warn_ties(self, run: Mapping[str, list[RunRow]], ks, system: str = "") -> str | None:
-        """Log (once) how many topics' contexts the tie policy decides; return the line."""
-        line = tie_warning(self.tied_topics(run, ks), len(self.judgments))
-        if line:
-            log.warning("%s%s", f"{system}: " if system else "", line)
-        return line
+    def tie_line(self, run: Mapping[str, list[RunRow]], ks) -> str | None:
+        """The one warning of a door (None: no tie decides a context): how many topics'
+        contexts the tie policy decides."""
+        return tie_warning(self.tied_topics(run, ks), len(self.judgments))
 
     def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
         size = self.sizes(k)
