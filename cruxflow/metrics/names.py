@@ -3,8 +3,8 @@
 A name is written the ir_measures way, ``Measure(param=value,...)@cutoff``: ``Cov@10``,
 ``Cov(questions='all')@10``, ``R(rel=2)@10``, ``alpha_nDCG@10`` (a string value may be
 written unquoted, ``Cov(questions=all)@10``; the canonical form quotes it as ir_measures
-does). Where ir_measures defines the measure (``P``, ``R``, ``AP``, ``nDCG``, ``alpha_nDCG``) the name means exactly ir_measures'
-computation, on the qrels the registry entry names; CRUX's own measures (``Cov``,
+does). Where ir_measures defines the measure (``P``, ``R``, ``AP``, ``nDCG``,
+``alpha_nDCG``) the name means exactly ir_measures' computation, on the qrels the registry entry names; CRUX's own measures (``Cov``,
 ``alpha_nDCG_crux``, ``Den``, ``alpha_nDCG_published``) are defined here and registered with
 ir_measures by :mod:`cruxflow.metrics.measures`.
 
