@@ -4,9 +4,10 @@ A name is written the ir_measures way, ``Measure(param=value,...)@cutoff``: ``Co
 ``Cov(questions='all')@10``, ``R(rel=2)@10``, ``alpha_nDCG@10`` (a string value may be
 written unquoted, ``Cov(questions=all)@10``; the canonical form quotes it as ir_measures
 does). Where ir_measures defines the measure (``P``, ``R``, ``AP``, ``nDCG``,
-``alpha_nDCG``) the name means exactly ir_measures' computation, on the qrels the registry entry names; CRUX's own measures (``Cov``,
-``alpha_nDCG_crux``, ``Den``, ``alpha_nDCG_published``) are defined here and registered with
-ir_measures by :mod:`cruxflow.metrics.measures`.
+``alpha_nDCG``) the name means exactly ir_measures' computation, on the qrels the registry
+entry names; CRUX's own measures (``Cov``, ``alpha_nDCG_crux``, ``Den``,
+``alpha_nDCG_published``) are defined here and registered with ir_measures by
+:mod:`cruxflow.metrics.measures`.
 
 The cutoff is a number or ``oracle``: ``Cov@oracle`` is Cov at k = |Z*|, the size of each
 topic's oracle context (the paper's default context size). ir_measures cannot parse
