@@ -23,7 +23,7 @@ FINAL = ("Cov_y", "Den_y")
 # against Cov(y) has 2 concordant pairs (dense/bm25+mmr, splade/bm25+mmr) and 4 discordant ones
 # (tau -2/6).
 PIPELINES = {
-    #            Cov alpha Cov_y Den Den_y Recall MAP nDCG ndeval
+    #            Cov alpha Cov_y Den Den_y R AP nDCG published
     "bm25":     (20, 30, 10, 40, 20, 40, 20, 30, 45),
     "dense":    (40, 10, 30, 60, 50, 20, 40, 10, 15),
     "splade":   (30, 20, 20, 50, 40, 30, 30, 20, 25),
@@ -260,7 +260,7 @@ def test_table3_rows_and_taus():
         expected = stats.kendalltau(means[m], means[versus]).statistic
         assert oracle[m] == pytest.approx(expected)
         assert oracle[f"{m}_n"] == 4
-    assert oracle.Recall == pytest.approx(-1.0) and oracle.MAP == pytest.approx(1.0)
+    assert oracle.R == pytest.approx(-1.0) and oracle.AP == pytest.approx(1.0)
     assert oracle.nDCG == pytest.approx(0.0) and oracle.Den == pytest.approx(4 / 6)
     row20 = t3[t3.k == "20"].iloc[0]
     assert row20.Cov == pytest.approx(1.0)  # swapping both columns keeps the pairs aligned
