@@ -220,7 +220,7 @@ def test_inputs_as_files_dicts_and_frames_agree(duc):
         warnings.simplefilter("ignore")
         frames = [cruxflow.evaluate(r, j, measures)
                   for r in (duc["runs"]["bm25"], as_dict, as_frame)
-                  for j in (duc["data"], ratings, qrels, qrels_file)]
+                  for j in (duc["data"], ratings, qrels, qrels_file, DUC / "judge")]
     for f in frames[1:]:
         pd.testing.assert_frame_equal(f, frames[0])
     # Cov(questions=all): test-0 answers 2 of its 3 questions (q2 is nobody's at eta 3)

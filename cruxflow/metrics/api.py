@@ -1,7 +1,7 @@
 """``cruxflow.evaluate``: score a run from Python, under the names of :mod:`.names`.
 
     import cruxflow
-    scores = cruxflow.evaluate("my.run", "crux-mds-duc04/qrels/graded.txt",
+    scores = cruxflow.evaluate("my.run", "crux-mds-duc04/judge",
                                measures=["Cov@10", "alpha_nDCG@10", "nDCG@10"])
     scores.mean()          # the defined mean: NaN (undefined) values are left out
 
@@ -12,7 +12,8 @@ of these doors means one number. What each door is given:
 * ``run``: a TREC run file, ``{query: {passage: score}}`` (as ir_measures and ranx take it) or
   a DataFrame with ``query_id, doc_id, score``; ordered by :func:`cruxflow.data.io.trec_order`.
 * ``judgments``: the answerability ratings, as a prepared dataset directory (or
-  :class:`~cruxflow.data.model.Dataset`), *graded diversity qrels* (a file or DataFrame of
+  :class:`~cruxflow.data.model.Dataset`), a CRUX release's ``judge/`` folder or ratings JSONL,
+  *graded diversity qrels* (a file or DataFrame of
   ``query_id iteration doc_id relevance``, one 0-5 rating per passage and sub-question, as
   :func:`cruxflow.metrics.measures.graded_qrels` writes) or ``{query: {passage: [ratings]}}``.
   From them come, for the options' eta, the answerable questions, P*, P** = Z* and the qrels
@@ -148,10 +149,16 @@ def _dataset(judgments):
 
     if isinstance(judgments, Dataset):
         return judgments
-    if isinstance(judgments, (str, Path)) and Path(judgments).is_dir():
-        return Dataset.load(judgments, with_passages=False)
     if isinstance(judgments, (str, Path)):
-        ratings = _graded_qrels_file(judgments)
+        path = Path(judgments)
+        if (path / "topics.jsonl").exists():
+            return Dataset.load(path, with_passages=False)
+        if path.is_dir() or path.suffix == ".jsonl":   # a CRUX release's judge ratings
+            from cruxflow.data.ingest.crux_common import read_ratings
+
+            ratings = read_ratings(path).by_topic()
+        else:
+            ratings = _graded_qrels_file(path)
     elif hasattr(judgments, "columns"):
         ratings = _graded_frame(judgments)
     elif isinstance(judgments, Mapping):
