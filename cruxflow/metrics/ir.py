@@ -5,6 +5,8 @@ from __future__ import annotations
 import ir_measures
 import pandas as pd
 
+from cruxflow.metrics.options import DEFAULTS
+
 
 def relevance_measures(required_grade: int = 2, cutoffs=()) -> dict:
     """Keys -> ir_measures measures, computed on a run already cut to the context (top k), so
@@ -115,7 +117,7 @@ def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
 
 
 def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
-                     alpha: float = 0.5) -> dict[str, float]:
+                     alpha: float = DEFAULTS.alpha) -> dict[str, float]:
     """alpha-nDCG as the CRUX paper's tables computed it (``alpha-nDCG (published
     computation)``): ndeval's alpha-nDCG@20 through ir_measures.
 

@@ -22,6 +22,7 @@ from cruxflow.data.io import existing, iter_jsonl, write_jsonl, write_qrels, wri
 from cruxflow.data.model import Dataset
 from cruxflow.metrics.crux import answerable_questions, ideal_order, select_required
 from cruxflow.metrics.options import (  # noqa: F401 - re-exported: judgments' vocabulary
+    DEFAULTS,
     RELEVANCE_GRADES,
     RelevanceGrades,
     check_eta,
@@ -41,7 +42,8 @@ class TopicJudgments:
         return asdict(self)
 
 
-def derive(dataset: Dataset, eta: int = 3, alpha: float = 0.5) -> dict[str, TopicJudgments]:
+def derive(dataset: Dataset, eta: int = DEFAULTS.eta,
+           alpha: float = DEFAULTS.alpha) -> dict[str, TopicJudgments]:
     check_eta(eta)
     by_topic = dataset.ratings_by_topic()
     out = {}
@@ -81,7 +83,7 @@ def redundant_passages(j: TopicJudgments, matrix: dict[str, list[int]]) -> list[
 
 def relevance_qrels(judgments: dict[str, TopicJudgments],
                     matrix: dict[str, dict[str, list[int]]] | None = None,
-                    grades: str = "2-1") -> dict[str, dict[str, int]]:
+                    grades: str = DEFAULTS.relevance_grades) -> dict[str, dict[str, int]]:
     """Graded qrels of P* per topic under ``grades`` (:data:`RELEVANCE_GRADES`); "3-2-1" needs
     ``matrix`` (``Dataset.ratings_by_topic()``) to find the redundant passages."""
     g = relevance_grades(grades)
@@ -107,7 +109,7 @@ def diversity_rows(judgments: dict[str, TopicJudgments],
 
 
 def write_judgments(judgments: dict[str, TopicJudgments], dataset: Dataset, outdir,
-                    eta: int, grades: str = "2-1") -> dict:
+                    eta: int, grades: str = DEFAULTS.relevance_grades) -> dict:
     """Write judgments.jsonl, the qrels (graded by ``grades``), diversity qrels and the oracle
     run; return counts."""
     out = Path(outdir)
