@@ -94,7 +94,8 @@ def _print_evaluation(result) -> None:
     print(result.aggregate.to_markdown(index=False, floatfmt=".4f"))
     info = result.info
     print(f"\n{info['topics_evaluated']} topics evaluated (eta={info['eta']}, "
-          f"judgments {info['judgments']}, tokens {info['tokenizer']})")
+          f"judgments {info['judgments']}, tokens {info['tokenizer']}); a measure's column in "
+          "the row of size k is that measure @k (Cov in row 10: Cov@10; docs/evaluate.md)")
     for key, what in (("missing_in_run", "judged topics not in the input, scored as empty "
                        "contexts"),
                       ("topics_not_evaluated", "topics without an answerable question, "
