@@ -275,3 +275,20 @@ def test_names_parse_and_print_canonically():
     for text in ("Cov(questions='all')@10", "R(rel=2)@10", "alpha_nDCG@10", "nDCG@10",
                  "Den(weight=1.0)@3"):
         assert str(ir_measures.parse_measure(text)) == text
+
+
+def test_options_are_checked_and_import_cruxflow_stays_light():
+    from cruxflow.data.errors import DataError
+
+    for bad in ({"eta": 0}, {"alpha": 1.5}, {"density_weight": 0}, {"relevance_grades": "1"}):
+        with pytest.raises(DataError, match=next(iter(bad))):
+            MetricOptions(**bad)
+    assert MetricOptions().with_(eta=4, alpha=None).eta == 4
+    import subprocess
+    import sys
+
+    code = ("import sys, cruxflow; cruxflow.MetricOptions; cruxflow.parse_measure('Cov@10'); "
+            "print(sorted(m for m in ('numpy', 'pandas', 'ir_measures') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
