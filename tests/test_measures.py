@@ -24,6 +24,9 @@ from cruxflow.metrics.measures import (
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count
 
+# RUN ties two passages on purpose: the tie warning is tested in tests/test_doors.py
+pytestmark = pytest.mark.filterwarnings("ignore:.*tied scores decide")
+
 DUC = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
 L3, L4 = math.log2(3), math.log2(4)
 
