@@ -1,3 +1,29 @@
-"""cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond)."""
+"""cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond).
+
+``cruxflow.evaluate(run, judgments, measures=["Cov@10", ...])`` scores a run from Python
+(:mod:`cruxflow.metrics.api`); ``cruxflow.MetricOptions`` holds eta, alpha, the density weight,
+the relevance grades and the tokenizer; ``cruxflow.parse_measure`` reads a measure name
+(:mod:`cruxflow.metrics.names`). Imported on first use, so ``import cruxflow`` stays light.
+"""
 
 __version__ = "0.1.0"
+
+# name -> (module, attribute): loaded when first asked for
+_LAZY = {
+    "evaluate": ("cruxflow.metrics.api", "evaluate"),
+    "MetricOptions": ("cruxflow.metrics.options", "MetricOptions"),
+    "parse_measure": ("cruxflow.metrics.names", "parse"),
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cruxflow' has no attribute {name!r}")

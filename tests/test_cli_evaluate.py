@@ -13,7 +13,7 @@ import pytest
 from cruxflow.cli import main
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics.evaluate import evaluate_run
-from cruxflow.stages.judgments import derive, write_judgments
+from cruxflow.metrics.judgments import derive, write_judgments
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "cruxflow"
 
@@ -92,8 +92,8 @@ def test_hand_computed_values_for_a_context(data, tmp_path):
     t = frame.loc["t"]
     assert t.context_size == 2 and t.tokens == 8      # "e f" + "g h i j k l"
     assert t.Cov == pytest.approx(2 / 3)              # q0 and q2 of the answerable q0..q2
-    assert t.Recall == pytest.approx(2 / 3)           # 2 of P* = 3 passages
-    assert t.Recall_required == pytest.approx(1 / 2)  # t:1#2 of P** = {t:0#0, t:1#2}
+    assert t.R == pytest.approx(2 / 3)           # 2 of P* = 3 passages
+    assert t["R(rel=2)"] == pytest.approx(1 / 2)  # t:1#2 of P** = {t:0#0, t:1#2}
     # Den: (Cov / tokens) / (Cov* / tokens*) with Z* = "a b c d" + "g h i j k l" (10 tokens)
     assert t.Den == pytest.approx(math.sqrt((2 / 3 / 8) / (1 / 10)))
     # v is judged but absent: an empty context, counted and reported; u is never evaluated
@@ -126,8 +126,8 @@ def test_text_output_is_a_table(data, tmp_path, capsys):
     rc, out, err = run_cli(capsys, "--dataset", data, "--contexts", ctx, "--name", "sys")
     assert rc == 0, err
     header = out.splitlines()[0]
-    for col in ("system", "k", "topics", "missing_in_run", "Cov", "alpha_nDCG", "Den",
-                "Recall", "Recall_required", "MAP", "nDCG", "alpha_nDCG_ndeval"):
+    for col in ("system", "k", "topics", "missing_in_run", "Cov", "alpha_nDCG_crux", "Den",
+                "R", "R(rel=2)", "P", "AP", "nDCG", "alpha_nDCG", "alpha_nDCG_published"):
         assert f" {col} " in header
     assert "| sys " in out and "0.5000" in out   # Cov: t fully covered, v missing
     assert "1 judged topics not in the input" in out and ": v" in out
@@ -197,7 +197,7 @@ def test_an_empty_input_scores_only_with_allow_empty(data, tmp_path, capsys, kin
     result = json.loads(out)
     # t and v are judged (u has nothing answerable); both are missing and score 0
     assert result["missing_in_run"] == ["t", "v"]
-    assert result["aggregate"][0]["Cov"] == 0.0 and result["aggregate"][0]["Recall"] == 0.0
+    assert result["aggregate"][0]["Cov"] == 0.0 and result["aggregate"][0]["R"] == 0.0
 
 
 @pytest.mark.parametrize("kind", ["run", "contexts"])

@@ -6,6 +6,7 @@ import pytest
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import RunRow
+from cruxflow.metrics.judgments import TopicJudgments
 from cruxflow.metrics.scorer import contexts, parse_context_size
 from cruxflow.retrieval.corpus import (
     check_hits,
@@ -13,7 +14,6 @@ from cruxflow.retrieval.corpus import (
     read_collection,
     write_collection,
 )
-from cruxflow.stages.judgments import TopicJudgments
 
 
 def passages_file(path, rows):

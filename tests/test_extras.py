@@ -164,7 +164,7 @@ def test_ingest_and_evaluate_run_without_extras(tmp_path):
     assert demo0[header.index("topic")] == "demo-0"
     assert float(demo0[header.index("Cov")]) == pytest.approx(5 / 9, abs=1e-6)
     # 12 judged passages of demo-0 (P*), 2 of them in the context
-    assert float(demo0[header.index("Recall")]) == pytest.approx(2 / 12, abs=1e-6)
+    assert float(demo0[header.index("R")]) == pytest.approx(2 / 12, abs=1e-6)
 
 
 def test_code_paths_that_need_an_extra_name_it(tmp_path):

@@ -71,9 +71,9 @@ def tau_frame(n_topics=5):
                 cov = quality + rng.normal(0, 0.05)
                 recs.append({"dataset": "D", "eta": 3, "k": "10",
                              "system": F.sample_name(first, i), "topic": f"t{t}", "Cov": cov,
-                             "Recall": cov + rng.normal(0, 0.2), "MAP": cov ** 2,
-                             "nDCG": -cov, "alpha_nDCG": cov + rng.normal(0, 0.1),
-                             "alpha_nDCG_ndeval": 2 * cov,
+                             "R": cov + rng.normal(0, 0.2), "AP": cov ** 2,
+                             "nDCG": -cov, "alpha_nDCG_crux": cov + rng.normal(0, 0.1),
+                             "alpha_nDCG_published": 2 * cov,
                              "Cov_y": 0.7 * cov + rng.normal(0, 0.05)})
     return pd.DataFrame.from_records(recs)
 
@@ -91,9 +91,9 @@ def test_tau_matrix():
     # mean, so system-level tau need not be 1; nDCG = -Cov exactly: tau -1.
     assert m.loc["Cov(Z)", "nDCG"] == pytest.approx(-1.0)
     assert m.loc["Cov(Z)", "alpha-nDCG (published computation)"] == pytest.approx(1.0)
-    means = data.groupby("system")[["Recall", "Cov_y"]].mean()
+    means = data.groupby("system")[["R", "Cov_y"]].mean()
     assert m.loc["Recall", "Cov(y)"] == pytest.approx(
-        stats.kendalltau(means.Recall, means.Cov_y).statistic)
+        stats.kendalltau(means.R, means.Cov_y).statistic)
     with pytest.raises(ValueError, match="one k"):
         F.tau_matrix(pd.concat([data, data.assign(k="20")]))
 

@@ -139,9 +139,9 @@ def test_ir_wrapper_matches_ir_measures_directly():
         for q in RUN:
             assert ours[q][name] == pytest.approx(direct.get(q, 0.0)), (name, q)
     # and the values are the textbook ones for q1
-    assert ours["q1"]["Recall"] == pytest.approx(2 / 3)
-    assert ours["q1"]["Recall_required"] == pytest.approx(1.0)
-    assert ours["q1"]["MAP"] == pytest.approx((1 / 1 + 2 / 3) / 3)
+    assert ours["q1"]["R"] == pytest.approx(2 / 3)
+    assert ours["q1"]["R(rel=2)"] == pytest.approx(1.0)
+    assert ours["q1"]["AP"] == pytest.approx((1 / 1 + 2 / 3) / 3)
     assert ours["q2"] == dict.fromkeys(ir.DEFAULT_MEASURES, 0.0)
 
 

@@ -21,13 +21,13 @@ from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics import batch, ir
 from cruxflow.metrics.crux import alpha_ndcg, coverage, density
-from cruxflow.metrics.scorer import ContextScorer
-from cruxflow.metrics.tokens import regex_token_count
-from cruxflow.stages.judgments import (
+from cruxflow.metrics.judgments import (
     derive,
     diversity_rows,
     relevance_grades,
 )
+from cruxflow.metrics.scorer import ContextScorer
+from cruxflow.metrics.tokens import regex_token_count
 
 SIZES = ["oracle", 1, 3, 10, 20, 40]
 
@@ -72,18 +72,30 @@ def reference(scorer: ContextScorer, run, k, grades: str) -> dict[str, dict]:
     """Every column for every topic, one topic at a time."""
     sizes = {tid: len(j.required) if k == "oracle" else k for tid, j in scorer.judgments.items()}
     ctxs = {tid: [r.doc_id for r in run.get(tid, [])[:sizes[tid]]] for tid in scorer.judgments}
-    measures = ir.relevance_measures(relevance_grades(grades).required)
-    names = {m: n for n, m in measures.items()}
-    relevance = {t: dict.fromkeys(measures, 0.0) for t in ctxs}
-    ranked = [(q, d, float(len(docs) - i)) for q, docs in ctxs.items()
-              for i, d in enumerate(docs)]
-    if ranked:
-        qrels = [ir_measures.Qrel(q, d, r) for q, docs in scorer.qrels.items()
-                 for d, r in docs.items()]
-        for m in ir_measures.iter_calc(list(measures.values()), qrels,
-                                       [ir_measures.ScoredDoc(*x) for x in ranked]):
-            relevance[m.query_id][names[m.measure]] = float(m.value)
+    required = relevance_grades(grades).required
+    qrels = [ir_measures.Qrel(q, d, r) for q, docs in scorer.qrels.items()
+             for d, r in docs.items()]
     diversity = ir.diversity_frame(diversity_rows(scorer.judgments, scorer.matrix, scorer.eta))
+    relevance = {t: {"R": 0.0, f"R(rel={required})": 0.0, "P": 0.0, "AP": 0.0, "nDCG": 0.0,
+                     "alpha_nDCG": 0.0 if sizes[t] <= 20 else math.nan} for t in ctxs}
+    # ir_measures at each topic's own cutoff: P@k, nDCG@k, alpha_nDCG@k (ndeval, k <= 20)
+    for c in set(sizes.values()):
+        group = {q: docs for q, docs in ctxs.items() if sizes[q] == c and docs}
+        measures = {ir_measures.R @ 1000: "R", ir_measures.R(rel=required) @ 1000:
+                    f"R(rel={required})", ir_measures.P @ c: "P", ir_measures.AP @ 1000: "AP",
+                    ir_measures.nDCG @ c: "nDCG"}
+        ranked = [ir_measures.ScoredDoc(q, d, float(len(docs) - i)) for q, docs in group.items()
+                  for i, d in enumerate(docs)]
+        if not ranked:
+            continue
+        for m in ir_measures.iter_calc(list(measures), qrels, ranked):
+            if m.query_id in group:
+                relevance[m.query_id][measures[m.measure]] = float(m.value)
+        if c <= 20:
+            for m in ir_measures.iter_calc([ir_measures.alpha_nDCG(alpha=scorer.alpha) @ c],
+                                           diversity, ranked):
+                if m.query_id in group:
+                    relevance[m.query_id]["alpha_nDCG"] = float(m.value)
     ndeval = ir.per_query_ndeval(ctxs, diversity, scorer.alpha)
     out = {}
     for tid, j in scorer.judgments.items():
@@ -94,10 +106,10 @@ def reference(scorer: ContextScorer, run, k, grades: str) -> dict[str, dict]:
         oracle_tokens = sum(regex_token_count(scorer.texts[p]) for p in j.required)
         out[tid] = {
             "context_size": len(ctxs[tid]), "in_run": tid in run, "tokens": tokens, "Cov": cov,
-            "alpha_nDCG": alpha_ndcg(rows, oracle, j.kept, scorer.eta, scorer.alpha),
+            "alpha_nDCG_crux": alpha_ndcg(rows, oracle, j.kept, scorer.eta, scorer.alpha),
             "Den": density(cov, tokens, coverage(oracle, j.kept, scorer.eta), oracle_tokens,
                            scorer.weight),
-            **relevance[tid], "alpha_nDCG_ndeval": ndeval.get(tid, 0.0),
+            **relevance[tid], "alpha_nDCG_published": ndeval.get(tid, 0.0),
         }
     return out
 
@@ -164,7 +176,8 @@ def test_an_empty_run_scores_zero_everywhere():
     assert_same(frame, reference(scorer, {}, 10, "2-1"))
     # nothing retrieved: every measure 0 (Den too: Cov is 0), no topic in the run
     assert not frame["in_run"].any() and (frame["context_size"] == 0).all()
-    assert (frame[["Cov", "alpha_nDCG", "Den", "nDCG", "alpha_nDCG_ndeval"]] == 0).all().all()
+    measures = ["Cov", "alpha_nDCG_crux", "Den", "nDCG", "alpha_nDCG", "alpha_nDCG_published"]
+    assert (frame[measures] == 0).all().all()
 
 
 def test_the_same_run_object_is_flattened_once_and_a_new_one_again():
@@ -187,10 +200,11 @@ def test_relevance_evaluator_by_hand_and_through_ir_measures_iter_calc():
     generic = evaluator.per_query({"a": ["x", "q", "y"], "b": []})
     assert direct == generic
     a = direct["a"]
-    assert a["Recall"] == 1.0 and a["Recall_required"] == 1.0          # 2/2 and 1/1
-    assert a["MAP"] == pytest.approx((1 / 1 + 2 / 3) / 2)              # x at 1, y at 3
+    assert a["R"] == 1.0 and a["R(rel=2)"] == 1.0          # 2/2 and 1/1
+    assert a["AP"] == pytest.approx((1 / 1 + 2 / 3) / 2)              # x at 1, y at 3
+    assert a["NumRelRet"] == 2   # P@3 = 2 / 3 in the scorer
     # DCG = 1/log2(2) + 2/log2(4) = 2; ideal = 2/log2(2) + 1/log2(3)
-    assert a["nDCG"] == pytest.approx(2 / (2 + 1 / math.log2(3)))
+    assert a["nDCG@10"] == pytest.approx(2 / (2 + 1 / math.log2(3)))
     assert direct["b"] == dict.fromkeys(ir.DEFAULT_MEASURES, 0.0)
 
 

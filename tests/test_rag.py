@@ -10,6 +10,7 @@ import pytest
 
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
+from cruxflow.metrics.judgments import derive
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count, regex_truncate
 from cruxflow.rag.reports import (
@@ -23,7 +24,6 @@ from cruxflow.rag.reports import (
     read_topic_list,
     report_prompt,
 )
-from cruxflow.stages.judgments import derive
 from tests.test_evaluate import tiny_dataset
 from tests.test_generation import MODEL, runner_for
 

@@ -14,7 +14,7 @@ from cruxflow.paper import tables as T
 
 TOPICS = ("t1", "t2", "t3")
 SPREAD = (-0.01, 0.0, 0.01)  # per-topic offsets around each mean: the mean is the middle value
-CONTEXT = ("Cov", "alpha_nDCG", "Den", "Recall", "MAP", "nDCG", "alpha_nDCG_ndeval")
+CONTEXT = ("Cov", "alpha_nDCG_crux", "Den", "R", "AP", "nDCG", "alpha_nDCG_published")
 FINAL = ("Cov_y", "Den_y")
 
 # Pipeline means (x 100) at eta 3, k oracle. Cov(Z) and Cov(y) rank the systems alike (tau 1);
@@ -23,7 +23,7 @@ FINAL = ("Cov_y", "Den_y")
 # against Cov(y) has 2 concordant pairs (dense/bm25+mmr, splade/bm25+mmr) and 4 discordant ones
 # (tau -2/6).
 PIPELINES = {
-    #            Cov alpha Cov_y Den Den_y Recall MAP nDCG ndeval
+    #            Cov alpha Cov_y Den Den_y R AP nDCG published
     "bm25":     (20, 30, 10, 40, 20, 40, 20, 30, 45),
     "dense":    (40, 10, 30, 60, 50, 20, 40, 10, 15),
     "splade":   (30, 20, 20, 50, 40, 30, 30, 20, 25),
@@ -36,8 +36,8 @@ OTHERS = {
     "random":          (0, 0, 95, 0, 99, 0, 0, 0, 0),
     "random-relevant": (99, 99, 0, 99, 0, 99, 99, 99, 99),
 }
-COLUMNS = ("Cov", "alpha_nDCG", "Cov_y", "Den", "Den_y", "Recall", "MAP", "nDCG",
-           "alpha_nDCG_ndeval")
+COLUMNS = ("Cov", "alpha_nDCG_crux", "Cov_y", "Den", "Den_y", "R", "AP", "nDCG",
+           "alpha_nDCG_published")
 
 
 def rows(dataset, eta, k, system, values):
@@ -107,7 +107,7 @@ def test_order_and_kinds():
 def test_table1_means_by_hand(t1):
     assert value(t1, "bm25", "Cov").value == pytest.approx(20.0)
     assert value(t1, "dense", "Den_y").value == pytest.approx(50.0)
-    assert value(t1, "bm25+mmr", "alpha_nDCG").value == pytest.approx(40.0)
+    assert value(t1, "bm25+mmr", "alpha_nDCG_crux").value == pytest.approx(40.0)
     assert value(t1, "human", "Den_y").value == pytest.approx(110.0)
     assert value(t1, "direct", "Cov_y").value == pytest.approx(5.0)
     assert math.isnan(value(t1, "direct", "Cov").value)
@@ -120,9 +120,9 @@ def test_table1_means_by_hand(t1):
 def test_table1_tau_row_over_pipelines_only(t1):
     means = {m: [PIPELINES[s][COLUMNS.index(m)] for s in PIPELINES] for m in COLUMNS}
     assert value(t1, T.TAU_ROW, "Cov").value == pytest.approx(1.0)
-    assert value(t1, T.TAU_ROW, "alpha_nDCG").value == pytest.approx(0.0)
-    assert value(t1, T.TAU_ROW, "alpha_nDCG_ndeval").value == pytest.approx(-2 / 6)
-    assert value(t1, T.TAU_ROW, "alpha_nDCG_ndeval").versus == "Cov_y"
+    assert value(t1, T.TAU_ROW, "alpha_nDCG_crux").value == pytest.approx(0.0)
+    assert value(t1, T.TAU_ROW, "alpha_nDCG_published").value == pytest.approx(-2 / 6)
+    assert value(t1, T.TAU_ROW, "alpha_nDCG_published").versus == "Cov_y"
     assert value(t1, T.TAU_ROW, "Den").value == pytest.approx(4 / 6)
     for m, versus in T.TABLE1_PAIRS.items():
         row = value(t1, T.TAU_ROW, m)
@@ -140,9 +140,9 @@ def test_table1_best_worst_pipelines_only(t1):
     marks = t1[t1.marker != ""]
     got = {(r.metric, r.marker): r.system for r in marks.itertuples()}
     assert got == {("Cov", "best"): "bm25+mmr", ("Cov", "worst"): "bm25",
-                   ("alpha_nDCG", "best"): "bm25+mmr", ("alpha_nDCG", "worst"): "dense",
-                   ("alpha_nDCG_ndeval", "best"): "bm25",
-                   ("alpha_nDCG_ndeval", "worst"): "dense",
+                   ("alpha_nDCG_crux", "best"): "bm25+mmr", ("alpha_nDCG_crux", "worst"): "dense",
+                   ("alpha_nDCG_published", "best"): "bm25",
+                   ("alpha_nDCG_published", "worst"): "dense",
                    ("Cov_y", "best"): "bm25+mmr", ("Cov_y", "worst"): "bm25",
                    ("Den", "best"): "dense", ("Den", "worst"): "bm25+mmr",
                    ("Den_y", "best"): "dense", ("Den_y", "worst"): "bm25"}
@@ -260,12 +260,12 @@ def test_table3_rows_and_taus():
         expected = stats.kendalltau(means[m], means[versus]).statistic
         assert oracle[m] == pytest.approx(expected)
         assert oracle[f"{m}_n"] == 4
-    assert oracle.Recall == pytest.approx(-1.0) and oracle.MAP == pytest.approx(1.0)
+    assert oracle.R == pytest.approx(-1.0) and oracle.AP == pytest.approx(1.0)
     assert oracle.nDCG == pytest.approx(0.0) and oracle.Den == pytest.approx(4 / 6)
     row20 = t3[t3.k == "20"].iloc[0]
     assert row20.Cov == pytest.approx(1.0)  # swapping both columns keeps the pairs aligned
     # alpha-nDCG against the (now) Cov(Z) values as the final coverage: 20,40,30,50 -> 1 pair
-    assert row20.alpha_nDCG == pytest.approx(stats.kendalltau(means.alpha_nDCG,
+    assert row20.alpha_nDCG_crux == pytest.approx(stats.kendalltau(means.alpha_nDCG_crux,
                                                               means.Cov).statistic)
     md = T.table3_markdown(t3)
     assert r"| D | \|Z\*\| | 1.000 | -0.333 | 0.000 | -1.000 | 1.000 | 0.000 | 0.667 |" in md

@@ -92,7 +92,7 @@ def test_default_workflow_produces_the_metrics_table(demo_run):
     table = pd.read_csv(work / "results/metrics/demo-crux/eta3/context_metrics.tsv", sep="\t",
                         dtype={"k": str}).set_index(["system", "k"])
     oracle, rel, rnd = (table.loc[(s, "oracle")] for s in ("oracle", "random-relevant", "random"))
-    assert oracle.Cov == pytest.approx(1.0) and oracle.alpha_nDCG == pytest.approx(1.0)
+    assert oracle.Cov == pytest.approx(1.0) and oracle.alpha_nDCG_crux == pytest.approx(1.0)
     assert oracle.Den == pytest.approx(1.0)
     # the demo separates the reference contexts: Z* > random relevant passages > random
     assert oracle.Cov > rel.Cov + 0.1 > rnd.Cov + 0.2
@@ -252,7 +252,7 @@ def test_rag_reports_final_metrics_and_tables(demo_run):
                        sep="\t", dtype={"k": str}).set_index(["k", "topic"])
     for (k, topic), row in bm25.loc[["oracle", "10"]].iterrows():
         assert at3.loc[("bm25", k, topic), "Cov"] == pytest.approx(row.Cov)
-        assert at3.loc[("bm25", k, topic), "alpha_nDCG"] == pytest.approx(row.alpha_nDCG)
+        assert at3.loc[("bm25", k, topic), "alpha_nDCG_crux"] == pytest.approx(row.alpha_nDCG_crux)
     # Cov(y) from the ratings file by Eq. 3, Den(y) by Eq. 6 against Z*
     ratings = {r["topic_id"]: r["ratings"] for r in read_jsonl(rag / "ratings/bm25.k10.jsonl")}
     tokens = {r["topic_id"]: r["tokens"] for r in read_jsonl(rag / "reports/bm25.k10.jsonl")}

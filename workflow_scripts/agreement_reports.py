@@ -4,9 +4,9 @@ import pandas as pd
 
 from cruxflow.data.io import atomic_write, write_json
 from cruxflow.data.model import Dataset
+from cruxflow.metrics.judgments import read_judgments
 from cruxflow.paper.agreement import agreement_report, plot_agreement
 from cruxflow.paper.human_labels import read_report_label_files
-from cruxflow.stages.judgments import read_judgments
 from cruxflow.workflow.job import dataset_dir, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake

@@ -4,10 +4,11 @@ import pandas as pd
 
 from cruxflow.data.io import atomic_write, read_run
 from cruxflow.data.model import Dataset
+from cruxflow.metrics.judgments import read_judgments
+from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer, check_run, parse_context_size
 from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.stages.judgments import read_judgments
 from cruxflow.workflow.job import dataset_dir, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
@@ -17,9 +18,13 @@ dataset = Dataset.load(dataset_dir(sm), with_passages=False)
 texts = read_collection(sm.input.collection)   # the corpus: passages of other datasets too
 run = read_run(sm.input.run)
 check_run(run, dataset, texts, sm.input.run)
+options = MetricOptions(eta=p.eta, alpha=p.alpha, density_weight=p.density_weight,
+                        relevance_grades=p.relevance_grades, tokenizer=p.tokenizer)
 scorer = ContextScorer(dataset, read_judgments(sm.input.judgments), texts,
-                       make_token_counter(p.tokenizer), eta=p.eta, alpha=p.alpha,
-                       density_weight=p.density_weight, grades=p.relevance_grades)
+                       make_token_counter(p.tokenizer), options)
+tie_line = scorer.tie_line(run, [parse_context_size(k) for k in p.context_sizes])
+if tie_line:
+    log.warning("%s: %s", wc.system, tie_line)
 frame = pd.concat([scorer.score(run, wc.system, parse_context_size(k))
                    for k in p.context_sizes], ignore_index=True)
 with atomic_write(sm.output.per_query) as out:

@@ -1,8 +1,8 @@
 """Rule contexts: a run -> the context Z (top-k passage ids) of every judged topic."""
 
 from cruxflow.data.io import read_run, write_jsonl
+from cruxflow.metrics.judgments import read_judgments
 from cruxflow.metrics.scorer import contexts, parse_context_size
-from cruxflow.stages.judgments import read_judgments
 from cruxflow.workflow.job import setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake

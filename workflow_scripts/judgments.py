@@ -4,7 +4,7 @@ from pathlib import Path
 
 from cruxflow.data.io import write_json
 from cruxflow.data.model import Dataset
-from cruxflow.stages.judgments import derive, write_judgments
+from cruxflow.metrics.judgments import derive, write_judgments
 from cruxflow.workflow.job import dataset_dir, setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake

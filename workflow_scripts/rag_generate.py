@@ -2,10 +2,10 @@
 
 from cruxflow.data.io import iter_jsonl, write_jsonl
 from cruxflow.data.model import Dataset
+from cruxflow.metrics.judgments import read_judgments
 from cruxflow.metrics.tokens import make_token_counter, make_token_truncator
 from cruxflow.rag.reports import ReportTask, generate_reports, rag_topics, read_topic_list
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.stages.judgments import read_judgments
 from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake

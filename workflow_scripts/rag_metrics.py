@@ -5,11 +5,11 @@ import pandas as pd
 from cruxflow.data.io import atomic_write, iter_jsonl
 from cruxflow.data.model import Dataset
 from cruxflow.data.names import DIRECT, HUMAN, ORACLE_K
+from cruxflow.metrics.judgments import derive
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.rag.reports import final_scores, rag_topics, read_topic_list
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.stages.judgments import derive
 from cruxflow.workflow.job import dataset_dir, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake

@@ -2,8 +2,8 @@
 
 from cruxflow.data.io import write_run
 from cruxflow.data.model import Dataset
+from cruxflow.metrics.judgments import derive
 from cruxflow.retrieval.baselines import random_ranking
-from cruxflow.stages.judgments import derive
 from cruxflow.workflow.job import dataset_dir, setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821 - injected by Snakemake

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from cruxflow.cli import args as types
@@ -60,6 +61,8 @@ def _cmd_evaluate(args) -> int:
                               allow_empty=args.allow_empty,
                               relevance_grades=args.relevance_grades,
                               strict_collection=args.strict_collection)
+    for line in [] if result is None else result.info.get("warnings", []):
+        print(f"cruxflow: warning: {line}", file=sys.stderr)
     if args.output is not None:
         if result is not None:
             write_tsv(args.output / "per_query.tsv", result.per_query)
@@ -93,7 +96,8 @@ def _print_evaluation(result) -> None:
     print(result.aggregate.to_markdown(index=False, floatfmt=".4f"))
     info = result.info
     print(f"\n{info['topics_evaluated']} topics evaluated (eta={info['eta']}, "
-          f"judgments {info['judgments']}, tokens {info['tokenizer']})")
+          f"judgments {info['judgments']}, tokens {info['tokenizer']}); a measure's column in "
+          "the row of size k is that measure @k (Cov in row 10: Cov@10; docs/evaluate.md)")
     for key, what in (("missing_in_run", "judged topics not in the input, scored as empty "
                        "contexts"),
                       ("topics_not_evaluated", "topics without an answerable question, "

@@ -230,8 +230,10 @@ class RunRow:
 def read_run(path) -> dict[str, list[RunRow]]:
     """Read a TREC run (``qid Q0 docid rank score tag``) into ranked lists per query.
 
-    Each query's list is ordered by descending score, ties broken by the file's rank column and
-    then by document id, which is what trec_eval does; duplicate (query, doc) pairs are an error.
+    Each query's list is in :func:`trec_order` (score descending, then document id
+    descending: what trec_eval, and so ir_measures, do; the rank column is checked to be an
+    integer and otherwise ignored); duplicate (query, doc) pairs are an error. Every door of
+    cruxflow's own that reads a run reads it here.
     """
     runs: dict[str, list[RunRow]] = {}
     seen: set[tuple[str, str]] = set()
@@ -259,9 +261,38 @@ def read_run(path) -> dict[str, list[RunRow]]:
                             field="docid", **where)
         seen.add((qid, doc))
         runs.setdefault(qid, []).append(RunRow(qid, doc, rank_i, score_f))
-    for rows in runs.values():
-        rows.sort(key=lambda r: (-r.score, r.rank, r.doc_id))
-    return runs
+    return {qid: trec_order(rows) for qid, rows in runs.items()}
+
+
+def trec_order(rows: Iterable[RunRow]) -> list[RunRow]:
+    """The one tie policy of cruxflow's doors: score descending, then document id descending
+    (trec_eval's order; the rank column plays no part)."""
+    by_id = sorted(rows, key=lambda r: r.doc_id, reverse=True)
+    return sorted(by_id, key=lambda r: -r.score)   # stable: equal scores keep the id order
+
+
+def ties_at_cutoff(run: dict[str, list[RunRow]], cutoffs) -> list[str]:
+    """The topics whose top k (``cutoffs``: one int for every topic, or ``{topic: k}``)
+    depends on the tie policy: the passage at rank k and the one at rank k + 1 have the same
+    score, so which of the tied passages fall inside the top k is decided by their ids.
+    Each door warns once with their count (:func:`tie_warning`)."""
+    out = []
+    for qid, rows in run.items():
+        k = cutoffs.get(qid) if isinstance(cutoffs, dict) else cutoffs
+        if k is not None and 0 < k < len(rows) and rows[k - 1].score == rows[k].score:
+            out.append(qid)
+    return out
+
+
+def tie_warning(topics, total: int | None = None) -> str | None:
+    """One line for ``ties_at_cutoff``'s topics (None when there are none)."""
+    topics = list(topics)
+    if not topics:
+        return None
+    of = f" of {total}" if total is not None else ""
+    shown = ", ".join(topics[:5]) + (", ..." if len(topics) > 5 else "")
+    return (f"tied scores decide which passages fall inside the top k for {len(topics)}{of} "
+            f"topics ({shown}): ties are broken by passage id, descending (trec_eval's order)")
 
 
 def write_run(path, ranking: dict[str, list[tuple[str, float]]], tag: str) -> None:

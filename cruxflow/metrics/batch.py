@@ -209,15 +209,18 @@ class TopicArrays:
         self.ndeval_ideal = self._ndeval_ideal()
 
     def _ndeval_dcg(self, rel: np.ndarray) -> np.ndarray:
-        """Cumulative alpha-DCG at rank 20 of ranked judgments ``rel`` (topics x ranks x
-        subtopics), summed as ndeval.c's computeDCG does."""
+        """Cumulative alpha-DCG at ranks 1..20 of ranked judgments ``rel`` (topics x ranks x
+        subtopics), summed as ndeval.c's computeDCG does: column r - 1 is alpha-DCG@r."""
         gain = np.ones((rel.shape[0], rel.shape[2]))
         total = np.zeros(rel.shape[0])
-        for rank in range(min(rel.shape[1], NDEVAL_CUTOFF)):
-            score = _ndeval_score(rel[:, rank], gain)
-            gain = np.where(rel[:, rank], gain * (1.0 - self.alpha), gain)
-            total = total + score * (math.log(2.0) / math.log(rank + 2.0))
-        return total
+        out = np.zeros((rel.shape[0], NDEVAL_CUTOFF))
+        for rank in range(NDEVAL_CUTOFF):
+            if rank < rel.shape[1]:
+                score = _ndeval_score(rel[:, rank], gain)
+                gain = np.where(rel[:, rank], gain * (1.0 - self.alpha), gain)
+                total = total + score * (math.log(2.0) / math.log(rank + 2.0))
+            out[:, rank] = total
+        return out
 
     def _ndeval_ideal(self) -> np.ndarray:
         """ndeval.c's idealResult: rank by the largest gain given the ranks above, ties to the
@@ -244,14 +247,32 @@ class TopicArrays:
             gain = np.where(ranked[:, rank], gain * (1.0 - self.alpha), gain)
         return self._ndeval_dcg(ranked)
 
-    def alpha_ndcg_ndeval(self, rows: np.ndarray) -> np.ndarray:
-        """:func:`ir.per_query_ndeval` per topic: the context's first 20 passages against
-        ndeval's ideal over P*; 0 where nothing is gained."""
+    def _ndeval_ranked_dcg(self, rows: np.ndarray) -> np.ndarray:
         rows = rows[:, :NDEVAL_CUTOFF]
         rel = self.ndeval_rel[np.arange(len(self.topic_ids))[:, None], rows]
-        dcg = self._ndeval_dcg(rel)
+        return self._ndeval_dcg(rel)
+
+    @staticmethod
+    def _ratio(dcg: np.ndarray, ideal: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((dcg == 0) | (self.ndeval_ideal == 0), 0.0, dcg / self.ndeval_ideal)
+            return np.where((dcg == 0) | (ideal == 0), 0.0, dcg / ideal)
+
+    def alpha_ndcg_ndeval(self, rows: np.ndarray, cutoff: np.ndarray) -> np.ndarray:
+        """ndeval's alpha-nDCG@k per topic (``cutoff[t]`` = k; NaN above 20, where ndeval
+        stops), as ir_measures' ``alpha_nDCG@k`` on the diversity qrels (ideal over P* at
+        rank k); 0 where nothing is gained. ``rows``: the contexts, cut at k."""
+        dcg = self._ndeval_ranked_dcg(rows)
+        at = np.clip(cutoff, 1, NDEVAL_CUTOFF)[:, None] - 1
+        value = self._ratio(np.take_along_axis(dcg, at, axis=1)[:, 0],
+                            np.take_along_axis(self.ndeval_ideal, at, axis=1)[:, 0])
+        return np.where(cutoff > NDEVAL_CUTOFF, np.nan, value)
+
+    def alpha_ndcg_published(self, rows: np.ndarray) -> np.ndarray:
+        """:func:`ir.per_query_ndeval` per topic (the CRUX paper's tables): ndeval's
+        alpha-nDCG@20 of the context (its first 20 passages) against ndeval's ideal over P*
+        at rank 20, whatever the context's size; 0 where nothing is gained."""
+        dcg = self._ndeval_ranked_dcg(rows)
+        return self._ratio(dcg[:, -1], self.ndeval_ideal[:, -1])
 
     # --- runs ----------------------------------------------------------------------------------
 

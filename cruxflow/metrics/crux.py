@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from cruxflow.metrics.options import DEFAULTS
+
 Ratings = Sequence[int]
 
 
@@ -26,7 +28,7 @@ def _matrix(rows: Sequence[Ratings], n_questions: int) -> np.ndarray:
 
 
 def answerable_questions(matrix: Mapping[str, Ratings], n_questions: int,
-                         eta: int = 3) -> list[int]:
+                         eta: int = DEFAULTS.eta) -> list[int]:
     """Indices of the sub-questions that some relevant passage answers (rating >= eta).
 
     The others are dropped as out of scope or hallucinated (Sec. 3.2, "filtering").
@@ -38,7 +40,7 @@ def answerable_questions(matrix: Mapping[str, Ratings], n_questions: int,
 
 
 def select_required(matrix: Mapping[str, Ratings], questions: Sequence[int],
-                    eta: int = 3) -> list[str]:
+                    eta: int = DEFAULTS.eta) -> list[str]:
     """The required subset P** by greedy selection (Sec. 3.2).
 
     Repeatedly take the passage that answers the most still-unanswered questions (among
@@ -64,7 +66,8 @@ def select_required(matrix: Mapping[str, Ratings], questions: Sequence[int],
     return chosen
 
 
-def coverage(context: Sequence[Ratings], questions: Sequence[int], eta: int = 3) -> float:
+def coverage(context: Sequence[Ratings], questions: Sequence[int],
+             eta: int = DEFAULTS.eta) -> float:
     """Cov(Z) (Eq. 3): the share of the answerable questions that some text in Z answers.
 
     Ratings are max-aggregated over the passages of the context. Pass a single rating vector as
@@ -95,8 +98,8 @@ def _dcg(gains: np.ndarray) -> float:
     return float((gains / np.log2(ranks + 1)).sum())
 
 
-def ideal_order(oracle: Sequence[Ratings], questions: Sequence[int], eta: int = 3,
-                alpha: float = 0.5) -> list[int]:
+def ideal_order(oracle: Sequence[Ratings], questions: Sequence[int], eta: int = DEFAULTS.eta,
+                alpha: float = DEFAULTS.alpha) -> list[int]:
     """Order of the oracle context Z* that the ideal of Eq. 4 uses.
 
     Greedy by novelty gain: at each rank, the passage with the largest ng given the ranks above
@@ -117,7 +120,7 @@ def ideal_order(oracle: Sequence[Ratings], questions: Sequence[int], eta: int = 
 
 
 def alpha_ndcg(context: Sequence[Ratings], oracle: Sequence[Ratings], questions: Sequence[int],
-               eta: int = 3, alpha: float = 0.5) -> float:
+               eta: int = DEFAULTS.eta, alpha: float = DEFAULTS.alpha) -> float:
     """Ranked coverage, alpha-nDCG (Eq. 4-5), subtopics = the answerable sub-questions.
 
     The numerator sums ng(r)/log(r+1) over the |Z| ranks of the context; the denominator does
@@ -135,7 +138,7 @@ def alpha_ndcg(context: Sequence[Ratings], oracle: Sequence[Ratings], questions:
 
 
 def density(cov: float, tokens: int, cov_oracle: float, tokens_oracle: int,
-            weight: float = 0.5) -> float:
+            weight: float = DEFAULTS.density_weight) -> float:
     """Den (Eq. 6): coverage per token relative to the oracle context, to the power w.
 
     ``((cov / tokens) / (cov_oracle / tokens_oracle)) ** weight``; 0 when nothing is covered,

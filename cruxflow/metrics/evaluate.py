@@ -13,7 +13,8 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing, read_run
 from cruxflow.data.model import Dataset, load_records, passage_from_json
 from cruxflow.data.names import ORACLE_K, PASSAGES
-from cruxflow.stages.judgments import check_eta, derive, load_judgments
+from cruxflow.metrics.judgments import derive, load_judgments
+from cruxflow.metrics.options import DEFAULTS, MetricOptions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,43 +50,51 @@ def load_texts(dataset_dir, collection=None) -> tuple[Dataset, dict[str, str]]:
     return dataset, texts
 
 
-def evaluate_run(dataset_dir=None, *, run=None, contexts=None, eta: int = 3,
-                 alpha: float = 0.5, ks: list[int | str] | None = None,
-                 density_weight: float = 0.5, tokenizer: str | None = None, judgments=None,
-                 collection=None, name: str | None = None,
+def _options(options: MetricOptions | None, **legacy) -> MetricOptions:
+    """``options`` with the keyword arguments callers give one by one (None: not given)."""
+    return (options or DEFAULTS).with_(**legacy)
+
+
+def evaluate_run(dataset_dir=None, *, run=None, contexts=None,
+                 options: MetricOptions | None = None, ks: list[int | str] | None = None,
+                 judgments=None, collection=None, name: str | None = None,
                  dataset: Dataset | None = None, texts: dict[str, str] | None = None,
-                 allow_empty: bool = False, relevance_grades: str = "2-1",
+                 allow_empty: bool = False, eta: int | None = None, alpha: float | None = None,
+                 density_weight: float | None = None, tokenizer: str | None = None,
+                 relevance_grades: str | None = None,
                  strict_collection: bool = False) -> Evaluation:
     """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does.
     The dataset is a directory, or (``dataset`` and ``texts``) one already in memory.
+    ``options`` (eta, alpha, density weight, relevance grades, tokenizer); the single
+    keyword arguments override it.
 
     An input with no ranked list is an error unless ``allow_empty`` (every topic then scores
     as an empty context); ``judgments`` made with another eta are an error.
     """
     if (run is None) == (contexts is None):
         raise ValueError("give exactly one of run and contexts")
-    check_eta(eta)
+    opts = _options(options, eta=eta, alpha=alpha, density_weight=density_weight,
+                    tokenizer=tokenizer, relevance_grades=relevance_grades)
     source = existing(run if run is not None else contexts,
                        "run file" if run is not None else "contexts file")
     if dataset is None:
         dataset, texts = load_texts(dataset_dir, collection)
-    return _score(dataset, texts or {}, source, run is not None, eta=eta, alpha=alpha, ks=ks,
-                  density_weight=density_weight, tokenizer=tokenizer, judgments=judgments,
-                  name=name, origin=str(dataset_dir), allow_empty=allow_empty,
-                  relevance_grades=relevance_grades, strict_collection=strict_collection)
+    return _score(dataset, texts or {}, source, run is not None, opts, ks=ks,
+                  judgments=judgments, name=name, origin=str(dataset_dir),
+                  allow_empty=allow_empty, strict_collection=strict_collection)
 
 
-def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, *, eta, alpha,
-           ks, density_weight, tokenizer, judgments, name, origin,
-           allow_empty: bool = False, relevance_grades: str = "2-1",
-           strict_collection: bool = False) -> Evaluation:
+def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool,
+           opts: MetricOptions, *, ks, judgments, name, origin,
+           allow_empty: bool = False, strict_collection: bool = False) -> Evaluation:
     # imported here: pandas and ir_measures would slow down every other subcommand's start
     import pandas as pd
 
     from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
     from cruxflow.metrics.tokens import make_token_counter
 
-    judged = derive(dataset, eta, alpha) if judgments is None \
+    eta = opts.eta
+    judged = derive(dataset, eta, opts.alpha) if judgments is None \
         else load_judgments(judgments, dataset, eta)
     if is_run:
         ranking = read_run(source)
@@ -95,9 +104,8 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, 
         raise DataError("no ranked list in the file (every topic would score 0); pass "
                         "--allow-empty to score it anyway", path=source)
     outside = check_run(ranking, dataset, texts, source, strict_collection=strict_collection)
-    count_tokens = make_token_counter(tokenizer)
-    scorer = ContextScorer(dataset, judged, texts, count_tokens, eta=eta, alpha=alpha,
-                           density_weight=density_weight, grades=relevance_grades)
+    count_tokens = make_token_counter(opts.tokenizer)
+    scorer = ContextScorer(dataset, judged, texts, count_tokens, opts)
     if not scorer.judgments:
         raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score",
                         path=judgments or origin)
@@ -114,10 +122,11 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, 
             frame = scorer.score(ranking, system, k)
         frames.append(frame)
     per_query = pd.concat(frames, ignore_index=True)
+    tie_line = scorer.tie_line(ranking, [k for k in ks if k != K_ALL]) if is_run else None
     info = {
         "dataset": origin, "input": str(source), "system": system, "eta": eta,
-        "alpha": alpha, "density_weight": density_weight, "tokenizer": tokenizer or "regex",
-        "relevance_grades": relevance_grades,
+        "alpha": opts.alpha, "density_weight": opts.density_weight,
+        "tokenizer": opts.tokenizer or "regex", "relevance_grades": opts.relevance_grades,
         "judgments": str(judgments) if judgments is not None else "derived",
         "k": [str(k) for k in ks],
         "topics_evaluated": len(scorer.judgments),
@@ -126,13 +135,14 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool, 
         # passages outside the collection: unjudged; Den undefined where one is in a context
         "run_lines_outside_collection": outside,
         "den_undefined_no_text": {k: v for k, v in scorer.den_undefined.items() if v},
+        "warnings": [tie_line] if tie_line else [],
     }
     return Evaluation(per_query, aggregate(per_query), info)
 
 
 # --- the CRUX release: its files, the authors' script and the workflow's scorer ---------------
 
-def release_files(crux_root, eta: int = 3) -> tuple[Path, Path]:
+def release_files(crux_root, eta: int = DEFAULTS.eta) -> tuple[Path, Path]:
     """The diversity qrels and judge folder of a release subset (``crux-mds-duc04``): the
     qrels of threshold ``eta`` (``div_qrels-tau3.txt``) or the folder's only qrels file."""
     root = existing(crux_root, "CRUX release folder")
@@ -150,9 +160,10 @@ def release_files(crux_root, eta: int = 3) -> tuple[Path, Path]:
 
 
 def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=None,
-                     collection=None, filter_by_oracle: bool = False, eta: int = 3,
-                     alpha: float = 0.5, ks: list[int | str] | None = None,
-                     density_weight: float = 0.5, tokenizer: str | None = None,
+                     collection=None, filter_by_oracle: bool = False,
+                     eta: int = DEFAULTS.eta, alpha: float = DEFAULTS.alpha,
+                     ks: list[int | str] | None = None,
+                     density_weight: float = DEFAULTS.density_weight, tokenizer: str | None = None,
                      name: str | None = None, strict_collection: bool = False
                      ) -> tuple[Evaluation | None, object]:
     """One run scored both ways: the authors' script (:mod:`cruxflow.metrics.crux_eval`) on

@@ -5,20 +5,25 @@ from __future__ import annotations
 import ir_measures
 import pandas as pd
 
+from cruxflow.metrics.options import DEFAULTS
 
-def relevance_measures(required_grade: int = 2) -> dict:
-    """Names used in our tables -> ir_measures measures, computed on a run already cut to the
-    context (so "@k" is implied by the cut: k = |Z*|, 10 or 20). ``required_grade``: the grade
-    of P** in the qrels (2 under the "2-1" grades, 3 under the CRUX authors' "3-2-1")."""
+
+def relevance_measures(required_grade: int = 2, cutoffs=()) -> dict:
+    """Keys -> ir_measures measures, computed on a run already cut to the context (top k), so
+    that R@1000 and AP@1000 there are R@k and AP@k (names.py: ``R``, ``AP``), and P@k is
+    NumRelRet / k, as trec_eval's P_k divides. nDCG@k's ideal is cut at k too, so it is asked
+    for at each cutoff in ``cutoffs`` (``"nDCG@10"``). ``required_grade``: the grade of P**
+    (2 under the "2-1" grades, 3 under the CRUX authors' "3-2-1")."""
     return {
-        "Recall": ir_measures.R @ 1000,                              # share of P* in the context
-        "Recall_required": ir_measures.R(rel=required_grade) @ 1000,  # share of P**
-        "MAP": ir_measures.AP @ 1000,
-        "nDCG": ir_measures.nDCG @ 1000,   # graded by the qrels (stages.judgments.RELEVANCE_GRADES)
+        "R": ir_measures.R @ 1000,                                    # share of P*
+        f"R(rel={required_grade})": ir_measures.R(rel=required_grade) @ 1000,  # share of P**
+        "AP": ir_measures.AP @ 1000,
+        "NumRelRet": ir_measures.NumRet(rel=1),
+        **{f"nDCG@{c}": ir_measures.nDCG @ int(c) for c in sorted(set(cutoffs))},
     }
 
 
-DEFAULT_MEASURES = relevance_measures()
+DEFAULT_MEASURES = relevance_measures(cutoffs=(10,))
 NDEVAL_CUTOFF = 20  # ndeval (pyndeval) reports at most rank 20; the CRUX paper used @20
 
 
@@ -112,7 +117,7 @@ def per_query(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
 
 
 def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
-                     alpha: float = 0.5) -> dict[str, float]:
+                     alpha: float = DEFAULTS.alpha) -> dict[str, float]:
     """alpha-nDCG as the CRUX paper's tables computed it (``alpha-nDCG (published
     computation)``): ndeval's alpha-nDCG@20 through ir_measures.
 

@@ -15,23 +15,28 @@ without a line for a sub-question answers nothing, as does a passage without lin
 :func:`graded_qrels` builds them from ratings.
 
 * ``Cov`` (Eq. 3): the share of the answerable sub-questions (those some judged passage rates
-  >= ``rel``, the paper's eta; every sub-question of the qrels with ``oracle=False``) that
+  >= ``rel``, the paper's eta; every sub-question of the qrels with ``questions=all``) that
   some passage of the top ``cutoff`` answers. Undefined (NaN) without answerable questions.
 * ``alpha_nDCG_crux`` (Eq. 4-5): alpha-nDCG over the answerable sub-questions whose ideal is
   the oracle context Z* = P** (the greedy required set, Sec. 3.2) with its |Z*| ranks.
-  The ndeval variant (ideal over every judged passage, cut at the same rank) is ir_measures'
-  own ``alpha_nDCG(rel=3)`` on the same qrels, exported here as :data:`alpha_nDCG_ndeval`.
+  ndeval's alpha-nDCG (ideal over every judged passage, cut at the same rank), the name
+  ``alpha_nDCG`` of the other doors, is ir_measures' own ``alpha_nDCG(rel=3)`` on these qrels
+  (``rel`` = eta: the other doors pass diversity qrels already cut at eta), exported here as
+  :data:`alpha_nDCG_ndeval`.
 * ``Den`` (Eq. 6): ``((Cov / tokens) / (Cov(Z*) / tokens(Z*))) ** weight``; it needs a
   ``tokens`` column (the passage's token count) in the run and in the qrels
   (:func:`with_tokens`).
 
-Ties in the run are broken by passage id, descending, as trec_eval (and so nDCG) does.
-Aggregates are means over the topics where a measure is defined.
+The run is ordered as every door of ours orders it (:func:`cruxflow.data.io.trec_order`:
+score descending, then passage id descending, as trec_eval); when ties decide which passages
+fall inside the top ``cutoff``, a warning counts the topics. Aggregates are means over the
+topics where a measure is defined. The names and their definitions: :mod:`.names`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator, Mapping
 
 import ir_measures
@@ -39,6 +44,7 @@ from ir_measures import Metric
 from ir_measures import measures as _im
 from ir_measures.measures.base import Agg
 
+from cruxflow.data.io import RunRow, tie_warning, ties_at_cutoff, trec_order
 from cruxflow.data.model import parse_passage_id
 from cruxflow.metrics.crux import (
     alpha_ndcg,
@@ -47,12 +53,16 @@ from cruxflow.metrics.crux import (
     density,
     select_required,
 )
+from cruxflow.metrics.names import REGISTRY
 
-_ETA = _im.ParamInfo(dtype=int, default=3, desc="answerability threshold eta: a rating >= "
-                     "rel answers the sub-question")
+
+def _param(measure: str, name: str) -> _im.ParamInfo:
+    """ir_measures' view of a parameter of the registry (:mod:`.names`): one default."""
+    p = REGISTRY[measure].params[name]
+    return _im.ParamInfo(dtype=p.dtype, default=p.default, desc=p.desc)
+
+
 _CUTOFF = _im.ParamInfo(dtype=int, required=False, desc="ranking cutoff threshold")
-_ORACLE = _im.ParamInfo(dtype=bool, default=True, desc="count only the sub-questions some "
-                        "judged passage answers (Eq. 3); False: every sub-question")
 
 
 class _DefinedMean(Agg):
@@ -111,15 +121,21 @@ class _CruxMeasure(_im.Measure):
     def runtime_impl(self, qrels, run) -> Iterator[Metric]:
         """Called by ir_measures' runtime provider with the qrels and run as frames; yields
         one value per qrels topic (a topic the run lacks has an empty context)."""
-        ranked: dict[str, list[str]] = {}
+        ranked: dict[str, list[RunRow]] = {}
         if len(run):
-            ordered = run.sort_values(["query_id", "score", "doc_id"],
-                                      ascending=[True, False, False], kind="stable")
-            for qid, group in ordered.groupby("query_id", sort=False):
-                ranked[str(qid)] = list(group["doc_id"])
+            for qid, doc, score in zip(run["query_id"].astype(str), run["doc_id"],
+                                       run["score"], strict=True):
+                ranked.setdefault(qid, []).append(RunRow(qid, doc, 0, float(score)))
+            ranked = {qid: trec_order(rows) for qid, rows in ranked.items()}
         cutoff = self["cutoff"]
+        topics = [str(q) for q in qrels["query_id"].unique()]
+        if cutoff is not None:
+            line = tie_warning(ties_at_cutoff({q: ranked[q] for q in topics if q in ranked},
+                                              cutoff), len(topics))
+            if line:
+                warnings.warn(f"{self}: {line}", stacklevel=2)
         for qid, frame in qrels.groupby("query_id", sort=True):
-            context = ranked.get(str(qid), [])
+            context = [r.doc_id for r in ranked.get(str(qid), [])]
             if cutoff is not None:
                 context = context[:cutoff]
             yield Metric(str(qid), self, self._value(_Topic(frame), context, run, str(qid)))
@@ -127,7 +143,8 @@ class _CruxMeasure(_im.Measure):
     def _questions(self, topic: _Topic) -> tuple[list[int], list[int]]:
         """(the answerable sub-questions, those this measure counts)."""
         kept = answerable_questions(topic.matrix, len(topic.subtopics), self["rel"])
-        return kept, (kept if self["oracle"] else list(range(len(topic.subtopics))))
+        everyone = list(range(len(topic.subtopics)))
+        return kept, (everyone if self["questions"] == "all" else kept)
 
     def _value(self, topic: _Topic, context: list[str], run, qid: str) -> float:
         raise NotImplementedError
@@ -139,7 +156,8 @@ class _Cov(_CruxMeasure):
     __name__ = NAME = "Cov"
     PRETTY_NAME = "CRUX coverage"
     SHORT_DESC = "Share of a topic's answerable sub-questions answered by the top k passages."
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _ETA, "oracle": _ORACLE}
+    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _param("Cov", "rel"),
+                        "questions": _param("Cov", "questions")}
 
     def _value(self, topic, context, run, qid):
         _, questions = self._questions(topic)
@@ -152,9 +170,8 @@ class _AlphaNDCGCrux(_CruxMeasure):
     __name__ = NAME = "alpha_nDCG_crux"
     PRETTY_NAME = "CRUX alpha-nDCG (ideal over Z*)"
     SHORT_DESC = "alpha-nDCG over the answerable sub-questions, ideal = the oracle context."
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _ETA,
-                        "alpha": _im.ParamInfo(dtype=float, default=0.5,
-                                               desc="redundancy penalty")}
+    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _param("alpha_nDCG_crux", "rel"),
+                        "alpha": _param("alpha_nDCG_crux", "alpha")}
 
     def _value(self, topic, context, run, qid):
         kept = answerable_questions(topic.matrix, len(topic.subtopics), self["rel"])
@@ -171,15 +188,15 @@ class _Den(_CruxMeasure):
     SHORT_DESC = "Coverage per token of the top k passages relative to the oracle context."
     RUN_INPUTS = ["query_id", "doc_id", "score", "tokens"]
     QREL_INPUTS = ["query_id", "iteration", "doc_id", "relevance", "tokens"]
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _ETA, "oracle": _ORACLE,
-                        "weight": _im.ParamInfo(dtype=float, default=0.5,
-                                                desc="exponent w of Eq. 6")}
+    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _param("Den", "rel"),
+                        "weight": _param("Den", "weight")}
 
     def _value(self, topic, context, run, qid):
         if topic.tokens is None or "tokens" not in run:
             raise ValueError("Den needs a 'tokens' column in the qrels and in the run "
                              "(cruxflow.metrics.measures.with_tokens)")
-        kept, questions = self._questions(topic)
+        kept = answerable_questions(topic.matrix, len(topic.subtopics), self["rel"])
+        questions = kept
         oracle = select_required(topic.matrix, kept, self["rel"])
         tokens = dict(zip(run.loc[run["query_id"] == qid, "doc_id"],
                           run.loc[run["query_id"] == qid, "tokens"], strict=True))
@@ -209,6 +226,14 @@ def graded_qrels(ratings_by_topic: Mapping[str, Mapping[str, list[int]]]):
     rows = [(tid, str(i), pid, int(r)) for tid, m in ratings_by_topic.items()
             for pid, ratings in m.items() for i, r in enumerate(ratings)]
     return pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
+
+
+def ratings_from_graded(qrels) -> dict[str, dict[str, list[int]]]:
+    """The answerability matrix ``{topic: {passage: ratings}}`` of graded diversity qrels, in
+    the order these measures read them (sub-questions by number, passages by their running
+    number): the inverse of :func:`graded_qrels`."""
+    return {str(qid): _Topic(frame).matrix
+            for qid, frame in qrels.groupby("query_id", sort=False)}
 
 
 def with_tokens(frame, counts: Mapping[str, int]):

@@ -1,14 +1,15 @@
 """Score retrieval contexts: CRUX metrics and IR metrics per query, aggregates from them.
 
 A *context* is the top-k of a run for a topic, with k = |Z*| (the paper's default, written
-``"oracle"``) or a fixed number. Per query we compute Cov(Z), alpha-nDCG over Z* (Eq. 4),
-Den(Z), and through ir_measures Recall, Recall of P**, MAP, nDCG and ndeval's alpha-nDCG@20
-over P* (the computation behind the paper's published numbers, ``alpha_nDCG_ndeval``).
-Only topics with at least one answerable question are evaluated (the others have no Q).
+``"oracle"``) or a fixed number. The row of size k of the per-query table holds, per topic,
+the measures of :data:`cruxflow.metrics.names.TABLE_MEASURES` at cutoff k (the column ``Cov``
+in the row of k = 10 is ``Cov@10``; docs/evaluate.md lists every name's definition).
+Only topics with at least one answerable question are evaluated (the others have no Q); a
+judged topic the run lacks is an empty context.
 
 A run's contexts are scored for all topics at once (:mod:`cruxflow.metrics.batch`) and the
 ir_measures evaluators are built once per scorer: the values are those of the per-topic
-functions (:mod:`cruxflow.metrics.crux`, :func:`ir.per_query_ndeval`), at a cost linear in
+functions (:mod:`cruxflow.metrics.crux`, ir_measures' own measures), at a cost linear in
 topics (``benchmarks/metrics.py``).
 """
 
@@ -20,19 +21,18 @@ import numpy as np
 import pandas as pd
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import RunRow
+from cruxflow.data.io import RunRow, tie_warning, ties_at_cutoff
 from cruxflow.data.model import Dataset
-from cruxflow.metrics import ir
+from cruxflow.metrics import ir, names
 from cruxflow.metrics.batch import FlatRun, TopicArrays
+from cruxflow.metrics.judgments import TopicJudgments, relevance_qrels
+from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.tokens import TokenCounter
-from cruxflow.stages.judgments import (
-    TopicJudgments,
-    relevance_grades,
-    relevance_qrels,
-)
 
-CRUX_COLUMNS = ["Cov", "alpha_nDCG", "Den"]
-IR_COLUMNS = [*ir.DEFAULT_MEASURES, "alpha_nDCG_ndeval"]
+
+def measure_columns(options: MetricOptions = DEFAULTS) -> list[str]:
+    """The measure columns of a per-query table made with ``options``."""
+    return names.table_columns(options)
 
 
 def context_size(k: int | str, judgment: TopicJudgments | None) -> int:
@@ -117,29 +117,51 @@ def _line_of(path, qid: str, doc_id: str) -> str:
 
 
 class ContextScorer:
-    """Holds what every context of a dataset is scored against (built once per dataset)."""
+    """Holds what every context of a dataset is scored against (built once per dataset).
+
+    ``options`` (:class:`~cruxflow.metrics.options.MetricOptions`): eta, alpha, the density
+    weight and the relevance grades; the keyword arguments of older callers override it.
+    """
 
     def __init__(self, dataset: Dataset, judgments: dict[str, TopicJudgments],
-                 texts: Mapping[str, str], count_tokens: TokenCounter, *, eta: int = 3,
-                 alpha: float = 0.5, density_weight: float = 0.5, grades: str = "2-1"):
+                 texts: Mapping[str, str], count_tokens: TokenCounter,
+                 options: MetricOptions = DEFAULTS, *, eta: int | None = None,
+                 alpha: float | None = None, density_weight: float | None = None,
+                 grades: str | None = None):
+        options = options.with_(eta=eta, alpha=alpha, density_weight=density_weight,
+                                relevance_grades=grades)
+        self.options = options
         self.dataset, self.texts, self.count_tokens = dataset, texts, count_tokens
-        self.eta, self.alpha, self.weight = eta, alpha, density_weight
+        self.eta, self.alpha, self.weight = options.eta, options.alpha, options.density_weight
         self.judgments = {t: j for t, j in judgments.items() if j.kept}
         self.matrix = dataset.ratings_by_topic()
-        # nDCG's gains: "2-1" (ours) or the CRUX authors' "3-2-1" (metrics.relevance_grades)
-        self.qrels = relevance_qrels(self.judgments, self.matrix, grades)
-        self.relevance = ir.RelevanceEvaluator(
-            self.qrels, ir.relevance_measures(relevance_grades(grades).required))
-        self.arrays = TopicArrays(self.judgments, self.matrix, eta, alpha)
+        # nDCG's gains: "2-1" (ours) or the CRUX authors' "3-2-1" (options.RELEVANCE_GRADES)
+        self.qrels = relevance_qrels(self.judgments, self.matrix, options.relevance_grades)
+        self.columns = measure_columns(options)
+        self.arrays = TopicArrays(self.judgments, self.matrix, self.eta, self.alpha)
         self._tokens: dict[str, int] = {}
         self.oracle_tokens = {t: self.tokens(j.required) for t, j in self.judgments.items()}
         self._oracle_tokens = np.array(list(self.oracle_tokens.values()), dtype=np.int64)
         self._oracle_size = np.array([len(j.required) for j in self.judgments.values()],
                                      dtype=int)
+        self.n_questions = np.array([j.n_questions for j in self.judgments.values()],
+                                    dtype=int)
+        # nDCG@k's ideal is cut at k: one evaluator for every cutoff asked so far (|Z*| of
+        # every topic, 10 and 20 at first; rebuilt when another k comes)
+        self._cutoffs: set[int] = set()
+        self.relevance: ir.RelevanceEvaluator | None = None
+        self._need_cutoffs({*self._oracle_size.tolist(), 10, 20})
         # the last run flattened: its sizes (|Z*|, 10, 20) are scored one call after another
         self._flat: tuple[Mapping, FlatRun] | None = None
         # per k scored: topics whose context ranks a passage without text (Den undefined)
         self.den_undefined: dict[str, list[str]] = {}
+
+    def _need_cutoffs(self, cutoffs) -> None:
+        cutoffs = {int(c) for c in cutoffs if int(c) > 0}
+        if self.relevance is None or not cutoffs <= self._cutoffs:
+            self._cutoffs |= cutoffs
+            self.relevance = ir.RelevanceEvaluator(self.qrels, ir.relevance_measures(
+                self.options.grades.required, self._cutoffs))
 
     def tokens(self, pids) -> int:
         """Tokens of ``pids``; a passage without text (outside the collection, see
@@ -168,41 +190,82 @@ class ContextScorer:
             self._flat = (run, self.arrays.flatten(run))
         return self._flat[1]
 
-    def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
-        size = self._oracle_size if k == "oracle" else np.full(
+    def sizes(self, k: int | str) -> np.ndarray:
+        """The cutoff of every evaluated topic: |Z*| for ``oracle``, else k."""
+        return self._oracle_size if k == "oracle" else np.full(
             len(self.judgments), context_size(k, None))
+
+    def tied_topics(self, run: Mapping[str, list[RunRow]], ks) -> list[str]:
+        """The evaluated topics whose top k, for some k in ``ks``, the tie policy decides."""
+        out: dict[str, None] = {}
+        for k in ks:
+            cut = dict(zip(self.judgments, self.sizes(k).tolist(), strict=True))
+            out.update(dict.fromkeys(ties_at_cutoff(
+                {t: run[t] for t in self.judgments if t in run}, cut)))
+        return list(out)
+
+    def tie_line(self, run: Mapping[str, list[RunRow]], ks) -> str | None:
+        """The one warning of a door (None: no tie decides a context): how many topics'
+        contexts the tie policy decides."""
+        return tie_warning(self.tied_topics(run, ks), len(self.judgments))
+
+    def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
+        size = self.sizes(k)
         flat = self.flat(run)
         rows, n, tokens = self.arrays.cut(flat, size, self.token_counts)
         cov = self.arrays.coverage(rows)
         ctxs = {tid: ids[:c]
                 for tid, ids, c in zip(self.judgments, flat.doc_ids, n.tolist(), strict=True)}
+        self._need_cutoffs(set(size.tolist()))
         ir_scores = self.relevance.per_query(ctxs)
+        topics = list(self.judgments)
+        required = f"R(rel={self.options.grades.required})"
         columns = {
-            "system": system, "k": str(k), "topic": list(self.judgments), "context_size": n,
+            "system": system, "k": str(k), "topic": topics, "context_size": n,
             "in_run": flat.in_run, "tokens": tokens,
             "Cov": cov,
-            "alpha_nDCG": self.arrays.alpha_ndcg(rows),
+            "alpha_nDCG_crux": self.arrays.alpha_ndcg(rows),
             "Den": self.arrays.density(cov, tokens, self._oracle_tokens, self.weight),
+            "R": [ir_scores[t]["R"] for t in topics],
+            required: [ir_scores[t][required] for t in topics],
+            "P": np.array([ir_scores[t]["NumRelRet"] for t in topics]) / size,
+            "AP": [ir_scores[t]["AP"] for t in topics],
+            "nDCG": [ir_scores[t][f"nDCG@{c}"] for t, c in zip(topics, size.tolist(),
+                                                               strict=True)],
+            "alpha_nDCG": self.arrays.alpha_ndcg_ndeval(rows, size),
+            "alpha_nDCG_published": self.arrays.alpha_ndcg_published(rows),
         }
         # Den needs every ranked passage's tokens: where a passage's text is missing it is
         # undefined, never computed from a guess (the topics are kept per k for the report)
         no_text = [t for t, ids in ctxs.items() if any(p not in self.texts for p in ids)]
         if no_text:
-            undefined = np.isin(np.array(list(self.judgments)), no_text)
+            undefined = np.isin(np.array(topics), no_text)
             columns["Den"] = np.where(undefined, np.nan, columns["Den"])
         self.den_undefined[str(k)] = no_text
-        for name in ir.DEFAULT_MEASURES:
-            columns[name] = [ir_scores[t][name] for t in self.judgments]
-        columns["alpha_nDCG_ndeval"] = self.arrays.alpha_ndcg_ndeval(rows)
         return pd.DataFrame(columns)
+
+    def coverage_all_questions(self, frame: pd.DataFrame) -> np.ndarray:
+        """``Cov(questions=all)`` of a frame of :meth:`score`: an unrated passage answers
+        nothing, so every question a context answers is answerable, and the share of all
+        sub-questions is Cov x |answerable| / |all|."""
+        n_kept = self.arrays.n_kept
+        per_topic = dict(zip(self.judgments, n_kept / self.n_questions, strict=True))
+        return frame["Cov"].to_numpy() * frame["topic"].map(per_topic).to_numpy()
 
 
 def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:
     """Means over topics per (system, k); NaN values (undefined for a topic) are skipped."""
-    cols = [c for c in CRUX_COLUMNS + IR_COLUMNS if c in per_query]
+    cols = [c for c in per_query.columns if _is_measure(c)]
     grouped = per_query.groupby(["system", "k"], sort=False)
     table = grouped[cols].mean()
     table.insert(0, "topics", grouped["topic"].nunique())
     table.insert(1, "missing_in_run", grouped["in_run"].apply(lambda s: int((~s).sum())))
     return table.reset_index()
 
+
+def _is_measure(column: str) -> bool:
+    try:
+        names.parse(column)
+    except ValueError:
+        return False
+    return True

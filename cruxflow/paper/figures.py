@@ -25,7 +25,7 @@ from cruxflow._extras import extra
 from cruxflow.metrics.stats import nan_if_none, rank_correlation
 from cruxflow.paper.labels import METRIC_LABELS, TAU_ROW
 
-FIGURE5_METRICS = ("Cov", "Recall", "MAP", "nDCG", "alpha_nDCG_ndeval", "alpha_nDCG", "Cov_y")
+FIGURE5_METRICS = ("Cov", "R", "AP", "nDCG", "alpha_nDCG_published", "alpha_nDCG_crux", "Cov_y")
 
 
 def sample_name(system: str, index: int) -> str:

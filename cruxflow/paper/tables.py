@@ -13,7 +13,7 @@ The paired significance tests between systems are in :mod:`cruxflow.paper.signif
 
 Input: a per-query frame with columns ``dataset``, ``eta``, ``system``, ``k`` (``"oracle"``,
 ``"10"``, ...), ``topic``, the context metrics of :mod:`cruxflow.metrics.scorer` (``Cov``,
-``alpha_nDCG_ndeval``, ``alpha_nDCG``, ``Den``, ``Recall``, ``MAP``, ``nDCG``) and the
+``alpha_nDCG_published``, ``alpha_nDCG_crux``, ``Den``, ``R``, ``AP``, ``nDCG``) and the
 final-result metrics ``Cov_y``, ``Den_y``. A metric that does not exist for a system (Cov(Z) of
 direct prompting) is NaN.
 

@@ -180,7 +180,9 @@ def final_scores(scorer, system: str, k: str, ratings: Mapping[str, Sequence[int
     that got reports); a topic without a report counts as an empty one (Cov(y) = 0).
     """
     if contexts is not None:
-        frame = scorer.score(context_run(contexts), system, 10**9)
+        # the contexts are the run's top k already: scoring them at k gives the names @k
+        size = k if k == "oracle" else int(k) if str(k).isdigit() else 10**9
+        frame = scorer.score(context_run(contexts), system, size)
     else:
         frame = pd.DataFrame({"system": system, "topic": list(scorer.judgments)})
     if topics is not None:

@@ -3,14 +3,14 @@
 ``random``: a seeded random ranking of the whole passage collection (what a context looks like
 with no retrieval at all); ``random-relevant``: a seeded random ranking of the topic's relevant
 passages P* (relevant but blind to coverage, so it shows what redundancy costs).
-The oracle context Z* itself is written by :mod:`cruxflow.stages.judgments`.
+The oracle context Z* itself is written by :mod:`cruxflow.metrics.judgments`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from cruxflow.stages.judgments import TopicJudgments
+from cruxflow.metrics.judgments import TopicJudgments
 
 
 def random_ranking(judgments: dict[str, TopicJudgments], passage_ids: list[str], *,

@@ -149,8 +149,10 @@ def parity_settings(config: dict) -> dict:
         "metrics": {k: metrics[k] for k in ("eta", "alpha", "density_weight", "tokenizer",
                                             "relevance_grades")},
         "alpha_nDCG_columns": {
-            "alpha_nDCG_ndeval": "published computation: ndeval alpha-nDCG@20, ideal over P*",
-            "alpha_nDCG": "Eq. 4: ideal over Z*"},
+            "alpha_nDCG_published": "published computation: ndeval alpha-nDCG@20 of the "
+                                    "top-k context, ideal over P*",
+            "alpha_nDCG_crux": "Eq. 4: ideal over Z*",
+            "alpha_nDCG": "ir_measures' alpha_nDCG@k (ndeval), ideal over P* at rank k"},
         "ratings": {k: llm["ratings"][k] for k in ("decoding", "free_max_tokens", "layout")},
         "endpoints": {name: spec.get("endpoint", "chat")
                       for name, spec in llm["backends"].items()},

@@ -118,7 +118,7 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
     if max_topics is not None and max_topics < 1:
         raise DataError(f"must be at least 1, got {max_topics}", field="max_topics")
     check_output(out, [src, *([distractors] if distractors else [])])
-    from cruxflow.stages.judgments import derive, write_judgments
+    from cruxflow.metrics.judgments import derive, write_judgments
 
     dataset, report = ingest(fmt, src, options)
     if not dataset.topics and not allow_empty:

@@ -19,23 +19,14 @@ import numpy as np
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing, iter_jsonl, write_jsonl, write_qrels, write_run
-from cruxflow.data.model import RATING_MAX, RATING_MIN, Dataset
+from cruxflow.data.model import Dataset
 from cruxflow.metrics.crux import answerable_questions, ideal_order, select_required
-
-
-@dataclass(frozen=True)
-class RelevanceGrades:
-    """The grades of qrels.relevance (nDCG's gains; Recall and MAP count every grade >= 1)."""
-
-    required: int    # P** = Z*
-    relevant: int    # the rest of P*
-    redundant: int   # passages of P* that :func:`redundant_passages` finds dominated by P**
-
-
-# "2-1" (our default): P** 2, the rest of P* 1. "3-2-1": the CRUX authors' qrels
-# (DylanJoo/crux, augmentation/create_ranking_data.py on main): P** 3, redundant passages 1,
-# the rest of P* 2.
-RELEVANCE_GRADES = {"2-1": RelevanceGrades(2, 1, 1), "3-2-1": RelevanceGrades(3, 2, 1)}
+from cruxflow.metrics.options import (  # noqa: F401 - re-exported: judgments' vocabulary
+    DEFAULTS,
+    RELEVANCE_GRADES,
+    RelevanceGrades,
+    check_eta,
+)
 
 
 @dataclass
@@ -51,16 +42,8 @@ class TopicJudgments:
         return asdict(self)
 
 
-def check_eta(eta) -> int:
-    """The answerability threshold: a rating from 1 to 5 (at 0 every passage answers every
-    question, above 5 none does)."""
-    if isinstance(eta, bool) or not isinstance(eta, int) or not RATING_MIN < eta <= RATING_MAX:
-        raise DataError(f"must be a rating from {RATING_MIN + 1} to {RATING_MAX}, got {eta!r}",
-                        field="eta")
-    return eta
-
-
-def derive(dataset: Dataset, eta: int = 3, alpha: float = 0.5) -> dict[str, TopicJudgments]:
+def derive(dataset: Dataset, eta: int = DEFAULTS.eta,
+           alpha: float = DEFAULTS.alpha) -> dict[str, TopicJudgments]:
     check_eta(eta)
     by_topic = dataset.ratings_by_topic()
     out = {}
@@ -100,7 +83,7 @@ def redundant_passages(j: TopicJudgments, matrix: dict[str, list[int]]) -> list[
 
 def relevance_qrels(judgments: dict[str, TopicJudgments],
                     matrix: dict[str, dict[str, list[int]]] | None = None,
-                    grades: str = "2-1") -> dict[str, dict[str, int]]:
+                    grades: str = DEFAULTS.relevance_grades) -> dict[str, dict[str, int]]:
     """Graded qrels of P* per topic under ``grades`` (:data:`RELEVANCE_GRADES`); "3-2-1" needs
     ``matrix`` (``Dataset.ratings_by_topic()``) to find the redundant passages."""
     g = relevance_grades(grades)
@@ -126,7 +109,7 @@ def diversity_rows(judgments: dict[str, TopicJudgments],
 
 
 def write_judgments(judgments: dict[str, TopicJudgments], dataset: Dataset, outdir,
-                    eta: int, grades: str = "2-1") -> dict:
+                    eta: int, grades: str = DEFAULTS.relevance_grades) -> dict:
     """Write judgments.jsonl, the qrels (graded by ``grades``), diversity qrels and the oracle
     run; return counts."""
     out = Path(outdir)
