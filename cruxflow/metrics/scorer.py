@@ -80,10 +80,12 @@ def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset,
         for row in rows if texts is not None else ():
             if row.doc_id in texts:
                 continue
-            if strict_collection:
-                raise DataError(f"unknown passage {row.doc_id!r} (not in the passage "
+            if strict_collection:   # name the first such line of the file, not of the order
+                line, doc = _first_line_outside(path, texts) or (
+                    _line_of(path, qid, row.doc_id), row.doc_id)
+                raise DataError(f"unknown passage {doc!r} (not in the passage "
                                 "collection; --strict-collection)", path=path,
-                                record=_line_of(path, qid, row.doc_id), field="docid")
+                                record=line, field="docid")
             if scheme and not _follows_scheme(row.doc_id):
                 raise DataError(f"{row.doc_id!r} is not a passage id (<topic>:<doc>#<n>, as the "
                                 "collection's)", path=path, record=_line_of(path, qid, row.doc_id),
@@ -100,6 +102,21 @@ def _follows_scheme(pid: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _first_line_outside(path, texts: Mapping[str, str]) -> tuple[str, str] | None:
+    """(``line N``, passage) of the run file's first line whose passage is not in ``texts``
+    (read again: errors only)."""
+    from cruxflow.data.io import read_text
+
+    try:
+        for lineno, line in enumerate(read_text(path).split("\n"), 1):
+            parts = line.split()
+            if len(parts) > 2 and parts[2] not in texts:
+                return f"line {lineno}", parts[2]
+    except DataError:
+        pass
+    return None
 
 
 def _line_of(path, qid: str, doc_id: str) -> str:
