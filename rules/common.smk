@@ -10,6 +10,7 @@ from snakemake.utils import validate
 
 sys.path.insert(0, workflow.basedir)
 from cruxflow.data import names
+from cruxflow.rerank import registry as reranker_registry
 from cruxflow.workflow import config as workflow_config
 
 validate(config, "../cruxflow/schemas/config.schema.json", set_default=True)
@@ -79,8 +80,10 @@ PIPELINES = [f"{r}+{x}" for r in RETRIEVERS for x in RERANKERS]
 CONTEXT_SIZES = [str(k) for k in METRICS["context_sizes"]]
 
 
-def rerankers_of_kind(*kinds):
-    """A wildcard pattern matching the names of the rerankers of these kinds (or nothing)."""
+def rerankers_in_env(env):
+    """A wildcard pattern matching the names of the rerankers whose kind runs in ``env``
+    (cruxflow/rerank/registry.py), or nothing."""
+    kinds = reranker_registry.kinds_in_env(env)
     names = [re.escape(n) for n, spec in RERANKERS.items() if spec["kind"] in kinds]
     return "|".join(names) if names else "(?!)"
 
@@ -237,13 +240,11 @@ def all_targets():
     return targets
 
 
-def listwise_env(wildcards):
-    """rank_llm's own environment, or the LLM environment of the cruxflow engine's backend."""
-    spec = RERANKERS[wildcards.reranker]
-    if spec.get("engine", "cruxflow") == "rank_llm":
-        return "../envs/rank_llm.yaml"
-    backend = LLM["backends"][spec.get("llm_backend") or LLM["backend"]]
-    return "../envs/vllm.yaml" if backend["kind"] == "vllm" else "../envs/llm.yaml"
+def reranker_env(wildcards):
+    """The conda environment of a reranker's job, by its kind (cruxflow/rerank/registry.py)."""
+    return "../envs/" + reranker_registry.conda_env(
+        RERANKERS[wildcards.reranker], LLM
+    )
 
 
 # --- RAG, tables and agreement (rules/rag.smk)

@@ -50,8 +50,17 @@ ENV_CHOOSERS = {
     "GENERATOR_LLM.env": "LLMRole.env",
     "JUDGE_LLM.env": "LLMRole.env",
     "BEYOND_LLM.env": "LLMRole.env",
-    "listwise_env": "listwise_env",
 }
+
+
+def _llm_reranker_envs() -> list[str]:
+    from cruxflow.rerank import registry
+
+    return [f"../envs/{e}" for e in registry.possible_envs("llm")]
+
+
+# Choosers whose environments come from a table rather than from literals in their bodies.
+ENV_TABLES = {"reranker_env": _llm_reranker_envs}
 
 
 def chooser_source(qualname: str) -> str:
@@ -70,6 +79,8 @@ def rule_envs(rule: str) -> list[str]:
     assert conda, f"rule {rule}: no conda: directive"
     if conda.startswith('"'):
         paths = [conda.strip('"')]
+    elif conda in ENV_TABLES:
+        paths = ENV_TABLES[conda]()
     else:
         assert conda in ENV_CHOOSERS, (
             f"rule {rule}: conda: {conda} chooses an env per job; add it to ENV_CHOOSERS")
@@ -181,8 +192,21 @@ def script_imports(script: Path) -> tuple[frozenset[str], frozenset[str]]:
         some.update(m.split(".")[0] for m in lazy if not own(m))
         todo += [(f, unconditional) for m in eager if own(m) for f in module_files(m)]
         todo += [(f, False) for m in lazy if own(m) and path == script for f in module_files(m)]
+        for module, reached in DYNAMIC_IMPORTS.items():
+            if path == module_files(module)[-1]:
+                todo += [(f, False) for m in reached() for f in module_files(m)]
     std = sys.stdlib_module_names
     return frozenset(always - std), frozenset(some - always - std)
+
+
+def _reranker_modules() -> list[str]:
+    from cruxflow.rerank import registry
+
+    return [k.module for k in registry.KINDS.values()]
+
+
+# Modules that import others by name at run time: what they can reach.
+DYNAMIC_IMPORTS = {"cruxflow.rerank.registry": _reranker_modules}
 
 
 # Import names whose distribution is not installed in the test environment (GPU stacks).

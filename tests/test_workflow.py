@@ -434,9 +434,9 @@ def test_paper_preset_plans_gpu_jobs(tmp_path):
     assert count("bm25_search") == count("splade_search") == 2          # the two test sets
     # Table 1's pipelines: 3 first stages x 6 rerankers x 2 test sets, each on one GPU.
     # MMR, miniLM, monoT5 and Setwise share one rule; RankZephyr and RankFirst are listwise.
-    assert count("rerank") == 4 * 6 and count("rerank_listwise") == 2 * 6
+    assert count("rerank") == 4 * 6 and count("rerank_llm") == 2 * 6
     for block in out.split("\n\n"):
-        if "rule rerank:" in block or "rule rerank_listwise:" in block:
+        if "rule rerank:" in block or "rule rerank_llm:" in block:
             assert "gpu=1" in block, block
     assert "multi_news-train/eta3/context_metrics" not in out
     # Sec. 4: reports from every pipeline (+ oracle, + #1) at k |Z*|, 10, 20 by the 8B

@@ -1,4 +1,4 @@
-"""Rules rerank and rerank_listwise: a first-stage run -> the same candidates reordered."""
+"""Rules rerank and rerank_llm: a first-stage run -> the same candidates reordered."""
 
 from cruxflow.data.io import write_run
 from cruxflow.data.model import Dataset

@@ -232,9 +232,17 @@ def _passage_problems(config: dict) -> Iterator[tuple[str, str]]:
                f"({stage['max_document_words']})")
 
 
+def _reranker_problems(config: dict) -> Iterator[tuple[str, str]]:
+    from cruxflow.rerank import registry
+
+    for name, spec in config["retrieval"]["rerankers"].items():
+        yield from registry.problems(name, spec)
+
+
 def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
     for name, spec in config["retrieval"]["rerankers"].items():
-        if spec["kind"] == "listwise" and spec.get("engine", "cruxflow") == "cruxflow":
+        if spec["kind"] == "lancer" or (spec["kind"] == "listwise"
+                                        and spec.get("engine", "cruxflow") == "cruxflow"):
             key = f"retrieval.rerankers.{name}.llm_backend"
             yield from _backend_problem(key, spec.get("llm_backend"), config)
     beyond = config["beyond"]
@@ -246,7 +254,7 @@ def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
     checks = (_dataset_problems, _corpus_problems, _rag_problems, _passage_problems,
-              _backend_user_problems)
+              _reranker_problems, _backend_user_problems)
     return [p for check in checks for p in check(config)]
 
 
