@@ -36,7 +36,8 @@ rule rerank:
 
 rule rerank_llm:
     """The LLM rerankers: listwise windows (RankZephyr, FIRST; cruxflow's LLM layer or
-    rank_llm) and LANCER's sub-question coverage, through cruxflow's cached LLM layer."""
+    rank_llm) and LANCER's sub-question coverage, through cruxflow's cached LLM layer.
+    """
     input:
         **dataset_files(),
         collection=collection,
