@@ -11,7 +11,7 @@ what to add, when they do not. docs/adding-a-reranker.md walks through adding a 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,11 +24,14 @@ ENVS = ("rerank", "llm")
 
 @dataclass(frozen=True)
 class Build:
-    """What a builder gets besides the spec: the job's device, and ``llm_runner(backend)``
-    for kinds that call an LLM through cruxflow's cached layer (``None``: the default one)."""
+    """What a builder gets besides the spec: the job's device, ``llm_runner(backend)`` for
+    kinds that call an LLM through cruxflow's cached layer (``None``: the default one), and
+    the topics' sub-questions."""
 
     device: str = "cpu"
     llm_runner: Callable[[str | None], Any] | None = None
+    # The topics' own sub-questions by query text (for kinds that can reuse them).
+    questions: Mapping[str, Sequence[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("lancer", "cruxflow.rerank.lancer:from_spec", "llm", "llm",
          {"llm_backend": None, "subquestions": "generate", "n_subquestions": 2,
           "concat_original": None, "aggregation": "sum", "tau": 1, "max_words": None,
-          "max_tokens": 512},
+          "max_tokens": 512, "attempts": 3, "retry_temperature": 0.7},
          needs_model=False),
 )}
 
