@@ -12,6 +12,7 @@ sys.path.insert(0, workflow.basedir)
 from cruxflow.data import names
 from cruxflow.rerank import registry as reranker_registry
 from cruxflow.workflow import config as workflow_config
+from cruxflow.workflow.llm_role import LLMRole
 
 validate(config, "../cruxflow/schemas/config.schema.json", set_default=True)
 # Format-dependent defaults and the checks across keys (cruxflow/workflow/config.py).
@@ -76,7 +77,7 @@ if "splade" in RETRIEVAL["retrievers"] and "splade" not in RETRIEVERS:
         "set (the paper preset names naver/splade-v3)"
     )
 RERANKERS = RETRIEVAL["rerankers"]
-PIPELINES = [f"{r}+{x}" for r in RETRIEVERS for x in RERANKERS]
+PIPELINES = workflow_config.pipelines(config)
 CONTEXT_SIZES = [str(k) for k in METRICS["context_sizes"]]
 
 
@@ -90,6 +91,30 @@ def rerankers_in_env(env):
 
 def reranker_spec(wildcards):
     return RERANKERS[wildcards.reranker]
+
+
+def reranker_depth(wildcards):
+    return reranker_spec(wildcards).get("depth") or RETRIEVAL["depth"]
+
+
+RERANKER_LLM = LLMRole(
+    LLM, lambda wc: reranker_spec(wc).get("llm_backend") or LLM["backend"]
+)
+
+
+def reranker_resource(key, default):
+    """Resource function: the reranker's own setting; else, for one that calls an llm
+    backend, that backend's (its gpus, mem_mb, runtime); else ``default``."""
+
+    def resource(wildcards):
+        spec = reranker_spec(wildcards)
+        if spec.get(key):
+            return spec[key]
+        if reranker_registry.uses_llm_backend(spec):
+            return getattr(RERANKER_LLM, key)(wildcards)
+        return default
+
+    return resource
 
 
 def systems(dataset):
@@ -129,36 +154,7 @@ def llm_backend(wildcards):
     return LLM["backends"][llm_backend_name(wildcards)]
 
 
-class LLMRole:
-    """Resources and environment of the rules that call one llm.backends entry, chosen per
-    job by ``name`` (a function of the wildcards)."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def spec(self, wildcards):
-        return LLM["backends"][self.name(wildcards)]
-
-    def threads(self, wildcards):
-        return LLM["threads"] if self.spec(wildcards)["kind"] == "llamacpp" else 1
-
-    def gpus(self, wildcards):
-        spec = self.spec(wildcards)
-        return spec.get("gpus", 1) if spec["kind"] == "vllm" else 0
-
-    def mem_mb(self, wildcards):
-        return self.spec(wildcards).get("mem_mb", 4000)
-
-    def runtime(self, wildcards):
-        return self.spec(wildcards).get("runtime", 720)
-
-    def env(self, wildcards):
-        """vLLM's own conda environment for vllm backends, the LLM one otherwise."""
-        kind = self.spec(wildcards)["kind"]
-        return "../envs/vllm.yaml" if kind == "vllm" else "../envs/llm.yaml"
-
-
-DATASET_LLM = LLMRole(llm_backend_name)
+DATASET_LLM = LLMRole(LLM, llm_backend_name)
 llm_threads, llm_gpus = DATASET_LLM.threads, DATASET_LLM.gpus
 llm_mem_mb, llm_runtime, llm_env = (
     DATASET_LLM.mem_mb,
@@ -205,8 +201,8 @@ SAMPLE_IDS = [f"s{i:02d}" for i in range(SAMPLES["n"])]
 SAMPLE_SYSTEM = re.compile(
     "(" + "|".join(map(re.escape, RETRIEVERS)) + r")\.s\d+" if RETRIEVERS else "(?!)"
 )
-GENERATOR_LLM = LLMRole(lambda wc: RAG["generator"] or LLM["backend"])
-JUDGE_LLM = LLMRole(lambda wc: RAG["judge"] or llm_backend_name(wc))
+GENERATOR_LLM = LLMRole(LLM, lambda wc: RAG["generator"] or LLM["backend"])
+JUDGE_LLM = LLMRole(LLM, lambda wc: RAG["judge"] or llm_backend_name(wc))
 
 
 def rag_systems(dataset):
@@ -328,7 +324,7 @@ def rag_targets():
 # --- metrics beyond CRUX on the user's own files (rules/beyond.smk) -----------------------------
 
 BEYOND = config["beyond"]
-BEYOND_LLM = LLMRole(lambda wc: BEYOND["backend"] or LLM["backend"])
+BEYOND_LLM = LLMRole(LLM, lambda wc: BEYOND["backend"] or LLM["backend"])
 # The files each job writes: the first is the rule's main output.
 BEYOND_OUTPUTS = {
     "udcg": ("summary.json", "contexts.tsv", "passages.jsonl"),

@@ -29,7 +29,7 @@ rule rerank:
         gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
     params:
         spec=reranker_spec,
-        depth=RETRIEVAL["depth"],
+        depth=reranker_depth,
     script:
         "../workflow_scripts/rerank.py"
 
@@ -56,12 +56,12 @@ rule rerank_llm:
         reranker_env
     threads: 2
     resources:
-        mem_mb=lambda wc: reranker_spec(wc).get("mem_mb", 8000),
-        runtime=lambda wc: reranker_spec(wc).get("runtime", 240),
-        gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
+        mem_mb=reranker_resource("mem_mb", 8000),
+        runtime=reranker_resource("runtime", 240),
+        gpu=reranker_resource("gpus", 0),
     params:
         spec=reranker_spec,
-        depth=RETRIEVAL["depth"],
+        depth=reranker_depth,
         llm=LLM,
     script:
         "../workflow_scripts/rerank.py"

@@ -43,14 +43,13 @@ def directive(body: str, name: str) -> str | None:
 
 RULES = rule_blocks()
 
-# Rules whose conda: is chosen per job by the config: the functions that choose, in
-# rules/common.smk. Their possible environments are the env paths written in their bodies.
-ENV_CHOOSERS = {
-    "llm_env": "LLMRole.env",
-    "GENERATOR_LLM.env": "LLMRole.env",
-    "JUDGE_LLM.env": "LLMRole.env",
-    "BEYOND_LLM.env": "LLMRole.env",
-}
+# Rules whose conda: is chosen per job by the config, and every environment each chooser may
+# choose (the choosers live in rules/common.smk, cruxflow/workflow/llm_role.py and the
+# reranker registry).
+def _llm_role_envs() -> list[str]:
+    from cruxflow.workflow.llm_role import ENVS as ROLE_ENVS
+
+    return list(ROLE_ENVS)
 
 
 def _llm_reranker_envs() -> list[str]:
@@ -59,18 +58,13 @@ def _llm_reranker_envs() -> list[str]:
     return [f"../envs/{e}" for e in registry.possible_envs("llm")]
 
 
-# Choosers whose environments come from a table rather than from literals in their bodies.
-ENV_TABLES = {"reranker_env": _llm_reranker_envs}
-
-
-def chooser_source(qualname: str) -> str:
-    tree = ast.parse((REPO / "rules/common.smk").read_text())
-    *cls, func = qualname.split(".")
-    scope = tree.body
-    if cls:
-        scope = next(n.body for n in scope if isinstance(n, ast.ClassDef) and n.name == cls[0])
-    node = next(n for n in scope if isinstance(n, ast.FunctionDef) and n.name == func)
-    return ast.unparse(node)
+ENV_CHOOSERS = {
+    "llm_env": _llm_role_envs,
+    "GENERATOR_LLM.env": _llm_role_envs,
+    "JUDGE_LLM.env": _llm_role_envs,
+    "BEYOND_LLM.env": _llm_role_envs,
+    "reranker_env": _llm_reranker_envs,
+}
 
 
 def rule_envs(rule: str) -> list[str]:
@@ -79,13 +73,10 @@ def rule_envs(rule: str) -> list[str]:
     assert conda, f"rule {rule}: no conda: directive"
     if conda.startswith('"'):
         paths = [conda.strip('"')]
-    elif conda in ENV_TABLES:
-        paths = ENV_TABLES[conda]()
     else:
         assert conda in ENV_CHOOSERS, (
             f"rule {rule}: conda: {conda} chooses an env per job; add it to ENV_CHOOSERS")
-        paths = re.findall(r"'(\.\./envs/[\w.]+\.yaml)'", chooser_source(ENV_CHOOSERS[conda]))
-        assert paths, f"{ENV_CHOOSERS[conda]} names no envs/*.yaml"
+        paths = ENV_CHOOSERS[conda]()
     return [Path(p).name for p in paths]
 
 

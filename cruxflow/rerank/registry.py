@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# Keys every reranker entry may carry, whatever its kind (the rule's resources and device).
-COMMON = ("kind", "model", "gpus", "mem_mb", "runtime")
+# Keys every reranker entry may carry, whatever its kind: the rule's resources and device, the
+# first stages it reranks (null: every one) and how deep (null: retrieval.depth).
+COMMON = ("kind", "model", "gpus", "mem_mb", "runtime", "retrievers", "depth")
 # Environments: "rerank" runs in envs/rerank.yaml (torch); "llm" in the LLM environment of the
 # entry's llm backend (envs/llm.yaml, or envs/vllm.yaml for vllm backends).
 ENVS = ("rerank", "llm")
@@ -118,6 +119,13 @@ def possible_envs(env: str) -> list[str]:
     return [*files, *sorted(alt)]
 
 
+def uses_llm_backend(spec: dict) -> bool:
+    """Whether the reranker calls an ``llm.backends`` entry through cruxflow's LLM layer (and
+    so runs where that backend runs)."""
+    k = kind(spec["kind"])
+    return k.env == "llm" and not (k.env_of and k.env_of(spec))
+
+
 def conda_env(spec: dict, llm: dict) -> str:
     """The conda environment file (under envs/) of the job that runs ``spec``; ``llm`` is the
     config's llm section, whose backend's kind picks the LLM environment."""
@@ -125,8 +133,8 @@ def conda_env(spec: dict, llm: dict) -> str:
     own = k.env_of(spec) if k.env_of else None
     if own:
         return f"{own}.yaml"
-    if k.env == "rerank":
-        return "rerank.yaml"
+    if not uses_llm_backend(spec):
+        return f"{k.env}.yaml"
     backend = llm["backends"][spec.get("llm_backend") or llm["backend"]]
     return "vllm.yaml" if backend["kind"] == "vllm" else "llm.yaml"
 

@@ -104,14 +104,21 @@ def retrievers(config: dict) -> list[str]:
             if r != "splade" or retrieval["splade"]["model"] is not None]
 
 
+def pipelines(config: dict) -> list[str]:
+    """The second stages' systems ``<retriever>+<reranker>``: every reranker over every first
+    stage that runs, or over those its ``retrievers`` option names."""
+    return [f"{r}+{x}" for r in retrievers(config)
+            for x, spec in config["retrieval"]["rerankers"].items()
+            if spec.get("retrievers") is None or r in spec["retrievers"]]
+
+
 def rag_systems(config: dict, dataset: str) -> list[str]:
     """The systems whose contexts feed the generator (#3 oracle first; no #1 and #2 here)."""
     from cruxflow.data import names
 
-    first = retrievers(config)
-    pipelines = [f"{r}+{x}" for r in first for x in config["retrieval"]["rerankers"]]
     baselines = list(names.REFERENCE_RUNS) if config["rag"]["baselines"] else []
-    return [names.ORACLE, *baselines, *first, *pipelines, *config["runs"].get(dataset, {})]
+    return [names.ORACLE, *baselines, *retrievers(config), *pipelines(config),
+            *config["runs"].get(dataset, {})]
 
 
 def rag_pairs(config: dict, dataset: str, which: str) -> list[tuple[str, str]]:
@@ -240,9 +247,10 @@ def _reranker_problems(config: dict) -> Iterator[tuple[str, str]]:
 
 
 def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
+    from cruxflow.rerank import registry
+
     for name, spec in config["retrieval"]["rerankers"].items():
-        if spec["kind"] == "lancer" or (spec["kind"] == "listwise"
-                                        and spec.get("engine", "cruxflow") == "cruxflow"):
+        if spec["kind"] in registry.KINDS and registry.uses_llm_backend(spec):
             key = f"retrieval.rerankers.{name}.llm_backend"
             yield from _backend_problem(key, spec.get("llm_backend"), config)
     beyond = config["beyond"]
