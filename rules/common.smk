@@ -238,7 +238,7 @@ def all_targets():
 
 def reranker_env(wildcards):
     """The conda environment of a reranker's job, by its kind (cruxflow/rerank/registry.py)."""
-    return "../envs/" + reranker_registry.conda_env(RERANKERS[wildcards.reranker], LLM)
+    return f"../envs/{reranker_registry.conda_env(RERANKERS[wildcards.reranker], LLM)}"
 
 
 # --- RAG, tables and agreement (rules/rag.smk)
