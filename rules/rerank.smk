@@ -30,6 +30,7 @@ rule rerank:
     params:
         spec=reranker_spec,
         depth=reranker_depth,
+        run_depth=RETRIEVAL["depth"],
     script:
         "../workflow_scripts/rerank.py"
 
@@ -62,6 +63,7 @@ rule rerank_llm:
     params:
         spec=reranker_spec,
         depth=reranker_depth,
+        run_depth=RETRIEVAL["depth"],
         llm=LLM,
     script:
         "../workflow_scripts/rerank.py"

@@ -2,7 +2,7 @@
 
 from cruxflow.data.io import write_run
 from cruxflow.data.model import Dataset
-from cruxflow.rerank import rerank_run
+from cruxflow.rerank import keep_rest, rerank_run
 from cruxflow.rerank.factory import make_reranker
 from cruxflow.rerank.registry import kind
 from cruxflow.retrieval import topic_queries
@@ -33,8 +33,11 @@ queries = topic_queries(dataset)
 # The topics' own sub-questions, by query text, for LANCER's subquestions: topic.
 questions = {queries[t]: dataset.topics[t].questions for t in queries}
 reranker = make_reranker(spec, llm_runner=llm_runner, device=job_device(sm), questions=questions)
-ranking = rerank_run(run_ranking(sm.input.run), queries, read_collection(sm.input.collection),
-                     reranker, depth=sm.params.depth, progress=True)
+first_stage = run_ranking(sm.input.run)
+ranking = rerank_run(first_stage, queries, read_collection(sm.input.collection), reranker,
+                     depth=sm.params.depth, progress=True)
+# A reranker given fewer candidates than retrieval.depth (its own depth) keeps the rest below.
+ranking = keep_rest(ranking, first_stage, sm.params.run_depth)
 write_run(sm.output[0], ranking, tag=f"{sm.wildcards.retriever}+{name}")
 log.info("%s (%s, %s): %d queries reranked", name, spec["kind"], spec.get("model", "-"),
          len(ranking))
