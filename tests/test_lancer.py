@@ -236,3 +236,36 @@ def test_lancer_with_smollm2_for_real(tmp_path):
     again = rerank_run(run, {"t": request}, texts,
                        make_reranker(spec, llm_runner=lambda b: again_runner))
     assert again == out and again_runner.stats.calls == 0
+
+
+# --- the cost plan --------------------------------------------------------------------------
+
+def test_plan_counts_lancer_requests(tmp_path):
+    from cruxflow.metrics.tokens import regex_token_count
+    from cruxflow.workflow.config import resolve, with_defaults
+    from cruxflow.workflow.plan import make_plan
+
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps({"document": f"Rain fell on day {i}. ||||| Roads shut.",
+                                       "summary": "A storm."}) + "\n" for i in range(3)))
+    config = resolve(with_defaults({
+        "datasets": {"tiny": {"format": "multinews", "input": str(raw), "prefix": "t",
+                              "n_questions": 4}},
+        "retrieval": {"retrievers": ["bm25", "dense"], "rerankers": {
+            "gen": {"kind": "lancer", "retrievers": ["bm25"], "depth": 10},
+            "own": {"kind": "lancer", "subquestions": "topic"}}},
+        "llm": {"cache": None, "backend": "b", "shards": 1,
+                "backends": {"b": {"kind": "llamacpp", "model": "tiny.gguf"}}},
+        "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
+    rows = {s.stage: s for s in make_plan(config, root=tmp_path).stages}
+    # gen: 3 topics x 1 first stage lists, then 3 x top 10 x 2 sub-questions (the default n)
+    assert rows["lancer:gen:subquestions"].requests == 3
+    assert rows["lancer:gen:subquestions"].output_tokens == 3 * 512    # max_tokens, a limit
+    assert rows["lancer:gen:judgments"].requests == 3 * 10 * 2
+    assert rows["lancer:gen:judgments"].output_tokens == 3 * 10 * 2 * 3
+    # own: no list; 3 topics x top 100 (retrieval.depth) x 4 questions (n_questions) x 2 stages
+    assert "lancer:own:subquestions" not in rows
+    assert rows["lancer:own:judgments"].requests == 3 * 100 * 4 * 2
+    judged = rows["lancer:own:judgments"]
+    assert judged.prompt_tokens / judged.requests > regex_token_count(JUDGMENT.render(
+        question="", context=""))

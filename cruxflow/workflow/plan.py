@@ -432,7 +432,7 @@ def plan_lancer(ctx: _Context, name: str, dataset: Dataset) -> list[StagePlan]:
         depth = spec.get("depth") or config["retrieval"]["depth"]
         backend = spec["llm_backend"] or llm["backend"]
         first = [r for r in workflow_config.retrievers(config)
-                 if spec["retrievers"] is None or r in spec["retrievers"]]
+                 if spec.get("retrievers") is None or r in spec["retrievers"]]
         generate = spec["subquestions"] == "generate"
         concat = generate if spec["concat_original"] is None else spec["concat_original"]
         n_questions = [spec["n_subquestions"] if generate
