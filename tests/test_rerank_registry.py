@@ -79,3 +79,37 @@ def test_defaults_fill_only_what_the_spec_leaves_out():
     mmr = registry.kind("mmr")
     assert mmr.with_defaults({"kind": "mmr", "lambda": 0.7}) == {
         "kind": "mmr", "lambda": 0.7, "relevance": "cosine", "batch_size": 64}
+
+
+def test_the_guide_example_registers_and_reranks(monkeypatch):
+    """docs/adding-a-reranker.md's module and registry line, run as written."""
+    import sys
+    import types
+
+    from cruxflow.rerank import rerank_run
+
+    doc = (REPO / "docs/adding-a-reranker.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
+    module_code = next(b for b in blocks if "def from_spec" in b)
+    line = next(b for b in blocks if b.startswith("Kind("))
+    module = types.ModuleType("cruxflow.rerank.overlap")
+    exec(module_code, module.__dict__)
+    monkeypatch.setitem(sys.modules, "cruxflow.rerank.overlap", module)
+    entry = eval(line.strip().rstrip(","), vars(registry))
+    monkeypatch.setitem(registry.KINDS, entry.name, entry)
+
+    assert registry.problems("o", {"kind": "overlap"}) == []
+    reranker = make_reranker({"kind": "overlap"})
+    run = {"q": [("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5)]}
+    # Query words of 3+ characters: flood, the, river, town.
+    texts = {"a": "The weather was fine.",                         # the: 1
+             "b": "Flood waters rose in the river town.",           # all four: 4
+             "c": "A river flood.",                                 # river, flood: 2
+             "d": "Town council met."}                              # town: 1 (tie with a)
+    out = rerank_run(run, {"q": "Flood in the river town"}, texts, reranker)
+    assert [d for d, _ in out["q"]] == ["b", "c", "a", "d"]
+    assert [s for _, s in out["q"]] == [4.0, 2.0, 1.0, 1.0]
+    # min_chars 5 keeps flood, river: b 2, c 2 (tie: first-stage order), d 0, a 0
+    out = rerank_run(run, {"q": "Flood in the river town"}, texts,
+                     make_reranker({"kind": "overlap", "min_chars": 5}))
+    assert [d for d, _ in out["q"]] == ["b", "c", "a", "d"]
