@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cruxflow.data import names
 from cruxflow.data.model import Dataset, Topic
 from cruxflow.data.text import clip_words, count_words
 from cruxflow.llm import Request, spec_identity
@@ -389,10 +390,10 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[Sta
     pairs = [*workflow_config.rag_pairs(config, name, "main"),
              *workflow_config.rag_pairs(config, name, "samples")]
     for system, k in pairs:
-        if system == "direct":
+        if system == names.DIRECT:
             prompt += [direct + query] * len(topic_ids)
             continue
-        n = ORACLE_PASSAGES if k == "oracle" else int(k)
+        n = ORACLE_PASSAGES if k == names.ORACLE_K else int(k)
         words = n * PASSAGE_WORDS if context_words is None else min(n * PASSAGE_WORDS,
                                                                     context_words)
         prompt += [fixed + query + round(words * ratio)] * len(topic_ids)
