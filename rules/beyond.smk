@@ -21,12 +21,9 @@ rule udcg:
         BEYOND_LLM.env
     threads: BEYOND_LLM.threads
     resources:
-        gpu=BEYOND_LLM.gpus,
-        mem_mb=BEYOND_LLM.mem_mb,
-        runtime=BEYOND_LLM.runtime,
+        **BEYOND_LLM.resources,
     params:
-        llm=LLM,
-        backend=BEYOND_LLM.name,
+        **BEYOND_LLM.params,
         options=beyond_options("udcg"),
     script:
         "../workflow_scripts/udcg.py"
@@ -48,12 +45,9 @@ rule support:
         BEYOND_LLM.env
     threads: BEYOND_LLM.threads
     resources:
-        gpu=BEYOND_LLM.gpus,
-        mem_mb=BEYOND_LLM.mem_mb,
-        runtime=BEYOND_LLM.runtime,
+        **BEYOND_LLM.resources,
     params:
-        llm=LLM,
-        backend=BEYOND_LLM.name,
+        **BEYOND_LLM.params,
         options=beyond_options("support"),
     script:
         "../workflow_scripts/support.py"
@@ -74,12 +68,9 @@ rule kpr:
         BEYOND_LLM.env
     threads: BEYOND_LLM.threads
     resources:
-        gpu=BEYOND_LLM.gpus,
-        mem_mb=BEYOND_LLM.mem_mb,
-        runtime=BEYOND_LLM.runtime,
+        **BEYOND_LLM.resources,
     params:
-        llm=LLM,
-        backend=BEYOND_LLM.name,
+        **BEYOND_LLM.params,
         options=beyond_options("kpr"),
     script:
         "../workflow_scripts/kpr.py"

@@ -154,13 +154,9 @@ def llm_backend(wildcards):
     return LLM["backends"][llm_backend_name(wildcards)]
 
 
+# The LLM rules' threads, resources, conda environment and params, per job: written once in
+# cruxflow/workflow/llm_role.py, one role per way of choosing the backend.
 DATASET_LLM = LLMRole(LLM, llm_backend_name)
-llm_threads, llm_gpus = DATASET_LLM.threads, DATASET_LLM.gpus
-llm_mem_mb, llm_runtime, llm_env = (
-    DATASET_LLM.mem_mb,
-    DATASET_LLM.runtime,
-    DATASET_LLM.env,
-)
 
 
 def shard_files(pattern):

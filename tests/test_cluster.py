@@ -59,7 +59,7 @@ def _llm_reranker_envs() -> list[str]:
 
 
 ENV_CHOOSERS = {
-    "llm_env": _llm_role_envs,
+    "DATASET_LLM.env": _llm_role_envs,
     "GENERATOR_LLM.env": _llm_role_envs,
     "JUDGE_LLM.env": _llm_role_envs,
     "BEYOND_LLM.env": _llm_role_envs,
@@ -350,11 +350,19 @@ def test_rule_declares_what_it_needs(rule):
             f"rule {rule}: no {key}:")
     resources = body.split("    resources:\n", 1)[1]
     for key in ("mem_mb", "runtime"):
-        assert re.search(rf"^        {key}=", resources, flags=re.M), f"rule {rule}: no {key}"
+        assert re.search(rf"^        {key}=", resources, flags=re.M) or role_resources(body), (
+            f"rule {rule}: no {key}")
+
+
+def role_resources(body: str) -> bool:
+    """Whether a rule's resources are an LLM role's (``**ROLE.resources``: gpu, mem_mb and
+    runtime; cruxflow/workflow/llm_role.py, tested in tests/test_llm_role.py)."""
+    return bool(re.search(r"^        \*\*[A-Z_]+\.resources,", body, flags=re.M))
 
 
 def gpu_rules() -> set[str]:
-    return {r for r, body in RULES.items() if re.search(r"^        gpu=", body, flags=re.M)}
+    return {r for r, body in RULES.items()
+            if re.search(r"^        gpu=", body, flags=re.M) or role_resources(body)}
 
 
 def test_gpu_rules_are_the_ones_the_profile_names():

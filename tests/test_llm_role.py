@@ -47,3 +47,11 @@ def test_the_backend_is_chosen_per_job():
     assert role.gpus(SimpleNamespace(dataset="big")) == 4
     assert role.gpus(SimpleNamespace(dataset="small")) == 0
     assert role.spec(SimpleNamespace(dataset="small"))["model"] == "m.gguf"
+
+
+def test_resources_and_params_as_the_rules_unpack_them():
+    role = LLMRole(LLM, role_of)
+    resources = role.resources
+    assert set(resources) == {"gpu", "mem_mb", "runtime"}
+    assert [resources[k](job("gpu")) for k in ("gpu", "mem_mb", "runtime")] == [4, 128000, 2880]
+    assert role.params["llm"] is LLM and role.params["backend"](job("api")) == "api"

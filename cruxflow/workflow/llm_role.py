@@ -47,3 +47,15 @@ class LLMRole:
     def env(self, wildcards) -> str:
         """vLLM's own conda environment for vllm backends, the LLM one otherwise."""
         return VLLM_ENV if self.spec(wildcards)["kind"] == "vllm" else LLM_ENV
+
+    @property
+    def resources(self) -> dict[str, Callable[[Any], int]]:
+        """A rule's ``resources:`` (``**role.resources``): GPUs, memory and runtime per job."""
+        return {"gpu": self.gpus, "mem_mb": self.mem_mb, "runtime": self.runtime}
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The ``params:`` every LLM rule passes its script (``**role.params``): the llm
+        section and the job's backend name, which ``cruxflow.workflow.job`` builds the cached
+        runner from."""
+        return {"llm": self.llm, "backend": self.name}
