@@ -7,6 +7,7 @@ import ast
 import importlib.metadata as md
 import re
 import sys
+import textwrap
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -23,13 +24,26 @@ ENVS = REPO / "envs"
 # --- the rules, read from rules/*.smk
 
 
+# One definition for several rules: ``for <var> in ("a", "b"):`` over an anonymous ``rule:``
+# named ``<var>`` (rules/beyond.smk).
+LOOP = re.compile(r"^for (\w+) in (\([^)]*\)):\n\n    rule:\n(.*?)(?=^\S|\Z)",
+                  flags=re.M | re.S)
+
+
 def rule_blocks() -> dict[str, str]:
-    """Each rule's text, by name."""
+    """Each rule's text, by name; a loop's rule once per name, with the name filled in."""
     blocks = {}
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        parts = re.split(r"^rule (\w+):\n", smk.read_text(), flags=re.M)
+        text = smk.read_text()
+        parts = re.split(r"^rule (\w+):\n", text, flags=re.M)
         for name, body in zip(parts[1::2], parts[2::2], strict=True):
             blocks[name] = re.split(r"^\S", body, maxsplit=1, flags=re.M)[0]
+        for var, names, body in LOOP.findall(text):
+            body = textwrap.dedent(body)
+            assert re.search(rf"^name:\n    {var}\n", body, flags=re.M), smk
+            for name in ast.literal_eval(names):
+                filled = body.replace('f"', '"').replace("{" + var + "}", name)
+                blocks[name] = textwrap.indent(filled, "    ")
     return blocks
 
 
