@@ -33,8 +33,12 @@ def authors_offline(run_path, ratings: dict, depth: int = 100) -> dict[str, list
     stage's top ``depth`` read by our run reader, their pre-computed ratings (one row per
     candidate in first-stage order), aggregation sum with its default tau."""
     run = {q: [r.doc_id for r in rows][:depth] for q, rows in read_run(run_path).items()}
-    return {q: [docs[i] for i in coverage_order(ratings[q])] for q, docs in run.items()
-            if q in ratings}
+    out = {}
+    for q, docs in run.items():
+        if q in ratings:
+            assert len(ratings[q]) == len(docs), q     # one row per candidate
+            out[q] = [docs[i] for i in coverage_order(ratings[q])]
+    return out
 
 
 def top10(run_path) -> dict[str, list[str]]:
