@@ -113,3 +113,15 @@ def test_the_guide_example_registers_and_reranks(monkeypatch):
     out = rerank_run(run, {"q": "Flood in the river town"}, texts,
                      make_reranker({"kind": "overlap", "min_chars": 5}))
     assert [d for d, _ in out["q"]] == ["b", "c", "a", "d"]
+
+
+def test_a_gpu_kind_without_gpus_and_a_missing_dependency_are_named(monkeypatch):
+    gpu_only = registry.Kind("big", "cruxflow_no_such_module:from_spec", "rerank", "rerank",
+                             needs_gpu=True)
+    monkeypatch.setitem(registry.KINDS, "big", gpu_only)
+    assert registry.problems("b", {"kind": "big", "model": "m"}) == [
+        ("retrieval.rerankers.b.gpus", "kind 'big' needs a GPU: set gpus (1 or more)")]
+    assert registry.problems("b", {"kind": "big", "model": "m", "gpus": 1}) == []
+    with pytest.raises(ModuleNotFoundError, match=r"reranker kind 'big' needs the 'rerank' "
+                       r"extra: pip install 'cruxflow\[rerank\]' \(cruxflow_no_such_module"):
+        make_reranker({"kind": "big", "model": "m", "gpus": 1}, device="cpu")

@@ -61,8 +61,13 @@ class Kind:
         return self.builder.partition(":")[0]
 
     def build(self, spec: dict, build: Build):
+        from cruxflow._extras import extra
+
         module, _, function = self.builder.partition(":")
-        return getattr(importlib.import_module(module), function)(self.with_defaults(spec), build)
+        # A dependency the module imports and the kind's extra installs: named in one line.
+        with extra(f"reranker kind {self.name!r}", self.extra):
+            builder = getattr(importlib.import_module(module), function)
+        return builder(self.with_defaults(spec), build)
 
     def with_defaults(self, spec: dict) -> dict:
         """The spec with every option of this kind that it leaves out set to its default."""
@@ -153,4 +158,6 @@ def problems(name: str, spec: dict) -> list[tuple[str, str]]:
                          f"(its options: {', '.join(k.options) or 'none'})"))
     if k.needs_model and not spec.get("model"):
         out.append((f"{key}.model", f"kind {k.name!r} needs a model"))
+    if k.needs_gpu and not spec.get("gpus"):
+        out.append((f"{key}.gpus", f"kind {k.name!r} needs a GPU: set gpus (1 or more)"))
     return out
