@@ -10,7 +10,9 @@ from snakemake.utils import validate
 
 sys.path.insert(0, workflow.basedir)
 from cruxflow.data import names
+from cruxflow.rerank import registry as reranker_registry
 from cruxflow.workflow import config as workflow_config
+from cruxflow.workflow.llm_role import LLMRole
 
 validate(config, "../cruxflow/schemas/config.schema.json", set_default=True)
 # Format-dependent defaults and the checks across keys (cruxflow/workflow/config.py).
@@ -75,18 +77,44 @@ if "splade" in RETRIEVAL["retrievers"] and "splade" not in RETRIEVERS:
         "set (the paper preset names naver/splade-v3)"
     )
 RERANKERS = RETRIEVAL["rerankers"]
-PIPELINES = [f"{r}+{x}" for r in RETRIEVERS for x in RERANKERS]
+PIPELINES = workflow_config.pipelines(config)
 CONTEXT_SIZES = [str(k) for k in METRICS["context_sizes"]]
 
 
-def rerankers_of_kind(*kinds):
-    """A wildcard pattern matching the names of the rerankers of these kinds (or nothing)."""
+def rerankers_in_env(env):
+    """A wildcard pattern matching the names of the rerankers whose kind runs in ``env``
+    (cruxflow/rerank/registry.py), or nothing."""
+    kinds = reranker_registry.kinds_in_env(env)
     names = [re.escape(n) for n, spec in RERANKERS.items() if spec["kind"] in kinds]
     return "|".join(names) if names else "(?!)"
 
 
 def reranker_spec(wildcards):
     return RERANKERS[wildcards.reranker]
+
+
+def reranker_depth(wildcards):
+    return reranker_spec(wildcards).get("depth") or RETRIEVAL["depth"]
+
+
+RERANKER_LLM = LLMRole(
+    LLM, lambda wc: reranker_spec(wc).get("llm_backend") or LLM["backend"]
+)
+
+
+def reranker_resource(key, default):
+    """Resource function: the reranker's own setting; else, for one that calls an llm
+    backend, that backend's (its gpus, mem_mb, runtime); else ``default``."""
+
+    def resource(wildcards):
+        spec = reranker_spec(wildcards)
+        if spec.get(key):
+            return spec[key]
+        if reranker_registry.uses_llm_backend(spec):
+            return getattr(RERANKER_LLM, key)(wildcards)
+        return default
+
+    return resource
 
 
 def systems(dataset):
@@ -126,42 +154,9 @@ def llm_backend(wildcards):
     return LLM["backends"][llm_backend_name(wildcards)]
 
 
-class LLMRole:
-    """Resources and environment of the rules that call one llm.backends entry, chosen per
-    job by ``name`` (a function of the wildcards)."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def spec(self, wildcards):
-        return LLM["backends"][self.name(wildcards)]
-
-    def threads(self, wildcards):
-        return LLM["threads"] if self.spec(wildcards)["kind"] == "llamacpp" else 1
-
-    def gpus(self, wildcards):
-        spec = self.spec(wildcards)
-        return spec.get("gpus", 1) if spec["kind"] == "vllm" else 0
-
-    def mem_mb(self, wildcards):
-        return self.spec(wildcards).get("mem_mb", 4000)
-
-    def runtime(self, wildcards):
-        return self.spec(wildcards).get("runtime", 720)
-
-    def env(self, wildcards):
-        """vLLM's own conda environment for vllm backends, the LLM one otherwise."""
-        kind = self.spec(wildcards)["kind"]
-        return "../envs/vllm.yaml" if kind == "vllm" else "../envs/llm.yaml"
-
-
-DATASET_LLM = LLMRole(llm_backend_name)
-llm_threads, llm_gpus = DATASET_LLM.threads, DATASET_LLM.gpus
-llm_mem_mb, llm_runtime, llm_env = (
-    DATASET_LLM.mem_mb,
-    DATASET_LLM.runtime,
-    DATASET_LLM.env,
-)
+# The LLM rules' threads, resources, conda environment and params, per job: written once in
+# cruxflow/workflow/llm_role.py, one role per way of choosing the backend.
+DATASET_LLM = LLMRole(LLM, llm_backend_name)
 
 
 def shard_files(pattern):
@@ -202,8 +197,8 @@ SAMPLE_IDS = [f"s{i:02d}" for i in range(SAMPLES["n"])]
 SAMPLE_SYSTEM = re.compile(
     "(" + "|".join(map(re.escape, RETRIEVERS)) + r")\.s\d+" if RETRIEVERS else "(?!)"
 )
-GENERATOR_LLM = LLMRole(lambda wc: RAG["generator"] or LLM["backend"])
-JUDGE_LLM = LLMRole(lambda wc: RAG["judge"] or llm_backend_name(wc))
+GENERATOR_LLM = LLMRole(LLM, lambda wc: RAG["generator"] or LLM["backend"])
+JUDGE_LLM = LLMRole(LLM, lambda wc: RAG["judge"] or llm_backend_name(wc))
 
 
 def rag_systems(dataset):
@@ -237,13 +232,9 @@ def all_targets():
     return targets
 
 
-def listwise_env(wildcards):
-    """rank_llm's own environment, or the LLM environment of the cruxflow engine's backend."""
-    spec = RERANKERS[wildcards.reranker]
-    if spec.get("engine", "cruxflow") == "rank_llm":
-        return "../envs/rank_llm.yaml"
-    backend = LLM["backends"][spec.get("llm_backend") or LLM["backend"]]
-    return "../envs/vllm.yaml" if backend["kind"] == "vllm" else "../envs/llm.yaml"
+def reranker_env(wildcards):
+    """The conda environment of a reranker's job, by its kind (cruxflow/rerank/registry.py)."""
+    return f"../envs/{reranker_registry.conda_env(RERANKERS[wildcards.reranker], LLM)}"
 
 
 # --- RAG, tables and agreement (rules/rag.smk)
@@ -329,7 +320,7 @@ def rag_targets():
 # --- metrics beyond CRUX on the user's own files (rules/beyond.smk) -----------------------------
 
 BEYOND = config["beyond"]
-BEYOND_LLM = LLMRole(lambda wc: BEYOND["backend"] or LLM["backend"])
+BEYOND_LLM = LLMRole(LLM, lambda wc: BEYOND["backend"] or LLM["backend"])
 # The files each job writes: the first is the rule's main output.
 BEYOND_OUTPUTS = {
     "udcg": ("summary.json", "contexts.tsv", "passages.jsonl"),

@@ -20,15 +20,12 @@ rule passages:
         "benchmarks/results/passages/{dataset}/shard{shard}-of{shards}.tsv"
     priority: 20
     conda:
-        llm_env
-    threads: llm_threads
+        DATASET_LLM.env
+    threads: DATASET_LLM.threads
     resources:
-        gpu=llm_gpus,
-        mem_mb=llm_mem_mb,
-        runtime=llm_runtime,
+        **DATASET_LLM.resources,
     params:
-        llm=LLM,
-        backend=llm_backend_name,
+        **DATASET_LLM.params,
     script:
         "../workflow_scripts/passages.py"
 
@@ -46,15 +43,12 @@ rule report_requests:
         "benchmarks/results/report_requests/{dataset}.tsv"
     priority: 20
     conda:
-        llm_env
-    threads: llm_threads
+        DATASET_LLM.env
+    threads: DATASET_LLM.threads
     resources:
-        gpu=llm_gpus,
-        mem_mb=llm_mem_mb,
-        runtime=llm_runtime,
+        **DATASET_LLM.resources,
     params:
-        llm=LLM,
-        backend=llm_backend_name,
+        **DATASET_LLM.params,
     script:
         "../workflow_scripts/report_requests.py"
 
@@ -72,15 +66,12 @@ rule subquestions:
         "benchmarks/results/subquestions/{dataset}.tsv"
     priority: 20
     conda:
-        llm_env
-    threads: llm_threads
+        DATASET_LLM.env
+    threads: DATASET_LLM.threads
     resources:
-        gpu=llm_gpus,
-        mem_mb=llm_mem_mb,
-        runtime=llm_runtime,
+        **DATASET_LLM.resources,
     params:
-        llm=LLM,
-        backend=llm_backend_name,
+        **DATASET_LLM.params,
         n=lambda wc: DATASETS[wc.dataset]["n_questions"],
     script:
         "../workflow_scripts/subquestions.py"
@@ -104,14 +95,11 @@ rule ratings:
         "benchmarks/results/ratings/{dataset}/shard{shard}-of{shards}.tsv"
     priority: 20
     conda:
-        llm_env
-    threads: llm_threads
+        DATASET_LLM.env
+    threads: DATASET_LLM.threads
     resources:
-        gpu=llm_gpus,
-        mem_mb=llm_mem_mb,
-        runtime=llm_runtime,
+        **DATASET_LLM.resources,
     params:
-        llm=LLM,
-        backend=llm_backend_name,
+        **DATASET_LLM.params,
     script:
         "../workflow_scripts/ratings.py"

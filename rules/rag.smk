@@ -18,12 +18,9 @@ rule rag_generate:
         GENERATOR_LLM.env
     threads: GENERATOR_LLM.threads
     resources:
-        gpu=GENERATOR_LLM.gpus,
-        mem_mb=GENERATOR_LLM.mem_mb,
-        runtime=GENERATOR_LLM.runtime,
+        **GENERATOR_LLM.resources,
     params:
-        llm=LLM,
-        backend=GENERATOR_LLM.name,
+        **GENERATOR_LLM.params,
         tokenizer=METRICS["tokenizer"],
         max_tokens=RAG["max_tokens"],
         max_topics=RAG["max_topics"],
@@ -48,12 +45,9 @@ rule rag_judge:
         JUDGE_LLM.env
     threads: JUDGE_LLM.threads
     resources:
-        gpu=JUDGE_LLM.gpus,
-        mem_mb=JUDGE_LLM.mem_mb,
-        runtime=JUDGE_LLM.runtime,
+        **JUDGE_LLM.resources,
     params:
-        llm=LLM,
-        backend=JUDGE_LLM.name,
+        **JUDGE_LLM.params,
     script:
         "../workflow_scripts/rag_judge.py"
 

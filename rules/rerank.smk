@@ -1,11 +1,12 @@
 # Second stages over the top-100 of every first stage (paper Sec. 4.1). Each reranker of
-# retrieval.rerankers is matched to a rule by its kind (a wildcard constraint): listwise
-# rerankers have their own, which calls an LLM backend or rank_llm in that one's environment.
+# retrieval.rerankers is matched to a rule by the environment its kind runs in
+# (cruxflow/rerank/registry.py, a wildcard constraint): the torch models in envs/rerank.yaml,
+# the LLM rerankers (listwise windows, LANCER) in their LLM backend's environment or rank_llm's.
 
 
 rule rerank:
-    """MMR over a sentence encoder (diversity), pointwise cross-encoder and monoT5 scores, or
-    Setwise heapsort with Flan-T5: the reranker's kind picks the model in one script."""
+    """The torch rerankers (MMR, cross-encoder, monoT5, Setwise heapsort...): the reranker's
+    kind picks the model in one script."""
     input:
         **dataset_files(),
         collection=collection,
@@ -17,7 +18,7 @@ rule rerank:
     benchmark:
         "benchmarks/results/rerank/{dataset}/{retriever}+{reranker}.tsv"
     wildcard_constraints:
-        reranker=rerankers_of_kind("mmr", "cross-encoder", "monot5", "setwise"),
+        reranker=rerankers_in_env("rerank"),
     priority: 10
     conda:
         "../envs/rerank.yaml"
@@ -28,13 +29,16 @@ rule rerank:
         gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
     params:
         spec=reranker_spec,
-        depth=RETRIEVAL["depth"],
+        depth=reranker_depth,
+        run_depth=RETRIEVAL["depth"],
     script:
         "../workflow_scripts/rerank.py"
 
 
-rule rerank_listwise:
-    """Listwise LLM windows (RankZephyr, FIRST): cruxflow's LLM layer or rank_llm."""
+rule rerank_llm:
+    """The LLM rerankers: listwise windows (RankZephyr, FIRST; cruxflow's LLM layer or
+    rank_llm) and LANCER's sub-question coverage, through cruxflow's cached LLM layer.
+    """
     input:
         **dataset_files(),
         collection=collection,
@@ -42,23 +46,24 @@ rule rerank_listwise:
     output:
         "results/runs/{dataset}/{retriever}+{reranker}.run",
     log:
-        main="logs/rerank_listwise/{dataset}/{retriever}+{reranker}.log",
-        calls="logs/rerank_listwise/{dataset}/{retriever}+{reranker}.calls.json",
+        main="logs/rerank_llm/{dataset}/{retriever}+{reranker}.log",
+        calls="logs/rerank_llm/{dataset}/{retriever}+{reranker}.calls.json",
     benchmark:
-        "benchmarks/results/rerank_listwise/{dataset}/{retriever}+{reranker}.tsv"
+        "benchmarks/results/rerank_llm/{dataset}/{retriever}+{reranker}.tsv"
     wildcard_constraints:
-        reranker=rerankers_of_kind("listwise"),
+        reranker=rerankers_in_env("llm"),
     priority: 10
     conda:
-        listwise_env
+        reranker_env
     threads: 2
     resources:
-        mem_mb=lambda wc: reranker_spec(wc).get("mem_mb", 8000),
-        runtime=lambda wc: reranker_spec(wc).get("runtime", 240),
-        gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
+        mem_mb=reranker_resource("mem_mb", 8000),
+        runtime=reranker_resource("runtime", 240),
+        gpu=reranker_resource("gpus", 0),
     params:
         spec=reranker_spec,
-        depth=RETRIEVAL["depth"],
+        depth=reranker_depth,
+        run_depth=RETRIEVAL["depth"],
         llm=LLM,
     script:
         "../workflow_scripts/rerank.py"

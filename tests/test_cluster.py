@@ -7,6 +7,7 @@ import ast
 import importlib.metadata as md
 import re
 import sys
+import textwrap
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -23,13 +24,26 @@ ENVS = REPO / "envs"
 # --- the rules, read from rules/*.smk
 
 
+# One definition for several rules: ``for <var> in ("a", "b"):`` over an anonymous ``rule:``
+# named ``<var>`` (rules/beyond.smk).
+LOOP = re.compile(r"^for (\w+) in (\([^)]*\)):\n\n    rule:\n(.*?)(?=^\S|\Z)",
+                  flags=re.M | re.S)
+
+
 def rule_blocks() -> dict[str, str]:
-    """Each rule's text, by name."""
+    """Each rule's text, by name; a loop's rule once per name, with the name filled in."""
     blocks = {}
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        parts = re.split(r"^rule (\w+):\n", smk.read_text(), flags=re.M)
+        text = smk.read_text()
+        parts = re.split(r"^rule (\w+):\n", text, flags=re.M)
         for name, body in zip(parts[1::2], parts[2::2], strict=True):
             blocks[name] = re.split(r"^\S", body, maxsplit=1, flags=re.M)[0]
+        for var, names, body in LOOP.findall(text):
+            body = textwrap.dedent(body)
+            assert re.search(rf"^name:\n    {var}\n", body, flags=re.M), smk
+            for name in ast.literal_eval(names):
+                filled = body.replace('f"', '"').replace("{" + var + "}", name)
+                blocks[name] = textwrap.indent(filled, "    ")
     return blocks
 
 
@@ -43,25 +57,28 @@ def directive(body: str, name: str) -> str | None:
 
 RULES = rule_blocks()
 
-# Rules whose conda: is chosen per job by the config: the functions that choose, in
-# rules/common.smk. Their possible environments are the env paths written in their bodies.
+# Rules whose conda: is chosen per job by the config, and every environment each chooser may
+# choose (the choosers live in rules/common.smk, cruxflow/workflow/llm_role.py and the
+# reranker registry).
+def _llm_role_envs() -> list[str]:
+    from cruxflow.workflow.llm_role import ENVS as ROLE_ENVS
+
+    return list(ROLE_ENVS)
+
+
+def _llm_reranker_envs() -> list[str]:
+    from cruxflow.rerank import registry
+
+    return [f"../envs/{e}" for e in registry.possible_envs("llm")]
+
+
 ENV_CHOOSERS = {
-    "llm_env": "LLMRole.env",
-    "GENERATOR_LLM.env": "LLMRole.env",
-    "JUDGE_LLM.env": "LLMRole.env",
-    "BEYOND_LLM.env": "LLMRole.env",
-    "listwise_env": "listwise_env",
+    "DATASET_LLM.env": _llm_role_envs,
+    "GENERATOR_LLM.env": _llm_role_envs,
+    "JUDGE_LLM.env": _llm_role_envs,
+    "BEYOND_LLM.env": _llm_role_envs,
+    "reranker_env": _llm_reranker_envs,
 }
-
-
-def chooser_source(qualname: str) -> str:
-    tree = ast.parse((REPO / "rules/common.smk").read_text())
-    *cls, func = qualname.split(".")
-    scope = tree.body
-    if cls:
-        scope = next(n.body for n in scope if isinstance(n, ast.ClassDef) and n.name == cls[0])
-    node = next(n for n in scope if isinstance(n, ast.FunctionDef) and n.name == func)
-    return ast.unparse(node)
 
 
 def rule_envs(rule: str) -> list[str]:
@@ -73,8 +90,7 @@ def rule_envs(rule: str) -> list[str]:
     else:
         assert conda in ENV_CHOOSERS, (
             f"rule {rule}: conda: {conda} chooses an env per job; add it to ENV_CHOOSERS")
-        paths = re.findall(r"'(\.\./envs/[\w.]+\.yaml)'", chooser_source(ENV_CHOOSERS[conda]))
-        assert paths, f"{ENV_CHOOSERS[conda]} names no envs/*.yaml"
+        paths = ENV_CHOOSERS[conda]()
     return [Path(p).name for p in paths]
 
 
@@ -181,8 +197,21 @@ def script_imports(script: Path) -> tuple[frozenset[str], frozenset[str]]:
         some.update(m.split(".")[0] for m in lazy if not own(m))
         todo += [(f, unconditional) for m in eager if own(m) for f in module_files(m)]
         todo += [(f, False) for m in lazy if own(m) and path == script for f in module_files(m)]
+        for module, reached in DYNAMIC_IMPORTS.items():
+            if path == module_files(module)[-1]:
+                todo += [(f, False) for m in reached() for f in module_files(m)]
     std = sys.stdlib_module_names
     return frozenset(always - std), frozenset(some - always - std)
+
+
+def _reranker_modules() -> list[str]:
+    from cruxflow.rerank import registry
+
+    return [k.module for k in registry.KINDS.values()]
+
+
+# Modules that import others by name at run time: what they can reach.
+DYNAMIC_IMPORTS = {"cruxflow.rerank.registry": _reranker_modules}
 
 
 # Import names whose distribution is not installed in the test environment (GPU stacks).
@@ -335,11 +364,19 @@ def test_rule_declares_what_it_needs(rule):
             f"rule {rule}: no {key}:")
     resources = body.split("    resources:\n", 1)[1]
     for key in ("mem_mb", "runtime"):
-        assert re.search(rf"^        {key}=", resources, flags=re.M), f"rule {rule}: no {key}"
+        assert re.search(rf"^        {key}=", resources, flags=re.M) or role_resources(body), (
+            f"rule {rule}: no {key}")
+
+
+def role_resources(body: str) -> bool:
+    """Whether a rule's resources are an LLM role's (``**ROLE.resources``: gpu, mem_mb and
+    runtime; cruxflow/workflow/llm_role.py, tested in tests/test_llm_role.py)."""
+    return bool(re.search(r"^        \*\*[A-Z_]+\.resources,", body, flags=re.M))
 
 
 def gpu_rules() -> set[str]:
-    return {r for r, body in RULES.items() if re.search(r"^        gpu=", body, flags=re.M)}
+    return {r for r, body in RULES.items()
+            if re.search(r"^        gpu=", body, flags=re.M) or role_resources(body)}
 
 
 def test_gpu_rules_are_the_ones_the_profile_names():

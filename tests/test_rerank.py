@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cruxflow.llm.base import Completion
-from cruxflow.rerank import Candidate, by_order, by_score, rerank_run
+from cruxflow.rerank import Candidate, by_order, by_score, keep_rest, rerank_run
 from cruxflow.rerank.listwise import (
     ListwiseReranker,
     parse_permutation,
@@ -59,6 +59,14 @@ def test_rerank_run_checks_ids_and_completeness():
 
     with pytest.raises(RuntimeError, match="did not return every candidate of query 'q1'"):
         rerank_run(run, {"q1": "x"}, texts, Drops())
+
+
+def test_keep_rest_appends_the_unread_candidates_in_first_stage_order():
+    run = {"q": [("a", 9.0), ("b", 8.0), ("c", 7.0), ("d", 6.0), ("e", 5.0)]}
+    reranked = {"q": [("b", 2.0), ("a", 1.0)]}          # a reranker read the top 2
+    assert keep_rest(reranked, run, depth=4) == {
+        "q": [("b", 2.0), ("a", 1.0), ("c", 0.0), ("d", -1.0)]}
+    assert keep_rest(reranked, run, depth=2) == reranked
 
 
 # --- MMR ------------------------------------------------------------------------------------

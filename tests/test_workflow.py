@@ -433,15 +433,16 @@ def test_paper_preset_plans_gpu_jobs(tmp_path):
             assert "gpu=" not in block and "shards/shard0-of" in block, block
     assert count("bm25_search") == count("splade_search") == 2          # the two test sets
     # Table 1's pipelines: 3 first stages x 6 rerankers x 2 test sets, each on one GPU.
-    # MMR, miniLM, monoT5 and Setwise share one rule; RankZephyr and RankFirst are listwise.
-    assert count("rerank") == 4 * 6 and count("rerank_listwise") == 2 * 6
+    # MMR, miniLM, monoT5 and Setwise share one rule; RankZephyr and RankFirst are listwise;
+    # LANCER (beyond the paper) reranks BM25 and dense only, on the 4-GPU Llama-3.3-70B.
+    assert count("rerank") == 4 * 6 and count("rerank_llm") == 2 * 6 + 2 * 2
     for block in out.split("\n\n"):
-        if "rule rerank:" in block or "rule rerank_listwise:" in block:
-            assert "gpu=1" in block, block
+        if "rule rerank:" in block or "rule rerank_llm:" in block:
+            assert ("gpu=4" if "+LANCER" in block else "gpu=1") in block, block
     assert "multi_news-train/eta3/context_metrics" not in out
     # Sec. 4: reports from every pipeline (+ oracle, + #1) at k |Z*|, 10, 20 by the 8B
     # generator on 1 GPU, judged by the 70B on 4; 16 sampled contexts per first stage.
-    per_set = (1 + 3 * 7) * 3 + 1 + 3 * 16
+    per_set = (1 + 3 * 7 + 2) * 3 + 1 + 3 * 16
     assert count("rag_generate") == count("rag_judge") == 2 * per_set
     for block in out.split("\n\n"):
         if "rule rag_generate:" in block:

@@ -221,6 +221,9 @@ def test_paper_preset_sets_the_authors_choices():
     assert got["metrics"]["tokenizer"].endswith("tokenizer.json")
     assert got["ratings"]["decoding"] == "free" and got["ratings"]["free_max_tokens"] == 5
     assert got["ratings"]["layout"] == "paper"   # Fig. 8 as printed, question first
+    # LANCER's backend applies the chat template, as the LANCER authors did; CRUX's do not.
+    lancer = config["retrieval"]["rerankers"]["LANCER"]["llm_backend"]
+    assert got["endpoints"].pop(lancer) == "chat"
     assert set(got["endpoints"].values()) == {"completion"}
     assert got["passages"] == {"max_document_words": 1024, "chunk_words": 512,
                                "max_passages": 3, "distractors": "llm"}   # every document

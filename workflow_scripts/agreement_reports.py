@@ -4,6 +4,7 @@ import pandas as pd
 
 from cruxflow.data.io import atomic_write, write_json
 from cruxflow.data.model import Dataset
+from cruxflow.data.names import ORACLE_K
 from cruxflow.metrics.judgments import read_judgments
 from cruxflow.paper.agreement import agreement_report, plot_agreement
 from cruxflow.paper.human_labels import read_report_label_files
@@ -17,7 +18,7 @@ topics = Dataset.load(dataset_dir(sm), with_passages=False).topics
 labels = read_report_label_files([sm.input.labels], topics=topics)
 kept = {t: j.kept for t, j in read_judgments(sm.input.judgments).items()}
 per_query = pd.read_csv(sm.input.per_query, sep="\t", dtype={"k": str, "topic": str})
-llm_cov = per_query[(per_query["eta"] == eta) & (per_query["k"] == "oracle")][
+llm_cov = per_query[(per_query["eta"] == eta) & (per_query["k"] == ORACLE_K)][
     ["topic", "system", "Cov_y"]]
 result = agreement_report(labels=labels, kept=kept, llm_cov=llm_cov, eta=eta)
 for name in ("human_coverage", "spearman"):  # annotator_spearman is in the summary

@@ -4,6 +4,7 @@ tests and the Cov(Z)-vs-Cov(y) scatter (paper Sec. 4)."""
 import pandas as pd
 
 from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.names import ORACLE_K
 from cruxflow.metrics.tokens import describe_token_counter
 from cruxflow.paper import significance, tables
 from cruxflow.paper.figures import plot_intermediate_vs_final
@@ -22,11 +23,11 @@ def write(path, text):
         f.write(text if text.endswith("\n") else text + "\n")
 
 
-t1 = tables.table1(per_query, eta=p.eta, k="oracle", **boot)
+t1 = tables.table1(per_query, eta=p.eta, k=ORACLE_K, **boot)
 write(out.table1_csv, tables.to_csv(t1))
 write(out.table1_md, tables.table1_markdown(t1))
 write(out.table1_tex, tables.table1_latex(t1, caption=p.captions["table1"]))
-t2 = tables.table2(per_query, etas=p.etas, k="oracle", **boot)
+t2 = tables.table2(per_query, etas=p.etas, k=ORACLE_K, **boot)
 write(out.table2_csv, tables.to_csv(t2))
 write(out.table2_md, tables.table2_markdown(t2))
 write(out.table2_tex, tables.table2_latex(t2, caption=p.captions["table2"]))
@@ -34,7 +35,7 @@ t3 = tables.table3(per_query, eta=p.eta, **boot)
 write(out.table3_csv, tables.to_csv(t3))
 write(out.table3_md, tables.table3_markdown(t3))
 write(out.table3_tex, tables.table3_latex(t3, caption=p.captions["table3"]))
-at_k = tables.select(per_query, eta=p.eta, k="oracle")
+at_k = tables.select(per_query, eta=p.eta, k=ORACLE_K)
 tests = pd.concat([significance.paired_tests(at_k, m, n_resamples=p.permutations, seed=p.seed)
                    for m in ("Cov_y", "Cov")], ignore_index=True)
 write(out.significance_csv, tables.to_csv(tests))

@@ -2,6 +2,7 @@
 
 from cruxflow.data.io import write_run
 from cruxflow.data.model import Dataset
+from cruxflow.data.names import RANDOM, RANDOM_RELEVANT
 from cruxflow.metrics.judgments import derive
 from cruxflow.retrieval.baselines import random_ranking
 from cruxflow.workflow.job import dataset_dir, setup_logging
@@ -13,5 +14,5 @@ judgments = derive(dataset)  # P* does not depend on eta; only the relevant sets
 for path, relevant_only in ((out.random, False), (out.random_relevant, True)):
     ranking = random_ranking(judgments, list(dataset.passages), relevant_only=relevant_only,
                              depth=p.depth, seed=p.seed)
-    write_run(path, ranking, tag="random-relevant" if relevant_only else "random")
+    write_run(path, ranking, tag=RANDOM_RELEVANT if relevant_only else RANDOM)
     log.info("wrote %s (%d topics)", path, len(ranking))

@@ -1,9 +1,10 @@
-"""Rules rerank and rerank_listwise: a first-stage run -> the same candidates reordered."""
+"""Rules rerank and rerank_llm: a first-stage run -> the same candidates reordered."""
 
 from cruxflow.data.io import write_run
 from cruxflow.data.model import Dataset
-from cruxflow.rerank import rerank_run
+from cruxflow.rerank import keep_rest, rerank_run
 from cruxflow.rerank.factory import make_reranker
+from cruxflow.rerank.registry import kind
 from cruxflow.retrieval import topic_queries
 from cruxflow.retrieval.corpus import read_collection, run_ranking
 from cruxflow.workflow.job import dataset_dir, job_device, log_llm_stats, setup_logging
@@ -11,8 +12,8 @@ from cruxflow.workflow.job import dataset_dir, job_device, log_llm_stats, setup_
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 spec, name = sm.params.spec, sm.wildcards.reranker
-if spec["kind"] != "listwise":
-    # The torch rerankers; listwise ones run in the LLM environments, which have no torch.
+if kind(spec["kind"]).env == "rerank":
+    # The torch rerankers; LLM ones run in the LLM environments, which have no torch.
     import torch
 
     torch.set_num_threads(sm.threads)
@@ -23,16 +24,23 @@ def llm_runner(backend):
     from cruxflow.llm import make_runner
 
     runners.append(make_runner(sm.params.llm, backend or sm.params.llm["backend"],
-                               threads=sm.threads, desc=f"listwise {name}"))
+                               threads=sm.threads, desc=f"{spec['kind']} {name}"))
     return runners[-1]
 
 
-reranker = make_reranker(spec, llm_runner=llm_runner, device=job_device(sm))
-queries = topic_queries(Dataset.load(dataset_dir(sm), with_passages=False))
-ranking = rerank_run(run_ranking(sm.input.run), queries, read_collection(sm.input.collection),
-                     reranker, depth=sm.params.depth, progress=True)
+dataset = Dataset.load(dataset_dir(sm), with_passages=False)
+queries = topic_queries(dataset)
+# The topics' own sub-questions, by query text, for LANCER's subquestions: topic.
+questions = {queries[t]: dataset.topics[t].questions for t in queries}
+reranker = make_reranker(spec, llm_runner=llm_runner, device=job_device(sm), questions=questions)
+first_stage = run_ranking(sm.input.run)
+ranking = rerank_run(first_stage, queries, read_collection(sm.input.collection), reranker,
+                     depth=sm.params.depth, progress=True)
+# A reranker given fewer candidates than retrieval.depth (its own depth) keeps the rest below.
+ranking = keep_rest(ranking, first_stage, sm.params.run_depth)
 write_run(sm.output[0], ranking, tag=f"{sm.wildcards.retriever}+{name}")
-log.info("%s (%s, %s): %d queries reranked", name, spec["kind"], spec["model"], len(ranking))
+log.info("%s (%s, %s): %d queries reranked", name, spec["kind"], spec.get("model", "-"),
+         len(ranking))
 for runner in runners:
     log_llm_stats(sm, runner, log)
     runner.close()

@@ -57,9 +57,10 @@ def ask_with_retries(runner, prompts: Sequence[str], sampling: Sampling,
                      parse: Callable[[str], T | None] | Sequence[Callable[[str], T | None]], *,
                      attempts: int = 3,
                      retry_temperature: float | None = None,
-                     fallback: Any = None) -> list[Answer[T]]:
+                     fallback: Any = None, system: str | None = None) -> list[Answer[T]]:
     """One :class:`Answer` per prompt, in order (see the module docstring). No prompt, no use of
-    ``runner`` (a lazy runner then loads no model)."""
+    ``runner`` (a lazy runner then loads no model). ``system``: the system message of every
+    request."""
     if not prompts:
         return []
     parsers = list(parse) if not callable(parse) else [parse] * len(prompts)
@@ -71,7 +72,7 @@ def ask_with_retries(runner, prompts: Sequence[str], sampling: Sampling,
         s = retry_sampling(sampling, attempt, retry_temperature)
         if not todo or s is None:
             break
-        outs = runner.generate([Request(prompts[i], s) for i in todo])
+        outs = runner.generate([Request(prompts[i], s, system=system) for i in todo])
         still = []
         for i, out in zip(todo, outs, strict=True):
             value = parsers[i](out.text)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from cruxflow._extras import extra
+from cruxflow.data.names import DIRECT, HUMAN, ORACLE, RANDOM, RANDOM_RELEVANT, REFERENCE_RUNS
 from cruxflow.metrics.stats import nan_if_none, rank_correlation
 from cruxflow.paper.labels import METRIC_LABELS, TAU_ROW
 
@@ -238,9 +239,7 @@ def plot_intermediate_vs_final(table_frame: pd.DataFrame, path: str | Path, *,
         has_x, has_y = means[x].notna(), means[y].notna()
         pipes = means[(means["kind"] == "pipeline") & has_x & has_y]
         ax.scatter(pipes[x], pipes[y], s=26, color="tab:blue", zorder=3, label="pipelines")
-        styles = {"oracle": ("*", "tab:red", 150), "random": ("v", "0.45", 45),
-                  "random-relevant": ("^", "0.45", 45)}
-        framed = [pipes[[x, y]]] + [means.loc[[b], [x, y]] for b in ("random", "random-relevant")
+        framed = [pipes[[x, y]]] + [means.loc[[b], [x, y]] for b in REFERENCE_RUNS
                                     if b in means.index and has_x[b] and has_y[b]]
         limits = None
         if zoom and len(pipes):
@@ -251,14 +250,14 @@ def plot_intermediate_vs_final(table_frame: pd.DataFrame, path: str | Path, *,
             ax.set_xlim(*limits[0])
             ax.set_ylim(*limits[1])
 
-        styles = {"oracle": ("*", "tab:red", 150), "random": ("v", "0.45", 45),
-                  "random-relevant": ("^", "0.45", 45)}
+        styles = {ORACLE: ("*", "tab:red", 150), RANDOM: ("v", "0.45", 45),
+                  RANDOM_RELEVANT: ("^", "0.45", 45)}
         for system, (marker, color, size) in styles.items():
             if system in means.index and has_x[system] and has_y[system]:
                 r = means.loc[system]
                 ax.scatter([r[x]], [r[y]], marker=marker, s=size, color=color, zorder=4,
                            label=f"{r['label']} ({r[x]:.1f}, {r[y]:.1f}{_off(limits, r[x], r[y])})")
-        lines = {"human": ("tab:green", "--"), "direct": ("tab:orange", ":")}
+        lines = {HUMAN: ("tab:green", "--"), DIRECT: ("tab:orange", ":")}
         for system, (color, style) in lines.items():
             if system in means.index and not has_x[system] and has_y[system]:
                 r = means.loc[system]

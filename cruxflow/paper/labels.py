@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from cruxflow.data.names import REFERENCE_RUNS, REFERENCE_SYSTEMS
+from cruxflow.data.names import (
+    DIRECT,
+    HUMAN,
+    ORACLE,
+    RANDOM,
+    RANDOM_RELEVANT,
+    REFERENCE_RUNS,
+    REFERENCE_SYSTEMS,
+)
 
 REFERENCES = REFERENCE_SYSTEMS
 BASELINES = REFERENCE_RUNS
@@ -18,11 +26,11 @@ _RERANKER_ORDER = {"mmr": 0, "minilm": 1, "monot5": 2, "rankzephyr": 3, "rankfir
                    "setwise": 5, "setwiseflant5": 5}
 FIRST_STAGE_LABELS = {"bm25": "BM25 (LR)", "dense": "Dense (DR)", "splade": "SPLADE (LSR)"}
 FIRST_STAGE_SHORT = {"bm25": "LR", "dense": "DR", "splade": "LSR"}
-SYSTEM_LABELS = {"direct": "(#1) Direct prompting", "human": "(#2) Oracle result y*",
-                 "oracle": "(#3) Oracle retrieval Z*", "random": "Random",
-                 "random-relevant": "Random relevant", **FIRST_STAGE_LABELS}
-LATEX_SYSTEM_LABELS = {"direct": r"(\#1) Direct prompting", "human": r"(\#2) Oracle result $y^*$",
-                        "oracle": r"(\#3) Oracle retrieval $Z^*$"}
+SYSTEM_LABELS = {DIRECT: "(#1) Direct prompting", HUMAN: "(#2) Oracle result y*",
+                 ORACLE: "(#3) Oracle retrieval Z*", RANDOM: "Random",
+                 RANDOM_RELEVANT: "Random relevant", **FIRST_STAGE_LABELS}
+LATEX_SYSTEM_LABELS = {DIRECT: r"(\#1) Direct prompting", HUMAN: r"(\#2) Oracle result $y^*$",
+                        ORACLE: r"(\#3) Oracle retrieval $Z^*$"}
 
 # Two alpha-nDCG columns, named so that nobody takes one for the other: the paper's tables
 # print ndeval's alpha-nDCG@20 with the ideal over all of P* ("published computation"), while

@@ -93,3 +93,18 @@ def rerank_run(run: Mapping[str, Sequence[tuple[str, float]]], queries: Mapping[
                                f"query {qid!r} exactly once")
         out[qid] = ranking
     return out
+
+
+def keep_rest(reranked: Mapping[str, Sequence[tuple[str, float]]],
+              run: Mapping[str, Sequence[tuple[str, float]]], depth: int
+              ) -> dict[str, list[tuple[str, float]]]:
+    """Each query's reranked prefix, then the rest of its first-stage top-``depth`` in
+    first-stage order, scored below the prefix (a reranker that reads fewer candidates than the
+    run holds keeps the run as long)."""
+    out = {}
+    for qid, ranked in reranked.items():
+        seen = {d for d, _ in ranked}
+        rest = [d for d, _ in list(run[qid])[:depth] if d not in seen]
+        low = min((s for _, s in ranked), default=0.0)
+        out[qid] = [*ranked, *((d, low - 1.0 - i) for i, d in enumerate(rest))]
+    return out

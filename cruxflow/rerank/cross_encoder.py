@@ -39,3 +39,9 @@ class CrossEncoderReranker:
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[tuple[str, float]]:
         return by_score(candidates, self.scores(query, [c.text for c in candidates]))
+
+
+def from_spec(spec: dict, build) -> CrossEncoderReranker:
+    """The registry's builder (cruxflow/rerank/registry.py)."""
+    return CrossEncoderReranker(spec["model"], batch_size=spec["batch_size"],
+                                max_length=spec["max_length"], device=build.device)

@@ -17,6 +17,7 @@ a relevant passage can climb from rank 100 to rank 1 in one pass.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Sequence
 
@@ -187,3 +188,21 @@ def _rank_llm_template(name: str) -> str:
     from importlib.resources import files
 
     return str(files("rank_llm.rerank.prompt_templates") / name)
+
+
+def from_spec(spec: dict, build):
+    """The registry's builder (cruxflow/rerank/registry.py): rank_llm's engine, or the
+    cruxflow engine over the job's cached LLM runner."""
+    if spec["engine"] == "rank_llm":
+        key_env = spec["api_key_env"]
+        return RankLLMListwise(spec["model"], first=spec["first"], window=spec["window"],
+                               stride=spec["stride"], gpus=max(spec.get("gpus", 1), 1),
+                               batch_size=spec["batch_size"], base_url=spec["base_url"],
+                               api_key=os.environ.get(key_env) if key_env else None)
+    if spec["first"]:
+        raise ValueError("first: true (FIRST) needs engine: rank_llm")
+    if build.llm_runner is None:
+        raise ValueError("a listwise reranker on the cruxflow engine needs an LLM runner")
+    return ListwiseReranker(build.llm_runner(spec["llm_backend"]), window=spec["window"],
+                            stride=spec["stride"], max_words=spec["max_words"],
+                            max_tokens=spec["max_tokens"])

@@ -87,3 +87,9 @@ class MMRReranker:
         else:
             relevance = min_max(np.array([c.score for c in candidates], dtype=float))
         return by_order(candidates, mmr_order(relevance, docs @ docs.T, self.lam))
+
+
+def from_spec(spec: dict, build) -> MMRReranker:
+    """The registry's builder (cruxflow/rerank/registry.py)."""
+    return MMRReranker(spec["model"], lam=spec["lambda"], relevance=spec["relevance"],
+                       batch_size=spec["batch_size"], device=build.device)

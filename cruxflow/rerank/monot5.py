@@ -61,3 +61,10 @@ class MonoT5Reranker:
 
     def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[tuple[str, float]]:
         return by_score(candidates, self.scores(query, [c.text for c in candidates]))
+
+
+def from_spec(spec: dict, build) -> MonoT5Reranker:
+    """The registry's builder (cruxflow/rerank/registry.py)."""
+    return MonoT5Reranker(spec["model"], batch_size=spec["batch_size"],
+                          max_length=spec["max_length"], device=build.device,
+                          dtype=spec["dtype"])

@@ -140,3 +140,10 @@ class SetwiseReranker:
         self.total_comparisons += calls
         log.debug("setwise: %d candidates, %d model calls", len(candidates), calls)
         return by_order(candidates, top)
+
+
+def from_spec(spec: dict, build) -> SetwiseReranker:
+    """The registry's builder (cruxflow/rerank/registry.py)."""
+    return SetwiseReranker(spec["model"], num_child=spec["num_child"], k=spec["k"],
+                           passage_length=spec["passage_tokens"], device=build.device,
+                           dtype=spec["dtype"])

@@ -104,14 +104,21 @@ def retrievers(config: dict) -> list[str]:
             if r != "splade" or retrieval["splade"]["model"] is not None]
 
 
+def pipelines(config: dict) -> list[str]:
+    """The second stages' systems ``<retriever>+<reranker>``: every reranker over every first
+    stage that runs, or over those its ``retrievers`` option names."""
+    return [f"{r}+{x}" for r in retrievers(config)
+            for x, spec in config["retrieval"]["rerankers"].items()
+            if spec.get("retrievers") is None or r in spec["retrievers"]]
+
+
 def rag_systems(config: dict, dataset: str) -> list[str]:
     """The systems whose contexts feed the generator (#3 oracle first; no #1 and #2 here)."""
     from cruxflow.data import names
 
-    first = retrievers(config)
-    pipelines = [f"{r}+{x}" for r in first for x in config["retrieval"]["rerankers"]]
     baselines = list(names.REFERENCE_RUNS) if config["rag"]["baselines"] else []
-    return [names.ORACLE, *baselines, *first, *pipelines, *config["runs"].get(dataset, {})]
+    return [names.ORACLE, *baselines, *retrievers(config), *pipelines(config),
+            *config["runs"].get(dataset, {})]
 
 
 def rag_pairs(config: dict, dataset: str, which: str) -> list[tuple[str, str]]:
@@ -234,9 +241,18 @@ def _passage_problems(config: dict) -> Iterator[tuple[str, str]]:
                f"({stage['max_document_words']})")
 
 
-def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
+def _reranker_problems(config: dict) -> Iterator[tuple[str, str]]:
+    from cruxflow.rerank import registry
+
     for name, spec in config["retrieval"]["rerankers"].items():
-        if spec["kind"] == "listwise" and spec.get("engine", "cruxflow") == "cruxflow":
+        yield from registry.problems(name, spec)
+
+
+def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
+    from cruxflow.rerank import registry
+
+    for name, spec in config["retrieval"]["rerankers"].items():
+        if spec["kind"] in registry.KINDS and registry.uses_llm_backend(spec):
             key = f"retrieval.rerankers.{name}.llm_backend"
             yield from _backend_problem(key, spec.get("llm_backend"), config)
     beyond = config["beyond"]
@@ -248,7 +264,7 @@ def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
     checks = (_dataset_problems, _corpus_problems, _rag_problems, _passage_problems,
-              _backend_user_problems)
+              _reranker_problems, _backend_user_problems)
     return [p for check in checks for p in check(config)]
 
 

@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cruxflow.data import names
 from cruxflow.data.model import Dataset, Topic
 from cruxflow.data.text import clip_words, count_words
 from cruxflow.llm import Request, spec_identity
@@ -389,10 +390,10 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[Sta
     pairs = [*workflow_config.rag_pairs(config, name, "main"),
              *workflow_config.rag_pairs(config, name, "samples")]
     for system, k in pairs:
-        if system == "direct":
+        if system == names.DIRECT:
             prompt += [direct + query] * len(topic_ids)
             continue
-        n = ORACLE_PASSAGES if k == "oracle" else int(k)
+        n = ORACLE_PASSAGES if k == names.ORACLE_K else int(k)
         words = n * PASSAGE_WORDS if context_words is None else min(n * PASSAGE_WORDS,
                                                                     context_words)
         prompt += [fixed + query + round(words * ratio)] * len(topic_ids)
@@ -407,6 +408,50 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[Sta
     rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
                        prompts="estimate", outputs=out_basis,
                        note=f"every report against {d['n_questions']} sub-questions"))
+    return rows
+
+
+def plan_lancer(ctx: _Context, name: str, dataset: Dataset) -> list[StagePlan]:
+    """LANCER rerankers (cruxflow/rerank/lancer.py) over a dataset's first stages, estimated:
+    a sub-question list per topic (unless it reuses the topic's own), then every candidate of
+    the retrieval depth against every sub-question, first attempts only."""
+    from cruxflow.rerank import lancer, registry
+
+    config, counter = ctx.config, ctx.counter
+    llm = config["llm"]
+    # Generated datasets get their queries and sub-questions later: count every topic.
+    topics = list(dataset.topics.values())
+    default_questions = config["datasets"][name]["n_questions"]
+    texts = [dataset.documents[i].text for t in topics[:200] for i in t.doc_ids
+             if i in dataset.documents]
+    ratio = counter.per_word(texts) if texts else 1.0
+    rows = []
+    for rname, spec in config["retrieval"]["rerankers"].items():
+        if spec["kind"] != "lancer":
+            continue
+        spec = registry.kind("lancer").with_defaults(spec)
+        depth = spec.get("depth") or config["retrieval"]["depth"]
+        backend = spec["llm_backend"] or llm["backend"]
+        first = [r for r in workflow_config.retrievers(config)
+                 if spec.get("retrievers") is None or r in spec["retrievers"]]
+        generate = spec["subquestions"] == "generate"
+        concat = generate if spec["concat_original"] is None else spec["concat_original"]
+        n_questions = [spec["n_subquestions"] if generate
+                       else len(t.questions) or default_questions for t in topics]
+        query = round(REQUEST_WORDS * ratio)
+        if generate:
+            prompt = _template_tokens(counter, lancer.SUBQUESTIONS, n=spec["n_subquestions"])
+            n = len(topics) * len(first)
+            rows.append(_stage(f"lancer:{rname}:subquestions", name, backend,
+                               [prompt + query] * n, [spec["max_tokens"]] * n, None,
+                               prompts="estimate", outputs="limit",
+                               note=f"{len(topics)} topics x {len(first)} first stages"))
+        judgment = (_template_tokens(counter, lancer.JUDGMENT) + round(QUESTION_WORDS * ratio)
+                    + (query if concat else 0) + round(PASSAGE_WORDS * ratio))
+        n = sum(n_questions) * depth * len(first)
+        rows.append(_stage(f"lancer:{rname}:judgments", name, backend, [judgment] * n, [3] * n,
+                           None, prompts="estimate", outputs="limit",
+                           note=f"top {depth} x sub-questions x {len(first)} first stages"))
     return rows
 
 
@@ -429,6 +474,13 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
         if name not in loaded:
             loaded[name] = load_input(config, name, root)
         stages += plan_rag(ctx, name, loaded[name], root)
+    if any(r["kind"] == "lancer" for r in config["retrieval"]["rerankers"].values()):
+        evaluated = [d for d in workflow_config.rated_datasets(config)
+                     if config["datasets"][d]["evaluate"] or d in config["rag"]["datasets"]]
+        for name in evaluated:
+            if name not in loaded:
+                loaded[name] = load_input(config, name, root)
+            stages += plan_lancer(ctx, name, loaded[name])
     not_planned = [f"beyond.{metric}.{job}" for metric in ("udcg", "support", "kpr")
                    for job in config["beyond"][metric]]
     not_planned += [f"retrieval.rerankers.{n} (listwise, cruxflow engine)"

@@ -1,0 +1,228 @@
+"""LANCER: LLM reranking for nugget coverage (Ju et al., ECIR 2026, arXiv 2601.22008).
+
+The method, as the authors' code does it (DylanJoo/LANCER at 75be2d1, ``src/lancer/``):
+
+1. **Sub-questions** (``qg.py``): the LLM writes ``n_subquestions`` (2) sub-questions for the
+   report request, between ``<START OF LIST>`` and ``<END OF LIST>``; the first ``n`` lines,
+   bullets and numbers removed, are kept. Or, in the authors' "oracle" setting, the topic's
+   own CRUX sub-questions are used (``subquestions: topic``).
+2. **Judgments** (``aj.py``): every candidate is rated 0-5 against every sub-question by the
+   CRUX answerability prompt (greedy, 3 output tokens, the first digit taken; -1 when there is
+   none). With generated sub-questions the request is written above each one
+   (``concat_original``); with the topic's own it is not (``run_cruxmds.py``).
+3. **Order** (``ca.py``, aggregation ``sum``, the authors' default): each candidate's score is
+   the sum of its ratings of at least ``tau`` (1); candidates are sorted by it, best first,
+   ties kept in first-stage order (Python's stable sort, which the authors' ``sorted`` is).
+
+Every prompt goes through cruxflow's LLM layer: cached, counted, any backend, and each step is
+one batch over all queries. An output that does not parse is asked again (``attempts``, at
+``retry_temperature``) and counted in ``parse_failures``; a request left with no sub-question
+keeps its first-stage order, a rating left unparsed is -1 (counts for nothing), as the
+authors' parser gives. The prompt texts are the authors' (cited above), with their spacing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+
+from cruxflow.data.text import clip_words
+from cruxflow.llm.base import Sampling
+from cruxflow.llm.parsing import UNRATED, parse_free_rating
+from cruxflow.llm.prompts import PromptTemplate
+from cruxflow.llm.retry import ask_with_retries
+from cruxflow.rerank import Candidate, by_order
+
+log = logging.getLogger(__name__)
+
+VERSION = "lancer-v1"
+# DylanJoo/LANCER src/lancer/llm_request.py: the system message of every request.
+SYSTEM = "You are a helpful, honest, and harmless assistant."
+# src/lancer/qg.py, prompt_with_example (title and background empty: the authors pass no
+# topic fields on CRUX-MDS DUC'04), after their .strip().
+SUBQUESTIONS = PromptTemplate("lancer-subquestions", VERSION, (
+    "Instruction: Given the following report request, write {n} diverse and non-repeating "
+    "sub-questions that can help guide the creation of a focused and comprehensive report. "
+    "The sub-questions should help break down the topic into key areas that need to be "
+    "investigated or explained. Each sub-question should be short (ideally under 20 words) "
+    "and should focus on a single aspect or dimension of the report.\n\n"
+    "    Here are examples of sub-questions for a report request about the mysteries of Machu "
+    "Picchu's architecture:\n"
+    "    - Where is Machu Picchu located?\n"
+    "    - How high is the mountain ridge on which Machu Picchu sits?\n"
+    "    - What make Machu Picchu one of the world's most visited sites?\n"
+    "    - What are the most remarkable aspects of the construction structure of Machu "
+    "Picchu?\n\n"
+    "    Report Request:\n"
+    "    - Title: {title}\n"
+    "    - Background: {background}\n"
+    "    - Problem Statement: {request}\n\n"
+    "    Output format:\n"
+    "    - List each sub-question on a new line. Do not number the sub-questions.\n"
+    "    - Do not add any comment or explanation.\n"
+    "    - Output without adding additional questions after the specified {n}. Begin with "
+    "\"<START OF LIST>\" and, when you are finished, output \"<END OF LIST>\". Never ever add "
+    "anything else after \"<END OF LIST>\", my life depends on it!!!\n\n"
+    "    Now, generate the {n} sub-questions:"))
+# src/lancer/aj.py, prompt_rating_gen, after their .strip(). Their context is a corpus entry
+# {"title": "", "text": ...} joined as title + " " + text: hence the two spaces after
+# "Context:" (the caller passes the text; render_judgment adds the space).
+JUDGMENT = PromptTemplate("lancer-judgment", VERSION, (
+    "Instruction: Determine whether the question can be answered based on the provided "
+    "context? Rate the context on a scale from 0 to 5 according to the guideline below. Do "
+    "not write anything except the rating.\n\n"
+    "    Guideline: \n"
+    "    - 5: The context is highly relevant, complete, and accurate to the question.\n"
+    "    - 4: The context is mostly relevant and complete but may have minor gaps or "
+    "inaccuracies to the question.\n"
+    "    - 3: The context is partially relevant and complete, with noticeable gaps or "
+    "inaccuracies to the question.\n"
+    "    - 2: The context has limited relevance and completeness, with significant gaps or "
+    "inaccuracies to the question.\n"
+    "    - 1: The context is minimally relevant or complete, with substantial shortcomings to "
+    "the question.\n"
+    "    - 0: The context is not relevant or complete at all.\n"
+    "    \n"
+    "    Question: {question}\n\n"
+    "    Context: {context} \n\n"
+    "    Rating:"))
+PROMPTS = {p.name: p for p in (SUBQUESTIONS, JUDGMENT)}
+
+AGGREGATIONS = ("sum",)
+_LIST = re.compile(r"<START OF LIST>(.*?)<END OF LIST>", flags=re.DOTALL)
+_BULLET = re.compile(r"^[\-\*\d\.\)\s]+")
+
+
+def parse_subquestions(text: str, n: int) -> list[str]:
+    """The first ``n`` sub-questions of an output, as the authors' ``extract_subtopics``: the
+    text between the list markers (or all of it), one per line, leading bullets, numbers and
+    spaces removed, empty lines dropped."""
+    m = _LIST.search(text)
+    body = m.group(1).strip() if m else text
+    lines = [s.strip() for s in body.split("\n")]
+    lines = [s for s in lines if s and s not in ("START OF LIST", "END OF LIST")]
+    return [q for q in (_BULLET.sub("", s) for s in lines) if q][:n]
+
+
+def coverage_scores(ratings: Sequence[Sequence[int]], tau: int = 1) -> list[int]:
+    """Each candidate's sum of its ratings of at least ``tau`` (``tau`` 0: every rating, -1s
+    included, as the authors' code does)."""
+    if tau == 0:
+        return [sum(row) for row in ratings]
+    return [sum(r for r in row if r >= tau) for row in ratings]
+
+
+def coverage_order(ratings: Sequence[Sequence[int]], *, aggregation: str = "sum",
+                   tau: int = 1) -> list[int]:
+    """Candidate positions, best first, from their ratings (one row per candidate in
+    first-stage order, one column per sub-question): LANCER's selection step."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {aggregation!r} (one of {', '.join(AGGREGATIONS)})")
+    scores = coverage_scores(ratings, tau)
+    return sorted(range(len(scores)), key=lambda i: -scores[i])
+
+
+def render_judgment(question: str, text: str, max_words: int | None = None) -> str:
+    context = clip_words(text, max_words) if max_words else text
+    return JUDGMENT.render(question=question, context=f" {context}")
+
+
+class LancerReranker:
+    """LANCER through a :class:`cruxflow.llm.LLMRunner` (see the module docstring).
+
+    ``questions``: the topic's own sub-questions by query text, for ``subquestions="topic"``.
+    """
+
+    def __init__(self, runner, *, subquestions: str = "generate", n_subquestions: int = 2,
+                 questions: Mapping[str, Sequence[str]] | None = None,
+                 concat_original: bool | None = None, aggregation: str = "sum", tau: int = 1,
+                 max_words: int | None = None, max_tokens: int = 512, attempts: int = 3,
+                 retry_temperature: float | None = 0.7, seed: int = 0):
+        if subquestions not in ("generate", "topic"):
+            raise ValueError(f"subquestions must be 'generate' or 'topic', not {subquestions!r}")
+        if subquestions == "topic" and questions is None:
+            raise ValueError("subquestions: topic needs the topics' own sub-questions")
+        if aggregation not in AGGREGATIONS:
+            raise ValueError(f"unknown aggregation {aggregation!r} (one of "
+                             f"{', '.join(AGGREGATIONS)})")
+        self.runner, self.mode, self.n = runner, subquestions, n_subquestions
+        self.questions = questions or {}
+        # The authors concatenate for generated sub-questions only (run_cruxmds.py).
+        self.concat = (subquestions == "generate") if concat_original is None \
+            else concat_original
+        self.aggregation, self.tau, self.max_words = aggregation, tau, max_words
+        self.attempts, self.retry_temperature = attempts, retry_temperature
+        # Greedy, as the authors' client (temperature 0, top-p 1): 512 tokens for the list,
+        # 3 for a rating.
+        self.qg_sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens,
+                                    seed=seed)
+        self.judge_sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=3, seed=seed)
+        self.no_subquestions = 0
+
+    def rerank(self, query: str, candidates: Sequence[Candidate]) -> list[tuple[str, float]]:
+        return self.rerank_batch([(query, candidates)])[0]
+
+    def subquestions_of(self, queries: Sequence[str]) -> list[list[str]]:
+        """Step 1 for every query: one LLM batch, or the topics' own sub-questions."""
+        if self.mode == "topic":
+            missing = [q for q in queries if q not in self.questions]
+            if missing:
+                raise KeyError(f"no sub-questions for the query {missing[0][:60]!r}")
+            return [list(self.questions[q]) for q in queries]
+        prompts = [SUBQUESTIONS.render(n=self.n, title="", background="", request=q)
+                   for q in queries]
+        answers = ask_with_retries(
+            self.runner, prompts, self.qg_sampling, lambda t: parse_subquestions(t, self.n) or None,
+            attempts=self.attempts, retry_temperature=self.retry_temperature, fallback=[],
+            system=SYSTEM)
+        out = []
+        for q, a in zip(queries, answers, strict=True):
+            if not a.value:
+                self.no_subquestions += 1
+                log.warning("no sub-question for %r after %d attempts: first-stage order kept",
+                            q[:60], a.attempts)
+            out.append(list(a.value or []))
+        return out
+
+    def judge(self, items: Sequence[tuple[str, Sequence[str], Sequence[Candidate]]]
+              ) -> list[list[list[int]]]:
+        """Step 2: the rating matrix (candidates x sub-questions) of every
+        ``(query, sub-questions, candidates)``, all queries' prompts in one batch."""
+        prompts, shape = [], []
+        for query, questions, cands in items:
+            asked = [f"{query}\n{q}" for q in questions] if self.concat else list(questions)
+            # The authors' order: candidate by candidate, each against every sub-question.
+            prompts += [render_judgment(q, c.text, self.max_words) for c in cands for q in asked]
+            shape.append((len(cands), len(asked)))
+
+        def parse(text: str) -> int | None:
+            r = parse_free_rating(text)
+            return None if r == UNRATED else r
+
+        answers = ask_with_retries(self.runner, prompts, self.judge_sampling, parse,
+                                   attempts=self.attempts,
+                                   retry_temperature=self.retry_temperature,
+                                   fallback=UNRATED, system=SYSTEM)
+        values = iter(a.value for a in answers)
+        return [[[next(values) for _ in range(cols)] for _ in range(rows)]
+                for rows, cols in shape]
+
+    def rerank_batch(self, items: Sequence[tuple[str, Sequence[Candidate]]]
+                     ) -> list[list[tuple[str, float]]]:
+        questions = self.subquestions_of([q for q, _ in items])
+        matrices = self.judge([(q, qs, c) for (q, c), qs in zip(items, questions, strict=True)])
+        return [by_order(cands, coverage_order(m, aggregation=self.aggregation, tau=self.tau))
+                for (_, cands), m in zip(items, matrices, strict=True)]
+
+
+def from_spec(spec: dict, build) -> LancerReranker:
+    """The registry's builder (cruxflow/rerank/registry.py)."""
+    if build.llm_runner is None:
+        raise ValueError("a lancer reranker needs an LLM runner")
+    return LancerReranker(
+        build.llm_runner(spec["llm_backend"]), subquestions=spec["subquestions"],
+        n_subquestions=spec["n_subquestions"], questions=build.questions,
+        concat_original=spec["concat_original"], aggregation=spec["aggregation"],
+        tau=spec["tau"], max_words=spec["max_words"], max_tokens=spec["max_tokens"],
+        attempts=spec["attempts"], retry_temperature=spec["retry_temperature"])
