@@ -41,7 +41,7 @@ def _cmd_ingest(args) -> int:
 
 def _default_prefix(fmt: str) -> str:
     return {"multinews": "multi_news-test", "multinews-src": "multi_news-test",
-            "duc2004": "duc04-test", "crux": "crux"}[fmt]
+            "duc2004": "duc04-test", "crux": "crux", "documents": "own"}[fmt]
 
 
 def add_command(subparsers) -> None:
@@ -51,7 +51,8 @@ def add_command(subparsers) -> None:
     p.add_argument("--input", required=True, type=Path,
                    help="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt "
                         "beside it); duc2004: the directory with docs/ and models/; crux: the "
-                        "release directory")
+                        "release directory; documents: a .jsonl file of topics or a folder "
+                        "of topic folders (docs/own-data.md)")
     p.add_argument("--output", required=True, type=Path,
                    help="dataset directory to write; an earlier dataset there is replaced as a "
                         "whole (nothing of it survives), any other non-empty directory and a "
