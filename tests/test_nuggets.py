@@ -148,3 +148,115 @@ def test_export_refuses_an_unrated_dataset_and_an_output_inside_it(tmp_path, rat
                  "--output", str(rated / "nuggets")]) == 2
     assert "lies inside the dataset" in capsys.readouterr().err
     assert not (rated / "nuggets").exists()
+
+
+# --- nuggets in: cruxflow ingest --format nuggets -------------------------------------------
+
+FIXTURE = DATA / "autonuggetizer"
+S0, S1, S2 = ("msmarco_v2.1_doc_51_766815931#2_1606878413",
+              "msmarco_v2.1_doc_51_766815931#1_1606876582",
+              "msmarco_v2.1_doc_37_463237391#10_984448281")
+
+
+def ingest_nuggets(tmp_path, src=FIXTURE, *extra):
+    out = tmp_path / "ds"
+    rc = main(["ingest", "--format", "nuggets", "--input", str(src), "--output", str(out),
+               *extra])
+    return rc, out
+
+
+def test_nuggets_become_questions_and_support_answerability(tmp_path):
+    rc, out = ingest_nuggets(tmp_path, FIXTURE, "--corpus", str(DATA / "segments.jsonl"))
+    assert rc == 0
+    ds = Dataset.load(out)
+    assert list(ds.topics) == ["2027497", "2024-0", "2024-1"]
+    t = ds.topics["2027497"]
+    assert t.query.startswith("how often should you take your toddler")
+    assert len(t.questions) == 4   # the repeated nugget is one question
+    # support -> 5, partial_support -> 2, not_support -> 0, per question in nugget order
+    assert ds.ratings["2027497", S0] == [5, 0, 0, 0]
+    assert ds.ratings["2027497", S1] == [2, 5, 0, 0]
+    assert ds.ratings["2027497", S2] == [0, 0, 5, 2]
+    assert ds.topics["2024-0"].questions == []
+    assert ds.topics["2024-1"].questions == [
+        "Alexander Hamilton, James Madison and John Jay wrote the Federalist Papers"]
+    counts = json.loads((out / "manifest.json").read_text())["ingest"]["counts"]
+    assert counts["duplicate_nuggets"] == 1 and counts["topics_without_nuggets"] == 1
+    assert counts["nuggets_from_assignments_only"] == 1
+    assert counts["unassigned_nuggets"] == 1   # the fourth nugget: partial support only
+    # the passages' texts come from the segments file
+    segments = {json.loads(x)["docid"]: json.loads(x)["segment"]
+                for x in (DATA / "segments.jsonl").read_text().splitlines()}
+    assert ds.passages[S2].contents == segments[S2]
+    # judgments at eta 3: each segment answers the nuggets it supports
+    qrels = (out / "judgments" / "eta3" / "qrels.diversity.txt").read_text().splitlines()
+    assert sorted(line.split()[:3] for line in qrels) == sorted([
+        ["2027497", "0", S0], ["2027497", "1", S1], ["2027497", "2", S2],
+        ["2024-1", "0", "msmarco_v2.1_doc_10_672519892#5_1260010758"]])
+
+
+def test_context_metrics_score_a_run_against_the_nuggets(tmp_path, capsys):
+    """Cov at k = 2 by hand: the run's top 2 of topic 2027497 are S0 and S2, which support
+    nuggets 1 and 3 of the 3 that some segment supports (the 4th is only partially supported),
+    so 2/3; topic 2024-1's only nugget is supported by its only segment: 1."""
+    rc, out = ingest_nuggets(tmp_path)
+    assert rc == 0
+    capsys.readouterr()
+    run = tmp_path / "run.trec"
+    run.write_text(f"2027497 Q0 {S0} 1 3.0 r\n2027497 Q0 {S2} 2 2.0 r\n2027497 Q0 {S1} 3 1.0 r\n"
+                   "2024-1 Q0 msmarco_v2.1_doc_10_672519892#5_1260010758 1 1.0 r\n")
+    assert main(["evaluate", "--dataset", str(out), "--run", str(run), "--k", "2",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["topics_evaluated"] == 2 and result["topics_not_evaluated"] == ["2024-0"]
+    assert result["aggregate"][0]["Cov"] == pytest.approx((2 / 3 + 1) / 2)
+
+
+def test_export_then_import_keeps_the_judgments(tmp_path):
+    """Round trip through AutoNuggetizer records: the CRUX demo release's answerable passages
+    at eta 3 are the imported segments' supported nuggets."""
+    crux = tmp_path / "crux"
+    assert main(["ingest", "--format", "crux", "--input",
+                 str(Path(__file__).resolve().parents[1] / "resources/demo/crux"),
+                 "--output", str(crux)]) == 0
+    assert main(["export", "--format", "autonuggetizer", "--dataset", str(crux),
+                 "--output", str(tmp_path / "exp")]) == 0
+    rc, back = ingest_nuggets(tmp_path, tmp_path / "exp")
+    assert rc == 0
+    before, after = Dataset.load(crux), Dataset.load(back)
+    assert list(after.topics) == list(before.topics)
+
+    def answerable(ds):
+        return {(k, i) for k, r in ds.ratings.items() for i, x in enumerate(r) if x >= 3}
+
+    # a question asked twice in a topic is one nugget after the trip: compare by text
+    def by_text(ds):
+        return {(k, ds.topics[k[0]].questions[i]) for k, i in answerable(ds)}
+
+    assert by_text(after) == by_text(before)
+
+
+BAD_NUGGETS = [
+    ({"qid": "q", "query": "x", "nuggets": "a nugget"}, "line 1: field 'nuggets': missing or "
+                                                        "not a list"),
+    ({"qid": "q", "query": "x", "nuggets": [{"importance": "vital"}]},
+     "line 1: field 'nuggets[0]': expected an object with a non-empty text"),
+    ({"qid": "q", "text": "x", "docid": S0, "candidate_text": "t",
+      "nuggets": [{"text": "n", "assignment": "yes"}]},
+     "line 1: field 'nuggets[0].assignment': assignment 'yes' is not one of"),
+    ({"query": "x", "nuggets": []}, "line 1: field 'qid': missing"),
+    ({"qid": "q", "text": "x", "docid": "msmarco_v2.1_doc_99_1#0_1", "candidate_text": "t",
+      "nuggets": []}, "line 1: field 'docid': cites segment 'msmarco_v2.1_doc_99_1#0_1', "
+                      "which is not in the corpus"),
+]
+
+
+@pytest.mark.parametrize("row, message", BAD_NUGGETS, ids=[m[18:50] for _, m in BAD_NUGGETS])
+def test_bad_nugget_files(tmp_path, capsys, row, message):
+    src = tmp_path / "n.jsonl"
+    src.write_text(json.dumps(row) + "\n")
+    rc, out = ingest_nuggets(tmp_path, src, "--corpus", str(DATA / "segments.jsonl"))
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert f"n.jsonl: {message}" in err, err
+    assert not out.exists()

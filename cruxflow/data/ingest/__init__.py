@@ -21,6 +21,7 @@ from cruxflow.data.ingest.distractors import read_distractors
 from cruxflow.data.ingest.documents import read_documents
 from cruxflow.data.ingest.duc2004 import read_duc2004
 from cruxflow.data.ingest.multinews import read_multinews, read_multinews_src
+from cruxflow.data.ingest.nuggets import read_nuggets
 from cruxflow.data.io import atomic_directory, atomic_write, read_run, read_text
 from cruxflow.data.model import (
     Dataset,
@@ -38,6 +39,7 @@ READERS = {
     "duc2004": read_duc2004,
     "crux": read_crux,
     "documents": read_documents,
+    "nuggets": read_nuggets,
 }
 
 __all__ = ["READERS", "IngestOptions", "read_distractors", "ingest", "ingest_to"]
