@@ -93,7 +93,9 @@ def test_walk_through(tmp_path):
                  "--questions", "3"]) == 0
     config_path = project / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
-    config["llm"]["passages"]["max_tokens"] = 300   # shorter passages: the test's time only
+    # the test's time only: shorter passages, one encoding job per encoder
+    config["llm"]["passages"]["max_tokens"] = 300
+    config["retrieval"]["encoding_shards"] = 1
     config_path.write_text(yaml.safe_dump(config))
     target = "results/metrics/own/eta3/context_metrics.md"
     proc = subprocess.run([str(SNAKEMAKE), "-s", str(ROOT / "Snakefile"), "--directory", ".",
