@@ -28,6 +28,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport, RawArticle, _documents
+from cruxflow.data.ingest.irds import PREFIX, read_irds
 from cruxflow.data.io import iter_jsonl, read_text
 from cruxflow.data.model import Dataset, Document, Reference, Topic
 
@@ -207,9 +208,13 @@ def _read_folders(root: Path, options: IngestOptions, builder: _Builder) -> None
 
 def read_documents(path, options: IngestOptions) -> tuple:
     """Read one's own documents: a JSONL file of topics or a folder of topic folders."""
-    path = Path(path)
     report = IngestReport("documents", str(path))
     builder = _Builder(options, report)
+    if str(path).startswith(PREFIX):
+        report.layout = "ir_datasets"
+        read_irds(str(path), builder, report)
+        return builder.dataset(), report
+    path = Path(path)
     if path.is_dir():
         report.layout = "folders"
         _read_folders(path, options, builder)
