@@ -62,7 +62,7 @@ def test_jsonl_topics_keep_their_ids_and_what_they_bring(tmp_path):
     assert list(ds.topics) == ["given", "summary", "bare"]
     given = ds.topics["given"]
     assert given.doc_ids == ["given:0", "given:1"]
-    assert given.query == "Explain  the Senate."   # a given request is kept as written
+    assert given.query == "Explain the Senate."   # whitespace collapsed, words as given
     assert given.questions == ["How long do Senators serve?", "How many Senators has a State?"]
     assert given.reference is None and given.references == []
     a = ds.documents["given:0"]

@@ -167,8 +167,9 @@ def _read_jsonl(path: Path, options: IngestOptions, builder: _Builder) -> None:
             _check_doc_id(seen, doc_id, name, where, f"{name}.doc_id")
             articles.append(RawArticle(text, title, doc_id))
         reference = _string(obj, "reference", where, optional=True)
+        request = _string(obj, "request", where, optional=True)
         builder.add(tid, articles, reference and _prose(reference),
-                    _string(obj, "request", where, optional=True),
+                    request and " ".join(request.split()),
                     _questions(obj.get("questions"), where), where, "topic_id")
 
 
