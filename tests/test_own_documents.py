@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from scripted import runner_for
 
 from cruxflow.cli import main
 from cruxflow.data.errors import DataError
@@ -26,7 +27,6 @@ from cruxflow.stages.questions import (
     to_generate,
 )
 from cruxflow.stages.ratings import rating_items
-from tests.scripted import runner_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "resources" / "own-data" / "constitution"
