@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,17 @@ def registered(tmp_path_factory):
 
     home = tmp_path_factory.mktemp("irds_home")
     mp = pytest.MonkeyPatch()
-    mp.setenv("IR_DATASETS_HOME", str(home))   # the docstore it builds goes here
+    mp.setenv("IR_DATASETS_HOME", str(home))
+    # copies: ir_datasets builds its docstore beside the docs file, never in the repository
+    local = tmp_path_factory.mktemp("irds_files")
+    for name in ("docs.tsv", "queries.tsv", "qrels.txt"):
+        shutil.copy(DATA / name, local / name)
     if NAME not in ir_datasets.registry:
         ir_datasets.registry.register(NAME, IrdsDataset(
-            TsvDocs(LocalDownload(DATA / "docs.tsv"), namespace=NAME, lang="en"),
-            TsvQueries(LocalDownload(DATA / "queries.tsv"), namespace=NAME, lang="en"),
-            TrecQrels(LocalDownload(DATA / "qrels.txt"), {0: "not relevant", 1: "relevant",
-                                                          2: "highly relevant"})))
+            TsvDocs(LocalDownload(local / "docs.tsv"), namespace=NAME, lang="en"),
+            TsvQueries(LocalDownload(local / "queries.tsv"), namespace=NAME, lang="en"),
+            TrecQrels(LocalDownload(local / "qrels.txt"), {0: "not relevant", 1: "relevant",
+                                                           2: "highly relevant"})))
     yield NAME
     mp.undo()
 
