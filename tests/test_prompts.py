@@ -12,7 +12,9 @@ from cruxflow.stages.prompts import (
     REPORT,
     REPORT_DIRECT,
     REPORT_REQUEST,
+    REPORT_REQUEST_DOCUMENTS,
     SUBQUESTIONS,
+    SUBQUESTIONS_DOCUMENTS,
 )
 
 # --------------------------------------------------------------------------- registry
@@ -27,12 +29,14 @@ def test_registry():
         "report_request": REPORT_REQUEST,
         "report": REPORT,
         "report_direct": REPORT_DIRECT,
+        "subquestions_documents": SUBQUESTIONS_DOCUMENTS,
+        "report_request_documents": REPORT_REQUEST_DOCUMENTS,
     }
     for name, prompt in PROMPTS.items():
         # the paper's own prompts, and ours for RAG generation (the paper prints none)
         # and our passage-first layout of Fig. 8 (docs/ratings.md)
         ours = name.startswith("report") and name != "report_request" \
-            or name == "rating-passage-first"
+            or name in ("rating-passage-first", "subquestions_documents")
         version = "cruxflow-v1" if ours else "crux-v1"
         assert prompt.name == name
         assert prompt.version == version
@@ -46,6 +50,8 @@ def test_fields():
     assert REPORT_REQUEST.fields == ("report",)
     assert REPORT.fields == ("query", "passages", "max_words")
     assert REPORT_DIRECT.fields == ("query", "max_words")
+    assert SUBQUESTIONS_DOCUMENTS.fields == ("n", "documents")
+    assert REPORT_REQUEST_DOCUMENTS.fields == ("documents",)
 
 
 def test_templates_are_frozen():

@@ -40,7 +40,9 @@ for (system, k), reports, ratings in zip(p.pairs, sm.input.reports, sm.input.rat
     ctx = None if system == DIRECT else by_topic(next(contexts), "passages")
     tokens, rated = by_topic(reports, "tokens"), by_topic(ratings, "ratings")
     frames += [final_scores(s, system, k, rated, tokens, ctx, topics) for s in scorers]
-if wc.which == "main":   # #2: the human summary y* as the result, rated with the passages
+# #2: the human summary y* as the result, rated with the passages; none where the topics have
+# no summary (one's own documents without reference.txt): a row of zeros would be read as a score
+if wc.which == "main" and dataset.reference_ratings:
     rated = {t: r.ratings for t, r in dataset.reference_ratings.items()}
     tokens = {t: count(topic.reference) for t, topic in dataset.topics.items()
               if topic.reference is not None}

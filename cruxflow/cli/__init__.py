@@ -1,7 +1,9 @@
 """cruxflow's console commands, one module per command. Each module parses its arguments, calls
 the library and prints; nothing outside this package imports it.
 
+``cruxflow init``      write a starting project for one's own documents (docs/own-data.md)
 ``cruxflow ingest``    read a raw corpus into the CRUX data model (docs/data-model.md)
+``cruxflow export``    a dataset's sub-questions and ratings as nuggets (docs/nuggets.md)
 ``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)
 ``cruxflow crux-eval`` the CRUX authors' evaluation script, reproduced (docs/evaluate.md)
 ``cruxflow agreement`` the LLM judge against human labels (docs/human-labels.md)
@@ -25,8 +27,8 @@ from cruxflow.llm import LLMError
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help.")
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
-COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "annotate", "udcg", "support", "kpr",
-            "plan", "llm_serve")
+COMMANDS = ("init", "ingest", "export", "evaluate", "crux_eval", "agreement", "annotate",
+            "udcg", "support", "kpr", "plan", "llm_serve")
 
 
 def build_parser() -> OneLineParser:

@@ -48,7 +48,8 @@ def _cmd_ingest(args) -> int:
 
 def _default_prefix(fmt: str) -> str:
     return {"multinews": "multi_news-test", "multinews-src": "multi_news-test",
-            "duc2004": "duc04-test", "crux": "crux"}[fmt]
+            "duc2004": "duc04-test", "crux": "crux", "documents": "own",
+            "nuggets": "nuggets"}[fmt]
 
 
 def add_command(subparsers) -> None:
@@ -58,7 +59,9 @@ def add_command(subparsers) -> None:
     p.add_argument("--input", required=True, type=Path,
                    help="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt "
                         "beside it); duc2004: the directory with docs/ and models/; crux: the "
-                        "release directory")
+                        "release directory; documents: a .jsonl file of topics or a folder "
+                        "of topic folders (docs/own-data.md); nuggets: AutoNuggetizer JSONL or "
+                        "a folder with nuggets.jsonl and assignments.jsonl (docs/nuggets.md)")
     p.add_argument("--output", required=True, type=Path,
                    help="dataset directory to write; an earlier dataset there is replaced as a "
                         "whole (nothing of it survives), any other non-empty directory and a "
@@ -83,7 +86,8 @@ def add_command(subparsers) -> None:
     p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
     p.add_argument("--corpus", type=Path,
                    help="crux: the passage collection of a release clone (default: the "
-                        "crux-mds-corpus folder beside the subset folder, if any)")
+                        "crux-mds-corpus folder beside the subset folder, if any); nuggets: "
+                        "the segments (MS MARCO v2.1 segmented JSONL) the assignments cite")
     p.add_argument("--max-topics", type=types.positive_int, help="keep only the first N topics")
     p.add_argument("--eta", type=types.eta, default=3,
                    help="answerability threshold for judgments (1-5, default 3)")

@@ -31,6 +31,18 @@ footnote 7 that the prompt states the length bound token(Z*) and longer outputs 
   so a backend that reuses a prompt's KV prefix computes the passage once (docs/ratings.md).
   Fields: ``question``, ``context``.
 
+Two more serve topics of one's own that come without a reference summary
+(``cruxflow ingest --format documents``, docs/own-data.md). The paper always generates the
+request and the sub-questions from the human summary y*; without one, these prompts ask the same
+of the topic's documents, numbered and clipped to share a word budget. They are not the paper's
+method, and a dataset built with them is not comparable with CRUX's:
+
+- ``SUBQUESTIONS_DOCUMENTS`` -- Figure 6's instruction over a topic's documents instead of one
+  summary. Fields: ``n``, ``documents``.
+- ``REPORT_REQUEST_DOCUMENTS`` -- Figure 9's instruction, a report request that the documents
+  together answer, without the paper's in-context example (a report, not documents). Field:
+  ``documents``.
+
 Each of the paper's prompts ends with its figure's primer ("Questions:\\n<q>",
 "Passages:\\n<p>", "Rating:", "Report request: <r>"), so generations usually start inside the
 first tagged item; see :func:`cruxflow.llm.parsing.extract_tagged`.
@@ -48,7 +60,9 @@ __all__ = [
     "REPORT",
     "REPORT_DIRECT",
     "REPORT_REQUEST",
+    "REPORT_REQUEST_DOCUMENTS",
     "SUBQUESTIONS",
+    "SUBQUESTIONS_DOCUMENTS",
     "VERSION",
 ]
 
@@ -212,7 +226,39 @@ REPORT_DIRECT = PromptTemplate(
     ),
 )
 
+SUBQUESTIONS_DOCUMENTS = PromptTemplate(
+    name="subquestions_documents",
+    version="cruxflow-v1",
+    fields=("n", "documents"),
+    text=(
+        "Instruction: Write {n} diverse questions that can reveal the information contained in "
+        "the given documents. Each question should be self-contained and have the necessary "
+        "context. Write the question within '<q>' and '</q>' tags.\n"
+        "\n"
+        "Documents:\n"
+        "{documents}\n"
+        "\n"
+        "Questions:\n"
+        "<q>"
+    ),
+)
+
+REPORT_REQUEST_DOCUMENTS = PromptTemplate(
+    name="report_request_documents",
+    version="cruxflow-v1",
+    fields=("documents",),
+    text=(
+        "Instruction: Create a statement of report request that the given documents together "
+        "answer. Write the report request of approximately 50 words within <r> and </r> tags.\n"
+        "\n"
+        "Documents:\n"
+        "{documents}\n"
+        "\n"
+        "Report request: <r>"
+    ),
+)
+
 PROMPTS: dict[str, PromptTemplate] = {
     p.name: p for p in (SUBQUESTIONS, PASSAGES, RATING, RATING_PASSAGE_FIRST, REPORT_REQUEST,
-                        REPORT, REPORT_DIRECT)
+                        REPORT, REPORT_DIRECT, SUBQUESTIONS_DOCUMENTS, REPORT_REQUEST_DOCUMENTS)
 }

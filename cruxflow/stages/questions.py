@@ -1,33 +1,80 @@
 """The questions of a topic (paper Sec. 3.2): the open-ended report request x (Fig. 9) and the
-sub-questions Q (Fig. 6), both generated from the human summary y*."""
+sub-questions Q (Fig. 6), both generated from the human summary y*.
+
+A topic of one's own (``cruxflow ingest --format documents``) may bring its request or its
+questions: :func:`to_generate` leaves it out of that stage. One without a reference summary gets
+them from its documents instead (``*_DOCUMENTS`` prompts: cruxflow's, not the paper's method).
+A dataset whose topics all have a summary and bring nothing gets exactly the paper's prompts, in
+the same order, so its cached calls are unchanged."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from cruxflow.data.model import Topic, require_reference
-from cruxflow.data.text import count_words
+from cruxflow.data.model import Document, Topic, require_reference
+from cruxflow.data.text import clip_words, count_words
 from cruxflow.llm import GENERATION, LLMRunner, Sampling
 from cruxflow.llm.parsing import extract_tagged
 from cruxflow.llm.retry import ask_with_retries
-from cruxflow.stages.prompts import REPORT_REQUEST, SUBQUESTIONS
+from cruxflow.stages.prompts import (
+    REPORT_REQUEST,
+    REPORT_REQUEST_DOCUMENTS,
+    SUBQUESTIONS,
+    SUBQUESTIONS_DOCUMENTS,
+)
+
+# The words of a topic's documents that a *_DOCUMENTS prompt shows, shared evenly between them:
+# room for the answer in SmolLM2's 4,096-token window.
+DOCUMENTS_MAX_WORDS = 1500
 
 
-def report_request_prompts(topics: Sequence[Topic]) -> list[str]:
-    """Fig. 9's prompt for each topic, from its human summary."""
+def to_generate(topics: Sequence[Topic], given: str) -> tuple[list[Topic], dict]:
+    """``(topics to generate for, {topic_id: given value})``, ``given`` being the Topic field
+    (``query`` or ``questions``) that a topic of one's own may bring."""
+    have = {t.topic_id: getattr(t, given) for t in topics if getattr(t, given)}
+    return [t for t in topics if t.topic_id not in have], have
+
+
+def documents_text(topic: Topic, documents: dict[str, Document] | None,
+                   max_words: int = DOCUMENTS_MAX_WORDS) -> str:
+    """A topic's documents for a *_DOCUMENTS prompt: numbered, each clipped to its share of
+    ``max_words``."""
+    if not documents:
+        raise ValueError(f"topic {topic.topic_id} has no reference summary and no documents "
+                         "were given to generate from")
+    share = max(1, max_words // max(1, len(topic.doc_ids)))
+    parts = []
+    for i, did in enumerate(topic.doc_ids, 1):
+        doc = documents[did]
+        head = f"Document {i}" + (f" ({doc.title})" if doc.title else "")
+        parts.append(f"{head}: {clip_words(' '.join(doc.text.split()), share)}")
+    return "\n\n".join(parts)
+
+
+def report_request_prompts(topics: Sequence[Topic],
+                           documents: dict[str, Document] | None = None) -> list[str]:
+    """Fig. 9's prompt for each topic, from its human summary; ours from its documents where
+    it has none and ``documents`` are given."""
     return [REPORT_REQUEST.render(report=require_reference(t, "write its report request"))
+            if t.reference is not None or documents is None
+            else REPORT_REQUEST_DOCUMENTS.render(documents=documents_text(t, documents))
             for t in topics]
 
 
-def subquestion_prompts(topics: Sequence[Topic], n: int) -> list[str]:
-    """Fig. 6's prompt asking for ``n`` sub-questions of each topic's human summary."""
+def subquestion_prompts(topics: Sequence[Topic], n: int,
+                        documents: dict[str, Document] | None = None) -> list[str]:
+    """Fig. 6's prompt asking for ``n`` sub-questions of each topic's human summary; ours from
+    its documents where it has none and ``documents`` are given."""
     return [SUBQUESTIONS.render(n=n, document=require_reference(t, "write its sub-questions"))
+            if t.reference is not None or documents is None
+            else SUBQUESTIONS_DOCUMENTS.render(n=n, documents=documents_text(t, documents))
             for t in topics]
 
 
 def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
-                    sampling: Sampling = GENERATION, attempts: int = 3) -> dict[str, str]:
+                    sampling: Sampling = GENERATION, attempts: int = 3,
+                    documents: dict[str, Document] | None = None) -> dict[str, str]:
     """The open-ended query x of each topic, generated from its human summary y*.
 
     An output without any ``<r>`` tag is taken whole (whitespace collapsed). One with tags but
@@ -43,7 +90,7 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
     def untagged(text: str) -> str:
         return " ".join(re.sub(r"</?r>", " ", text, flags=re.IGNORECASE).split())
 
-    answers = ask_with_retries(runner, report_request_prompts(topics),
+    answers = ask_with_retries(runner, report_request_prompts(topics, documents),
                                sampling, parse, attempts=attempts, fallback=untagged)
     out = {}
     for t, answer in zip(topics, answers, strict=True):
@@ -55,8 +102,8 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
 
 
 def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
-                 sampling: Sampling = GENERATION, attempts: int = 3,
-                 min_words: int = 3) -> dict[str, list[str]]:
+                 sampling: Sampling = GENERATION, attempts: int = 3, min_words: int = 3,
+                 documents: dict[str, Document] | None = None) -> dict[str, list[str]]:
     """Up to ``n`` sub-questions per topic from its human summary (the first ``n`` parsed items
     of at least ``min_words`` words; shorter ones are fragments such as "Question:").
 
@@ -67,6 +114,6 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     def parse(text: str) -> list[str] | None:
         return [q for q in extract_tagged(text, "q") if count_words(q) >= min_words] or None
 
-    answers = ask_with_retries(runner, subquestion_prompts(topics, n), sampling, parse,
+    answers = ask_with_retries(runner, subquestion_prompts(topics, n, documents), sampling, parse,
                                attempts=attempts, fallback=[])
     return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}

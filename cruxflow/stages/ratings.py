@@ -26,14 +26,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
-from cruxflow.data.model import (
-    BLANK_QUESTIONS,
-    Passage,
-    RatingRow,
-    ReferenceRating,
-    Topic,
-    require_reference,
-)
+from cruxflow.data.model import BLANK_QUESTIONS, Passage, RatingRow, ReferenceRating, Topic
 from cruxflow.data.text import clip_words
 from cruxflow.llm import JUDGMENT, LLMRunner, Request, Sampling
 from cruxflow.llm.logprobs import expected_rating
@@ -149,15 +142,18 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
 def rating_items(topics: Sequence[Topic], passages_by_topic: dict[str, list[Passage]],
                  ) -> tuple[list[tuple[str, str | None]], list[tuple[list[str], str]]]:
     """What :func:`rate` rates: ``(topic, passage id, or None for the human summary y*)`` and
-    the ``(questions, text)`` item of each, the topic's passages first, then y*."""
+    the ``(questions, text)`` item of each, the topic's passages first, then y* (where the
+    topic has one)."""
     targets: list[tuple[str, str | None]] = []
     items: list[tuple[list[str], str]] = []
     for t in topics:
         for p in passages_by_topic.get(t.topic_id, []):
             targets.append((t.topic_id, p.id))
             items.append((t.questions, p.contents))
+        if t.reference is None:  # a topic of one's own without a summary: nothing to rate
+            continue
         targets.append((t.topic_id, None))
-        items.append((t.questions, require_reference(t, "rate its summary")))
+        items.append((t.questions, t.reference))
     return targets, items
 
 

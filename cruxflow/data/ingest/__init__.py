@@ -18,8 +18,10 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions
 from cruxflow.data.ingest.crux import crux_runs, read_crux
 from cruxflow.data.ingest.distractors import read_distractors
+from cruxflow.data.ingest.documents import read_documents
 from cruxflow.data.ingest.duc2004 import read_duc2004
 from cruxflow.data.ingest.multinews import read_multinews, read_multinews_src
+from cruxflow.data.ingest.nuggets import read_nuggets
 from cruxflow.data.io import atomic_directory, atomic_write, read_run, read_text
 from cruxflow.data.model import (
     Dataset,
@@ -36,6 +38,8 @@ READERS = {
     "multinews-src": read_multinews_src,
     "duc2004": read_duc2004,
     "crux": read_crux,
+    "documents": read_documents,
+    "nuggets": read_nuggets,
 }
 
 __all__ = ["READERS", "IngestOptions", "read_distractors", "ingest", "ingest_to"]
@@ -44,6 +48,7 @@ __all__ = ["READERS", "IngestOptions", "read_distractors", "ingest", "ingest_to"
 _INPUT_FIELDS = {
     "crux": {"topic_id": "qid", "query": "topic", "reference": "report", "doc_ids": "docids"},
     "distractors": {"title": "headline", "source_id": "docno"},
+    "documents": {"query": "request", "source_id": "doc_id"},
 }
 
 

@@ -1,0 +1,228 @@
+"""Your own documents (docs/own-data.md), in two forms.
+
+* JSONL, one topic per line::
+
+      {"topic_id": "t1", "documents": [{"doc_id": "d1", "text": "...", "title": "..."}, ...],
+       "reference": "...", "request": "...", "questions": ["...", ...]}
+
+  ``title``, ``reference``, ``request`` and ``questions`` are optional.
+* A folder with one sub-folder per topic (its name is the topic id) and one ``.txt`` file per
+  document (its name without ``.txt`` is the document id), read in name order; beside them an
+  optional ``reference.txt``, ``request.txt`` and ``questions.txt`` (one question per line).
+
+Topic ids are kept as given (runs and qrels of one's own name them); documents get the data
+model's ids ``<topic>:<i>`` with the given id as ``source_id``. Paragraphs are blank-line
+separated; the lines inside one are joined (so hard-wrapped text such as Project Gutenberg's
+reads as prose).
+
+What the LLM stages do with a topic follows from what it brings: a given request or given
+questions are used as they are (those stages skip the topic); otherwise they are generated from
+the reference summary as in the paper, or, without one, from the documents themselves with
+prompts of ours (``cruxflow.stages.prompts``; not the paper's method).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cruxflow.data.errors import DataError
+from cruxflow.data.ingest.common import IngestOptions, IngestReport, RawArticle, _documents
+from cruxflow.data.ingest.irds import PREFIX, read_irds
+from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.model import Dataset, Document, Reference, Topic
+
+# What a topic id must not hold: passage ids are <topic>:<doc>#<n> (cruxflow.data.model).
+_TOPIC_ID = re.compile(r"^[^:#\s]+$")
+_PARAGRAPHS = re.compile(r"\n[ \t]*\n")
+FOLDER_FILES = {"reference": "reference.txt", "request": "request.txt",
+                "questions": "questions.txt"}
+_TOPIC_FIELDS = {"topic_id", "documents", "reference", "request", "questions"}
+_DOC_FIELDS = {"doc_id", "text", "title"}
+
+
+def _prose(text: str) -> str:
+    """Paragraphs separated by one blank line, the lines of each joined, whitespace collapsed."""
+    return "\n\n".join(p for p in (" ".join(par.split()) for par in
+                                   _PARAGRAPHS.split(text.replace("\r\n", "\n"))) if p)
+
+
+def _string(obj: dict, name: str, where: dict, *, optional: bool) -> str | None:
+    value = obj.get(name)
+    if value is None:
+        if optional:
+            return None
+        raise DataError("missing", field=name, **where)
+    if not isinstance(value, str):
+        raise DataError(f"expected a string, got {type(value).__name__}", field=name, **where)
+    if not value.strip():
+        raise DataError("is empty", field=name, **where)
+    return value
+
+
+def _topic_id(value: str, where: dict, name: str = "topic_id") -> str:
+    if not _TOPIC_ID.match(value):
+        raise DataError(f"topic id {value!r} must not hold whitespace, ':' or '#' (passage ids "
+                        "are <topic>:<doc>#<n>)", field=name, **where)
+    return value
+
+
+def _questions(value, where: dict, name: str = "questions") -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise DataError(f"expected a list of strings, got {type(value).__name__}", field=name,
+                        **where)
+    for i, q in enumerate(value):
+        if not isinstance(q, str) or not q.strip():
+            raise DataError(f"item {i} ({q!r}) is not a non-empty string", field=name, **where)
+    if not value:
+        raise DataError("is an empty list (leave it out to generate the questions)",
+                        field=name, **where)
+    return [" ".join(q.split()) for q in value]
+
+
+class _Builder:
+    """Topics and documents in input order, with the counts of what each topic brings."""
+
+    def __init__(self, options: IngestOptions, report: IngestReport):
+        self.options, self.report = options, report
+        self.topics: dict[str, Topic] = {}
+        self.documents: dict[str, Document] = {}
+        self.where_seen: dict[str, str] = {}
+        for key in ("given_requests", "given_questions", "from_reference", "from_documents"):
+            report.counts[key] = 0
+
+    def add(self, tid: str, articles: list[RawArticle], reference: str | None,
+            request: str | None, questions: list[str] | None, where: dict, id_field: str):
+        if tid in self.topics:
+            raise DataError(f"duplicate topic id {tid!r} (first at {self.where_seen[tid]})",
+                            field=id_field, **where)
+        self.where_seen[tid] = where["record"]
+        self.report.clusters_read += 1
+        doc_ids = []
+        for doc in _documents(tid, articles, self.options):
+            self.documents[doc.doc_id] = doc
+            doc_ids.append(doc.doc_id)
+        refs = [Reference(f"{tid}-reference", reference)] if reference is not None else []
+        self.topics[tid] = Topic(tid, reference, doc_ids, request, questions or [], refs, tid)
+        counts = self.report.counts
+        counts["given_requests"] += request is not None
+        counts["given_questions"] += questions is not None
+        if request is None or questions is None:
+            counts["from_reference" if reference is not None else "from_documents"] += 1
+
+    def dataset(self) -> Dataset:
+        c = self.report.counts
+        if c["given_requests"] or c["given_questions"]:
+            self.report.notes.append(
+                f"{c['given_requests']} topics bring their request and {c['given_questions']} "
+                "their questions: the LLM stages skip those for them")
+        if c["from_documents"]:
+            self.report.notes.append(
+                f"{c['from_documents']} topics have no reference summary: their missing request "
+                "or questions are generated from their documents (cruxflow's prompts, not the "
+                "paper's method; docs/own-data.md)")
+        return Dataset(self.topics, self.documents)
+
+
+def _check_doc_id(seen: dict[str, str], doc_id: str, here: str, where: dict, field: str):
+    if doc_id in seen:
+        raise DataError(f"duplicate document id {doc_id!r} in this topic (also {seen[doc_id]})",
+                        field=field, **where)
+    seen[doc_id] = here
+
+
+def _read_jsonl(path: Path, options: IngestOptions, builder: _Builder) -> None:
+    for lineno, obj in iter_jsonl(path, options.encoding):
+        where = {"path": path, "record": f"line {lineno}"}
+        unknown = sorted(set(obj) - _TOPIC_FIELDS)
+        if unknown:
+            raise DataError(f"unknown field (expected {sorted(_TOPIC_FIELDS)})",
+                            field=unknown[0], **where)
+        tid = _topic_id(_string(obj, "topic_id", where, optional=False), where)
+        docs = obj.get("documents")
+        if not isinstance(docs, list):
+            raise DataError("missing or not a list of documents" if docs is None else
+                            f"expected a list of documents, got {type(docs).__name__}",
+                            field="documents", **where)
+        if not docs:
+            raise DataError("the topic has no documents", field="documents", **where)
+        articles, seen = [], {}
+        for i, d in enumerate(docs):
+            name = f"documents[{i}]"
+            if not isinstance(d, dict):
+                raise DataError(f"expected an object, got {type(d).__name__}", field=name,
+                                **where)
+            unknown = sorted(set(d) - _DOC_FIELDS)
+            if unknown:
+                raise DataError(f"unknown field (expected {sorted(_DOC_FIELDS)})",
+                                field=f"{name}.{unknown[0]}", **where)
+            try:
+                doc_id = _string(d, "doc_id", where, optional=False)
+                text = _prose(_string(d, "text", where, optional=False))
+                title = _string(d, "title", where, optional=True)
+            except DataError as e:
+                raise DataError(e.reason, field=f"{name}.{e.field}", **where) from None
+            _check_doc_id(seen, doc_id, name, where, f"{name}.doc_id")
+            articles.append(RawArticle(text, title, doc_id))
+        reference = _string(obj, "reference", where, optional=True)
+        request = _string(obj, "request", where, optional=True)
+        builder.add(tid, articles, reference and _prose(reference),
+                    request and " ".join(request.split()),
+                    _questions(obj.get("questions"), where), where, "topic_id")
+
+
+def _read_folders(root: Path, options: IngestOptions, builder: _Builder) -> None:
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not folders:
+        raise DataError("holds no topic folder (one folder per topic, one .txt per document)",
+                        path=root)
+    for folder in folders:
+        where = {"path": folder, "record": f"topic {folder.name}"}
+        tid = _topic_id(folder.name, where, "folder name")
+        given = {}
+        for key, name in FOLDER_FILES.items():
+            f = folder / name
+            text = read_text(f, options.encoding) if f.is_file() else None
+            if text is not None and not text.strip():
+                raise DataError("is empty (remove it to have it generated)", path=f)
+            given[key] = text
+        questions = None
+        if given["questions"] is not None:
+            questions = [q.strip() for q in given["questions"].splitlines() if q.strip()]
+        files = sorted(p for p in folder.glob("*.txt")
+                       if p.is_file() and p.name not in FOLDER_FILES.values())
+        if not files:
+            raise DataError("the topic has no documents (no .txt file besides "
+                            f"{', '.join(FOLDER_FILES.values())})", path=folder)
+        articles = []
+        for f in files:
+            text = _prose(read_text(f, options.encoding))
+            if not text:
+                raise DataError("the document has no text", path=f, field="text")
+            articles.append(RawArticle(text, None, f.stem))
+        request = given["request"]
+        builder.add(tid, articles, given["reference"] and _prose(given["reference"]),
+                    request and " ".join(request.split()), questions, where, "folder name")
+
+
+def read_documents(path, options: IngestOptions) -> tuple:
+    """Read one's own documents: a JSONL file of topics or a folder of topic folders."""
+    report = IngestReport("documents", str(path))
+    builder = _Builder(options, report)
+    if str(path).startswith(PREFIX):
+        report.layout = "ir_datasets"
+        read_irds(str(path), builder, report)
+        return builder.dataset(), report
+    path = Path(path)
+    if path.is_dir():
+        report.layout = "folders"
+        _read_folders(path, options, builder)
+    elif path.is_file():
+        report.layout = "jsonl"
+        _read_jsonl(path, options, builder)
+    else:
+        raise DataError("no such file or folder (expected a .jsonl file of topics or a folder "
+                        "of topic folders)", path=path)
+    return builder.dataset(), report

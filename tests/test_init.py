@@ -1,0 +1,128 @@
+"""`cruxflow init`: a project for one's own documents with the workflow's own defaults, and the
+walk-through of docs/own-data.md run for real."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cruxflow.cli import main
+from cruxflow.workflow.config import fill_format_defaults, retrievers, with_defaults
+from cruxflow.workflow.project import REPLACED
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+
+
+def _drop(config: dict, dotted: str) -> None:
+    *parents, last = dotted.split(".")
+    for key in parents:
+        config = config[key]
+    config.pop(last, None)
+
+
+def resolved(config: dict) -> dict:
+    return fill_format_defaults(with_defaults(copy.deepcopy(config)))
+
+
+@pytest.mark.parametrize("backend", ["served", "smollm2", "vllm"])
+def test_project_config_has_the_workflow_defaults(tmp_path, capsys, backend):
+    assert main(["init", str(tmp_path / "p"), "--backend", backend]) == 0
+    printed = capsys.readouterr().out
+    assert f"snakemake -s {ROOT / 'Snakefile'} --directory . --configfile config.yaml " \
+           "--replace-workflow-config" in printed
+    project = yaml.safe_load((tmp_path / "p" / "config.yaml").read_text())
+    workflow = yaml.safe_load((ROOT / "config.yaml").read_text())
+    mine, theirs = resolved(project), resolved(workflow)
+    assert mine["llm"]["backend"] == backend and backend in mine["llm"]["backends"]
+    assert mine["datasets"]["own"]["format"] == "documents"
+    assert mine["datasets"]["own"]["generate"] is True
+    assert mine["rag"]["datasets"] == ["own"]
+    # what --replace-workflow-config lost before: SPLADE, MMR, k = 20
+    assert retrievers(mine) == ["bm25", "dense", "splade"]
+    assert list(mine["retrieval"]["rerankers"]) == ["mmr"]
+    assert mine["metrics"]["context_sizes"] == ["oracle", 10, 20]
+    # every value but the replaced ones, defaults filled in, is the workflow's
+    for dotted in REPLACED:
+        _drop(mine, dotted)
+        _drop(theirs, dotted)
+    assert mine == theirs
+
+
+def test_served_backend_and_commented_alternatives(tmp_path):
+    main(["init", str(tmp_path), "--name", "mine", "--input", "/data/topics.jsonl"])
+    text = (tmp_path / "config.yaml").read_text()
+    config = yaml.safe_load(text)
+    served = config["llm"]["backends"]["served"]
+    assert (served["kind"], served["base_url"]) == ("openai", "http://127.0.0.1:8080/v1")
+    assert config["llm"]["backends"]["smollm2"]["kind"] == "llamacpp"
+    assert "vllm" not in config["llm"]["backends"] and "#   kind: vllm" in text
+    assert "cruxflow llm-serve --port 8080" in text
+    assert config["datasets"] == {"mine": {"format": "documents",
+                                           "input": "/data/topics.jsonl", "prefix": "mine"}}
+
+
+def test_init_refuses_to_overwrite(tmp_path, capsys):
+    assert main(["init", str(tmp_path)]) == 0
+    before = (tmp_path / "config.yaml").read_text()
+    assert main(["init", str(tmp_path), "--backend", "smollm2"]) == 2
+    assert "config.yaml: exists: refusing to overwrite it" in capsys.readouterr().err
+    assert (tmp_path / "config.yaml").read_text() == before
+    assert main(["init", str(tmp_path), "--backend", "smollm2", "--force"]) == 0
+    assert "backend: smollm2" in (tmp_path / "config.yaml").read_text()
+
+
+def test_bad_name_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["init", str(tmp_path), "--name", "my data"])
+    assert exit_.value.code == 2 and not (tmp_path / "config.yaml").exists()
+
+
+@pytest.mark.workflow
+def test_walk_through(tmp_path):
+    """docs/own-data.md's walk-through: init with the example corpus and the packaged SmolLM2
+    in process, then snakemake up to the context metrics of every retriever and reranker."""
+    project = tmp_path / "myproject"
+    assert main(["init", str(project), "--example", "--backend", "smollm2",
+                 "--questions", "3"]) == 0
+    config_path = project / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    # the test's time only: shorter passages, one encoding job per encoder
+    config["llm"]["passages"]["max_tokens"] = 300
+    config["retrieval"]["encoding_shards"] = 1
+    config_path.write_text(yaml.safe_dump(config))
+    target = "results/metrics/own/eta3/context_metrics.md"
+    proc = subprocess.run([str(SNAKEMAKE), "-s", str(ROOT / "Snakefile"), "--directory", ".",
+                           "--configfile", "config.yaml", "--replace-workflow-config",
+                           "--cores", "2", target], cwd=project, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    topics = {t["topic_id"]: t for t in map(json.loads, (project / "results/data/own/topics.jsonl")
+                                             .read_text().splitlines())}
+    given = (project / "data/president/questions.txt").read_text().split("\n")
+    assert topics["president"]["questions"] == [q for q in given if q]
+    assert topics["president"]["query"] == " ".join(
+        (project / "data/president/request.txt").read_text().split())
+    assert 1 <= len(topics["congress"]["questions"]) <= 3 and topics["congress"]["query"]
+    assert "1 topics bring their sub-questions: not generated for them" in \
+        (project / "logs/subquestions/own.log").read_text()
+    calls = json.loads((project / "logs/subquestions/own.calls.json").read_text())
+    assert calls["requests"] == 1   # the congress topic only
+    ratings = [json.loads(x) for x in
+               (project / "results/data/own/answerability.jsonl").read_text().splitlines()]
+    assert {r["topic_id"] for r in ratings} == {"congress", "president"}
+    assert all(len(r["ratings"]) == len(topics[r["topic_id"]]["questions"]) for r in ratings)
+    # no summary, so no rating of y*
+    assert (project / "results/data/own/reference_ratings.jsonl").read_text() == ""
+    table = (project / target).read_text()
+    # every first stage, each with MMR, at the workflow's k = |Z*|, 10 and 20, on both topics
+    for system in ("bm25", "dense", "splade", "bm25+mmr", "dense+mmr", "splade+mmr"):
+        for k in ("oracle", "10", "20"):
+            assert re.search(rf"^\| {re.escape(system)} +\| {k} +\| +2 \|", table, re.M), \
+                (system, k, table)
