@@ -40,6 +40,7 @@ from cruxflow.stages.prompts import (
 )
 from cruxflow.stages.ratings import rating_items, rating_prompt, rating_requests
 from cruxflow.workflow import config as workflow_config
+from cruxflow.workflow import plan_sizes
 from cruxflow.workflow.job import sampling
 
 # Assumptions of the estimated rows (docs/plan.md). Fig. 7 asks for "2-3 standalone passages of
@@ -76,10 +77,11 @@ class Plan:
     stages: list[StagePlan]
     tokenizer: dict
     not_planned: list[str] = field(default_factory=list)
+    assumed: list[str] = field(default_factory=list)   # datasets planned from published sizes
 
     def to_json(self) -> dict:
         return {"tokenizer": self.tokenizer, "stages": [asdict(s) for s in self.stages],
-                "not_planned": self.not_planned}
+                "not_planned": self.not_planned, "assumed": self.assumed}
 
 
 class Counter:
@@ -358,7 +360,8 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
 # --- the stages of rules/rag.smk (estimates: they need contexts and judgments)
 
 
-def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[StagePlan]:
+def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
+             n_topics: int | None = None) -> list[StagePlan]:
     """Reports from every context (and direct prompting), and their ratings (rules/rag.smk),
     estimated: every topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages of the size
     the passage stage is asked for."""
@@ -370,11 +373,16 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[Sta
     generator = rag["generator"] or llm["backend"]
     judge = rag["judge"] or d["llm_backend"] or llm["backend"]
     topic_ids = list(dataset.topics)
-    if name in rag["topics"]:
+    if n_topics is not None:   # a stand-in (plan_sizes): only the count of topics is known
+        listed = rag["topics"].get(name) and workflow_config.locate(rag["topics"][name], root)
+        if listed and Path(listed).is_file():
+            n_topics = len(read_topic_list(listed, plan_sizes.AnyTopic()))
+        topic_ids = [f"topic-{i}" for i in range(n_topics)]
+    elif name in rag["topics"]:
         topic_ids = read_topic_list(workflow_config.locate(rag["topics"][name], root),
                                     dataset.topics)
     topic_ids = sorted(topic_ids)[:rag["max_topics"]] if rag["max_topics"] else topic_ids
-    texts = [dataset.documents[i].text for t in topic_ids[:200]
+    texts = [dataset.documents[i].text for t in list(dataset.topics)[:200]
              for i in dataset.topics[t].doc_ids if i in dataset.documents]
     ratio = counter.per_word(texts)
     passage = round(PASSAGE_WORDS * ratio)
@@ -413,6 +421,18 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[Sta
 # --- the whole plan
 
 
+def _scaled(rows: list[StagePlan], loaded: plan_sizes.Loaded) -> list[StagePlan]:
+    """A stand-in's rows at the published number of topics, all estimates."""
+    if loaded.topics is None:
+        return rows
+    scale = loaded.scale
+    keys = ("requests", "prompt_tokens", "output_tokens", "todo_prompt_tokens",
+            "todo_output_tokens")
+    return [StagePlan(**{**asdict(r), **{k: round(getattr(r, k) * scale) for k in keys},
+                         "cached": None,
+                         "prompts": "estimate", "outputs": "estimate"}) for r in rows]
+
+
 def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
     """The plan of a validated, resolved config (:func:`cruxflow.workflow.config.resolve`),
     with its relative paths under ``root`` (the workflow's working directory)."""
@@ -420,21 +440,23 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
     spec, described = choose_tokenizer(config, tokenizer)
     ctx = _Context(config, Counter(spec), CacheLookup(root / config["llm"]["cache"]
                                                       if config["llm"]["cache"] else None))
-    stages, loaded = [], {}
+    plan_sizes.check_backends(config, root)
+    stages, loaded, assumed = [], {}, []
     for name, d in config["datasets"].items():
         if d["generate"]:
-            loaded[name] = load_input(config, name, root)
-            stages += plan_generation(ctx, name, loaded[name], root)
+            loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
+            stages += _scaled(plan_generation(ctx, name, loaded[name].dataset, root),
+                              loaded[name])
     for name in config["rag"]["datasets"]:
         if name not in loaded:
-            loaded[name] = load_input(config, name, root)
-        stages += plan_rag(ctx, name, loaded[name], root)
+            loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
+        stages += plan_rag(ctx, name, loaded[name].dataset, root, loaded[name].topics)
     not_planned = [f"beyond.{metric}.{job}" for metric in ("udcg", "support", "kpr")
                    for job in config["beyond"][metric]]
     not_planned += [f"retrieval.rerankers.{n} (listwise, cruxflow engine)"
                     for n, r in config["retrieval"]["rerankers"].items()
                     if r["kind"] == "listwise" and r.get("engine", "cruxflow") == "cruxflow"]
-    return Plan(stages, described, not_planned)
+    return Plan(stages, described, not_planned, assumed)
 
 
 def load_config(path) -> dict:
