@@ -13,7 +13,13 @@ from cruxflow.cli import main
 from cruxflow.llm import LLMCache, Request, Sampling
 from cruxflow.llm.cache import cache_key
 from cruxflow.metrics.tokens import regex_token_count
-from cruxflow.stages.prompts import PASSAGES, RATING, REPORT_REQUEST, SUBQUESTIONS
+from cruxflow.stages.prompts import (
+    PASSAGES,
+    RATING,
+    RATING_PASSAGE_FIRST,
+    REPORT_REQUEST,
+    SUBQUESTIONS,
+)
 from cruxflow.workflow.config import resolve, with_defaults
 from cruxflow.workflow.plan import make_plan
 from cruxflow.workflow.plan_report import Rates, plan_json, plan_table, total
@@ -278,3 +284,24 @@ def test_calibrate_runs_real_requests_and_leaves_the_cache_alone(tiny, capsys):
     assert not (root / "cache.sqlite").exists()
     backend = json.loads((root / "p.json").read_text())["rates"]["backends"]["smollm2"]
     assert backend["source"].startswith("measured") and backend["output_tokens_per_s"] > 0
+
+
+def test_prompt_cache_reuse_of_passage_first_ratings(tmp_path):
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    (tmp_path / "tiny.gguf").write_bytes(b"")
+    config = resolve(with_defaults({
+        "datasets": {"tiny": {"format": "multinews", "input": str(raw), "prefix": "t",
+                              "n_questions": 2}},
+        "llm": {"cache": "cache.sqlite", "backend": "b", "shards": 1,
+                "backends": {"b": {"kind": "llamacpp", "model": "tiny.gguf",
+                                   "prompt_cache": True}},
+                "ratings": {"layout": "passage_first"}},
+        "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
+    ratings = {s.stage: s for s in make_plan(config, root=tmp_path).stages}["ratings"]
+    # 6 (text, 2 questions) groups: the second question reuses the template and the text:
+    # articles 5 + 4 (t-0), 5 + 4 (t-1), summaries 6 and 4 -> 28 text tokens
+    assert ratings.reused_prompt_tokens == 6 * _template(RATING_PASSAGE_FIRST) + 28
+    rates = Rates(output_tokens_per_s=1e9, prompt_tokens_per_s=100)
+    assert rates.seconds(ratings) == pytest.approx(
+        (ratings.todo_prompt_tokens - ratings.reused_prompt_tokens) / 100, rel=1e-6)

@@ -49,7 +49,11 @@ PASSAGE_WORDS = 200
 PASSAGES_PER_PIECE = 3
 QUESTION_WORDS = 15        # one sub-question
 REQUEST_WORDS = 40         # one report request x
-ORACLE_PASSAGES = 5        # |Z*|, the oracle context's size, before any rating exists
+# |Z*|, the oracle context's size, before any rating exists: |P**| per topic in the CRUX
+# authors' data (Ju et al. 2025, Table 4: 274 required passages for 50 DUC topics, 14,659 for
+# 4,986 Multi-News test topics); 5 for other formats.
+ORACLE_PASSAGES = {"duc2004": 274 / 50, "multinews": 14659 / 4986}
+ORACLE_DEFAULT = 5
 
 
 @dataclass
@@ -70,6 +74,9 @@ class StagePlan:
     prompts: str           # "counted" or "estimate"
     outputs: str           # "counted", "limit" (the configured maximum) or "estimate"
     note: str = ""
+    # Of todo_prompt_tokens, those a prompt cache computes once for several requests (a
+    # passage rated against its questions, passage first): not computed again, still sent.
+    reused_prompt_tokens: int = 0
 
 
 @dataclass
@@ -160,13 +167,32 @@ class CacheLookup:
 
 
 def _stage(name, dataset, backend, prompt, output, hit, *, prompts="counted",
-           outputs="estimate", note="") -> StagePlan:
-    """A row from per-request prompt and output tokens and cache hits (``None``: unknown)."""
+           outputs="estimate", note="", reused=None) -> StagePlan:
+    """A row from per-request prompt and output tokens, cache hits (``None``: unknown) and
+    prompt tokens a prompt cache reuses (``None``: none)."""
     todo = [i for i, h in enumerate(hit or [False] * len(prompt)) if not h]
     return StagePlan(name, dataset, backend, len(prompt),
                      None if hit is None else sum(hit), sum(prompt), sum(output),
                      sum(prompt[i] for i in todo), sum(output[i] for i in todo),
-                     prompts, outputs, note)
+                     prompts, outputs, note, sum(reused[i] for i in todo) if reused else 0)
+
+
+def reuses_prefix(config: dict, backend: str) -> bool:
+    """Whether rating prompts of one passage share their KV: the passage-first layout on a
+    backend that keeps a prompt's prefix (llama.cpp's ``prompt_cache``; vLLM's prefix caching,
+    on by default since its V1 engine). A served model is not assumed to."""
+    spec = config["llm"]["backends"][backend]
+    if config["llm"]["ratings"]["layout"] != "passage_first":
+        return False
+    if spec["kind"] == "llamacpp":
+        return bool(spec.get("prompt_cache"))
+    return spec["kind"] == "vllm" and spec.get("prompt_cache") is not False
+
+
+def _group_reuse(shared: int, n: int, reuse: bool) -> list[int]:
+    """Reused prompt tokens of ``n`` requests that share a ``shared``-token prefix: all but
+    the first, when the backend reuses prefixes."""
+    return [0] + [shared if reuse else 0] * (n - 1) if n else []
 
 
 def _template_tokens(counter: Counter, template, **fixed) -> int:
@@ -326,6 +352,9 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         context = counter.many(clip_words(text, clip) for _, text in items)
         prompt = [fixed + qt + context[i] for i, (qs, _) in enumerate(items)
                   for qt in counter.many(qs)]
+        reuse = reuses_prefix(ctx.config, backend)
+        reused = [r for i, (qs, _) in enumerate(items)
+                  for r in _group_reuse(fixed + context[i], len(qs), reuse)]
         requests, slots = rating_requests(items, sampling=sampling(llm, "judgment"),
                                           max_context_words=clip,
                                           decoding=llm["ratings"]["decoding"],
@@ -336,22 +365,26 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         order = {slot: j for j, slot in enumerate(slots)}
         hit = [hit[order[(i, qi)]] for i, (qs, _) in enumerate(items) for qi in range(len(qs))]
         return _stage("ratings", name, backend, prompt, [out] * len(prompt), hit,
-                      outputs=out_basis)
+                      outputs=out_basis, reused=reused)
     # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), rated against
     # n questions of QUESTION_WORDS words; each topic's summary is rated too.
     q_tokens = round(QUESTION_WORDS * ratio)
     max_passages = llm["passages"]["max_passages"]
-    prompt = []
+    reuse = reuses_prefix(ctx.config, backend)
+    prompt, reused = [], []
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
         if doc.topic_id is None:
             continue  # distractors are retrieved, never rated
         n = _passages_per_piece(count_words(chunk), max_passages)
-        prompt += [fixed + q_tokens + min(t // n, round(clip * ratio))] * (n * n_questions)
+        passage = min(t // n, round(clip * ratio))
+        prompt += [fixed + q_tokens + passage] * (n * n_questions)
+        reused += _group_reuse(fixed + passage, n_questions, reuse) * n
     summaries = counter.many(clip_words(t.reference or "", clip) for t in dataset.topics.values())
     for s in summaries:
         prompt += [fixed + q_tokens + s] * n_questions
+        reused += _group_reuse(fixed + s, n_questions, reuse)
     return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis,
+                  prompts="estimate", outputs=out_basis, reused=reused,
                   note="before passages and sub-questions exist: "
                        f"{PASSAGES_PER_PIECE} passages per piece at most, "
                        f"{QUESTION_WORDS}-word questions")
@@ -363,8 +396,8 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
 def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
              n_topics: int | None = None) -> list[StagePlan]:
     """Reports from every context (and direct prompting), and their ratings (rules/rag.smk),
-    estimated: every topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages of the size
-    the passage stage is asked for."""
+    estimated: every topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages an equal share
+    of their document (or chunk), as the ratings' estimate has them."""
     from cruxflow.rag.reports import max_words, read_topic_list
 
     config, counter = ctx.config, ctx.counter
@@ -385,8 +418,16 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
     texts = [dataset.documents[i].text for t in list(dataset.topics)[:200]
              for i in dataset.topics[t].doc_ids if i in dataset.documents]
     ratio = counter.per_word(texts)
-    passage = round(PASSAGE_WORDS * ratio)
-    budget = ORACLE_PASSAGES * passage
+    stage = llm["passages"]
+    shares = []
+    for text in texts:
+        words = count_words(text)
+        words = stage["chunk_words"] if words > stage["max_document_words"] else words
+        shares.append(words / _passages_per_piece(words, stage["max_passages"]))
+    passage_words = sum(shares) / len(shares) if shares else PASSAGE_WORDS
+    oracle = ORACLE_PASSAGES.get(d["format"], ORACLE_DEFAULT)
+    passage = round(passage_words * ratio)
+    budget = round(oracle * passage)
     if rag["max_tokens"]:
         budget = min(budget, rag["max_tokens"])
     query = round(REQUEST_WORDS * ratio)
@@ -400,20 +441,21 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
         if system == "direct":
             prompt += [direct + query] * len(topic_ids)
             continue
-        n = ORACLE_PASSAGES if k == "oracle" else int(k)
-        words = n * PASSAGE_WORDS if context_words is None else min(n * PASSAGE_WORDS,
-                                                                    context_words)
+        words = (oracle if k == "oracle" else int(k)) * passage_words
+        words = words if context_words is None else min(words, context_words)
         prompt += [fixed + query + round(words * ratio)] * len(topic_ids)
-    note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {ORACLE_PASSAGES}, "
-            f"{PASSAGE_WORDS}-word passages")
+    note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {oracle:.1f}, "
+            f"{passage_words:.0f}-word passages")
     rows = [_stage("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
                    prompts="estimate", outputs="estimate", note=note)]
     rating = (_template_tokens(counter, rating_prompt(llm["ratings"]["layout"]))
               + round(QUESTION_WORDS * ratio) + budget)
     judged = [rating] * (len(prompt) * d["n_questions"])
+    reused = _group_reuse(rating - round(QUESTION_WORDS * ratio), d["n_questions"],
+                          reuses_prefix(config, judge)) * len(prompt)
     out, out_basis = _rating_output(llm)
     rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
-                       prompts="estimate", outputs=out_basis,
+                       prompts="estimate", outputs=out_basis, reused=reused,
                        note=f"every report against {d['n_questions']} sub-questions"))
     return rows
 

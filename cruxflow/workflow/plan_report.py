@@ -53,7 +53,8 @@ class Rates:
 
     def seconds(self, s: StagePlan) -> float:
         rate = self.rate(s.backend)
-        return (s.todo_prompt_tokens / rate.prompt_tokens_per_s
+        computed = s.todo_prompt_tokens - s.reused_prompt_tokens
+        return (computed / rate.prompt_tokens_per_s
                 + s.todo_output_tokens / rate.output_tokens_per_s) / self.instances(s.backend)
 
     def total_seconds(self, plan: Plan) -> float:
@@ -75,7 +76,8 @@ def total(plan: Plan) -> StagePlan:
                      sum(s.prompt_tokens for s in rows), sum(s.output_tokens for s in rows),
                      sum(s.todo_prompt_tokens for s in rows),
                      sum(s.todo_output_tokens for s in rows),
-                     "estimate" if estimated else "counted", "estimate" if estimated else "")
+                     "estimate" if estimated else "counted", "estimate" if estimated else "",
+                     reused_prompt_tokens=sum(s.reused_prompt_tokens for s in rows))
 
 
 def _used_backends(plan: Plan) -> list[str]:
@@ -90,6 +92,7 @@ def plan_json(plan: Plan, rates: Rates, seconds_to_plan: float | None = None) ->
     out["total"] = {"requests": t.requests, "cached": t.cached, "prompt_tokens": t.prompt_tokens,
                     "output_tokens": t.output_tokens, "todo_prompt_tokens": t.todo_prompt_tokens,
                     "todo_output_tokens": t.todo_output_tokens,
+                    "reused_prompt_tokens": t.reused_prompt_tokens,
                     "seconds": rates.total_seconds(plan), "money": rates.money(t)}
     out["rates"] = {"gpus_available": rates.gpus,
                     "price_per_million_prompt": rates.price_in,
@@ -161,6 +164,10 @@ def plan_table(plan: Plan, rates: Rates) -> str:
     for s in plan.stages:
         if s.note:
             out.append(f"{s.stage} {s.dataset}: {s.note}")
+        if s.reused_prompt_tokens:
+            out.append(f"{s.stage} {s.dataset}: {s.reused_prompt_tokens:,} of the "
+                       f"{s.todo_prompt_tokens:,} prompt tokens are a passage's (or report's) "
+                       "again, computed once by the prompt cache (passage-first layout)")
     for note in plan.assumed:
         out.append(f"not on disk, planned from published sizes: {note}")
     if plan.not_planned:
