@@ -451,10 +451,14 @@ def _table2_notes(frame: pd.DataFrame, *, tau: str = "tau", eta: str = "eta",
 
 
 def table2_markdown(frame: pd.DataFrame) -> str:
-    """Table 2 as Markdown: ``mean (± sd)`` cells, tau with three decimals, CIs in notes."""
+    """Table 2 as Markdown: ``mean (± sd)`` cells, tau with three decimals, CIs in notes; no
+    tau column when no row has a tau (the notes say why)."""
     header, rows = _table2_cells(frame, "±", "eta = {}")
+    if all(row[-1] == DASH for row in rows):
+        header, rows = header[:-1], [row[:-1] for row in rows]
     lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i < len(header) - 3 else "---:"
+             "|" + "|".join("---" if i < len(header) - 3 + (header[-1] != "Kendall tau")
+                            else "---:"
                             for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in _table2_notes(frame)) + "\n"
