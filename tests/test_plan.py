@@ -163,7 +163,8 @@ def test_cli_writes_json(tmp_path, capsys):
     assert "total" in capsys.readouterr().out
     data = json.loads((tmp_path / "plan.json").read_text())
     assert data["rates"]["gpus_available"] == 4 and data["stages"][0]["stage"] == "passages"
-    assert data["rates"]["backends"]["smollm2"]["instances"] == 4
+    # llama.cpp runs on the CPU: one instance whatever the GPUs
+    assert data["rates"]["backends"]["smollm2"]["instances"] == 1
 
 
 def test_generated_files_of_fewer_topics_are_not_counted(tiny):
@@ -305,3 +306,15 @@ def test_prompt_cache_reuse_of_passage_first_ratings(tmp_path):
     rates = Rates(output_tokens_per_s=1e9, prompt_tokens_per_s=100)
     assert rates.seconds(ratings) == pytest.approx(
         (ratings.todo_prompt_tokens - ratings.reused_prompt_tokens) / 100, rel=1e-6)
+
+
+def test_llamacpp_runs_on_the_cpu_at_the_measured_rate():
+    from cruxflow.workflow.plan_rates import table_rate
+
+    # anchor: SmolLM2-135M, 96 prompt / 69 output tokens/s on one thread; a 1.35B GGUF with
+    # 2 threads: x 0.1 x 2; on the CPU, one instance however many GPUs there are
+    rate = table_rate({"kind": "llamacpp", "model": "models/Tiny-1.35B.Q4.gguf"}, "h100",
+                      threads=2)
+    assert rate.prompt_tokens_per_s == pytest.approx(96 * 0.1 * 2)
+    assert rate.output_tokens_per_s == pytest.approx(69 * 0.1 * 2)
+    assert Rates(gpus=8, backends={"b": rate}).instances("b") == 1

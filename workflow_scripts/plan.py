@@ -16,7 +16,9 @@ took = time.perf_counter() - start
 # The rate table's H100 rates, one instance of each backend (`cruxflow plan` takes --gpus,
 # --gpu-kind and --calibrate).
 specs = sm.params.config["llm"]["backends"]
-rates = Rates(backends={s.backend: table_rate(specs[s.backend], "h100") for s in plan.stages})
+threads = sm.params.config["llm"]["threads"]
+rates = Rates(backends={s.backend: table_rate(specs[s.backend], "h100", threads=threads)
+                        for s in plan.stages})
 write_json(sm.output.json, plan_json(plan, rates, took))
 with atomic_write(sm.output.text) as f:
     f.write(plan_table(plan, rates))

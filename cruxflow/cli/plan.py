@@ -64,7 +64,8 @@ def _rates(args, config, plan):
     prices = args.price_per_million or (None, None)
     used = list(dict.fromkeys(s.backend for s in plan.stages))
     specs = config["llm"]["backends"]
-    backends = {b: table_rate(specs[b], args.gpu_kind) for b in used}
+    threads = config["llm"]["threads"]
+    backends = {b: table_rate(specs[b], args.gpu_kind, threads=threads) for b in used}
     if args.tokens_per_second or args.prompt_tokens_per_second:
         backends = {b: InstanceRate(args.prompt_tokens_per_second or r.prompt_tokens_per_s,
                                     args.tokens_per_second or r.output_tokens_per_s,

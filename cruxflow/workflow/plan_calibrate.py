@@ -109,9 +109,10 @@ def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3
               ) -> tuple[dict[str, InstanceRate], list[Batch]]:
     batches = measure(plan, config, counter, n=n)
     rates = fit(batches)
-    # A measured instance uses the GPUs its backend entry names.
+    # A measured instance uses the GPUs its backend entry names (llama.cpp: the CPU).
     for name, rate in rates.items():
-        tp = int(config["llm"]["backends"][name].get("gpus") or 1)
+        spec = config["llm"]["backends"][name]
+        tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
                                    rate.source)
     return rates, batches

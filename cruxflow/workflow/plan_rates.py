@@ -37,6 +37,18 @@ ANCHOR_PROMPT = 30000.0
 ANCHOR_PROMPT_SOURCE = "assumed: 2 x 8e9 FLOPs/token at ~50% of an H100's 989 BF16 TFLOP/s"
 
 
+# llama.cpp runs on the CPU here (the xllamacpp wheel): no GPU row applies. The anchor is our
+# own measurement, `cruxflow plan --calibrate` on the demo config (SmolLM2-135M-Instruct Q4_1,
+# 1 thread of the 2-core build machine, 2026-11-24, load average 8-10 from other work): 96
+# prompt and 69 generated tokens/s. Other GGUF models scale with 1 / parameters, threads
+# linearly (both optimistic); calibrate for anything that matters.
+CPU_ANCHOR_PARAMS_B = 0.135
+CPU_PROMPT = 96.0
+CPU_OUTPUT = 69.0
+CPU_SOURCE = ("measured: SmolLM2-135M Q4_1 with llama.cpp, 1 thread of the 2-core build "
+              "machine (cruxflow plan --calibrate, 2026-11-24)")
+
+
 @dataclass(frozen=True)
 class GPU:
     name: str
@@ -64,7 +76,8 @@ GPUS = {
 
 @dataclass(frozen=True)
 class InstanceRate:
-    """Tokens per second of one model instance, and where the figures come from."""
+    """Tokens per second of one model instance, and where the figures come from.
+    ``gpus_per_instance`` 0: on the CPU, one instance whatever the GPUs."""
 
     prompt_tokens_per_s: float
     output_tokens_per_s: float
@@ -115,17 +128,27 @@ def rate_table(gpu_kinds=None, sizes=(8, 70)) -> list[dict]:
 
 def instances(available: int, per_instance: int, backend: str) -> int:
     """Model instances that ``available`` GPUs hold; one line of error when not even one."""
+    if per_instance == 0:
+        return 1
     if available < per_instance:
         raise ValueError(f"backend {backend!r} is one model instance over {per_instance} GPUs "
                          f"(its 'gpus'), but --gpus is {available}")
     return available // per_instance
 
 
-def table_rate(spec: dict, gpu_kind: str) -> InstanceRate:
-    """The table's rate of one instance of an ``llm.backends`` entry on ``gpu_kind``."""
+def table_rate(spec: dict, gpu_kind: str, *, threads: int = 1) -> InstanceRate:
+    """The table's rate of one instance of an ``llm.backends`` entry on ``gpu_kind`` (a
+    llama.cpp backend: on the CPU with ``threads`` threads)."""
     if gpu_kind not in GPUS:
         raise ValueError(f"unknown GPU kind {gpu_kind!r} (known: {', '.join(GPUS)})")
     params = model_params_b(str(spec.get("model", "")))
+    if spec.get("kind") == "llamacpp":
+        params = params or CPU_ANCHOR_PARAMS_B
+        scale = CPU_ANCHOR_PARAMS_B / params * threads
+        return InstanceRate(CPU_PROMPT * scale, CPU_OUTPUT * scale, 0,
+                            f"{CPU_SOURCE}; x {CPU_ANCHOR_PARAMS_B / params:.3g} for "
+                            f"{params:g}B parameters, x {threads} thread(s); on the CPU: "
+                            "--calibrate measures yours")
     note = ""
     if params is None:
         params, note = ANCHOR_PARAMS_B, (f"; model size not in the name {spec.get('model')!r}: "

@@ -154,10 +154,11 @@ def plan_table(plan: Plan, rates: Rates) -> str:
         out.append("time: of the uncached requests, stages one after the other (docs/plan.md):")
         for b in _used_backends(plan):
             r = rates.rate(b)
+            where = (f"{r.gpus_per_instance} GPU(s)" if r.gpus_per_instance
+                     else "the CPU")
             out.append(f"  {b}: {r.prompt_tokens_per_s:,.0f} prompt and "
-                       f"{r.output_tokens_per_s:,.0f} output tokens/s per instance of "
-                       f"{r.gpus_per_instance} GPU(s), {rates.instances(b)} instance(s); "
-                       f"{r.source}")
+                       f"{r.output_tokens_per_s:,.0f} output tokens/s per instance on "
+                       f"{where}, {rates.instances(b)} instance(s); {r.source}")
     out.append("counted: built from the real inputs; estimate: from the configured limits "
                "(cached '?': not known before the inputs exist); limit: the configured maximum")
     out.append("first attempts only: outputs that do not parse are asked again (llm.attempts)")
