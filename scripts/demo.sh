@@ -11,3 +11,9 @@ if [ -n "$(ls -A .snakemake/locks 2>/dev/null)" ]; then
        "scripts/demo.sh again (finished jobs and cached LLM calls are kept)." >&2
 fi
 .venv/bin/snakemake --cores "${CORES:-2}" --profile profiles/default "$@"
+# The HTML report (every table and figure with its caption), then what was made and where.
+mkdir -p logs
+.venv/bin/snakemake --cores 1 --profile profiles/default "$@" --report results/report.html \
+  > logs/report.log 2>&1 || echo "demo.sh: the HTML report failed: see logs/report.log" >&2
+echo
+.venv/bin/python -m cruxflow.paper.summary

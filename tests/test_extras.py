@@ -54,15 +54,16 @@ sys.meta_path.insert(0, Hide())
 """
 
 
-def run_without_extras(body: str, *args: str) -> dict:
-    """Run ``body`` in a fresh interpreter that cannot import HEAVY; it prints one JSON object,
-    which is returned, with ``loaded``: the HEAVY modules that were imported after all."""
+def run_without_extras(body: str, *args: str, hidden=HEAVY) -> dict:
+    """Run ``body`` in a fresh interpreter that cannot import ``hidden``; it prints one JSON
+    object, which is returned, with ``loaded``: the hidden modules that were imported after
+    all."""
     code = BLOCKER + textwrap.dedent(body) + textwrap.dedent("""
         RESULT["loaded"] = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
         print(json.dumps(RESULT))
     """)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", code, ",".join(HEAVY), *args], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-c", code, ",".join(hidden), *args], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.splitlines()[-1])
@@ -202,3 +203,34 @@ def test_code_paths_that_need_an_extra_name_it(tmp_path):
             key, result[key])
     assert result["plots"].startswith("ModuleNotFoundError: cruxflow.paper.figures needs")
     assert result["llamacpp"].startswith("LLMError: the llamacpp backend needs")
+
+
+def test_commands_name_the_missing_extra_in_one_line(tmp_path):
+    # plan without the workflow extra (jsonschema validates the config), annotate without its
+    # web stack: one line each on stderr, exit status 2, no traceback
+    result = run_without_extras("""
+        import contextlib, io, json
+        from cruxflow.cli import main
+        RESULT = {}
+        data = sys.argv[2] + "/data"
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["ingest", "--format", "crux", "--input", "resources/demo/crux", "--output",
+                  data])
+        for key, argv in (("plan", ["plan", "--config", "config.yaml"]),
+                          ("annotate", ["annotate", "--task", "ratings", "--dataset", data,
+                                        "--annotators", "a", "--db",
+                                        sys.argv[2] + "/labels.sqlite", "--port", "0"])):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                rc = main(argv)
+            RESULT[key] = [rc, err.getvalue()]
+    """, str(tmp_path), hidden=[*HEAVY, "jsonschema"])
+    for command, extra_name, package in (("plan", "workflow", "jsonschema"),
+                                         ("annotate", "annotate", "starlette")):
+        rc, err = result[command]
+        assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert err == ("cruxflow: error: cruxflow.annotate.app needs the 'annotate' extra: pip "
+                       "install 'cruxflow[annotate]' (starlette is not installed)\n"
+                       if command == "annotate" else
+                       f"cruxflow: error: cruxflow {command} needs the '{extra_name}' extra: "
+                       f"pip install 'cruxflow[{extra_name}]' ({package} is not installed)\n")

@@ -119,3 +119,22 @@ def test_plot_intermediate_vs_final(tmp_path, plt_available):
     zoomed = F.plot_intermediate_vs_final(table, tmp_path / "zoom.png", datasets=["E"],
                                           zoom=True)
     assert is_png(zoomed)
+
+
+def test_a_scatter_of_one_point_is_not_drawn(tmp_path, plt_available, monkeypatch):
+    # every pipeline at the same (Cov(Z), Cov(y)): the panel says so instead of one dot with
+    # all the labels on it
+    from matplotlib.figure import Figure
+
+    same = {s: (30, 20, 20, 50, 40, 30, 30, 20, 25)
+            for s in ("bm25", "dense", "splade", "bm25+mmr")}
+    table = T.table1(frame("D", pipelines=same), n_resamples=10, min_topics=3)
+    saved = []
+    real_savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig",
+                        lambda fig, *a, **k: (saved.append(fig), real_savefig(fig, *a, **k)))
+    assert is_png(F.plot_intermediate_vs_final(table, tmp_path / "scatter.png"))
+    (ax,) = saved[0].axes
+    assert [t.get_text() for t in ax.texts] == [
+        "D: not drawn\n4 pipelines at one point (Cov(Z) 30.0, Cov(y) 20.0):\nnothing to compare"]
+    assert not ax.collections and not ax.axison

@@ -13,7 +13,13 @@ from cruxflow.cli import main
 from cruxflow.llm import LLMCache, Request, Sampling
 from cruxflow.llm.cache import cache_key
 from cruxflow.metrics.tokens import regex_token_count
-from cruxflow.stages.prompts import PASSAGES, RATING, REPORT_REQUEST, SUBQUESTIONS
+from cruxflow.stages.prompts import (
+    PASSAGES,
+    RATING,
+    RATING_PASSAGE_FIRST,
+    REPORT_REQUEST,
+    SUBQUESTIONS,
+)
 from cruxflow.workflow.config import resolve, with_defaults
 from cruxflow.workflow.plan import make_plan
 from cruxflow.workflow.plan_report import Rates, plan_json, plan_table, total
@@ -41,6 +47,7 @@ def _template(t, **fixed):
 def tiny(tmp_path):
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    (tmp_path / "tiny.gguf").write_bytes(b"")   # the plan checks that the model file exists
     config = resolve(with_defaults({
         "datasets": {"tiny": {"format": "multinews", "input": str(raw), "prefix": "t",
                               "n_questions": 2}},
@@ -155,7 +162,9 @@ def test_cli_writes_json(tmp_path, capsys):
                  "--gpus", "4", "--json", str(tmp_path / "plan.json")]) == 0
     assert "total" in capsys.readouterr().out
     data = json.loads((tmp_path / "plan.json").read_text())
-    assert data["rates"]["gpus"] == 4 and data["stages"][0]["stage"] == "passages"
+    assert data["rates"]["gpus_available"] == 4 and data["stages"][0]["stage"] == "passages"
+    # llama.cpp runs on the CPU: one instance whatever the GPUs
+    assert data["rates"]["backends"]["smollm2"]["instances"] == 1
 
 
 def test_generated_files_of_fewer_topics_are_not_counted(tiny):
@@ -165,3 +174,147 @@ def test_generated_files_of_fewer_topics_are_not_counted(tiny):
     write_generated(root, ["t-0"])
     ratings = {s.stage: s for s in make_plan(config, root=root).stages}["ratings"]
     assert (ratings.requests, ratings.prompts) == (12, "estimate")
+
+
+# --- before the data exist, rates by model and GPU, bad input
+
+
+def _paper_like(tmp_path, **llm):
+    """Multi-News test and DUC 2004 as the paper preset names them, neither on disk."""
+    return resolve(with_defaults({
+        "datasets": {
+            "mn": {"format": "multinews", "input": "data/multi_news/test.jsonl", "prefix": "mn",
+                   "n_questions": 10},
+            "duc": {"format": "duc2004", "input": "data/duc2004", "prefix": "duc",
+                    "n_questions": 15}},
+        "llm": {"cache": "cache.sqlite", "backend": "big", "shards": 1,
+                "backends": {"big": {"kind": "vllm", "model": "org/Llama-3.1-70B-Instruct",
+                                     "gpus": 4}}, **llm},
+        "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
+
+
+def test_missing_data_is_planned_from_published_sizes(tmp_path):
+    plan = make_plan(_paper_like(tmp_path), root=tmp_path)
+    rows = {(s.stage, s.dataset): s for s in plan.stages}
+    # DUC 2004: 50 clusters x 10 documents of ~464 words (under 1,024: one request each)
+    assert rows["passages", "duc"].requests == 500
+    assert rows["subquestions", "duc"].requests == 50
+    # Multi-News test: 5,622 clusters, 2.79 documents each (Fabbri et al. 2019, Table 2:
+    # 125,417 documents in 44,972 clusters); the 60-topic stand-in rounds the mix
+    assert rows["report_requests", "mn"].requests == 5622
+    assert rows["passages", "mn"].requests == pytest.approx(5622 * 125417 / 44972, rel=0.02)
+    assert all(s.prompts == "estimate" and s.cached is None for s in plan.stages)
+    assert len(plan.assumed) == 2 and "Fabbri" in plan.assumed[0]
+    assert "planned from published sizes" in plan_table(plan, Rates())
+
+
+def test_missing_data_without_a_known_size_is_one_line(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text("datasets:\n  mine: {format: multinews, input: mine.jsonl}\n"
+                      "rag: {datasets: []}\n")
+    assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "datasets.mine.input" in err and "published size" in err
+
+
+def test_missing_model_file_and_unknown_kind_are_one_line(tmp_path, capsys):
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    for spec, key in (("{kind: llamacpp, model: models/none.gguf}", "model"),
+                      ("{kind: ollama, model: x}", "kind")):
+        config = tmp_path / "c.yaml"
+        config.write_text(f"datasets:\n  t: {{format: multinews, input: {raw}}}\n"
+                          f"rag: {{datasets: []}}\nllm: {{backend: b, backends: {{b: {spec}}}}}\n")
+        assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and f"llm.backends.b.{key}" in err
+
+
+def test_tensor_parallel_instances_and_table_rates(tmp_path):
+    from cruxflow.workflow.plan_rates import model_params_b, table_rate
+
+    spec = {"kind": "vllm", "model": "org/Llama-3.1-70B-Instruct", "gpus": 4}
+    h100 = table_rate(spec, "h100")
+    # 8B on one H100: 30,000 prompt / 5,777 output tokens/s; 70B: x 8/70; 4 GPUs: x 4
+    assert h100.prompt_tokens_per_s == pytest.approx(30000 * 8 / 70 * 4)
+    assert h100.output_tokens_per_s == pytest.approx(5777 * 8 / 70 * 4)
+    mi = table_rate(spec, "mi250x")   # 383 vs 989 TFLOP/s, 3.2 vs 3.35 TB/s
+    assert mi.prompt_tokens_per_s == pytest.approx(h100.prompt_tokens_per_s * 383 / 989)
+    assert mi.output_tokens_per_s == pytest.approx(h100.output_tokens_per_s * 3.2 / 3.35)
+    assert [model_params_b(m) for m in ("meta-llama/Llama-3.1-8B-Instruct",
+                                        "SmolLM2-135M-Instruct.Q4_1.gguf", "t5-3b", "gpt")] == [
+        8, 0.135, 3, None]
+    plan = make_plan(_paper_like(tmp_path), root=tmp_path)
+    # one 70B instance on 4 GPUs, two on 8; too few GPUs for one instance is an error
+    one = Rates(gpus=4, backends={"big": h100})
+    two = Rates(gpus=9, backends={"big": h100})
+    assert (one.instances("big"), two.instances("big")) == (1, 2)
+    assert one.total_seconds(plan) == pytest.approx(2 * two.total_seconds(plan))
+    t = total(plan)
+    assert one.total_seconds(plan) == pytest.approx(
+        t.todo_prompt_tokens / h100.prompt_tokens_per_s
+        + t.todo_output_tokens / h100.output_tokens_per_s)
+    with pytest.raises(ValueError, match="over 4 GPUs"):
+        Rates(gpus=2, backends={"big": h100})
+
+
+def test_calibration_fit_recovers_known_rates():
+    from cruxflow.workflow.plan_calibrate import Batch, fit
+
+    # seconds = prompt / 200 + output / 20, by construction
+    batches = [Batch("a", "b", 3, 1000, 10, 1000 / 200 + 10 / 20),
+               Batch("c", "b", 3, 300, 300, 300 / 200 + 300 / 20),
+               Batch("d", "b", 3, 3000, 3, 3000 / 200 + 3 / 20)]
+    rate = fit(batches)["b"]
+    assert rate.prompt_tokens_per_s == pytest.approx(200)
+    assert rate.output_tokens_per_s == pytest.approx(20)
+
+
+def test_calibrate_runs_real_requests_and_leaves_the_cache_alone(tiny, capsys):
+    # The packaged SmolLM2 on the CPU, one request per stage: real calls, timed, not cached.
+    root, _ = tiny
+    config = root / "c.yaml"
+    config.write_text(
+        f"datasets:\n  t: {{format: multinews, input: {root / 'raw.jsonl'}, n_questions: 2}}\n"
+        "rag: {datasets: []}\nllm: {cache: cache.sqlite, shards: 1, "
+        "passages: {max_tokens: 24}, subquestions: {max_tokens: 24}}\n")
+    assert main(["plan", "--config", str(config), "--workdir", str(root), "--calibrate",
+                 "--calibrate-requests", "1", "--json", str(root / "p.json")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("calibration: ") == 4       # passages, report_requests, subquestions, ratings
+    assert not (root / "cache.sqlite").exists()
+    backend = json.loads((root / "p.json").read_text())["rates"]["backends"]["smollm2"]
+    assert backend["source"].startswith("measured") and backend["output_tokens_per_s"] > 0
+
+
+def test_prompt_cache_reuse_of_passage_first_ratings(tmp_path):
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    (tmp_path / "tiny.gguf").write_bytes(b"")
+    config = resolve(with_defaults({
+        "datasets": {"tiny": {"format": "multinews", "input": str(raw), "prefix": "t",
+                              "n_questions": 2}},
+        "llm": {"cache": "cache.sqlite", "backend": "b", "shards": 1,
+                "backends": {"b": {"kind": "llamacpp", "model": "tiny.gguf",
+                                   "prompt_cache": True}},
+                "ratings": {"layout": "passage_first"}},
+        "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
+    ratings = {s.stage: s for s in make_plan(config, root=tmp_path).stages}["ratings"]
+    # 6 (text, 2 questions) groups: the second question reuses the template and the text:
+    # articles 5 + 4 (t-0), 5 + 4 (t-1), summaries 6 and 4 -> 28 text tokens
+    assert ratings.reused_prompt_tokens == 6 * _template(RATING_PASSAGE_FIRST) + 28
+    rates = Rates(output_tokens_per_s=1e9, prompt_tokens_per_s=100)
+    assert rates.seconds(ratings) == pytest.approx(
+        (ratings.todo_prompt_tokens - ratings.reused_prompt_tokens) / 100, rel=1e-6)
+
+
+def test_llamacpp_runs_on_the_cpu_at_the_measured_rate():
+    from cruxflow.workflow.plan_rates import table_rate
+
+    # anchor: SmolLM2-135M, 96 prompt / 69 output tokens/s on one thread; a 1.35B GGUF with
+    # 2 threads: x 0.1 x 2; on the CPU, one instance however many GPUs there are
+    rate = table_rate({"kind": "llamacpp", "model": "models/Tiny-1.35B.Q4.gguf"}, "h100",
+                      threads=2)
+    assert rate.prompt_tokens_per_s == pytest.approx(96 * 0.1 * 2)
+    assert rate.output_tokens_per_s == pytest.approx(69 * 0.1 * 2)
+    assert Rates(gpus=8, backends={"b": rate}).instances("b") == 1

@@ -40,6 +40,13 @@ COLUMNS = ("Cov", "alpha_nDCG_crux", "Cov_y", "Den", "Den_y", "R", "AP", "nDCG",
            "alpha_nDCG_published")
 
 
+@pytest.fixture(autouse=True)
+def three_topics_are_enough(monkeypatch):
+    """The frames here have 3 topics, to keep the hand computations short: taus are printed
+    from 3 topics on (the tables' own threshold, 10, is tested by itself below)."""
+    monkeypatch.setattr(T, "MIN_TAU_TOPICS", 3)
+
+
 def rows(dataset, eta, k, system, values):
     out = []
     for topic, d in zip(TOPICS, SPREAD, strict=True):
@@ -68,7 +75,7 @@ def per_query():
 
 @pytest.fixture(scope="module")
 def t1(per_query):
-    return T.table1(per_query, "D", n_resamples=30)
+    return T.table1(per_query, "D", n_resamples=30, min_topics=3)
 
 
 def value(t1, system, metric, dataset="D"):
@@ -317,3 +324,42 @@ def test_paired_tests_sampled_and_markdown():
     md = S.paired_tests_markdown(out)
     assert "| D | 3 | oracle | b | a | 30 |" in md and "| -10.0 | 0.002 | 0.002 | <0.001 |" in md
     assert md.splitlines()[2].endswith("| * |")
+
+
+def test_too_few_topics_withhold_the_taus_and_say_so(monkeypatch):
+    # 3 topics under a threshold of 4: no tau anywhere, a note instead of an empty tau row,
+    # Table 3 replaced by the note
+    monkeypatch.setattr(T, "MIN_TAU_TOPICS", 4)
+    per_query = frame()
+    t1 = T.table1(per_query, n_resamples=10)
+    taus = t1[t1["system"] == T.TAU_ROW]
+    assert taus["value"].isna().all() and set(taus["n_topics"]) <= {0, 3}
+    md = T.table1_markdown(t1)
+    assert "Rank Corr." not in md
+    assert "D: Kendall tau not shown: 3 topics, fewer than the 4" in md
+    # every metric column of the table has a value somewhere: none is dropped
+    assert md.splitlines()[0].count("|") == len(T.TABLE1_METRICS) + 2
+    t3 = T.table3(per_query, n_resamples=10)
+    assert T.table3_markdown(t3).startswith("- D: Kendall tau not shown: 3 topics")
+    t2 = T.table2(per_query, n_resamples=10)
+    md2 = T.table2_markdown(t2)
+    assert "D: Kendall tau not shown" in md2 and "tau" not in md2.splitlines()[0]
+
+
+def test_a_column_without_any_value_is_left_out():
+    per_query = frame().drop(columns=["Den_y"])
+    md = T.table1_markdown(T.table1(per_query, n_resamples=10))
+    assert "Den(y)" not in md and "Den(Z)" in md
+
+
+def test_significance_says_when_nothing_separates_the_systems():
+    # two systems, two topics, equal means: p = 1 after adjustment, a warning above the rows
+    recs = [{"dataset": "D", "eta": 3, "k": "oracle", "system": s, "topic": t, "Cov_y": v}
+            for s, vals in (("bm25", (0.2, 0.4)), ("dense", (0.4, 0.2)))
+            for t, v in zip(("a", "b"), vals, strict=True)]
+    md = S.paired_tests_markdown(S.paired_tests(pd.DataFrame(recs), n_resamples=100))
+    first = md.splitlines()[0]
+    assert first.startswith("No pair of systems differs significantly: 1 pairs over at most "
+                            "2 topics, smallest adjusted p 1.000")
+    header = [c.strip() for c in md.splitlines()[2].strip("|").split("|")]
+    assert all(header) and header[-1] == "p BH < 0.05"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from cruxflow._extras import extra_for
 from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMError
@@ -45,6 +46,12 @@ def main(argv=None) -> int:
         return args.func(args)
     except (DataError, LLMError) as exc:
         print(f"cruxflow: error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:   # an optional dependency missing: say which extra, no traceback
+        message = extra_for(exc, f"cruxflow {args.command}")
+        if message is None:
+            raise
+        print(f"cruxflow: error: {message}", file=sys.stderr)
         return 2
 
 

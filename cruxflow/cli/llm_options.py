@@ -12,7 +12,7 @@ Every call goes through the persistent cache (``--cache``; by default ``llm_cach
 the command's output directory), so a re-run or a crash never pays twice. ``--timeout``,
 ``--max-retries`` and ``--constrain`` set (or, with ``--config``, override) how a server is
 called; each retry is logged with its reason, and a run that gives up names the server and
-what is already cached. ``--model-revision`` joins the cache key (README, "the cache").
+what is already cached. ``--model-revision`` joins the cache key (docs/llm.md, "the cache").
 """
 
 from __future__ import annotations

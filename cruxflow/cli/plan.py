@@ -9,8 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-from cruxflow.workflow.plan_report import OUTPUT_TOKENS_PER_S, PROMPT_TOKENS_PER_S
-
 
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow plan`` to the CLI's subparsers."""
@@ -29,12 +27,26 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--tokenizer",
                    help="a tokenizer.json (or a directory holding one) to count with "
                         "(default: metrics.tokenizer, else the regex counter, an estimate)")
-    p.add_argument("--tokens-per-second", type=float, default=OUTPUT_TOKENS_PER_S,
-                   help="generated tokens per second per GPU (default %(default)g: an 8B "
-                        "model on one H100 with vLLM)")
-    p.add_argument("--prompt-tokens-per-second", type=float, default=PROMPT_TOKENS_PER_S,
-                   help="prompt (prefill) tokens per second per GPU (default %(default)g)")
-    p.add_argument("--gpus", type=int, default=1, help="GPUs working in parallel (default 1)")
+    p.add_argument("--gpus", type=int,
+                   help="GPUs available: each backend runs as many instances as fit (its "
+                        "'gpus' is one instance, tensor parallel); default: one instance of "
+                        "every backend")
+    p.add_argument("--gpu-kind", default="h100",
+                   help="the GPUs' kind, for the rate table (default %(default)s; see "
+                        "docs/plan.md: h100, h200, a100, l40s, mi250x, mi250x-gcd, mi210, "
+                        "mi300x)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="measure the configured backends (a few real requests of each "
+                        "stage's shape, never cached) and plan with the measured rates")
+    p.add_argument("--calibrate-requests", type=int, default=3, metavar="N",
+                   help="requests per stage when calibrating (default %(default)s; for a "
+                        "batching server, about its batch size)")
+    p.add_argument("--tokens-per-second", type=float,
+                   help="generated tokens per second of one instance of every backend "
+                        "(instead of the table)")
+    p.add_argument("--prompt-tokens-per-second", type=float,
+                   help="prompt (prefill) tokens per second of one instance (instead of the "
+                        "table)")
     p.add_argument("--price-per-million", type=float, nargs=2, metavar=("PROMPT", "OUTPUT"),
                    help="the cost of a served model per million prompt and output tokens: "
                         "print money instead of time")
@@ -45,26 +57,53 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _rates(args, config, plan):
+    from cruxflow.workflow.plan_rates import InstanceRate, table_rate
+    from cruxflow.workflow.plan_report import Rates
+
+    prices = args.price_per_million or (None, None)
+    used = list(dict.fromkeys(s.backend for s in plan.stages))
+    specs = config["llm"]["backends"]
+    threads = config["llm"]["threads"]
+    backends = {b: table_rate(specs[b], args.gpu_kind, threads=threads) for b in used}
+    if args.tokens_per_second or args.prompt_tokens_per_second:
+        backends = {b: InstanceRate(args.prompt_tokens_per_second or r.prompt_tokens_per_s,
+                                    args.tokens_per_second or r.output_tokens_per_s,
+                                    r.gpus_per_instance, "given on the command line")
+                    for b, r in backends.items()}
+    if args.calibrate:
+        from cruxflow.workflow.plan import Counter, choose_tokenizer
+        from cruxflow.workflow.plan_calibrate import calibrate
+
+        counter = Counter(choose_tokenizer(config, args.tokenizer)[0])
+        measured, batches = calibrate(plan, config, counter, n=args.calibrate_requests)
+        for b in batches:
+            print(f"calibration: {b.stage} on {b.backend}: {b.requests} requests, "
+                  f"{b.prompt_tokens:,} prompt and {b.output_tokens:,} output tokens in "
+                  f"{b.seconds:.1f} s", file=sys.stderr)
+        backends.update(measured)
+    return Rates(gpus=args.gpus, price_in=prices[0], price_out=prices[1], backends=backends)
+
+
 def run(args) -> int:
     from cruxflow.data.errors import ConfigError
     from cruxflow.data.io import write_json
     from cruxflow.workflow.plan import load_config, make_plan
-    from cruxflow.workflow.plan_report import Rates, plan_json, plan_table
+    from cruxflow.workflow.plan_report import plan_json, plan_table
 
-    prices = args.price_per_million or (None, None)
-    try:
-        rates = Rates(args.tokens_per_second, args.prompt_tokens_per_second, args.gpus, *prices)
-    except ValueError as e:
-        print(f"cruxflow plan: error: {e}", file=sys.stderr)
-        return 2
     start = time.perf_counter()
     try:
         config = load_config(args.config)
+        plan = make_plan(config, root=args.workdir, tokenizer=args.tokenizer)
     except ConfigError as e:
         print(f"cruxflow plan: {args.config}: {e}", file=sys.stderr)
         return 2
-    plan = make_plan(config, root=args.workdir, tokenizer=args.tokenizer)
     took = time.perf_counter() - start
+    try:
+        rates = _rates(args, config, plan)
+    except ValueError as e:
+        print(f"cruxflow plan: error: {e}", file=sys.stderr)
+        return 2
     if str(args.json) == "-":
         print(json.dumps(plan_json(plan, rates, took), indent=2))
         return 0

@@ -22,6 +22,11 @@ from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messa
 from cruxflow.llm.openai_format import completion_from_choice
 
 log = logging.getLogger(__name__)
+# The openai client's HTTP library logs every request at INFO ("HTTP Request: POST ... 200 OK"):
+# one line per LLM call, some 475,000 at the paper's scale. Retries (logged below, as warnings)
+# and failures (raised as LLMError) still show. Recent openai releases use httpx2, older httpx.
+for _http in ("httpx", "httpx2"):
+    logging.getLogger(_http).setLevel(logging.WARNING)
 
 # How each server family takes a constrained choice (the field goes into the request body).
 CONSTRAINTS = ("none", "vllm", "llamacpp")

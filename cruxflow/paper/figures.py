@@ -238,6 +238,17 @@ def plot_intermediate_vs_final(table_frame: pd.DataFrame, path: str | Path, *,
                 means[col] = np.nan
         has_x, has_y = means[x].notna(), means[y].notna()
         pipes = means[(means["kind"] == "pipeline") & has_x & has_y]
+        points = pipes[[x, y]].round(1).drop_duplicates()
+        if len(points) < 2:
+            # One point (or none) compares nothing: say so in the panel instead of a dot with
+            # every pipeline's label on it.
+            where = (f" at one point ({_tick(metric_label(x))} {points[x].iloc[0]:.1f}, "
+                     f"{metric_label(y)} {points[y].iloc[0]:.1f})" if len(points) else "")
+            ax.text(0.5, 0.5, f"{ds}: not drawn\n{len(pipes)} pipeline"
+                    f"{'s' if len(pipes) != 1 else ''}{where}:\nnothing to compare",
+                    ha="center", va="center", fontsize=12, transform=ax.transAxes)
+            ax.set_axis_off()
+            continue
         ax.scatter(pipes[x], pipes[y], s=26, color="tab:blue", zorder=3, label="pipelines")
         framed = [pipes[[x, y]]] + [means.loc[[b], [x, y]] for b in REFERENCE_RUNS
                                     if b in means.index and has_x[b] and has_y[b]]

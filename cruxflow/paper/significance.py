@@ -85,7 +85,8 @@ def paired_tests_markdown(frame: pd.DataFrame, alpha: float = 0.05) -> str:
     whose BH-adjusted randomization p is below ``alpha``."""
     groups = [g for g in _GROUPS if g in frame]
     header = [*(g for g in groups), "System A", "System B", "Topics", "Mean A", "Mean B",
-              "A - B", "p (perm.)", "p BH", "p (Wilcoxon)", "p BH (Wilcoxon)", ""]
+              "A - B", "p (perm.)", "p BH", "p (Wilcoxon)", "p BH (Wilcoxon)",
+              f"p BH < {alpha}"]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join("---" if i < len(groups) + 2 else "---:"
                             for i in range(len(header))) + "|"]
@@ -101,4 +102,13 @@ def paired_tests_markdown(frame: pd.DataFrame, alpha: float = 0.05) -> str:
     side = frame.attrs.get("alternative", "two-sided")
     note = (f"- {metric}: means over shared topics x 100; {side} paired randomization test "
             f"of the mean difference; BH-adjusted within each group; * = adjusted p < {alpha}.")
+    adjusted = frame["p_perm_bh"].dropna() if len(frame) else pd.Series(dtype=float)
+    if len(frame) and not (adjusted < alpha).any():
+        # Nothing separates: say so above the rows, so that no one reads them as a ranking.
+        least = "-" if adjusted.empty else _p(adjusted.min())
+        topics = int(frame["n_topics"].max())
+        warning = (f"No pair of systems differs significantly: {len(frame)} pairs over at most "
+                   f"{topics} topic{'s' if topics != 1 else ''}, smallest adjusted p {least}. "
+                   "The differences below are noise, not a ranking.")
+        return warning + "\n\n" + "\n".join(lines) + "\n\n" + note + "\n"
     return "\n".join(lines) + "\n\n" + note + "\n"

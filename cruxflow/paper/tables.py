@@ -94,20 +94,36 @@ def select(per_query: pd.DataFrame, *, dataset: str | None = None, eta: int | No
     return pd.concat(out).copy()
 
 
+# Fewer topics than this and no Kendall tau is printed, the tables say why instead: with a
+# handful of topics the pipelines' means tie or order by chance, and a tau of 1.000 over them
+# (or its bootstrap interval, drawn from 2-3 topics) reads as a finding. The paper's taus are
+# over 50 (DUC) and 100 (Multi-News) topics. ``None`` in the builders' ``min_topics``: this.
+MIN_TAU_TOPICS = 10
+
+
+def too_few_topics_note(dataset: str, n_topics: int, escape=str) -> str:
+    return (f"{escape(dataset)}: Kendall tau not shown: {n_topics} topic"
+            f"{'s' if n_topics != 1 else ''}, fewer than the {MIN_TAU_TOPICS} a ranking "
+            "correlation over pipelines needs (the paper: 50 and 100); with so few topics the "
+            "means below do not rank the systems either.")
+
+
 def _pipelines(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["system"].map(system_kind) == "pipeline"]
 
 
 def _tau(frame: pd.DataFrame, x: str, y: str, *, n_resamples: int, confidence: float,
-         seed: int) -> dict:
-    """Kendall tau of pipelines' means of x and y, with its bootstrap CI (NaN if < 2 systems)."""
+         seed: int, min_topics: int | None = None) -> dict:
+    """Kendall tau of pipelines' means of x and y, with its bootstrap CI (NaN if < 2 systems
+    or fewer than ``min_topics`` topics, default :data:`MIN_TAU_TOPICS`)."""
     empty = {"value": np.nan, "low": np.nan, "high": np.nan, "n_systems": 0, "n_topics": 0}
     if x not in frame or y not in frame:
         return empty
     means = frame.groupby("system")[[x, y]].mean()
     keep = means.index[np.isfinite(means[x]) & np.isfinite(means[y])]
     rows = frame[frame["system"].isin(keep)]
-    if len(keep) < 2:
+    least = MIN_TAU_TOPICS if min_topics is None else min_topics
+    if len(keep) < 2 or rows["topic"].nunique() < least:
         return {**empty, "n_systems": len(keep), "n_topics": rows["topic"].nunique()}
     c = system_correlation(rows, x, y, method="kendall", n_resamples=n_resamples,
                            confidence=confidence, seed=seed)
@@ -128,7 +144,8 @@ TABLE1_COLUMNS = ["dataset", "eta", "k", "row", "system", "label", "kind", "metr
 
 def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None, *,
            eta: int = 3, k: int | str = "oracle", names: Mapping[str, str] | None = None,
-           n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+           n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+           min_topics: int | None = None) -> pd.DataFrame:
     """Table 1 of the paper for one or several datasets, as a long frame.
 
     One row per (dataset, system, metric) with ``value`` = mean over topics x 100 (NaN where the
@@ -171,7 +188,7 @@ def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
         for m in TABLE1_METRICS:
             versus = TABLE1_PAIRS.get(m, "")
             tau = (_tau(pipeline_rows, m, versus, n_resamples=n_resamples,
-                        confidence=confidence, seed=seed) if versus
+                        confidence=confidence, seed=seed, min_topics=min_topics) if versus
                    else {"value": np.nan, "low": np.nan, "high": np.nan, "n_systems": 0,
                          "n_topics": 0})
             records.append({"dataset": ds, "eta": eta, "k": str(k), "row": len(systems),
@@ -179,6 +196,7 @@ def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
                             "metric": m, "versus": versus, **tau, "marker": ""})
     frame = pd.DataFrame.from_records(records, columns=TABLE1_COLUMNS)
     frame.attrs["confidence"] = confidence
+    frame.attrs["min_topics"] = MIN_TAU_TOPICS if min_topics is None else min_topics
     frame.attrs["n_resamples"] = n_resamples
     return frame
 
@@ -242,23 +260,48 @@ def format_number(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if x is not None and math.isfinite(x) else DASH
 
 
+def _withheld(frame: pd.DataFrame) -> dict[str, int]:
+    """Datasets whose taus were withheld for too few topics, with their topic counts."""
+    least = frame.attrs.get("min_topics", MIN_TAU_TOPICS)
+    taus = frame[frame["system"] == TAU_ROW]
+    out = {}
+    for ds in pd.unique(taus["dataset"]):
+        rows = taus[taus["dataset"] == ds]
+        topics = int(frame[(frame["dataset"] == ds) & (frame["system"] != TAU_ROW)]
+                     ["n_topics"].max())
+        if rows["value"].isna().all() and topics < least:
+            out[ds] = topics
+    return out
+
+
 def table1_markdown(frame: pd.DataFrame) -> str:
     """Table 1 as a Markdown table: best pipeline ``**bold**``, worst ``<u>underlined</u>``;
-    CIs of the tau row in notes under the table. Several datasets: headers ``Cov(Z) [DUC]``."""
+    CIs of the tau row in notes under the table. Several datasets: headers ``Cov(Z) [DUC]``.
+    A column with no value in any row is left out, and so is a tau row with no value (a note
+    says why when there were too few topics)."""
     datasets = list(pd.unique(frame["dataset"]))
     multi = len(datasets) > 1
-    header = ["Retrieval context"] + [
-        f"{METRIC_LABELS[m]} [{ds}]" if multi else METRIC_LABELS[m]
-        for ds in datasets for m in TABLE1_METRICS]
+    columns = [(ds, m) for ds in datasets for m in TABLE1_METRICS]
     idx = _index(frame)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (
-        len(header) - 1)) + "|"]
+    body = []
     for system, label, _ in _table1_rows(frame):
         cells = [_cell(idx, ds, system, m, bold=lambda t: f"**{t}**",
-                       under=lambda t: f"<u>{t}</u>")
-                 for ds in datasets for m in TABLE1_METRICS]
-        lines.append("| " + " | ".join([md_escape(label), *cells]) + " |")
-    notes = _ci_notes(frame, METRIC_LABELS)
+                       under=lambda t: f"<u>{t}</u>") for ds, m in columns]
+        if system == TAU_ROW and all(c == DASH for c in cells):
+            continue
+        body.append((md_escape(label), cells))
+    shown = [i for i in range(len(columns)) if any(cells[i] != DASH for _, cells in body)]
+    header = ["Retrieval context"] + [
+        f"{METRIC_LABELS[m]} [{ds}]" if multi else METRIC_LABELS[m]
+        for ds, m in (columns[i] for i in shown)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (
+        len(header) - 1)) + "|"]
+    lines += ["| " + " | ".join([label, *(cells[i] for i in shown)]) + " |"
+              for label, cells in body]
+    withheld = _withheld(frame)
+    notes = [too_few_topics_note(ds, n) for ds, n in withheld.items()]
+    notes += [n for n in _ci_notes(frame, METRIC_LABELS)
+              if not any(n.startswith(f"{ds}:") for ds in withheld)]
     text = "\n".join(lines) + "\n"
     if notes:
         text += "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
@@ -347,7 +390,8 @@ TABLE2_COLUMNS = ["dataset", "eta", "k", "n_systems", "n_topics", "Cov_y_mean", 
 
 def table2(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None, *,
            etas: Sequence[int] | None = None, k: int | str = "oracle",
-           n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+           n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+           min_topics: int | None = None) -> pd.DataFrame:
     """Table 2: per (dataset, eta), mean and sd of the pipelines' system means of Cov(y) and
     Cov(Z) (x 100), and Kendall tau between them with its bootstrap CI.
 
@@ -362,7 +406,7 @@ def table2(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
             means = sel.groupby("system")[["Cov_y", "Cov"]].mean() * 100
             means = means[np.isfinite(means).all(axis=1)]
             tau = _tau(sel, "Cov", "Cov_y", n_resamples=n_resamples, confidence=confidence,
-                       seed=seed)
+                       seed=seed, min_topics=min_topics)
             records.append({
                 "dataset": ds, "eta": int(eta), "k": str(k), "n_systems": len(means),
                 "n_topics": sel["topic"].nunique(),
@@ -371,6 +415,7 @@ def table2(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
                 "tau": tau["value"], "tau_low": tau["low"], "tau_high": tau["high"]})
     frame = pd.DataFrame.from_records(records, columns=TABLE2_COLUMNS)
     frame.attrs["confidence"] = confidence
+    frame.attrs["min_topics"] = MIN_TAU_TOPICS if min_topics is None else min_topics
     return frame
 
 
@@ -394,18 +439,26 @@ def _table2_cells(frame: pd.DataFrame, pm: str, eta_fmt: str) -> tuple[list[str]
 def _table2_notes(frame: pd.DataFrame, *, tau: str = "tau", eta: str = "eta",
                   escape=str) -> list[str]:
     pct = escape(f"{frame.attrs.get('confidence', 0.95):.0%}")
-    return [f"{escape(r.dataset)}, {eta} = {r.eta}: {r.n_systems} pipelines, {r.n_topics} "
-            f"topics; {tau} {pct} bootstrap CI [{format_number(r.tau_low)}, "
-            f"{format_number(r.tau_high)}]."
-            for r in frame.itertuples()] + ["Mean (sd) over the pipelines' system means x 100; "
-                                            "sd with ddof=1.", TABLE2_PAPER_NOTE]
+    least = frame.attrs.get("min_topics", MIN_TAU_TOPICS)
+    few = list(dict.fromkeys((r.dataset, r.n_topics) for r in frame.itertuples()
+                             if r.n_topics < least))
+    return [too_few_topics_note(ds, n, escape) for ds, n in few] + [
+        f"{escape(r.dataset)}, {eta} = {r.eta}: {r.n_systems} pipelines, {r.n_topics} "
+        f"topics; {tau} {pct} bootstrap CI [{format_number(r.tau_low)}, "
+        f"{format_number(r.tau_high)}]."
+        for r in frame.itertuples() if r.n_topics >= least] + [
+        "Mean (sd) over the pipelines' system means x 100; sd with ddof=1.", TABLE2_PAPER_NOTE]
 
 
 def table2_markdown(frame: pd.DataFrame) -> str:
-    """Table 2 as Markdown: ``mean (± sd)`` cells, tau with three decimals, CIs in notes."""
+    """Table 2 as Markdown: ``mean (± sd)`` cells, tau with three decimals, CIs in notes; no
+    tau column when no row has a tau (the notes say why)."""
     header, rows = _table2_cells(frame, "±", "eta = {}")
+    if all(row[-1] == DASH for row in rows):
+        header, rows = header[:-1], [row[:-1] for row in rows]
     lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i < len(header) - 3 else "---:"
+             "|" + "|".join("---" if i < len(header) - 3 + (header[-1] != "Kendall tau")
+                            else "---:"
                             for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in _table2_notes(frame)) + "\n"
@@ -428,69 +481,4 @@ def table2_latex(frame: pd.DataFrame, caption: str | None = None,
 
 # ---------------------------------------------------------------------------------- Table 3
 
-def _k_key(k: str):
-    return (0, 0) if k == "oracle" else (1, int(k)) if str(k).isdigit() else (2, str(k))
-
-
-def table3(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None, *,
-           eta: int = 3, ks: Sequence[int | str] | None = None, n_resamples: int = 1000,
-           confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
-    """Table 3: per (dataset, k), Kendall tau over the pipelines of each context metric against
-    its final-result metric (``TABLE3_PAIRS``): column ``<metric>`` holds tau, ``<metric>_low``
-    and ``<metric>_high`` its bootstrap CI, ``<metric>_n`` the pipelines used. ``ks`` defaults
-    to every k in the frame in the order oracle (|Z*|), then ascending sizes."""
-    records = []
-    for ds in _datasets(per_query, datasets):
-        in_ds = per_query[(per_query["dataset"] == ds)
-                          & (per_query["eta"].astype(int) == int(eta))]
-        sizes = ([str(k) for k in ks] if ks is not None
-                 else sorted(in_ds["k"].astype(str).unique(), key=_k_key))
-        for k in sizes:
-            sel = _pipelines(select(per_query, dataset=ds, eta=eta, k=k))
-            rec = {"dataset": ds, "eta": int(eta), "k": k, "n_topics": sel["topic"].nunique()}
-            for m, versus in TABLE3_PAIRS.items():
-                tau = _tau(sel, m, versus, n_resamples=n_resamples, confidence=confidence,
-                           seed=seed)
-                rec |= {m: tau["value"], f"{m}_low": tau["low"], f"{m}_high": tau["high"],
-                        f"{m}_n": tau["n_systems"]}
-            records.append(rec)
-    frame = pd.DataFrame.from_records(records)
-    frame.attrs["confidence"] = confidence
-    return frame
-
-
-def _k_label(k: str, oracle: str) -> str:
-    return oracle if k == "oracle" else str(k)
-
-
-def _table3_rows(frame: pd.DataFrame, oracle: str) -> list[list[str]]:
-    rows, previous = [], None
-    for r in frame.to_dict("records"):
-        first = r["dataset"] != previous
-        previous = r["dataset"]
-        rows.append([r["dataset"] if first else "", _k_label(r["k"], oracle),
-                     *(format_number(r[m]) for m in TABLE3_PAIRS)])
-    return rows
-
-
-def table3_markdown(frame: pd.DataFrame) -> str:
-    """Table 3 as Markdown, three decimals (the CIs are in the CSV)."""
-    header = ["Dataset", "k", *(METRIC_LABELS[m] for m in TABLE3_PAIRS)]
-    lines = ["| " + " | ".join(header) + " |", "|---|---|" + "---:|" * len(TABLE3_PAIRS)]
-    lines += ["| " + " | ".join(md_escape(c) if i < 2 else c for i, c in enumerate(row)) + " |"
-              for row in _table3_rows(frame, "|Z*|")]
-    note = ("- Kendall tau over the pipelines; Cov(Z), both alpha-nDCGs, Recall, MAP, nDCG "
-            "against Cov(y), Den(Z) against Den(y). Bootstrap CIs in the CSV.")
-    return "\n".join(lines) + "\n\n" + note + "\n"
-
-
-def table3_latex(frame: pd.DataFrame, caption: str | None = None,
-                 label: str | None = "tab:table3") -> str:
-    """Table 3 in LaTeX (booktabs), a rule between datasets."""
-    header = ["", "$k$", *(LATEX_METRIC_LABELS[m] for m in TABLE3_PAIRS)]
-    body = [" & ".join(header) + r" \\"]
-    for row in _table3_rows(frame, "$|Z^*|$"):
-        if row[0]:
-            body.append(r"\midrule")
-        body.append(" & ".join([latex_escape(row[0]), *row[1:]]) + r" \\")
-    return _latex_table(body, "ll" + "r" * len(TABLE3_PAIRS), caption, label, [])
+from cruxflow.paper.table3 import table3, table3_latex, table3_markdown  # noqa: E402,F401

@@ -41,6 +41,7 @@ from cruxflow.stages.prompts import (
 )
 from cruxflow.stages.ratings import rating_items, rating_prompt, rating_requests
 from cruxflow.workflow import config as workflow_config
+from cruxflow.workflow import plan_sizes
 from cruxflow.workflow.job import sampling
 
 # Assumptions of the estimated rows (docs/plan.md). Fig. 7 asks for "2-3 standalone passages of
@@ -49,7 +50,11 @@ PASSAGE_WORDS = 200
 PASSAGES_PER_PIECE = 3
 QUESTION_WORDS = 15        # one sub-question
 REQUEST_WORDS = 40         # one report request x
-ORACLE_PASSAGES = 5        # |Z*|, the oracle context's size, before any rating exists
+# |Z*|, the oracle context's size, before any rating exists: |P**| per topic in the CRUX
+# authors' data (Ju et al. 2025, Table 4: 274 required passages for 50 DUC topics, 14,659 for
+# 4,986 Multi-News test topics); 5 for other formats.
+ORACLE_PASSAGES = {"duc2004": 274 / 50, "multinews": 14659 / 4986}
+ORACLE_DEFAULT = 5
 
 
 @dataclass
@@ -70,6 +75,9 @@ class StagePlan:
     prompts: str           # "counted" or "estimate"
     outputs: str           # "counted", "limit" (the configured maximum) or "estimate"
     note: str = ""
+    # Of todo_prompt_tokens, those a prompt cache computes once for several requests (a
+    # passage rated against its questions, passage first): not computed again, still sent.
+    reused_prompt_tokens: int = 0
 
 
 @dataclass
@@ -77,10 +85,11 @@ class Plan:
     stages: list[StagePlan]
     tokenizer: dict
     not_planned: list[str] = field(default_factory=list)
+    assumed: list[str] = field(default_factory=list)   # datasets planned from published sizes
 
     def to_json(self) -> dict:
         return {"tokenizer": self.tokenizer, "stages": [asdict(s) for s in self.stages],
-                "not_planned": self.not_planned}
+                "not_planned": self.not_planned, "assumed": self.assumed}
 
 
 class Counter:
@@ -159,13 +168,32 @@ class CacheLookup:
 
 
 def _stage(name, dataset, backend, prompt, output, hit, *, prompts="counted",
-           outputs="estimate", note="") -> StagePlan:
-    """A row from per-request prompt and output tokens and cache hits (``None``: unknown)."""
+           outputs="estimate", note="", reused=None) -> StagePlan:
+    """A row from per-request prompt and output tokens, cache hits (``None``: unknown) and
+    prompt tokens a prompt cache reuses (``None``: none)."""
     todo = [i for i, h in enumerate(hit or [False] * len(prompt)) if not h]
     return StagePlan(name, dataset, backend, len(prompt),
                      None if hit is None else sum(hit), sum(prompt), sum(output),
                      sum(prompt[i] for i in todo), sum(output[i] for i in todo),
-                     prompts, outputs, note)
+                     prompts, outputs, note, sum(reused[i] for i in todo) if reused else 0)
+
+
+def reuses_prefix(config: dict, backend: str) -> bool:
+    """Whether rating prompts of one passage share their KV: the passage-first layout on a
+    backend that keeps a prompt's prefix (llama.cpp's ``prompt_cache``; vLLM's prefix caching,
+    on by default since its V1 engine). A served model is not assumed to."""
+    spec = config["llm"]["backends"][backend]
+    if config["llm"]["ratings"]["layout"] != "passage_first":
+        return False
+    if spec["kind"] == "llamacpp":
+        return bool(spec.get("prompt_cache"))
+    return spec["kind"] == "vllm" and spec.get("prompt_cache") is not False
+
+
+def _group_reuse(shared: int, n: int, reuse: bool) -> list[int]:
+    """Reused prompt tokens of ``n`` requests that share a ``shared``-token prefix: all but
+    the first, when the backend reuses prefixes."""
+    return [0] + [shared if reuse else 0] * (n - 1) if n else []
 
 
 def _template_tokens(counter: Counter, template, **fixed) -> int:
@@ -325,6 +353,9 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         context = counter.many(clip_words(text, clip) for _, text in items)
         prompt = [fixed + qt + context[i] for i, (qs, _) in enumerate(items)
                   for qt in counter.many(qs)]
+        reuse = reuses_prefix(ctx.config, backend)
+        reused = [r for i, (qs, _) in enumerate(items)
+                  for r in _group_reuse(fixed + context[i], len(qs), reuse)]
         requests, slots = rating_requests(items, sampling=sampling(llm, "judgment"),
                                           max_context_words=clip,
                                           decoding=llm["ratings"]["decoding"],
@@ -335,22 +366,26 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         order = {slot: j for j, slot in enumerate(slots)}
         hit = [hit[order[(i, qi)]] for i, (qs, _) in enumerate(items) for qi in range(len(qs))]
         return _stage("ratings", name, backend, prompt, [out] * len(prompt), hit,
-                      outputs=out_basis)
+                      outputs=out_basis, reused=reused)
     # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), rated against
     # n questions of QUESTION_WORDS words; each topic's summary is rated too.
     q_tokens = round(QUESTION_WORDS * ratio)
     max_passages = llm["passages"]["max_passages"]
-    prompt = []
+    reuse = reuses_prefix(ctx.config, backend)
+    prompt, reused = [], []
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
         if doc.topic_id is None:
             continue  # distractors are retrieved, never rated
         n = _passages_per_piece(count_words(chunk), max_passages)
-        prompt += [fixed + q_tokens + min(t // n, round(clip * ratio))] * (n * n_questions)
+        passage = min(t // n, round(clip * ratio))
+        prompt += [fixed + q_tokens + passage] * (n * n_questions)
+        reused += _group_reuse(fixed + passage, n_questions, reuse) * n
     summaries = counter.many(clip_words(t.reference or "", clip) for t in dataset.topics.values())
     for s in summaries:
         prompt += [fixed + q_tokens + s] * n_questions
+        reused += _group_reuse(fixed + s, n_questions, reuse)
     return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis,
+                  prompts="estimate", outputs=out_basis, reused=reused,
                   note="before passages and sub-questions exist: "
                        f"{PASSAGES_PER_PIECE} passages per piece at most, "
                        f"{QUESTION_WORDS}-word questions")
@@ -359,10 +394,11 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
 # --- the stages of rules/rag.smk (estimates: they need contexts and judgments)
 
 
-def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[StagePlan]:
+def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
+             n_topics: int | None = None) -> list[StagePlan]:
     """Reports from every context (and direct prompting), and their ratings (rules/rag.smk),
-    estimated: every topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages of the size
-    the passage stage is asked for."""
+    estimated: every topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages an equal share
+    of their document (or chunk), as the ratings' estimate has them."""
     from cruxflow.rag.reports import max_words, read_topic_list
 
     config, counter = ctx.config, ctx.counter
@@ -371,15 +407,28 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[Sta
     generator = rag["generator"] or llm["backend"]
     judge = rag["judge"] or d["llm_backend"] or llm["backend"]
     topic_ids = list(dataset.topics)
-    if name in rag["topics"]:
+    if n_topics is not None:   # a stand-in (plan_sizes): only the count of topics is known
+        listed = rag["topics"].get(name) and workflow_config.locate(rag["topics"][name], root)
+        if listed and Path(listed).is_file():
+            n_topics = len(read_topic_list(listed, plan_sizes.AnyTopic()))
+        topic_ids = [f"topic-{i}" for i in range(n_topics)]
+    elif name in rag["topics"]:
         topic_ids = read_topic_list(workflow_config.locate(rag["topics"][name], root),
                                     dataset.topics)
     topic_ids = sorted(topic_ids)[:rag["max_topics"]] if rag["max_topics"] else topic_ids
-    texts = [dataset.documents[i].text for t in topic_ids[:200]
+    texts = [dataset.documents[i].text for t in list(dataset.topics)[:200]
              for i in dataset.topics[t].doc_ids if i in dataset.documents]
     ratio = counter.per_word(texts)
-    passage = round(PASSAGE_WORDS * ratio)
-    budget = ORACLE_PASSAGES * passage
+    stage = llm["passages"]
+    shares = []
+    for text in texts:
+        words = count_words(text)
+        words = stage["chunk_words"] if words > stage["max_document_words"] else words
+        shares.append(words / _passages_per_piece(words, stage["max_passages"]))
+    passage_words = sum(shares) / len(shares) if shares else PASSAGE_WORDS
+    oracle = ORACLE_PASSAGES.get(d["format"], ORACLE_DEFAULT)
+    passage = round(passage_words * ratio)
+    budget = round(oracle * passage)
     if rag["max_tokens"]:
         budget = min(budget, rag["max_tokens"])
     query = round(REQUEST_WORDS * ratio)
@@ -393,20 +442,21 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path) -> list[Sta
         if system == names.DIRECT:
             prompt += [direct + query] * len(topic_ids)
             continue
-        n = ORACLE_PASSAGES if k == names.ORACLE_K else int(k)
-        words = n * PASSAGE_WORDS if context_words is None else min(n * PASSAGE_WORDS,
-                                                                    context_words)
+        words = (oracle if k == names.ORACLE_K else int(k)) * passage_words
+        words = words if context_words is None else min(words, context_words)
         prompt += [fixed + query + round(words * ratio)] * len(topic_ids)
-    note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {ORACLE_PASSAGES}, "
-            f"{PASSAGE_WORDS}-word passages")
+    note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {oracle:.1f}, "
+            f"{passage_words:.0f}-word passages")
     rows = [_stage("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
                    prompts="estimate", outputs="estimate", note=note)]
     rating = (_template_tokens(counter, rating_prompt(llm["ratings"]["layout"]))
               + round(QUESTION_WORDS * ratio) + budget)
     judged = [rating] * (len(prompt) * d["n_questions"])
+    reused = _group_reuse(rating - round(QUESTION_WORDS * ratio), d["n_questions"],
+                          reuses_prefix(config, judge)) * len(prompt)
     out, out_basis = _rating_output(llm)
     rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
-                       prompts="estimate", outputs=out_basis,
+                       prompts="estimate", outputs=out_basis, reused=reused,
                        note=f"every report against {d['n_questions']} sub-questions"))
     return rows
 
@@ -458,6 +508,18 @@ def plan_lancer(ctx: _Context, name: str, dataset: Dataset) -> list[StagePlan]:
 # --- the whole plan
 
 
+def _scaled(rows: list[StagePlan], loaded: plan_sizes.Loaded) -> list[StagePlan]:
+    """A stand-in's rows at the published number of topics, all estimates."""
+    if loaded.topics is None:
+        return rows
+    scale = loaded.scale
+    keys = ("requests", "prompt_tokens", "output_tokens", "todo_prompt_tokens",
+            "todo_output_tokens")
+    return [StagePlan(**{**asdict(r), **{k: round(getattr(r, k) * scale) for k in keys},
+                         "cached": None,
+                         "prompts": "estimate", "outputs": "estimate"}) for r in rows]
+
+
 def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
     """The plan of a validated, resolved config (:func:`cruxflow.workflow.config.resolve`),
     with its relative paths under ``root`` (the workflow's working directory)."""
@@ -465,28 +527,30 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
     spec, described = choose_tokenizer(config, tokenizer)
     ctx = _Context(config, Counter(spec), CacheLookup(root / config["llm"]["cache"]
                                                       if config["llm"]["cache"] else None))
-    stages, loaded = [], {}
+    plan_sizes.check_backends(config, root)
+    stages, loaded, assumed = [], {}, []
     for name, d in config["datasets"].items():
         if d["generate"]:
-            loaded[name] = load_input(config, name, root)
-            stages += plan_generation(ctx, name, loaded[name], root)
+            loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
+            stages += _scaled(plan_generation(ctx, name, loaded[name].dataset, root),
+                              loaded[name])
     for name in config["rag"]["datasets"]:
         if name not in loaded:
-            loaded[name] = load_input(config, name, root)
-        stages += plan_rag(ctx, name, loaded[name], root)
+            loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
+        stages += plan_rag(ctx, name, loaded[name].dataset, root, loaded[name].topics)
     if any(r["kind"] == "lancer" for r in config["retrieval"]["rerankers"].values()):
         evaluated = [d for d in workflow_config.rated_datasets(config)
                      if config["datasets"][d]["evaluate"] or d in config["rag"]["datasets"]]
         for name in evaluated:
             if name not in loaded:
-                loaded[name] = load_input(config, name, root)
-            stages += plan_lancer(ctx, name, loaded[name])
+                loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
+            stages += _scaled(plan_lancer(ctx, name, loaded[name].dataset), loaded[name])
     not_planned = [f"beyond.{metric}.{job}" for metric in ("udcg", "support", "kpr")
                    for job in config["beyond"][metric]]
     not_planned += [f"retrieval.rerankers.{n} (listwise, cruxflow engine)"
                     for n, r in config["retrieval"]["rerankers"].items()
                     if r["kind"] == "listwise" and r.get("engine", "cruxflow") == "cruxflow"]
-    return Plan(stages, described, not_planned)
+    return Plan(stages, described, not_planned, assumed)
 
 
 def load_config(path) -> dict:

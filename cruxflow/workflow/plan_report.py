@@ -2,51 +2,64 @@
 a table for people and JSON for tools (docs/plan.md).
 
 Time: the tokens the cache does not answer, prompts at the prefill rate and outputs at the
-generation rate, per GPU, spread over ``gpus`` GPUs (data parallel). The defaults are for one
-H100-class GPU serving an 8B model with vLLM:
-
-* ``OUTPUT_TOKENS_PER_S`` = 5,777: Llama-3.1-8B (FP8) with vLLM 0.10 on one H100, MLPerf
-  Inference v5.1 offline scenario, Red Hat's submission (their blog post "Efficient and
-  reproducible LLM inference: Red Hat MLPerf Inference v5.1 results"). MLPerf counts generated
-  tokens per second of a summarization workload with long prompts, so prefill is inside it:
-  as a pure generation rate it errs on the slow side.
-* ``PROMPT_TOKENS_PER_S`` = 30,000: an assumption, not a measurement: prefill is compute bound,
-  about 2 x 8e9 FLOPs per token for an 8B model, and an H100's ~990 dense BF16 TFLOP/s at
-  roughly half utilization gives ~31,000 tokens per second.
-
-For a 70B model expect roughly a ninth of both per GPU (FLOPs and weights scale with the
-parameters); give your own figures (``--tokens-per-second``, ``--prompt-tokens-per-second``).
+generation rate of one model instance of the row's backend, divided by the instances that the
+available GPUs hold. The rates come from :mod:`cruxflow.workflow.plan_rates` (a table by model
+size and GPU kind, each row sourced), from ``cruxflow plan --calibrate`` (measured on the
+configured backend) or from the command line (one rate for every backend).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from cruxflow.workflow.plan import Plan, StagePlan
+from cruxflow.workflow.plan_rates import ANCHOR_OUTPUT, ANCHOR_PROMPT, InstanceRate, instances
 
-OUTPUT_TOKENS_PER_S = 5777.0
-PROMPT_TOKENS_PER_S = 30000.0
+OUTPUT_TOKENS_PER_S = ANCHOR_OUTPUT
+PROMPT_TOKENS_PER_S = ANCHOR_PROMPT
 
 
 @dataclass(frozen=True)
 class Rates:
-    """Throughput per GPU (tokens per second) and GPUs; or prices per million tokens."""
+    """Throughput of one model instance per backend (``backends``; any other backend: the two
+    rates given here, one GPU per instance), the GPUs available (``None``: one instance of
+    every backend), or prices per million tokens."""
 
     output_tokens_per_s: float = OUTPUT_TOKENS_PER_S
     prompt_tokens_per_s: float = PROMPT_TOKENS_PER_S
-    gpus: int = 1
+    gpus: int | None = None
     price_in: float | None = None    # per million prompt tokens
     price_out: float | None = None   # per million output tokens
+    backends: Mapping[str, InstanceRate] = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.output_tokens_per_s <= 0 or self.prompt_tokens_per_s <= 0 or self.gpus < 1:
-            raise ValueError("throughputs must be positive and gpus at least 1")
+        if self.output_tokens_per_s <= 0 or self.prompt_tokens_per_s <= 0:
+            raise ValueError("throughputs must be positive")
+        if self.gpus is not None and self.gpus < 1:
+            raise ValueError("--gpus must be at least 1")
         if (self.price_in is None) != (self.price_out is None):
             raise ValueError("give both prices (prompt and output tokens) or neither")
+        for name in self.backends:   # too few GPUs: fail now, not half-way through a table
+            self.instances(name)
+
+    def rate(self, backend: str) -> InstanceRate:
+        return self.backends.get(backend) or InstanceRate(
+            self.prompt_tokens_per_s, self.output_tokens_per_s, 1, "given")
+
+    def instances(self, backend: str) -> int:
+        rate = self.rate(backend)
+        return 1 if self.gpus is None else instances(self.gpus, rate.gpus_per_instance, backend)
 
     def seconds(self, s: StagePlan) -> float:
-        return (s.todo_prompt_tokens / self.prompt_tokens_per_s
-                + s.todo_output_tokens / self.output_tokens_per_s) / self.gpus
+        rate = self.rate(s.backend)
+        computed = s.todo_prompt_tokens - s.reused_prompt_tokens
+        return (computed / rate.prompt_tokens_per_s
+                + s.todo_output_tokens / rate.output_tokens_per_s) / self.instances(s.backend)
+
+    def total_seconds(self, plan: Plan) -> float:
+        """Stages one after the other, each on all the GPUs (its backend's instances)."""
+        return sum(self.seconds(s) for s in plan.stages)
 
     def money(self, s: StagePlan) -> float | None:
         if self.price_in is None:
@@ -63,7 +76,12 @@ def total(plan: Plan) -> StagePlan:
                      sum(s.prompt_tokens for s in rows), sum(s.output_tokens for s in rows),
                      sum(s.todo_prompt_tokens for s in rows),
                      sum(s.todo_output_tokens for s in rows),
-                     "estimate" if estimated else "counted", "estimate" if estimated else "")
+                     "estimate" if estimated else "counted", "estimate" if estimated else "",
+                     reused_prompt_tokens=sum(s.reused_prompt_tokens for s in rows))
+
+
+def _used_backends(plan: Plan) -> list[str]:
+    return list(dict.fromkeys(s.backend for s in plan.stages))
 
 
 def plan_json(plan: Plan, rates: Rates, seconds_to_plan: float | None = None) -> dict:
@@ -73,12 +91,18 @@ def plan_json(plan: Plan, rates: Rates, seconds_to_plan: float | None = None) ->
     t = total(plan)
     out["total"] = {"requests": t.requests, "cached": t.cached, "prompt_tokens": t.prompt_tokens,
                     "output_tokens": t.output_tokens, "todo_prompt_tokens": t.todo_prompt_tokens,
-                    "todo_output_tokens": t.todo_output_tokens, "seconds": rates.seconds(t),
-                    "money": rates.money(t)}
-    out["rates"] = {"output_tokens_per_s_per_gpu": rates.output_tokens_per_s,
-                    "prompt_tokens_per_s_per_gpu": rates.prompt_tokens_per_s, "gpus": rates.gpus,
+                    "todo_output_tokens": t.todo_output_tokens,
+                    "reused_prompt_tokens": t.reused_prompt_tokens,
+                    "seconds": rates.total_seconds(plan), "money": rates.money(t)}
+    out["rates"] = {"gpus_available": rates.gpus,
                     "price_per_million_prompt": rates.price_in,
-                    "price_per_million_output": rates.price_out}
+                    "price_per_million_output": rates.price_out,
+                    "backends": {b: {"prompt_tokens_per_s": rates.rate(b).prompt_tokens_per_s,
+                                     "output_tokens_per_s": rates.rate(b).output_tokens_per_s,
+                                     "gpus_per_instance": rates.rate(b).gpus_per_instance,
+                                     "instances": rates.instances(b),
+                                     "source": rates.rate(b).source}
+                                 for b in _used_backends(plan)}}
     if seconds_to_plan is not None:
         out["seconds_to_plan"] = seconds_to_plan
     return out
@@ -105,7 +129,8 @@ def plan_table(plan: Plan, rates: Rates) -> str:
             "cost" if money else "time", "prompts/outputs"]
     rows = []
     for s in [*plan.stages, total(plan)]:
-        value = (f"{rates.money(s):,.2f}" if money else duration(rates.seconds(s)))
+        seconds = rates.total_seconds(plan) if s.stage == "total" else rates.seconds(s)
+        value = f"{rates.money(s):,.2f}" if money else duration(seconds)
         rows.append([s.stage, s.dataset, s.backend, f"{s.requests:,}",
                      "?" if s.cached is None else f"{s.cached:,}", f"{s.prompt_tokens:,}",
                      f"{s.output_tokens:,}", value, _basis(s)])
@@ -126,15 +151,26 @@ def plan_table(plan: Plan, rates: Rates) -> str:
         out.append(f"cost: of the uncached requests, at {rates.price_in:g} per million prompt "
                    f"and {rates.price_out:g} per million output tokens")
     else:
-        out.append(f"time: of the uncached requests, at {rates.prompt_tokens_per_s:,.0f} prompt "
-                   f"and {rates.output_tokens_per_s:,.0f} output tokens/s per GPU on "
-                   f"{rates.gpus} GPU(s) (docs/plan.md)")
+        out.append("time: of the uncached requests, stages one after the other (docs/plan.md):")
+        for b in _used_backends(plan):
+            r = rates.rate(b)
+            where = (f"{r.gpus_per_instance} GPU(s)" if r.gpus_per_instance
+                     else "the CPU")
+            out.append(f"  {b}: {r.prompt_tokens_per_s:,.0f} prompt and "
+                       f"{r.output_tokens_per_s:,.0f} output tokens/s per instance on "
+                       f"{where}, {rates.instances(b)} instance(s); {r.source}")
     out.append("counted: built from the real inputs; estimate: from the configured limits "
                "(cached '?': not known before the inputs exist); limit: the configured maximum")
     out.append("first attempts only: outputs that do not parse are asked again (llm.attempts)")
     for s in plan.stages:
         if s.note:
             out.append(f"{s.stage} {s.dataset}: {s.note}")
+        if s.reused_prompt_tokens:
+            out.append(f"{s.stage} {s.dataset}: {s.reused_prompt_tokens:,} of the "
+                       f"{s.todo_prompt_tokens:,} prompt tokens are a passage's (or report's) "
+                       "again, computed once by the prompt cache (passage-first layout)")
+    for note in plan.assumed:
+        out.append(f"not on disk, planned from published sizes: {note}")
     if plan.not_planned:
         out.append("not planned (LLM calls on your own files): " + ", ".join(plan.not_planned))
     return "\n".join(out) + "\n"

@@ -1,0 +1,35 @@
+"""The demo's closing summary: the headline table and its findings, computed from the file."""
+
+from __future__ import annotations
+
+from cruxflow.paper.summary import summary
+
+# Rows of results/metrics/demo-crux/eta3/context_metrics.tsv as a demo run wrote them (k = |Z*|
+# and one k = 10 row, which the headline leaves out).
+TSV = ("system\tk\ttopics\tmissing_in_run\tCov\talpha_nDCG\tDen\tRecall\tRecall_required\tMAP\t"
+       "nDCG\talpha_nDCG_ndeval\n") + """\
+oracle\toracle\t10\t0\t1.0000\t1.0000\t1.0000\t0.5176\t1.0000\t0.5176\t0.7900\t0.8885
+random-relevant\toracle\t10\t0\t0.7190\t0.6810\t0.8470\t0.5180\t0.5000\t0.5180\t0.6240\t0.6040
+random-relevant\t10\t10\t0\t0.9780\t0.8900\t0.7290\t0.9560\t0.9000\t0.9560\t0.8980\t0.7870
+bm25\toracle\t10\t0\t0.7080\t0.7810\t0.8430\t0.5180\t0.5000\t0.5180\t0.6180\t0.6920
+dense\toracle\t10\t0\t0.7870\t0.7800\t0.8890\t0.5180\t0.5000\t0.5180\t0.6210\t0.6930
+bm25+mmr\toracle\t10\t0\t0.2610\t0.3250\t0.4820\t0.1330\t0.1000\t0.1220\t0.2340\t0.2860
+dense+mmr\toracle\t10\t0\t0.2490\t0.3180\t0.4690\t0.1230\t0.1000\t0.1180\t0.2300\t0.2800
+"""
+
+
+def test_summary_points_to_the_headline_and_says_what_it_shows(tmp_path):
+    metrics = tmp_path / "results" / "metrics" / "demo-crux" / "eta3"
+    metrics.mkdir(parents=True)
+    (metrics / "context_metrics.tsv").write_text(TSV)
+    (tmp_path / "results" / "tables").mkdir()
+    text = summary(tmp_path)
+    assert "Context metrics for demo-crux; RAG reports for none" in text
+    table = text[text.index("system"):text.index("Random relevant")]
+    assert "0.978" not in table                         # the k = 10 row is not shown
+    assert "random-relevant   0.719" in table
+    # 0.719 against 1.000; MMR keeps 0.261 / 0.708 = 36.9% (bm25) and 0.249 / 0.787 = 31.6%
+    assert "cover 0.72 of the sub-questions where Z* covers 1.00" in text
+    assert "MMR re-ranking keeps 32%-37% of its first stage's coverage" in text
+    assert f"{tmp_path / 'results' / 'report.html'}  (not made)" in text
+    assert f"{tmp_path / 'results' / 'tables'}\n" in text
