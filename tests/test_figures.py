@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from test_tables import frame
 
 from cruxflow.paper import figures as F
 from cruxflow.paper import tables as T
-from tests.test_tables import frame
 
 
 def run_of(n_docs: int, prefix: str) -> list[str]:

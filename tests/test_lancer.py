@@ -261,6 +261,7 @@ def test_plan_counts_lancer_requests(tmp_path):
         "llm": {"cache": None, "backend": "b", "shards": 1,
                 "backends": {"b": {"kind": "llamacpp", "model": "tiny.gguf"}}},
         "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
+    (tmp_path / "tiny.gguf").write_bytes(b"")   # the plan checks that the model file exists
     rows = {s.stage: s for s in make_plan(config, root=tmp_path).stages}
     # gen: 3 topics x 1 first stage lists, then 3 x top 10 x 2 sub-questions (the default n)
     assert rows["lancer:gen:subquestions"].requests == 3

@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from test_evaluate import tiny_dataset
+from test_generation import MODEL, runner_for
 
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
@@ -24,8 +26,6 @@ from cruxflow.rag.reports import (
     read_topic_list,
     report_prompt,
 )
-from tests.test_evaluate import tiny_dataset
-from tests.test_generation import MODEL, runner_for
 
 
 def test_regex_truncate_keeps_whole_tokens():

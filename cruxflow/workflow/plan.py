@@ -461,50 +461,6 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
     return rows
 
 
-def plan_lancer(ctx: _Context, name: str, dataset: Dataset) -> list[StagePlan]:
-    """LANCER rerankers (cruxflow/rerank/lancer.py) over a dataset's first stages, estimated:
-    a sub-question list per topic (unless it reuses the topic's own), then every candidate of
-    the retrieval depth against every sub-question, first attempts only."""
-    from cruxflow.rerank import lancer, registry
-
-    config, counter = ctx.config, ctx.counter
-    llm = config["llm"]
-    # Generated datasets get their queries and sub-questions later: count every topic.
-    topics = list(dataset.topics.values())
-    default_questions = config["datasets"][name]["n_questions"]
-    texts = [dataset.documents[i].text for t in topics[:200] for i in t.doc_ids
-             if i in dataset.documents]
-    ratio = counter.per_word(texts) if texts else 1.0
-    rows = []
-    for rname, spec in config["retrieval"]["rerankers"].items():
-        if spec["kind"] != "lancer":
-            continue
-        spec = registry.kind("lancer").with_defaults(spec)
-        depth = spec.get("depth") or config["retrieval"]["depth"]
-        backend = spec["llm_backend"] or llm["backend"]
-        first = [r for r in workflow_config.retrievers(config)
-                 if spec.get("retrievers") is None or r in spec["retrievers"]]
-        generate = spec["subquestions"] == "generate"
-        concat = generate if spec["concat_original"] is None else spec["concat_original"]
-        n_questions = [spec["n_subquestions"] if generate
-                       else len(t.questions) or default_questions for t in topics]
-        query = round(REQUEST_WORDS * ratio)
-        if generate:
-            prompt = _template_tokens(counter, lancer.SUBQUESTIONS, n=spec["n_subquestions"])
-            n = len(topics) * len(first)
-            rows.append(_stage(f"lancer:{rname}:subquestions", name, backend,
-                               [prompt + query] * n, [spec["max_tokens"]] * n, None,
-                               prompts="estimate", outputs="limit",
-                               note=f"{len(topics)} topics x {len(first)} first stages"))
-        judgment = (_template_tokens(counter, lancer.JUDGMENT) + round(QUESTION_WORDS * ratio)
-                    + (query if concat else 0) + round(PASSAGE_WORDS * ratio))
-        n = sum(n_questions) * depth * len(first)
-        rows.append(_stage(f"lancer:{rname}:judgments", name, backend, [judgment] * n, [3] * n,
-                           None, prompts="estimate", outputs="limit",
-                           note=f"top {depth} x sub-questions x {len(first)} first stages"))
-    return rows
-
-
 # --- the whole plan
 
 
@@ -539,6 +495,8 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
             loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
         stages += plan_rag(ctx, name, loaded[name].dataset, root, loaded[name].topics)
     if any(r["kind"] == "lancer" for r in config["retrieval"]["rerankers"].values()):
+        from cruxflow.workflow.plan_lancer import plan_lancer  # imports this module
+
         evaluated = [d for d in workflow_config.rated_datasets(config)
                      if config["datasets"][d]["evaluate"] or d in config["rag"]["datasets"]]
         for name in evaluated:
