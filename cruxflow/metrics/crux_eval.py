@@ -20,21 +20,36 @@ prints four means over topics. The semantics, read from that script and the load
   ``filter_by_oracle`` every question counts; with it, only the questions some judged passage
   of the topic answers (the oracle's max over all the topic's ratings);
 * every measure is averaged over the run's topics it is defined for; topics of the qrels
-  missing from the run are left out with a warning that counts them.
+  missing from the run are left out with a warning that counts them. When none of the
+  topics with a relevant passage is missing, the script does not filter the diversity qrels,
+  so a qrels topic with only 0 lines that the run lacks gets alpha_nDCG 0 in the mean: kept.
 
 Where the script would fail or print nan, we leave the topic out of that measure's mean and
 say so: a run topic without ratings (the script stops with an error), and, with
 ``filter_by_oracle``, a topic whose judged passages answer nothing (0/0: the script's mean
 becomes nan). Beyond the script (its TODOs): ``Den@10`` (Eq. 6) when token counts are given,
-and :func:`compare_runs`, paired tests between two runs.
+and :func:`compare_runs`, paired tests between every pair of runs with Holm's correction.
+
+**Names.** These numbers are not the workflow's (docs/evaluate.md, "Names"): the printed and
+JSON names carry the parameters where rac_eval's definition differs from ours
+(:data:`NAME_PARAMETERS`); the script's own line (:meth:`CruxEvalResult.line`) keeps its names
+(``P@10`` ...), which is what users diff against.
+
+**Speed.** The qrels and ratings are read once and the ir_measures evaluators built once for
+every run of a call; each run is read in one pass; Cov is computed for all topics at once
+with numpy over one matrix of every rating (``benchmarks/crux_eval.py``).
 """
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
+
+import numpy as np
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_common import (
@@ -45,9 +60,41 @@ from cruxflow.data.ingest.crux_common import (
 )
 from cruxflow.data.io import read_run, read_text
 from cruxflow.metrics.crux import answerable_questions, coverage, density, select_required
-from cruxflow.metrics.stats import mean_of_defined, paired_randomization, paired_t
 
 NDEVAL_MAX_CUTOFF = 20  # pyndeval evaluates at most 20 ranks
+
+# What each of rac_eval's measures differs in from the workflow's definition of the same
+# measure, as ir_measures-style parameters (docs/evaluate.md has the table):
+#   cut=rank       the run's lines with rank column <= k (ours: the top k by score)
+#   topics=run     the mean over the run's topics (ours: every judged topic, a missing one 0)
+#   rel=div        relevant = a passage with a line of relevance >= 1 in the diversity qrels,
+#                  graded 1 (ours: nDCG graded P** 2, the rest of P* 1)
+#   ideal=ndeval   ndeval's alpha-nDCG: the ideal is its greedy one over the qrels, score ties
+#                  by passage id ascending (ours: Eq. 4's over Z*)
+#   order=file     Cov and Den take the first k kept lines in the file's order
+#   questions=all  Cov counts every question of the topic (ours: the answerable ones);
+#                  without it (--filter-by-oracle) the answerable ones, as ours
+NAME_PARAMETERS = {
+    "P": "cut=rank,rel=div,topics=run",
+    "nDCG": "cut=rank,rel=div,topics=run",
+    "alpha_nDCG": "cut=rank,ideal=ndeval,topics=run",
+    "Cov": "cut=rank,order=file,questions=all,topics=run",
+    "Cov_filtered": "cut=rank,order=file,topics=run",
+    "Den": "cut=rank,order=file,topics=run",
+}
+
+
+def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False
+                  ) -> dict[str, str]:
+    """``{our name: the script's name}`` of the measures of one call, in the script's order."""
+    names = {f"P({NAME_PARAMETERS['P']})@{k}": f"P@{k}",
+             f"nDCG({NAME_PARAMETERS['nDCG']})@{k}": f"nDCG@{k}",
+             f"alpha_nDCG({NAME_PARAMETERS['alpha_nDCG']})@{k}": f"alpha_nDCG@{k}"}
+    cov = NAME_PARAMETERS["Cov_filtered" if filter_by_oracle else "Cov"]
+    names[f"Cov({cov})@{k}"] = f"Cov@{k}"
+    if with_density:
+        names[f"Den({NAME_PARAMETERS['Den']})@{k}"] = f"Den@{k}"
+    return names
 
 
 @dataclass
@@ -64,88 +111,230 @@ class TopRun:
 
 
 def read_run_top(path, k: int = 10) -> TopRun:
-    """A run's lines whose rank column is <= ``k``, in file order (bad lines are errors)."""
-    read_run(path)  # validates columns, numbers and duplicates, naming file and line
-    topics: dict[str, list[tuple[str, float, int]]] = {}
-    beyond = 0
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        parts = line.split()
-        if not parts:
-            continue
-        qid, _, pid, rank, score, _ = parts
-        if int(rank) <= k:
-            topics.setdefault(qid, []).append((pid, float(score), lineno))
-        else:
-            beyond += 1
-    return TopRun(Path(path), k, topics, beyond)
+    """A run's lines whose rank column is <= ``k``, in file order, the file read once.
+
+    Every line is checked (six columns, an integer rank, a score that is a number and not
+    NaN) and the kept lines for a passage given twice for a topic; a file that fails a check
+    is read again by :func:`cruxflow.data.io.read_run`, whose error names the file, line and
+    field. (A passage repeated below the cut changes no number, as in the script, whose loader
+    keeps the lines of rank <= k only.)
+    """
+    lines = read_text(path).split("\n")
+    # half a million small lists: the cyclic garbage collector would rescan them again and
+    # again while they are made (it triples the time), and none of them holds a cycle
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        rows = [line.split() for line in lines]
+        where = [i for i, r in enumerate(rows) if r]
+        fields = [rows[i] for i in where]
+        del rows
+        if not fields:
+            return TopRun(Path(path), k, {}, 0)
+        if any(len(r) != 6 for r in fields):
+            _refuse(path)
+        flat = list(chain.from_iterable(fields))
+        qids, pids = flat[0::6], flat[2::6]
+        try:
+            rank = np.fromiter(map(int, flat[3::6]), np.int64, len(fields))
+            score = np.fromiter(map(float, flat[4::6]), np.float64, len(fields))
+        except ValueError:
+            _refuse(path)
+        if np.isnan(score).any():
+            _refuse(path)
+        kept = np.flatnonzero(rank <= k).tolist()
+        if len({(qids[j], pids[j]) for j in kept}) != len(kept):
+            _refuse(path)
+        topics: dict[str, list[tuple[str, float, int]]] = {}
+        for j in kept:
+            topics.setdefault(qids[j], []).append((pids[j], float(score[j]), where[j] + 1))
+    finally:
+        if collecting:
+            gc.enable()
+    return TopRun(Path(path), k, topics, len(fields) - len(kept))
+
+
+def _refuse(path) -> None:
+    read_run(path)   # raises the error that names the line
+    raise DataError("not a TREC run (qid Q0 docid rank score tag)", path=path)
 
 
 @dataclass
 class CruxEvalResult:
     run: str                                  # the run path as given (the script prints it)
     k: int
-    measures: list[str]
+    measures: list[str]                       # our names (measure_names)
     per_topic: dict[str, dict[str, float | None]]
     aggregate: dict[str, float | None]
     evaluated: dict[str, int]
     warnings: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    authors_names: dict[str, str] = field(default_factory=dict)   # ours -> the script's
 
     def line(self) -> str:
         """The script's output: ``<run folder> | <run file> | P@10 | 0.xxxx | ... |``."""
         head = f"{self.run.rsplit('/', 1)[0]} | {self.run.rsplit('/')[-1]} | "
-        cells = "".join(f"{m} | {_fmt(self.aggregate[m])} | " for m in self.measures)
+        cells = "".join(f"{self.authors_names.get(m, m)} | {_fmt(self.aggregate[m])} | "
+                        for m in self.measures)
         return (head + cells).rstrip()
 
     def to_json(self) -> dict:
         return {"run": self.run, "k": self.k, "measures": self.measures,
-                "aggregate": self.aggregate, "evaluated": self.evaluated,
-                "warnings": self.warnings, "info": self.info, "per_topic": self.per_topic}
+                "authors_names": self.authors_names, "aggregate": self.aggregate,
+                "evaluated": self.evaluated, "warnings": self.warnings, "info": self.info,
+                "per_topic": self.per_topic}
 
 
 def _fmt(value: float | None) -> str:
     return "nan" if value is None else f"{value:.4f}"
 
 
-def _ir_measures(run: TopRun, qrels: DiversityQrels, k: int, alpha: float,
-                 topics: set[str]) -> dict[str, dict[str, float]]:
-    """``{measure name: {topic: value}}`` from ir_measures, as the script calls it."""
-    import ir_measures
+class CruxEvalInputs:
+    """The qrels and ratings of one call, read once, with what every run is scored against:
+    the ir_measures evaluators (built once) and every rating as one matrix for Cov."""
 
-    out: dict[str, dict[str, float]] = {}
-    scores = {t: s for t, s in run.scores().items() if t in topics}
-    binary = {t: d for t, d in qrels.binary().items() if t in topics}
-    named = {ir_measures.P @ k: f"P@{k}", ir_measures.nDCG @ k: f"nDCG@{k}"}
-    if binary and scores:
-        for m in ir_measures.iter_calc(list(named), binary, scores):
-            if m.query_id in scores:  # ir_measures gives 0 for qrels topics not in the run
+    def __init__(self, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
+                 eta: int = 3, alpha: float = 0.5,
+                 token_counts: Mapping[str, int] | None = None, density_weight: float = 0.5):
+        self.div = qrels if isinstance(qrels, DiversityQrels) else read_diversity_qrels(qrels)
+        self.ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
+        self.k, self.filter_by_oracle, self.eta, self.alpha = k, filter_by_oracle, eta, alpha
+        self.token_counts, self.density_weight = token_counts, density_weight
+        self.names = measure_names(k, filter_by_oracle, token_counts is not None)
+        self.binary = self.div.binary()
+        self._evaluators: tuple | None = None
+        self._by_topic: dict | None = None
+        self._build_matrix()
+
+    def set_token_counts(self, counts: Mapping[str, int]) -> None:
+        """Add Den@k, from token counts known only after the runs are read."""
+        self.token_counts = counts
+        self.names = measure_names(self.k, self.filter_by_oracle, True)
+
+    # --- Cov for every topic at once --------------------------------------------------------
+
+    def _build_matrix(self) -> None:
+        """``matrix[row, q]``: every rating, one row per (topic, passage), -1 past the topic's
+        questions; the last row is an unjudged passage's (0: answers nothing)."""
+        keys = list(self.ratings.ratings)
+        values = list(self.ratings.ratings.values())
+        self.topic_index: dict[str, int] = {}
+        for tid, _ in keys:
+            self.topic_index.setdefault(tid, len(self.topic_index))
+        width = max((len(v) for v in values), default=1)
+        self.matrix = np.full((len(values) + 1, width), -1, dtype=np.int64)
+        by_length: dict[int, list[int]] = {}
+        for i, v in enumerate(values):
+            by_length.setdefault(len(v), []).append(i)
+        for n, rows in by_length.items():
+            self.matrix[rows, :n] = [values[i] for i in rows]
+        self.matrix[-1] = 0
+        self.unjudged = len(values)
+        self.row_of = {key: i for i, key in enumerate(keys)}
+        n_topics = len(self.topic_index)
+        self.n_questions = np.zeros(n_topics, dtype=np.int64)
+        oracle = np.full((n_topics, width), -1, dtype=np.int64)
+        if values:
+            topic_of_row = np.fromiter((self.topic_index[t] for t, _ in keys), np.int64,
+                                       len(keys))
+            self.n_questions[topic_of_row] = [len(v) for v in values]
+            np.maximum.at(oracle, topic_of_row, self.matrix[:-1])
+        questions = np.arange(width)[None, :] < self.n_questions[:, None]
+        # the questions Cov counts: every one, or (filter_by_oracle) those the oracle answers
+        self.counted = questions & (oracle >= self.eta) if self.filter_by_oracle else questions
+
+    def coverage(self, top: TopRun) -> dict[str, float | None]:
+        """rac_eval's Cov of every run topic: the max rating over its first k kept lines in
+        file order, rating >= eta, over the counted questions; ``None`` without ratings or
+        (filter_by_oracle) without a counted question."""
+        tids = [t for t in top.topics if t in self.topic_index]
+        rows, starts = [], []
+        for tid in tids:
+            starts.append(len(rows))
+            rows.extend(self.row_of.get((tid, pid), self.unjudged)
+                        for pid, _, _ in top.topics[tid][:self.k])
+        out: dict[str, float | None] = dict.fromkeys(top.topics)
+        if not tids:
+            return out
+        best = np.maximum.reduceat(self.matrix[rows], starts, axis=0)
+        t_index = np.fromiter((self.topic_index[t] for t in tids), np.int64, len(tids))
+        counted = self.counted[t_index]
+        denominator = counted.sum(axis=1)
+        answered = ((best >= self.eta) & counted).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cov = answered / denominator
+        for tid, value, n in zip(tids, cov.tolist(), denominator.tolist(), strict=True):
+            out[tid] = value if n else None
+        return out
+
+    # --- ir_measures ------------------------------------------------------------------------
+
+    def evaluators(self):
+        """(pytrec_eval's P and nDCG over the binary qrels, ndeval's alpha-nDCG over the
+        diversity qrels), built once; either is None where it has nothing to evaluate."""
+        if self._evaluators is None:
+            import ir_measures
+
+            names = list(self.names)
+            relevance = ndeval = None
+            if self.binary:
+                relevance = (ir_measures.evaluator(
+                    [ir_measures.P @ self.k, ir_measures.nDCG @ self.k], self.binary),
+                    {ir_measures.P @ self.k: names[0], ir_measures.nDCG @ self.k: names[1]})
+            if self.k <= NDEVAL_MAX_CUTOFF:
+                measure = ir_measures.alpha_nDCG(alpha=self.alpha) @ self.k
+                qrels = [ir_measures.Qrel(t, p, rel, s) for t, s, p, rel in self.div.rows]
+                ndeval = (ir_measures.evaluator([measure], qrels), {measure: names[2]})
+            self._evaluators = (relevance, ndeval)
+        return self._evaluators
+
+    def ir_measures(self, top: TopRun) -> dict[str, dict[str, float]]:
+        """``{our name: {topic: value}}`` from ir_measures, as the script calls it."""
+        out: dict[str, dict[str, float]] = {}
+        scores = top.scores()
+        if not scores:
+            return out
+        for built in self.evaluators():
+            if built is None:
+                continue
+            evaluator, named = built
+            for m in evaluator.iter_calc(scores):
                 out.setdefault(named[m.measure], {})[m.query_id] = float(m.value)
-    frame = qrels.frame()
-    frame = frame[frame["query_id"].isin(topics)]
-    if k <= NDEVAL_MAX_CUTOFF and len(frame) and scores:
-        measure = ir_measures.alpha_nDCG(alpha=alpha) @ k
-        for m in ir_measures.iter_calc([measure], frame, scores):
-            if m.query_id in scores:
-                out.setdefault(f"alpha_nDCG@{k}", {})[m.query_id] = float(m.value)
-    return out
+        return out
 
-
-def _oracle_rows(matrix: Mapping[str, list[int]], kept: list[int], eta: int) -> list[str]:
-    return select_required(matrix, kept, eta) if kept else []
+    def by_topic(self) -> dict[str, dict[str, list[int]]]:
+        if self._by_topic is None:
+            self._by_topic = self.ratings.by_topic()
+        return self._by_topic
 
 
 def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False, eta: int = 3,
               alpha: float = 0.5, token_counts: Mapping[str, int] | None = None,
               density_weight: float = 0.5) -> CruxEvalResult:
     """Score ``run`` as rac_eval.py does. ``qrels`` and ``judge`` are paths or already read
-    (:class:`DiversityQrels`, :class:`JudgeRatings`) so that several runs share them;
-    ``token_counts`` (passage -> tokens) adds ``Den@k``."""
-    run_arg = str(run)
-    top = read_run_top(run, k)
-    div = qrels if isinstance(qrels, DiversityQrels) else read_diversity_qrels(qrels)
-    ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
-    by_topic = ratings.by_topic()
-    qrel_topics = div.topics()
+    (:class:`DiversityQrels`, :class:`JudgeRatings`); ``token_counts`` (passage -> tokens)
+    adds ``Den@k``. For several runs, :func:`crux_eval_runs` reads and builds once."""
+    return crux_eval_runs([run], qrels, judge, k=k, filter_by_oracle=filter_by_oracle, eta=eta,
+                          alpha=alpha, token_counts=token_counts,
+                          density_weight=density_weight)[0]
+
+
+def crux_eval_runs(runs: Sequence, qrels, judge, **options) -> list[CruxEvalResult]:
+    """Score every run of ``runs`` as rac_eval.py does, the qrels and ratings read and the
+    evaluators built once (``options`` as :func:`crux_eval`'s); one result per run, in order."""
+    inputs = qrels if isinstance(qrels, CruxEvalInputs) else CruxEvalInputs(qrels, judge,
+                                                                            **options)
+    return [score_run(run, inputs) for run in runs]
+
+
+def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
+    """One run (a path, or a :class:`TopRun` read already) against inputs read once
+    (:class:`CruxEvalInputs`)."""
+    k, names = inputs.k, inputs.names
+    measures = list(names)
+    top = run if isinstance(run, TopRun) else read_run_top(run, k)
+    run = top.path if isinstance(run, TopRun) else run
+    qrel_topics = inputs.div.topics()
     missing = [t for t in qrel_topics if t not in top.topics]
     warnings = []
     if missing:
@@ -153,64 +342,72 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
                         f"the run and left out: {', '.join(missing[:10])}"
                         + (", ..." if len(missing) > 10 else ""))
     run_topics = list(top.topics)
-    measures = [f"P@{k}", f"nDCG@{k}", f"alpha_nDCG@{k}", f"Cov@{k}"]
-    if token_counts is not None:
-        measures.append(f"Den@{k}")
-    ir = _ir_measures(top, div, k, alpha, set(run_topics))
+    ir = inputs.ir_measures(top)
+    cov = inputs.coverage(top)
     per_topic: dict[str, dict[str, float | None]] = {}
     for tid in run_topics:
         row: dict[str, float | None] = {m: ir.get(m, {}).get(tid) for m in measures[:3]}
-        row.update(_coverage_density(tid, top, by_topic.get(tid), k, filter_by_oracle, eta,
-                                     token_counts, density_weight))
+        row[measures[3]] = cov[tid]
         per_topic[tid] = row
-    aggregate = {m: mean_of_defined(r[m] for r in per_topic.values()) for m in measures}
+    if inputs.token_counts is not None:
+        by_topic = inputs.by_topic()
+        for tid in run_topics:
+            if per_topic[tid][measures[3]] is not None:
+                per_topic[tid][measures[4]] = _density(
+                    tid, top, by_topic[tid], k, inputs.filter_by_oracle, inputs.eta,
+                    inputs.token_counts, inputs.density_weight)
+            else:
+                per_topic[tid][measures[4]] = None
+    # the script filters the diversity qrels to the run's topics only when a topic with a
+    # relevant passage is missing; otherwise ndeval scores the others (only 0 lines) as 0
+    if not any(t in inputs.binary for t in missing) and k <= NDEVAL_MAX_CUTOFF:
+        for tid in missing:
+            per_topic[tid] = {**dict.fromkeys(measures), measures[2]: 0.0}
+    aggregate = {m: _mean(r[m] for r in per_topic.values()) for m in measures}
     evaluated = {m: sum(r[m] is not None for r in per_topic.values()) for m in measures}
-    reasons = {f"P@{k}": "no relevant passage in the qrels",
-               f"nDCG@{k}": "no relevant passage in the qrels",
-               f"alpha_nDCG@{k}": "not in the qrels" if k <= NDEVAL_MAX_CUTOFF
+    reasons = [("no relevant passage in the qrels"), "no relevant passage in the qrels",
+               "not in the qrels" if k <= NDEVAL_MAX_CUTOFF
                else f"ndeval stops at rank {NDEVAL_MAX_CUTOFF}",
-               f"Cov@{k}": "no ratings" + (", or no question answered by the judged passages"
-                                           if filter_by_oracle else ""),
-               f"Den@{k}": "no ratings, or an oracle that covers nothing"}
-    for m in measures:
-        left = len(run_topics) - evaluated[m]
+               "no ratings" + (", or no question answered by the judged passages"
+                               if inputs.filter_by_oracle else ""),
+               "no ratings, or an oracle that covers nothing"]
+    for m, reason in zip(measures, reasons, strict=False):
+        left = len(run_topics) - sum(per_topic[t][m] is not None for t in run_topics)
         if left:
-            warnings.append(f"{m}: {left} of {len(run_topics)} run topics left out "
-                            f"({reasons[m]})")
-    info = {"qrels": div.summary(), "judge": ratings.summary(), "run_topics": len(run_topics),
-            "lines_beyond_k": top.beyond_k, "filter_by_oracle": filter_by_oracle, "eta": eta,
-            "alpha": alpha, "missing_from_run": missing}
-    return CruxEvalResult(run_arg, k, measures, per_topic, aggregate, evaluated, warnings, info)
+            warnings.append(f"{names[m]} ({m}): {left} of {len(run_topics)} run topics left "
+                            f"out ({reason})")
+    info = {"qrels": inputs.div.summary(), "judge": inputs.ratings.summary(),
+            "run_topics": len(run_topics), "lines_beyond_k": top.beyond_k,
+            "filter_by_oracle": inputs.filter_by_oracle, "eta": inputs.eta,
+            "alpha": inputs.alpha, "missing_from_run": missing}
+    return CruxEvalResult(str(run), k, measures, per_topic, aggregate, evaluated, warnings,
+                          info, dict(names))
 
 
-def _coverage_density(tid: str, top: TopRun, matrix: Mapping[str, list[int]] | None, k: int,
-                      filter_by_oracle: bool, eta: int,
-                      token_counts: Mapping[str, int] | None,
-                      weight: float) -> dict[str, float | None]:
-    cov_name, den_name = f"Cov@{k}", f"Den@{k}"
-    out: dict[str, float | None] = {cov_name: None}
-    if token_counts is not None:
-        out[den_name] = None
-    if not matrix:
-        return out
+def _mean(values) -> float | None:
+    vals = [v for v in values if v is not None]
+    return math.fsum(vals) / len(vals) if vals else None
+
+
+def _density(tid: str, top: TopRun, matrix: Mapping[str, list[int]], k: int,
+             filter_by_oracle: bool, eta: int, token_counts: Mapping[str, int],
+             weight: float) -> float | None:
+    """Den (Eq. 6) of a topic's first k kept lines against Z* (the greedy P** of the judge's
+    ratings); ``None`` where it is undefined."""
     n = len(next(iter(matrix.values())))
     kept = answerable_questions(matrix, n, eta)
     questions = kept if filter_by_oracle else list(range(n))
     unjudged = [0] * n   # the script's "empty" ratings: an unjudged passage answers nothing
     context = [pid for pid, _, _ in top.topics[tid][:k]]
-    rows = [matrix.get(pid, unjudged) for pid in context]
-    cov = coverage(rows, questions, eta)
+    cov = coverage([matrix.get(pid, unjudged) for pid in context], questions, eta)
     if math.isnan(cov):
-        return out
-    out[cov_name] = cov
-    if token_counts is not None:
-        oracle = _oracle_rows(matrix, kept, eta)
-        tokens = _tokens(token_counts, context, top, tid)
-        tokens_oracle = _tokens(token_counts, oracle, None, tid)
-        cov_oracle = coverage([matrix[p] for p in oracle], questions, eta)
-        den = density(cov, tokens, cov_oracle, tokens_oracle, weight)
-        out[den_name] = None if math.isnan(den) else den
-    return out
+        return None
+    oracle = select_required(matrix, kept, eta) if kept else []
+    tokens = _tokens(token_counts, context, top, tid)
+    tokens_oracle = _tokens(token_counts, oracle, None, tid)
+    cov_oracle = coverage([matrix[p] for p in oracle], questions, eta)
+    den = density(cov, tokens, cov_oracle, tokens_oracle, weight)
+    return None if math.isnan(den) else den
 
 
 def _tokens(counts: Mapping[str, int], pids: list[str], top: TopRun | None, tid: str) -> int:
@@ -226,28 +423,33 @@ def _tokens(counts: Mapping[str, int], pids: list[str], top: TopRun | None, tid:
     return total
 
 
-# --- two runs ------------------------------------------------------------------------------------
+# --- many runs ---------------------------------------------------------------------------------
 
-def compare_runs(a: CruxEvalResult, b: CruxEvalResult, *, n_resamples: int = 9999,
-                 seed: int = 0) -> list[dict]:
-    """Per measure, over the topics both runs have a value for: the means, their difference
-    (a - b) and the two-sided p-values of a paired t-test and a paired randomization test."""
-    out = []
-    for m in a.measures:
-        if m not in b.measures:
-            continue
-        topics = [t for t in a.per_topic if t in b.per_topic
-                  and a.per_topic[t][m] is not None and b.per_topic[t][m] is not None]
-        xa = [a.per_topic[t][m] for t in topics]
-        xb = [b.per_topic[t][m] for t in topics]
-        mean_a, mean_b = mean_of_defined(xa), mean_of_defined(xb)
-        out.append({
-            "measure": m, "topics": len(topics), "mean_a": mean_a, "mean_b": mean_b,
-            "diff": None if mean_a is None else mean_a - mean_b,
-            "p_t_test": paired_t(xa, xb),
-            "p_randomization": paired_randomization(xa, xb, n_resamples=n_resamples,
-                                                    seed=seed)})
-    return out
+def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
+    """The runs' paths as given, a repeated one numbered (``a.run (2)``)."""
+    labels: list[str] = []
+    for r in results:
+        label, n = r.run, 1
+        while label in labels:
+            n += 1
+            label = f"{r.run} ({n})"
+        labels.append(label)
+    return labels
+
+
+def compare_runs(results: Sequence[CruxEvalResult], *, n_resamples: int = 9999, seed: int = 0,
+                 correction: str = "holm") -> list[dict]:
+    """Paired tests between every pair of runs per measure (:func:`cruxflow.metrics.stats.
+    compare`: t-test and randomization test over the topics both runs define, Holm-adjusted
+    over the pairs of a measure)."""
+    from cruxflow.metrics.stats import compare
+
+    if not results:
+        return []
+    labels = run_labels(results)
+    measures = [m for m in results[0].measures if all(m in r.measures for r in results)]
+    return compare({label: r.per_topic for label, r in zip(labels, results, strict=True)},
+                   measures, n_resamples=n_resamples, seed=seed, correction=correction)
 
 
 def read_token_counts(path) -> dict[str, int]:
