@@ -270,8 +270,15 @@ class CruxEvalInputs:
     # --- ir_measures ------------------------------------------------------------------------
 
     def evaluators(self):
-        """(pytrec_eval's P and nDCG over the binary qrels, ndeval's alpha-nDCG over the
-        diversity qrels), built once; either is None where it has nothing to evaluate."""
+        """(ir_measures' pytrec_eval evaluator of P and nDCG over the binary qrels, pyndeval's
+        evaluator of alpha-nDCG over the diversity qrels), built once; either is None where it
+        has nothing to evaluate.
+
+        pyndeval is called as ir_measures' provider calls it (relevance level 1, beta 0.5),
+        with the qrels lines as the tuples it takes: ir_measures' conversion of 180,000 lines
+        into named tuples and back costs more than the evaluation itself. pyndeval orders a
+        topic's lines by score, ties by passage id ascending, whatever order it gets them in.
+        """
         if self._evaluators is None:
             import ir_measures
 
@@ -282,24 +289,29 @@ class CruxEvalInputs:
                     [ir_measures.P @ self.k, ir_measures.nDCG @ self.k], self.binary),
                     {ir_measures.P @ self.k: names[0], ir_measures.nDCG @ self.k: names[1]})
             if self.k <= NDEVAL_MAX_CUTOFF:
-                measure = ir_measures.alpha_nDCG(alpha=self.alpha) @ self.k
-                qrels = [ir_measures.Qrel(t, p, rel, s) for t, s, p, rel in self.div.rows]
-                ndeval = (ir_measures.evaluator([measure], qrels), {measure: names[2]})
+                import pyndeval
+
+                ndeval = pyndeval.RelevanceEvaluator(
+                    self.div.rows, [f"alpha-nDCG@{self.k}"], relevance_level=1,
+                    alpha=self.alpha, beta=0.5)
             self._evaluators = (relevance, ndeval)
         return self._evaluators
 
     def ir_measures(self, top: TopRun) -> dict[str, dict[str, float]]:
-        """``{our name: {topic: value}}`` from ir_measures, as the script calls it."""
+        """``{our name: {topic: value}}`` of P, nDCG and alpha-nDCG, as the script gets them."""
         out: dict[str, dict[str, float]] = {}
-        scores = top.scores()
-        if not scores:
+        if not top.topics:
             return out
-        for built in self.evaluators():
-            if built is None:
-                continue
-            evaluator, named = built
-            for m in evaluator.iter_calc(scores):
+        relevance, ndeval = self.evaluators()
+        if relevance is not None:
+            evaluator, named = relevance
+            for m in evaluator.iter_calc(top.scores()):
                 out.setdefault(named[m.measure], {})[m.query_id] = float(m.value)
+        if ndeval is not None:
+            name, key = list(self.names)[2], f"alpha-nDCG@{self.k}"
+            lines = ((tid, pid, score) for tid, rows in top.topics.items()
+                     for pid, score, _ in rows)
+            out[name] = {rec["query_id"]: float(rec[key]) for rec in ndeval.evaluate_iter(lines)}
         return out
 
     def by_topic(self) -> dict[str, dict[str, list[int]]]:
