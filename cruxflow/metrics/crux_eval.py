@@ -44,9 +44,9 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -118,40 +118,51 @@ def read_run_top(path, k: int = 10) -> TopRun:
     is read again by :func:`cruxflow.data.io.read_run`, whose error names the file, line and
     field. (A passage repeated below the cut changes no number, as in the script, whose loader
     keeps the lines of rank <= k only.)
+
+    Half a million lines split one by one cost more than the rest of the evaluation, so the
+    columns come from one ``str.split`` of the whole text, and the six-columns check counts
+    the fields of every line on the bytes with numpy (a file with other whitespace than ASCII
+    between fields is checked line by line instead).
     """
-    lines = read_text(path).split("\n")
-    # half a million small lists: the cyclic garbage collector would rescan them again and
-    # again while they are made (it triples the time), and none of them holds a cycle
-    collecting = gc.isenabled()
-    gc.disable()
+    text = read_text(path)
+    tokens = text.split()
+    if not tokens:
+        return TopRun(Path(path), k, {}, 0)
+    line_of_row = _six_fields(text, len(tokens))
+    if line_of_row is None:
+        _refuse(path)
+    qids, pids = tokens[0::6], tokens[2::6]
     try:
-        rows = [line.split() for line in lines]
-        where = [i for i, r in enumerate(rows) if r]
-        fields = [rows[i] for i in where]
-        del rows
-        if not fields:
-            return TopRun(Path(path), k, {}, 0)
-        if any(len(r) != 6 for r in fields):
-            _refuse(path)
-        flat = list(chain.from_iterable(fields))
-        qids, pids = flat[0::6], flat[2::6]
-        try:
-            rank = np.fromiter(map(int, flat[3::6]), np.int64, len(fields))
-            score = np.fromiter(map(float, flat[4::6]), np.float64, len(fields))
-        except ValueError:
-            _refuse(path)
-        if np.isnan(score).any():
-            _refuse(path)
-        kept = np.flatnonzero(rank <= k).tolist()
-        if len({(qids[j], pids[j]) for j in kept}) != len(kept):
-            _refuse(path)
-        topics: dict[str, list[tuple[str, float, int]]] = {}
-        for j in kept:
-            topics.setdefault(qids[j], []).append((pids[j], float(score[j]), where[j] + 1))
-    finally:
-        if collecting:
-            gc.enable()
-    return TopRun(Path(path), k, topics, len(fields) - len(kept))
+        rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(qids))
+        score = np.fromiter(map(float, tokens[4::6]), np.float64, len(qids))
+    except ValueError:
+        _refuse(path)
+    if np.isnan(score).any():
+        _refuse(path)
+    kept = np.flatnonzero(rank <= k).tolist()
+    if len({(qids[j], pids[j]) for j in kept}) != len(kept):
+        _refuse(path)
+    topics: dict[str, list[tuple[str, float, int]]] = {}
+    lines = line_of_row[kept].tolist()
+    for j, line in zip(kept, lines, strict=True):
+        topics.setdefault(qids[j], []).append((pids[j], float(score[j]), line))
+    return TopRun(Path(path), k, topics, len(qids) - len(kept))
+
+
+def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
+    """The line number (from 1) of every row, when every non-blank line has six fields and
+    ``str.split`` found the same fields; None otherwise."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    space = np.isin(data, np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8))
+    starts = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
+    if len(starts) != n_tokens or n_tokens % 6:
+        return None
+    line = np.searchsorted(np.flatnonzero(data == ord("\n")), starts, side="right")
+    row_line = line[0::6]
+    # each row's six fields on one line, and no line holding fields of two rows
+    if not (np.array_equal(row_line, line[5::6]) and np.all(np.diff(row_line) > 0)):
+        return None
+    return row_line + 1
 
 
 def _refuse(path) -> None:
@@ -189,6 +200,20 @@ def _fmt(value: float | None) -> str:
     return "nan" if value is None else f"{value:.4f}"
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Reading the inputs makes millions of small objects and none with a cycle; the cyclic
+    garbage collector, run again and again meanwhile over every object alive, doubles the
+    time of a call."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class CruxEvalInputs:
     """The qrels and ratings of one call, read once, with what every run is scored against:
     the ir_measures evaluators (built once) and every rating as one matrix for Cov."""
@@ -196,8 +221,10 @@ class CruxEvalInputs:
     def __init__(self, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
                  eta: int = 3, alpha: float = 0.5,
                  token_counts: Mapping[str, int] | None = None, density_weight: float = 0.5):
-        self.div = qrels if isinstance(qrels, DiversityQrels) else read_diversity_qrels(qrels)
-        self.ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
+        with paused_gc():
+            self.div = qrels if isinstance(qrels, DiversityQrels) \
+                else read_diversity_qrels(qrels)
+            self.ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
         self.k, self.filter_by_oracle, self.eta, self.alpha = k, filter_by_oracle, eta, alpha
         self.token_counts, self.density_weight = token_counts, density_weight
         self.names = measure_names(k, filter_by_oracle, token_counts is not None)
@@ -342,6 +369,11 @@ def crux_eval_runs(runs: Sequence, qrels, judge, **options) -> list[CruxEvalResu
 def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     """One run (a path, or a :class:`TopRun` read already) against inputs read once
     (:class:`CruxEvalInputs`)."""
+    with paused_gc():
+        return _score_run(run, inputs)
+
+
+def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     k, names = inputs.k, inputs.names
     measures = list(names)
     top = run if isinstance(run, TopRun) else read_run_top(run, k)
