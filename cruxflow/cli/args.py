@@ -36,6 +36,10 @@ def non_negative_int(text: str) -> int:
     return _integer(text, 0, None, "must be at least 0")
 
 
+# ``--paired`` of evaluate and crux-eval: which paired tests (cruxflow.metrics.stats.compare)
+PAIRED_CHOICES = {"both": ("t_test", "randomization"), "t-test": ("t_test",), "none": ()}
+
+
 def rank_cutoff(text: str) -> int:
     """``crux-eval --k``: the rank-column cutoff, a positive integer (``evaluate --k``'s
     ``oracle`` and ``all`` cut by score and have no meaning for the authors' rank cut)."""

@@ -40,8 +40,9 @@ def _cmd_crux_eval(args) -> int:
         inputs.set_token_counts(collection_token_counts(args.collection, args.tokenizer, pids))
     results = [score_run(r, inputs) for r in runs]
     out: dict = {"runs": [r.to_json() for r in results]}
-    if len(results) > 1:
-        out["paired"] = compare_runs(results, n_resamples=args.resamples, seed=args.seed)
+    if len(results) > 1 and args.paired != "none" and not args.authors_line:
+        out["paired"] = compare_runs(results, n_resamples=args.resamples, seed=args.seed,
+                                     tests=types.PAIRED_CHOICES[args.paired])
     for r in results:
         for w in r.warnings:
             print(f"cruxflow: warning: {r.run}: {w}", file=sys.stderr)
@@ -138,6 +139,9 @@ def add_command(subparsers) -> None:
                                        "--collection (default: the regex counter)")
     p.add_argument("--density-weight", type=types.non_negative, default=0.5,
                    help="exponent w of Den, Eq. 6 (default 0.5)")
+    p.add_argument("--paired", choices=list(types.PAIRED_CHOICES), default="both",
+                   help="several runs: paired tests between every pair, Holm-adjusted: t-test "
+                        "and randomization test (both, the default), t-test only, or none")
     p.add_argument("--resamples", type=types.positive_int, default=9999,
                    help="randomization test resamples (exact when 2^topics is fewer)")
     p.add_argument("--seed", type=types.non_negative_int, default=0,

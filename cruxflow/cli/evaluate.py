@@ -72,7 +72,7 @@ def _cmd_evaluate(args) -> int:
             result.info["dataset"] = str(args.dataset)
             results.append(result)
     scored = [r for r in results if r is not None]
-    paired = _paired(scored, args) if len(scored) > 1 else None
+    paired = _paired(scored, args) if len(scored) > 1 and args.paired != "none" else None
     if len(inputs) == 1:
         return _report_one(args, results[0], authors[0] if authors else None)
     import pandas as pd
@@ -139,7 +139,8 @@ def _paired(results, args) -> list[dict]:
             per_topic[r.info["system"]] = {t: {m: nan_to_none(v) for m, v in row.items()}
                                            for t, row in frame.iterrows()}
         rows += [{"k": str(k), **row} for row in compare(
-            per_topic, metrics, n_resamples=args.resamples, seed=args.seed)]
+            per_topic, metrics, n_resamples=args.resamples, seed=args.seed,
+            tests=types.PAIRED_CHOICES[args.paired])]
     return rows
 
 
@@ -264,6 +265,9 @@ def add_command(subparsers) -> None:
                         "passages.jsonl) when the run searched a corpus larger than the "
                         "dataset's own passages")
     p.add_argument("--name", help="system name in the tables (default: the input's file stem)")
+    p.add_argument("--paired", choices=list(types.PAIRED_CHOICES), default="both",
+                   help="several runs: paired tests between every pair, Holm-adjusted: t-test "
+                        "and randomization test (both, the default), t-test only, or none")
     p.add_argument("--resamples", type=types.positive_int, default=9999,
                    help="several runs: randomization test resamples (exact when 2^topics is "
                         "fewer)")

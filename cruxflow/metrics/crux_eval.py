@@ -482,7 +482,8 @@ def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
 
 
 def compare_runs(results: Sequence[CruxEvalResult], *, n_resamples: int = 9999, seed: int = 0,
-                 correction: str = "holm") -> list[dict]:
+                 correction: str = "holm", tests: Sequence[str] = ("t_test", "randomization")
+                 ) -> list[dict]:
     """Paired tests between every pair of runs per measure (:func:`cruxflow.metrics.stats.
     compare`: t-test and randomization test over the topics both runs define, Holm-adjusted
     over the pairs of a measure)."""
@@ -493,7 +494,8 @@ def compare_runs(results: Sequence[CruxEvalResult], *, n_resamples: int = 9999, 
     labels = run_labels(results)
     measures = [m for m in results[0].measures if all(m in r.measures for r in results)]
     return compare({label: r.per_topic for label, r in zip(labels, results, strict=True)},
-                   measures, n_resamples=n_resamples, seed=seed, correction=correction)
+                   measures, n_resamples=n_resamples, seed=seed, correction=correction,
+                   tests=tests)
 
 
 def read_token_counts(path) -> dict[str, int]:
