@@ -346,9 +346,9 @@ def test_crux_root_scores_both_ways(tmp_path, capsys):
     # the authors' script on the same files (tests/test_crux_eval.py has the arithmetic)
     # under names that say how it differs: every question, file order, the run's topics
     script = got["crux_eval"]["aggregate"]
-    assert script["Cov(cut=rank,order=file,questions=all,topics=run)@10"] == \
+    assert script["Cov(cut='rank',order='file',questions='all',topics='run')@10"] == \
         pytest.approx((2 / 3 + 1 + 0) / 3)
-    assert script["P(cut=rank,rel=div,topics=run)@10"] == pytest.approx(0.2)
+    assert script["P(cut='rank',qrels='diversity',topics='run')@10"] == pytest.approx(0.2)
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
         "per_query.tsv", "aggregate.tsv", "crux_eval.json"}
 

@@ -90,7 +90,7 @@ def test_per_topic_values_and_means():
 
 def test_filter_by_oracle_leaves_out_a_topic_whose_passages_answer_nothing():
     r = crux_eval(RUN, QRELS, JUDGE, filter_by_oracle=True)
-    cov = "Cov(cut=rank,order=file,topics=run)@10"      # every question counts: no questions=all
+    cov = "Cov(cut='rank',order='file',topics='run')@10"   # the answerable questions only
     assert r.authors_names[cov] == "Cov@10"
     assert r.per_topic[A][cov] == 1.0 and r.per_topic[B][cov] == 1.0
     assert r.per_topic[C][cov] is None                    # 0/0: the script would print nan
@@ -154,7 +154,7 @@ def test_density_from_token_counts(tmp_path):
     # ((2/3)/20)) ** 0.5 = 0.2 ** 0.5. B: Z* = [B:1#2] (q0, q1), 25 tokens; context 20 tokens,
     # Cov 1: Den = (25/20) ** 0.5. C: the oracle covers nothing: undefined.
     den = {m for m, name in r.authors_names.items() if name == "Den@10"}.pop()
-    assert den == "Den(cut=rank,order=file,topics=run)@10"
+    assert den == "Den(cut='rank',order='file',topics='run')@10"
     assert math.isclose(r.per_topic[A][den], 0.2 ** 0.5)
     assert math.isclose(r.per_topic[B][den], 1.25 ** 0.5)
     assert r.per_topic[C][den] is None
@@ -201,7 +201,7 @@ def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
     names = list(measure_names(10))
     assert lines[1].split() == ["run", *names]
     assert lines[2].split() == [str(RUN), "0.2000", "0.8425", "0.8179", "0.5556"]
-    assert "Cov(cut=rank,order=file,questions=all,topics=run)@10 is the script's Cov@10" \
+    assert "Cov(cut='rank',order='file',questions='all',topics='run')@10 is the script's Cov@10" \
         in lines[3]
     saved = json.loads((tmp_path / "crux_eval.json").read_text())["runs"][0]
     assert saved["per_topic"][A][names[1]] == NDCG_A          # full precision
@@ -209,7 +209,7 @@ def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
     rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
                "--filter_by_oracle", "--json"])
     printed = json.loads(capsys.readouterr().out)
-    assert printed["runs"][0]["aggregate"]["Cov(cut=rank,order=file,topics=run)@10"] == 1.0
+    assert printed["runs"][0]["aggregate"]["Cov(cut='rank',order='file',topics='run')@10"] == 1.0
 
 
 def test_cli_density_from_a_collection_and_run_b(capsys):

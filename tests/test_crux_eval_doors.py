@@ -47,7 +47,7 @@ def test_no_crux_eval_name_is_one_of_the_workflows(capsys):
     script = set(got["crux_eval"]["aggregate"])
     assert ours and script and not ours & script
     # each script name says what differs: the rank-column cut and the run's topics always
-    assert all("cut=rank" in m and "topics=run" in m for m in script)
+    assert all("cut='rank'" in m and "topics='run'" in m for m in script)
     assert got["crux_eval"]["authors_names"] == {P10: "P@10", NDCG10: "nDCG@10",
                                                  ALPHA10: "alpha_nDCG@10", COV10: "Cov@10"}
 
@@ -90,7 +90,7 @@ def test_a_tied_run_is_cut_in_file_order_by_the_script_only(tmp_path):
                                            for p in ("0#1", "1#3", "0#0", "1#2")])
     cov1 = list(measure_names(1, filter_by_oracle=True))[3]
     script = crux_eval(run, QRELS, JUDGE, k=1, filter_by_oracle=True)
-    assert cov1 == "Cov(cut=rank,order=file,topics=run)@1"
+    assert cov1 == "Cov(cut='rank',order='file',topics='run')@1"
     assert script.per_topic[A][cov1] == 1.0
     # pytrec_eval breaks the tie by id descending: A:1#3, not relevant -> P@1 0
     assert script.per_topic[A][list(measure_names(1))[0]] == 0.0

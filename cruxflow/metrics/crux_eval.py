@@ -63,37 +63,48 @@ from cruxflow.metrics.crux import answerable_questions, coverage, density, selec
 
 NDEVAL_MAX_CUTOFF = 20  # pyndeval evaluates at most 20 ranks
 
-# What each of rac_eval's measures differs in from the workflow's definition of the same
-# measure, as ir_measures-style parameters (docs/evaluate.md has the table):
-#   cut=rank       the run's lines with rank column <= k (ours: the top k by score)
-#   topics=run     the mean over the run's topics (ours: every judged topic, a missing one 0)
-#   rel=div        relevant = a passage with a line of relevance >= 1 in the diversity qrels,
-#                  graded 1 (ours: nDCG graded P** 2, the rest of P* 1)
-#   ideal=ndeval   ndeval's alpha-nDCG: the ideal is its greedy one over the qrels, score ties
-#                  by passage id ascending (ours: Eq. 4's over Z*)
-#   order=file     Cov and Den take the first k kept lines in the file's order
-#   questions=all  Cov counts every question of the topic (ours: the answerable ones);
-#                  without it (--filter-by-oracle) the answerable ones, as ours
+# What each of rac_eval's measures differs in from the workflow's measure of the same name
+# (cruxflow.metrics.names), as parameters in the ir_measures style (docs/evaluate.md, "Names"):
+#   cut='rank'        the run's lines with rank column <= k (ours: the top k by score, ties by
+#                     passage id descending)
+#   topics='run'      the mean over the run's topics (ours: every judged topic, a missing one 0)
+#   qrels='diversity' P and nDCG on the diversity qrels read as binary (relevant: a passage
+#                     with a line of relevance >= 1; ours: the relevance qrels, P* graded)
+#   order='file'      Cov and Den take the first k kept lines in the file's order
+#   questions='all'   Cov counts every sub-question (the registry's parameter; without
+#                     --filter-by-oracle), as ours with questions='all'
+# plus, as the registry writes them, rel (eta), alpha and weight where not the default.
+# alpha_nDCG is ndeval on the given diversity qrels, as ours: only cut and topics differ.
 NAME_PARAMETERS = {
-    "P": "cut=rank,rel=div,topics=run",
-    "nDCG": "cut=rank,rel=div,topics=run",
-    "alpha_nDCG": "cut=rank,ideal=ndeval,topics=run",
-    "Cov": "cut=rank,order=file,questions=all,topics=run",
-    "Cov_filtered": "cut=rank,order=file,topics=run",
-    "Den": "cut=rank,order=file,topics=run",
+    "P": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "nDCG": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "alpha_nDCG": {"cut": "rank", "topics": "run"},
+    "Cov": {"cut": "rank", "order": "file", "topics": "run"},
+    "Den": {"cut": "rank", "order": "file", "topics": "run"},
 }
+# the registry's defaults (cruxflow.metrics.options): a parameter at its default is not written
+DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = 3, 0.5, 0.5
 
 
-def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False
-                  ) -> dict[str, str]:
+def _name(measure: str, k: int, **extra) -> str:
+    params = {**NAME_PARAMETERS[measure], **extra}
+    shown = ",".join(f"{key}={value!r}" for key, value in sorted(params.items()))
+    return f"{measure}({shown})@{k}"
+
+
+def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False, *,
+                  eta: int = DEFAULT_ETA, alpha: float = DEFAULT_ALPHA,
+                  density_weight: float = DEFAULT_WEIGHT) -> dict[str, str]:
     """``{our name: the script's name}`` of the measures of one call, in the script's order."""
-    names = {f"P({NAME_PARAMETERS['P']})@{k}": f"P@{k}",
-             f"nDCG({NAME_PARAMETERS['nDCG']})@{k}": f"nDCG@{k}",
-             f"alpha_nDCG({NAME_PARAMETERS['alpha_nDCG']})@{k}": f"alpha_nDCG@{k}"}
-    cov = NAME_PARAMETERS["Cov_filtered" if filter_by_oracle else "Cov"]
-    names[f"Cov({cov})@{k}"] = f"Cov@{k}"
+    rel = {} if eta == DEFAULT_ETA else {"rel": eta}
+    questions = {} if filter_by_oracle else {"questions": "all"}
+    names = {_name("P", k): f"P@{k}", _name("nDCG", k): f"nDCG@{k}",
+             _name("alpha_nDCG", k, **({} if alpha == DEFAULT_ALPHA else {"alpha": alpha})):
+             f"alpha_nDCG@{k}",
+             _name("Cov", k, **rel, **questions): f"Cov@{k}"}
     if with_density:
-        names[f"Den({NAME_PARAMETERS['Den']})@{k}"] = f"Den@{k}"
+        weight = {} if density_weight == DEFAULT_WEIGHT else {"weight": density_weight}
+        names[_name("Den", k, **rel, **weight)] = f"Den@{k}"
     return names
 
 
@@ -227,7 +238,8 @@ class CruxEvalInputs:
             self.ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
         self.k, self.filter_by_oracle, self.eta, self.alpha = k, filter_by_oracle, eta, alpha
         self.token_counts, self.density_weight = token_counts, density_weight
-        self.names = measure_names(k, filter_by_oracle, token_counts is not None)
+        self.names = measure_names(k, filter_by_oracle, token_counts is not None, eta=eta,
+                                   alpha=alpha, density_weight=density_weight)
         self.binary = self.div.binary()
         self._evaluators: tuple | None = None
         self._by_topic: dict | None = None
@@ -236,7 +248,8 @@ class CruxEvalInputs:
     def set_token_counts(self, counts: Mapping[str, int]) -> None:
         """Add Den@k, from token counts known only after the runs are read."""
         self.token_counts = counts
-        self.names = measure_names(self.k, self.filter_by_oracle, True)
+        self.names = measure_names(self.k, self.filter_by_oracle, True, eta=self.eta,
+                                   alpha=self.alpha, density_weight=self.density_weight)
 
     # --- Cov for every topic at once --------------------------------------------------------
 
