@@ -26,6 +26,11 @@ class TopRun:
         return {t: {pid: score for pid, score, _ in rows} for t, rows in self.topics.items()}
 
 
+# lines of a run handled at once: the split of a whole 500,000-line run alone holds 3 million
+# strings (250 MB); a block of this many lines holds a tenth of them
+BLOCK_LINES = 50_000
+
+
 def read_run_top(path, k: int = 10) -> TopRun:
     """A run's lines whose rank column is <= ``k``, in file order, the file read once.
 
@@ -36,33 +41,53 @@ def read_run_top(path, k: int = 10) -> TopRun:
     keeps the lines of rank <= k only.)
 
     Half a million lines split one by one cost more than the rest of the evaluation, so the
-    columns come from one ``str.split`` of the whole text, and the six-columns check counts
+    columns come from one ``str.split`` of a block of lines, and the six-columns check counts
     the fields of every line on the bytes with numpy (a file with other whitespace than ASCII
     between fields is checked line by line instead).
     """
     text = read_text(path)
-    tokens = text.split()
-    if not tokens:
-        return TopRun(Path(path), k, {}, 0)
-    line_of_row = _six_fields(text, len(tokens))
-    if line_of_row is None:
-        _refuse(path)
-    qids, pids = tokens[0::6], tokens[2::6]
-    try:
-        rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(qids))
-        score = np.fromiter(map(float, tokens[4::6]), np.float64, len(qids))
-    except ValueError:
-        _refuse(path)
-    if np.isnan(score).any():
-        _refuse(path)
-    kept = np.flatnonzero(rank <= k).tolist()
-    if len({(qids[j], pids[j]) for j in kept}) != len(kept):
-        _refuse(path)
     topics: dict[str, list[tuple[str, float, int]]] = {}
-    lines = line_of_row[kept].tolist()
-    for j, line in zip(kept, lines, strict=True):
-        topics.setdefault(qids[j], []).append((pids[j], float(score[j]), line))
-    return TopRun(Path(path), k, topics, len(qids) - len(kept))
+    seen: set[tuple[str, str]] = set()
+    rows = beyond = 0
+    first_line = 1
+    for block in _blocks(text):
+        tokens = block.split()
+        line_of_row = _six_fields(block, len(tokens))
+        if line_of_row is None:
+            _refuse(path)
+        qids, pids = tokens[0::6], tokens[2::6]
+        try:
+            rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(qids))
+            score = np.fromiter(map(float, tokens[4::6]), np.float64, len(qids))
+        except ValueError:
+            _refuse(path)
+        if np.isnan(score).any():
+            _refuse(path)
+        kept = np.flatnonzero(rank <= k).tolist()
+        lines = (line_of_row[kept] + first_line - 1).tolist()
+        for j, line in zip(kept, lines, strict=True):
+            if (qids[j], pids[j]) in seen:
+                _refuse(path)
+            seen.add((qids[j], pids[j]))
+            topics.setdefault(qids[j], []).append((pids[j], float(score[j]), line))
+        rows += len(qids)
+        beyond += len(qids) - len(kept)
+        first_line += block.count("\n")
+    if not rows:
+        return TopRun(Path(path), k, {}, 0)
+    return TopRun(Path(path), k, topics, beyond)
+
+
+def _blocks(text: str):
+    """``text`` in blocks of about :data:`BLOCK_LINES` whole lines (each but the last ending
+    with its newline)."""
+    start, sample = 0, min(len(text), 1 << 20)
+    step = (sample // max(1, text.count("\n", 0, sample)) + 1) * BLOCK_LINES
+    while start < len(text):
+        end = text.find("\n", start + step) if start + step < len(text) else -1
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
 
 
 def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
