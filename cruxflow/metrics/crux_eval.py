@@ -241,24 +241,28 @@ class CruxEvalInputs:
     # --- ir_measures ------------------------------------------------------------------------
 
     def evaluators(self):
-        """(ir_measures' pytrec_eval evaluator of P and nDCG over the binary qrels, pyndeval's
-        evaluator of alpha-nDCG over the diversity qrels), built once; either is None where it
-        has nothing to evaluate.
+        """(pytrec_eval's evaluator of P and nDCG over the binary qrels, pyndeval's evaluator
+        of alpha-nDCG over the diversity qrels), built once; either is None where it has
+        nothing to evaluate.
 
-        pyndeval is called as ir_measures' provider calls it (relevance level 1, beta 0.5),
-        with the qrels lines as the tuples it takes: ir_measures' conversion of 180,000 lines
-        into named tuples and back costs more than the evaluation itself. pyndeval orders a
-        topic's lines by score, ties by passage id ascending, whatever order it gets them in.
+        Both are built and called as ir_measures' providers build and call them for
+        ``P@k``, ``nDCG@k`` (trec_eval's ``P_k``, ``ndcg_cut_k``, relevance level 1) and
+        ``alpha_nDCG(alpha)@k`` (relevance level 1, beta 0.5), without ir_measures' layer
+        around them: converting 180,000 qrels lines into named tuples and back, and a Metric
+        object per value, cost more than the evaluations. pytrec_eval orders a topic's lines
+        by score, ties by passage id descending; pyndeval by score, ties by passage id
+        ascending, whatever order they get them in.
         """
         if self._evaluators is None:
-            import ir_measures
-
             names = list(self.names)
             relevance = ndeval = None
             if self.binary:
-                relevance = (ir_measures.evaluator(
-                    [ir_measures.P @ self.k, ir_measures.nDCG @ self.k], self.binary),
-                    {ir_measures.P @ self.k: names[0], ir_measures.nDCG @ self.k: names[1]})
+                import pytrec_eval
+
+                trec = {f"P_{self.k}": names[0], f"ndcg_cut_{self.k}": names[1]}
+                relevance = (pytrec_eval.RelevanceEvaluator(
+                    self.binary, list(trec), relevance_level=1, judged_docs_only_flag=0),
+                    trec)
             if self.k <= NDEVAL_MAX_CUTOFF:
                 import pyndeval
 
@@ -276,8 +280,11 @@ class CruxEvalInputs:
         relevance, ndeval = self.evaluators()
         if relevance is not None:
             evaluator, named = relevance
-            for m in evaluator.iter_calc(top.scores()):
-                out.setdefault(named[m.measure], {})[m.query_id] = float(m.value)
+            for name in named.values():
+                out[name] = {}
+            for tid, values in evaluator.evaluate(top.scores()).items():
+                for trec_name, value in values.items():
+                    out[named[trec_name]][tid] = float(value)
         if ndeval is not None:
             name, key = list(self.names)[2], f"alpha-nDCG@{self.k}"
             lines = ((tid, pid, score) for tid, rows in top.topics.items()
