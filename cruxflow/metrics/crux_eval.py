@@ -172,6 +172,9 @@ class CruxEvalInputs:
         self.names = measure_names(k, filter_by_oracle, token_counts is not None, eta=eta,
                                    alpha=alpha, density_weight=density_weight)
         self.binary = self.div.binary()
+        # what every run's result reports about the inputs, counted once
+        self.qrel_topics = self.div.topics()
+        self.summaries = {"qrels": self.div.summary(), "judge": self.ratings.summary()}
         self._evaluators: tuple | None = None
         self._by_topic: dict | None = None
         self._build_matrix()
@@ -329,7 +332,7 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     measures = list(names)
     top = run if isinstance(run, TopRun) else read_run_top(run, k)
     run = top.path if isinstance(run, TopRun) else run
-    qrel_topics = inputs.div.topics()
+    qrel_topics = inputs.qrel_topics
     missing = [t for t in qrel_topics if t not in top.topics]
     warnings = []
     if missing:
@@ -371,7 +374,7 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
         if left:
             warnings.append(f"{names[m]} ({m}): {left} of {len(run_topics)} run topics left "
                             f"out ({reason})")
-    info = {"qrels": inputs.div.summary(), "judge": inputs.ratings.summary(),
+    info = {**inputs.summaries,
             "run_topics": len(run_topics), "lines_beyond_k": top.beyond_k,
             "filter_by_oracle": inputs.filter_by_oracle, "eta": inputs.eta,
             "alpha": inputs.alpha, "missing_from_run": missing}
