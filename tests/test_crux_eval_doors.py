@@ -241,3 +241,38 @@ def test_version(capsys):
         main(["--version"])
     assert info.value.code == 0
     assert re.fullmatch(rf"cruxflow {re.escape(__version__)}\n", capsys.readouterr().out)
+
+
+# --- the run reader ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, field, message", [
+    (f"{A} Q0 {A}:0#0 1 2.0", None, "expected 6 columns"),
+    (f"{A} Q0 {A}:0#0 1 2.0 x extra", None, "expected 6 columns"),
+    (f"{A} Q0 {A}:0#0 1 nan x", "score", "NaN"),
+    (f"{A} Q0 {A}:0#0 1.5 2.0 x", "rank", "not an integer"),
+    (f"{A} Q0 {A}:0#1 9 0.1 x", "docid", "appears twice"),    # again, inside the cut
+])
+def test_a_bad_run_line_is_named(tmp_path, line, field, message):
+    from cruxflow.data.errors import DataError
+    from cruxflow.metrics.crux_eval_io import read_run_top
+
+    run = tmp_path / "r.run"
+    run.write_text(f"{A} Q0 {A}:0#1 1 3.0 x\n\n{B} Q0 {B}:0#0 1 1.0 x\n{line}\n")
+    with pytest.raises(DataError) as info:
+        read_run_top(run)
+    assert info.value.record == "line 4" and message in str(info.value)
+    if field:
+        assert info.value.field == field
+
+
+def test_the_reader_keeps_file_order_line_numbers_and_the_rank_cut(tmp_path):
+    from cruxflow.metrics.crux_eval_io import read_run_top
+
+    # blank lines, tabs and runs of spaces between fields; a passage again below the cut
+    # changes no number (the script keeps only rank <= k), so it is accepted
+    run = tmp_path / "r.run"
+    run.write_text(f"{A} Q0 {A}:0#1 2 3.0 x\n\n{A}\tQ0  {A}:0#0 1 3.5 x\n"
+                   f"{B} Q0 {B}:0#0 11 1.0 x\n{A} Q0 {A}:0#1 12 0.1 x\n")
+    top = read_run_top(run, k=10)
+    assert top.topics == {A: [(f"{A}:0#1", 3.0, 1), (f"{A}:0#0", 3.5, 3)]}
+    assert top.beyond_k == 2
