@@ -304,6 +304,34 @@ def test_a_larger_collection_and_a_missing_tokenizer(data, tmp_path, capsys):
     assert rc == 2 and "nothing is downloaded" in err
 
 
+def cli_json(capsys, *args) -> dict:
+    rc, out, err = run_cli(capsys, *args, "--json")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def test_many_runs_in_one_call(data, tmp_path, capsys):
+    # one call with three runs: the dataset read once, each run's rows as when it is alone,
+    # and paired tests between the three pairs for every size and metric
+    runs = [write_run_file(tmp_path / "one.run", RANKING),
+            write_run_file(tmp_path / "two.run", {"t": ["t:0#0", "t:1#2"], "v": ["v:0#0"]}),
+            write_run_file(tmp_path / "three.run", {"t": ["x:0#0"]})]
+    alone = [cli_json(capsys, "--dataset", data, "--run", r, "--k", "1,all")
+             for r in runs]
+    out = tmp_path / "out"
+    together = cli_json(capsys, "--dataset", data, "--run", *runs, "--k", "1,all",
+                        "--output", out)
+    assert together["aggregate"] == [row for one in alone for row in one["aggregate"]]
+    assert {p.name for p in out.iterdir()} == {"per_query.tsv", "aggregate.tsv", "paired.tsv"}
+    # 3 pairs x 2 sizes x the 10 measure columns (metrics.names.table_columns)
+    assert len(together["paired"]) == 3 * 2 * 10
+    assert {(r["a"], r["b"]) for r in together["paired"]} == {
+        ("one", "two"), ("one", "three"), ("two", "three")}
+    rc = main(["evaluate", "--dataset", str(data), "--run", str(runs[0]), str(runs[1])])
+    text = capsys.readouterr().out
+    assert rc == 0 and "| one " in text and "| two " in text and "Holm" in text
+
+
 # --- the CRUX release: the workflow's scorer and the authors' script from one command ----------
 
 RELEASE = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
@@ -321,8 +349,11 @@ def test_crux_root_scores_both_ways(tmp_path, capsys):
     agg = got["aggregate"][0]
     assert agg["Cov"] == pytest.approx(2 / 3) and agg["topics"] == 3
     # the authors' script on the same files (tests/test_crux_eval.py has the arithmetic)
-    assert got["crux_eval"]["aggregate"]["Cov@10"] == pytest.approx((2 / 3 + 1 + 0) / 3)
-    assert got["crux_eval"]["aggregate"]["P@10"] == pytest.approx(0.2)
+    # under names that say how it differs: every question, file order, the run's topics
+    script = got["crux_eval"]["aggregate"]
+    assert script["Cov(cut='rank',order='file',questions='all',topics='run')@10"] == \
+        pytest.approx((2 / 3 + 1 + 0) / 3)
+    assert script["P(cut='rank',qrels='diversity',topics='run')@10"] == pytest.approx(0.2)
     assert {p.name for p in (tmp_path / "out").iterdir()} == {
         "per_query.tsv", "aggregate.tsv", "crux_eval.json"}
 

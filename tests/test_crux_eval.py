@@ -19,13 +19,19 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 from cruxflow.cli import main
 from cruxflow.data.errors import DataError
-from cruxflow.metrics.crux_eval import compare_runs, crux_eval, read_token_counts
+from cruxflow.metrics.crux_eval import (
+    compare_runs,
+    crux_eval,
+    measure_names,
+    read_token_counts,
+)
 
 DATA = Path(__file__).parent / "data" / "crux"
 DUC = DATA / "release" / "crux-mds-duc04"
@@ -54,6 +60,11 @@ EXPECTED = {
 }
 
 
+def script(result, values: dict) -> dict:
+    """Values under our names as the script names them (P@10 ...)."""
+    return {result.authors_names[m]: v for m, v in values.items()}
+
+
 def close(got: dict, want: dict) -> bool:
     return got.keys() == want.keys() and all(
         (g is None and w is None) or (g is not None and w is not None and math.isclose(g, w))
@@ -63,12 +74,12 @@ def close(got: dict, want: dict) -> bool:
 def test_per_topic_values_and_means():
     r = crux_eval(RUN, QRELS, JUDGE)
     for tid, want in EXPECTED.items():
-        assert close(r.per_topic[tid], want), tid
+        assert close(script(r, r.per_topic[tid]), want), tid
     assert list(r.per_topic) == [A, B, C]                 # D: missing from the run, left out
-    assert close(r.aggregate, {"P@10": 0.2, "nDCG@10": (NDCG_A + NDCG_B) / 2,
-                               "alpha_nDCG@10": (1 + ALPHA_B) / 2,
-                               "Cov@10": (2 / 3 + 1 + 0) / 3})
-    assert r.evaluated == {"P@10": 2, "nDCG@10": 2, "alpha_nDCG@10": 2, "Cov@10": 3}
+    assert close(script(r, r.aggregate), {"P@10": 0.2, "nDCG@10": (NDCG_A + NDCG_B) / 2,
+                                          "alpha_nDCG@10": (1 + ALPHA_B) / 2,
+                                          "Cov@10": (2 / 3 + 1 + 0) / 3})
+    assert script(r, r.evaluated) == {"P@10": 2, "nDCG@10": 2, "alpha_nDCG@10": 2, "Cov@10": 3}
     assert r.warnings[0] == ("1 of 3 qrels topics are missing from the run and left out: "
                              "duc04-test-3")
     assert r.info["lines_beyond_k"] == 1
@@ -79,10 +90,12 @@ def test_per_topic_values_and_means():
 
 def test_filter_by_oracle_leaves_out_a_topic_whose_passages_answer_nothing():
     r = crux_eval(RUN, QRELS, JUDGE, filter_by_oracle=True)
-    assert r.per_topic[A]["Cov@10"] == 1.0 and r.per_topic[B]["Cov@10"] == 1.0
-    assert r.per_topic[C]["Cov@10"] is None               # 0/0: the script would print nan
-    assert r.aggregate["Cov@10"] == 1.0 and r.evaluated["Cov@10"] == 2
-    assert any(w.startswith("Cov@10: 1 of 3 run topics left out") for w in r.warnings)
+    cov = "Cov(cut='rank',order='file',topics='run')@10"   # the answerable questions only
+    assert r.authors_names[cov] == "Cov@10"
+    assert r.per_topic[A][cov] == 1.0 and r.per_topic[B][cov] == 1.0
+    assert r.per_topic[C][cov] is None                    # 0/0: the script would print nan
+    assert r.aggregate[cov] == 1.0 and r.evaluated[cov] == 2
+    assert any(w.startswith(f"Cov@10 ({cov}): 1 of 3 run topics left out") for w in r.warnings)
 
 
 def test_ties_coverage_in_file_order_pytrec_descending_ndeval_ascending(tmp_path):
@@ -100,11 +113,12 @@ def test_ties_coverage_in_file_order_pytrec_descending_ndeval_ascending(tmp_path
     r = crux_eval(run, qrels, judge, k=2)
     # Cov: max([0,0],[5,0]) = [5,0] -> 1/2; P@2: t:0#1 relevant of 2; nDCG@2: relevant at rank
     # 2 of 2 relevant: (1/log2 3) / (1 + 1/log2 3); alpha: q0 then q1, the ideal -> 1
-    assert close(r.per_topic["t"], {"P@2": 0.5, "nDCG@2": (1 / L3) / (1 + 1 / L3),
-                                    "alpha_nDCG@2": 1.0, "Cov@2": 0.5})
+    assert close(script(r, r.per_topic["t"]), {"P@2": 0.5, "nDCG@2": (1 / L3) / (1 + 1 / L3),
+                                               "alpha_nDCG@2": 1.0, "Cov@2": 0.5})
     # a run topic without qrels or ratings: left out of every measure (the script crashes)
-    assert close(r.per_topic["u"], dict.fromkeys(["P@2", "nDCG@2", "alpha_nDCG@2", "Cov@2"]))
-    assert r.aggregate["Cov@2"] == 0.5
+    assert close(script(r, r.per_topic["u"]),
+                 dict.fromkeys(["P@2", "nDCG@2", "alpha_nDCG@2", "Cov@2"]))
+    assert script(r, r.aggregate)["Cov@2"] == 0.5
 
 
 def test_paper_era_qrels_with_zero_lines_and_subtopics_from_one():
@@ -119,10 +133,10 @@ def test_paper_era_qrels_with_zero_lines_and_subtopics_from_one():
     r = crux_eval(PAPER / "bm25.run", PAPER / "testb_div_qrels.txt",
                   PAPER / "testb_judgements.jsonl")
     ideal3 = 1 + 1 / L3 + 1 / L4
-    assert close(r.per_topic["duc04-testb-3"], {
+    assert close(script(r, r.per_topic["duc04-testb-3"]), {
         "P@10": 0.1, "nDCG@10": (1 / L3) / ideal3, "alpha_nDCG@10": 1 / ideal3,
         "Cov@10": 1 / 3})
-    assert close(r.per_topic["duc04-testb-7"], {
+    assert close(script(r, r.per_topic["duc04-testb-7"]), {
         "P@10": 0.1, "nDCG@10": (1 / L3) / (1 + 1 / L3), "alpha_nDCG@10": 1 / (1 + 1 / L3),
         "Cov@10": 0.5})
     assert r.info["qrels"]["zero_lines"] == 13 and r.info["qrels"]["subtopic_base"] == 1
@@ -139,9 +153,11 @@ def test_density_from_token_counts(tmp_path):
     # the unjudged passage has 100 tokens; Cov = Cov(Z*) = 2/3: Den = ((2/3)/100 /
     # ((2/3)/20)) ** 0.5 = 0.2 ** 0.5. B: Z* = [B:1#2] (q0, q1), 25 tokens; context 20 tokens,
     # Cov 1: Den = (25/20) ** 0.5. C: the oracle covers nothing: undefined.
-    assert math.isclose(r.per_topic[A]["Den@10"], 0.2 ** 0.5)
-    assert math.isclose(r.per_topic[B]["Den@10"], 1.25 ** 0.5)
-    assert r.per_topic[C]["Den@10"] is None
+    den = {m for m, name in r.authors_names.items() if name == "Den@10"}.pop()
+    assert den == "Den(cut='rank',order='file',topics='run')@10"
+    assert math.isclose(r.per_topic[A][den], 0.2 ** 0.5)
+    assert math.isclose(r.per_topic[B][den], 1.25 ** 0.5)
+    assert r.per_topic[C][den] is None
     assert r.line().endswith(f"| Den@10 | {(0.2 ** 0.5 + 1.25 ** 0.5) / 2:.4f} |")
     # a ranked passage without a token count (a run over a larger corpus than the local
     # collection): A's Den is undefined and counted, never computed from a guess; the oracle's
@@ -149,8 +165,9 @@ def test_density_from_token_counts(tmp_path):
     del_one = read_token_counts(counts)
     del del_one["duc04-test-9:0#0"]
     r = crux_eval(RUN, QRELS, JUDGE, token_counts=del_one)
-    assert r.per_topic[A]["Den@10"] is None and r.per_topic[A]["Cov@10"] == 2 / 3
-    assert math.isclose(r.aggregate["Den@10"], 1.25 ** 0.5)
+    assert script(r, r.per_topic[A])["Den@10"] is None
+    assert script(r, r.per_topic[A])["Cov@10"] == 2 / 3
+    assert math.isclose(script(r, r.aggregate)["Den@10"], 1.25 ** 0.5)
     assert r.info["den_undefined_no_text"] == [A]
     del del_one[f"{B}:1#2"]     # B's Z*
     with pytest.raises(DataError) as info:
@@ -166,28 +183,41 @@ def test_paired_tests_between_two_runs():
     qrels, judge = PAPER / "testb_div_qrels.txt", PAPER / "testb_judgements.jsonl"
     a = crux_eval(PAPER / "oracle.run", qrels, judge)
     b = crux_eval(PAPER / "bm25.run", qrels, judge)
-    row = {r["measure"]: r for r in compare_runs(a, b)}["P@10"]
+    p10 = next(iter(measure_names(10)))
+    row = {r["measure"]: r for r in compare_runs([a, b])}[p10]
+    assert (row["a"], row["b"]) == (str(PAPER / "oracle.run"), str(PAPER / "bm25.run"))
     assert row["topics"] == 2 and math.isclose(row["diff"], 0.15)
+    # one pair: Holm changes nothing
+    assert row["p_t_test_holm"] == row["p_t_test"]
     assert math.isclose(row["p_t_test"], 1 - 2 / math.pi * math.atan(3), rel_tol=1e-6)
     assert math.isclose(row["p_randomization"], 0.5)
 
 
 def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
-    out = tmp_path / "eval.json"
     rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
-               "--output", str(out)])
+               "--authors-line"])
     captured = capsys.readouterr()
     assert rc == 0
-    assert captured.out.splitlines()[0] == (
+    assert captured.out == (
         f"{DUC / 'run'} | bm25.run | P@10 | 0.2000 | nDCG@10 | 0.8425 | "
-        "alpha_nDCG@10 | 0.8179 | Cov@10 | 0.5556 |")
+        "alpha_nDCG@10 | 0.8179 | Cov@10 | 0.5556 |\n")
     assert "1 of 3 qrels topics are missing from the run" in captured.err
-    saved = json.loads(out.read_text())["runs"][0]
-    assert saved["per_topic"][A]["nDCG@10"] == NDCG_A         # full precision
+    # the table: our names, which say what differs from the workflow's definitions
+    rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
+               "--output", str(tmp_path)])
+    lines = capsys.readouterr().out.splitlines()
+    names = list(measure_names(10))
+    assert lines[1].split() == ["run", *names]
+    assert lines[2].split() == [str(RUN), "0.2000", "0.8425", "0.8179", "0.5556"]
+    assert "Cov(cut='rank',order='file',questions='all',topics='run')@10 is the script's Cov@10" \
+        in lines[3]
+    saved = json.loads((tmp_path / "crux_eval.json").read_text())["runs"][0]
+    assert saved["per_topic"][A][names[1]] == NDCG_A          # full precision
+    assert saved["authors_names"][names[1]] == "nDCG@10"
     rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
                "--filter_by_oracle", "--json"])
     printed = json.loads(capsys.readouterr().out)
-    assert printed["runs"][0]["aggregate"]["Cov@10"] == 1.0
+    assert printed["runs"][0]["aggregate"]["Cov(cut='rank',order='file',topics='run')@10"] == 1.0
 
 
 def test_cli_density_from_a_collection_and_run_b(capsys):
@@ -197,13 +227,20 @@ def test_cli_density_from_a_collection_and_run_b(capsys):
     # Den = (12/15) ** 0.5.
     corpus = DATA / "release" / "crux-mds-corpus"
     rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
-               "--collection", str(corpus), "--run-b", str(RUN)])
+               "--collection", str(corpus), "--run-b", str(RUN), "--authors-line"])
     lines = capsys.readouterr().out.splitlines()
     assert rc == 0
     den = ((12 / 36) ** 0.5 + (12 / 15) ** 0.5) / 2
-    assert lines[0].endswith(f"| Den@10 | {den:.4f} |") and lines[0] == lines[1]
-    assert any(line.startswith("P@10") and line.split()[-2:] == ["1.0000", "1.0000"]
-               for line in lines)
+    assert len(lines) == 2 and lines[0].endswith(f"| Den@10 | {den:.4f} |")
+    assert lines[0] == lines[1]
+    rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
+               "--collection", str(corpus), "--run-b", str(RUN)])
+    lines = capsys.readouterr().out.splitlines()
+    # the same run twice: labelled apart, every difference 0, so p = 1
+    p10 = next(iter(measure_names(10)))
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines]
+    assert [p10, str(RUN), f"{RUN} (2)", "2", "0.2000", "0.2000", "0.0000"] + ["1.0000"] * 4 \
+        in rows
 
 
 def test_cli_bad_run_line_names_file_and_line(tmp_path, capsys):
@@ -243,17 +280,18 @@ def test_qrels_topic_with_only_zero_lines_missing_from_the_run(tmp_path):
                              (("t:0#0", [5, 0]), ("t:0#1", [0, 5]))))
     r = crux_eval(run, qrels, judge)
     # t: both relevant passages at ranks 1, 2 -> every measure 1; z: alpha 0 only
-    assert r.per_topic["t"]["alpha_nDCG@10"] == 1.0
-    assert close(r.per_topic["z"], {"P@10": None, "nDCG@10": None, "alpha_nDCG@10": 0.0,
-                                    "Cov@10": None})
-    assert r.aggregate["alpha_nDCG@10"] == 0.5 and r.aggregate["nDCG@10"] == 1.0
-    assert r.aggregate["Cov@10"] == 1.0 and r.evaluated["alpha_nDCG@10"] == 2
+    assert script(r, r.per_topic["t"])["alpha_nDCG@10"] == 1.0
+    assert close(script(r, r.per_topic["z"]), {"P@10": None, "nDCG@10": None,
+                                               "alpha_nDCG@10": 0.0, "Cov@10": None})
+    means = script(r, r.aggregate)
+    assert means["alpha_nDCG@10"] == 0.5 and means["nDCG@10"] == 1.0
+    assert means["Cov@10"] == 1.0 and script(r, r.evaluated)["alpha_nDCG@10"] == 2
     assert r.info["zero_only_missing_from_run"] == ["z"]
     assert r.line().endswith("alpha_nDCG@10 | 0.5000 | Cov@10 | 1.0000 |")
     # a relevant topic missing as well: both left out, alpha over t alone
     qrels.write_text(qrels.read_text() + "m 0 m:0#0 1\n")
     r = crux_eval(run, qrels, judge)
-    assert "z" not in r.per_topic and r.aggregate["alpha_nDCG@10"] == 1.0
+    assert "z" not in r.per_topic and script(r, r.aggregate)["alpha_nDCG@10"] == 1.0
     assert r.info["missing_from_run"] == ["z", "m"]
 
 
@@ -272,5 +310,5 @@ def test_neuclir_and_ragtime_spellings_from_the_authors_loaders(tmp_path):
     judge.write_text('{"id": "q1", "pid": "d1", "rating": [5, 0]}\n'
                      '{"id": "q1", "pid": "d2", "rating": [0, 4]}\n')
     r = crux_eval(run, qrels, judge)
-    assert close(r.per_topic["q1"], {"P@10": 0.2, "nDCG@10": 1.0, "alpha_nDCG@10": 1.0,
-                                     "Cov@10": 1.0})
+    assert close(script(r, r.per_topic["q1"]), {"P@10": 0.2, "nDCG@10": 1.0,
+                                                "alpha_nDCG@10": 1.0, "Cov@10": 1.0})

@@ -52,3 +52,12 @@ def test_benjamini_hochberg_by_hand():
     # sorted p = .01, .02, .04 with m = 3: .03, .03, .04; None stays None
     assert stats.benjamini_hochberg([0.04, None, 0.01, 0.02]) == pytest.approx(
         [0.04, None, 0.03, 0.03])
+
+
+def test_holm_equals_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    p = [0.01, 0.04, 0.03, 0.2, 0.04, 0.5, 0.0001]
+    assert stats.holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    assert stats.holm([0.02, None, float("nan"), 0.5]) == [0.04, None, None, 0.5]
+    assert stats.holm([]) == []

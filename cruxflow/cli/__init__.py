@@ -32,16 +32,30 @@ COMMANDS = ("init", "ingest", "export", "evaluate", "crux_eval", "agreement", "a
             "udcg", "support", "kpr", "plan", "llm_serve")
 
 
-def build_parser() -> OneLineParser:
+def build_parser(only: str | None = None) -> OneLineParser:
+    """The CLI's parser; with ``only`` (a command's module name) just that command's, so that
+    running one command does not import every other's dependencies (pandas, scipy: about
+    half a second)."""
+    from cruxflow import __version__
+
     parser = OneLineParser(prog="cruxflow", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"cruxflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"cruxflow.cli.{name}").add_command(sub)
     return parser
 
 
+def _command(argv) -> str | None:
+    """The module of the command ``argv`` names first, or None (help, version, a typo)."""
+    first = next((a for a in argv if not a.startswith("-")), None) if argv else None
+    name = first.replace("-", "_") if first else None
+    return name if name in COMMANDS and argv[0] == first else None
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     try:
         return args.func(args)
     except (DataError, LLMError) as exc:

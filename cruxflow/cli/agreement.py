@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
+
+from cruxflow.cli import args as types
 
 
 def _num(value, digits: int = 3) -> str:
@@ -87,8 +88,8 @@ def add_command(subparsers) -> None:
     p.add_argument("--judge-reports", nargs="+", metavar="[SYSTEM=]PATH",
                    help="cruxflow's ratings of generated reports (results/rag/.../ratings/"
                         "<system>.k<k>.jsonl), one file per system")
-    p.add_argument("--eta", type=int, default=3, help="answerability threshold (default 3)")
-    p.add_argument("--output", type=Path, help="directory to write the tables (TSV) and "
-                                               "summary.json to")
+    p.add_argument("--eta", type=types.eta, default=3, help="answerability threshold (default 3)")
+    p.add_argument("--output", type=types.output_dir,
+                   help="directory to write the tables (TSV) and summary.json to")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_cmd_agreement)

@@ -36,6 +36,31 @@ def non_negative_int(text: str) -> int:
     return _integer(text, 0, None, "must be at least 0")
 
 
+# ``--paired`` of evaluate and crux-eval: which paired tests (cruxflow.metrics.stats.compare)
+PAIRED_CHOICES = {"both": ("t_test", "randomization"), "t-test": ("t_test",), "none": ()}
+
+
+def rank_cutoff(text: str) -> int:
+    """``crux-eval --k``: the rank-column cutoff, a positive integer (``evaluate --k``'s
+    ``oracle`` and ``all`` cut by score and have no meaning for the authors' rank cut)."""
+    if text.strip() in ("oracle", "all"):
+        raise argparse.ArgumentTypeError(
+            f"{text.strip()!r} is a context size of evaluate; crux-eval cuts by the rank "
+            "column and takes a positive integer")
+    return _integer(text, 1, None, "must be a positive integer")
+
+
+def output_dir(text: str):
+    """``--output``: the directory a command writes its files to (created if missing); an
+    existing file is refused, so that no command takes --output as a file name."""
+    from pathlib import Path
+
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file: --output names a directory")
+    return path
+
+
 def port(text: str) -> int:
     return _integer(text, 1, 65535, "must be a port from 1 to 65535")
 

@@ -1,6 +1,6 @@
-"""``cruxflow crux-eval --run RUN --qrel DIV_QRELS --judge FILE_OR_DIR``: the CRUX authors'
-evaluation script (rac_eval.py) reproduced, with Den@10 and a paired test between two runs
-(docs/evaluate.md, "The authors' script")."""
+"""``cruxflow crux-eval --run RUN [RUN ...] --qrel DIV_QRELS --judge FILE_OR_DIR``: the CRUX
+authors' evaluation script (rac_eval.py) reproduced, for one run or many in one call, with
+Den@10 and paired tests between every pair of runs (docs/evaluate.md, "The authors' script")."""
 
 from __future__ import annotations
 
@@ -8,56 +8,94 @@ import json
 import sys
 from pathlib import Path
 
-from cruxflow.data.io import write_json
+from cruxflow.cli import args as types
+
+OUTPUT_FILE = "crux_eval.json"
 
 
 def _cmd_crux_eval(args) -> int:
-    from cruxflow.data.ingest.crux_common import read_diversity_qrels, read_ratings
     from cruxflow.metrics.crux_eval import (
+        CruxEvalInputs,
         collection_token_counts,
         compare_runs,
-        crux_eval,
         read_run_top,
         read_token_counts,
+        run_labels,
+        score_run,
     )
 
-    qrels, judge = read_diversity_qrels(args.qrel), read_ratings(args.judge)
-    runs = [args.run] + ([args.run_b] if args.run_b else [])
+    runs = args.run + ([args.run_b] if args.run_b else [])
     counts = None
     if args.token_counts:
         counts = read_token_counts(args.token_counts)
-    elif args.collection:
-        pids = {p for r in runs for rows in read_run_top(r, args.k).topics.values()
-                for p, _, _ in rows} | {p for _, p in judge.ratings}
-        counts = collection_token_counts(args.collection, args.tokenizer, pids)
-    results = [crux_eval(r, qrels, judge, k=args.k, filter_by_oracle=args.filter_by_oracle,
-                         eta=args.eta, alpha=args.alpha, token_counts=counts,
-                         density_weight=args.density_weight) for r in runs]
-    out = {"runs": [r.to_json() for r in results]}
-    if len(results) == 2:
-        out["paired"] = compare_runs(*results, n_resamples=args.resamples, seed=args.seed)
+    inputs = CruxEvalInputs(args.qrel, args.judge, k=args.k,
+                            filter_by_oracle=args.filter_by_oracle, eta=args.eta,
+                            alpha=args.alpha, token_counts=counts,
+                            density_weight=args.density_weight)
+    if args.collection:
+        # the texts to count are those of the runs' contexts and of the judged passages
+        runs = [read_run_top(r, args.k) for r in runs]
+        pids = {p for top in runs for rows in top.topics.values() for p, _, _ in rows}
+        pids |= {p for _, p in inputs.ratings.ratings}
+        inputs.set_token_counts(collection_token_counts(args.collection, args.tokenizer, pids))
+    results = [score_run(r, inputs) for r in runs]
+    out: dict = {"runs": [r.to_json() for r in results]}
+    if len(results) > 1 and args.paired != "none" and not args.authors_line:
+        out["paired"] = compare_runs(results, n_resamples=args.resamples, seed=args.seed,
+                                     tests=types.PAIRED_CHOICES[args.paired])
     for r in results:
         for w in r.warnings:
             print(f"cruxflow: warning: {r.run}: {w}", file=sys.stderr)
     if args.output is not None:
-        write_json(args.output, out)
+        from cruxflow.data.io import write_json
+
+        write_json(args.output / OUTPUT_FILE, out)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    for r in results:
-        print(r.line())
+    if args.authors_line:
+        for r in results:
+            print(r.line())
+        return 0
+    _print_table(results, run_labels(results))
     if "paired" in out:
-        print(f"\npaired tests, {results[0].run} (a) vs {results[1].run} (b), two-sided:")
-        print(f"{'measure':16s}{'topics':>7s}{'a':>9s}{'b':>9s}{'a - b':>9s}"
-              f"{'p (t-test)':>12s}{'p (random.)':>13s}")
-        for row in out["paired"]:
-            cells = [_num(row[k]) for k in ("mean_a", "mean_b", "diff")]
-            print(f"{row['measure']:16s}{row['topics']:7d}{cells[0]:>9s}{cells[1]:>9s}"
-                  f"{cells[2]:>9s}{_num(row['p_t_test']):>12s}"
-                  f"{_num(row['p_randomization']):>13s}")
+        _print_paired(out["paired"])
     if args.output is not None:
-        print(f"wrote {args.output}")
+        print(f"wrote {args.output / OUTPUT_FILE}")
     return 0
+
+
+def _print_table(results, labels) -> None:
+    first = results[0]
+    print(f"rac_eval.py's measures (its line: --authors-line); k={first.k}, "
+          f"eta={first.info['eta']}, alpha={first.info['alpha']}")
+    columns = first.measures
+    width = max(len(label) for label in labels)
+    print(f"{'run':{width}s} " + " ".join(f"{m:>{max(len(m), 6)}s}" for m in columns))
+    for label, r in zip(labels, results, strict=True):
+        print(f"{label:{width}s} " + " ".join(f"{_num(r.aggregate[m]):>{max(len(m), 6)}s}"
+                                               for m in columns))
+    print("names: " + ", ".join(f"{m} is the script's {a}"
+                                 for m, a in first.authors_names.items()))
+
+
+def _print_paired(rows) -> None:
+    print(f"\npaired tests between every pair of runs, two-sided, over the topics both define; "
+          f"Holm-adjusted over the {_pairs(rows)} pairs of each measure:")
+    header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p t-test",
+              "(Holm)", "p random.", "(Holm)")
+    table = [header] + [
+        (r["measure"], r["a"], r["b"], str(r["topics"]), _num(r["mean_a"]), _num(r["mean_b"]),
+         _num(r["diff"]), _num(r["p_t_test"]), _num(r["p_t_test_holm"]),
+         _num(r["p_randomization"]), _num(r["p_randomization_holm"])) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(row, widths, strict=True))))
+
+
+def _pairs(rows) -> int:
+    return len({(r["a"], r["b"]) for r in rows})
 
 
 def _num(value) -> str:
@@ -68,11 +106,15 @@ def add_command(subparsers) -> None:
     """Add ``cruxflow crux-eval`` to the CLI's subparsers."""
     p = subparsers.add_parser(
         "crux-eval", help="the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
-        description="Score a TREC run against the CRUX release's diversity qrels and judge "
-                    "ratings exactly as the authors' rac_eval.py does, printing its line "
-                    "(P@10, nDCG@10, alpha_nDCG@10, Cov@10); optionally Den@10 and a paired "
-                    "test against a second run. See docs/evaluate.md.")
-    p.add_argument("--run", required=True, type=Path, help="TREC run: qid Q0 docid rank score tag")
+        description="Score TREC runs against the CRUX release's diversity qrels and judge "
+                    "ratings exactly as the authors' rac_eval.py does (P@10, nDCG@10, "
+                    "alpha_nDCG@10, Cov@10 in its definitions, named by what they differ in "
+                    "from the workflow's), optionally Den@10, and paired tests between every "
+                    "pair of runs. See docs/evaluate.md.")
+    p.add_argument("--run", required=True, type=Path, nargs="+", action="extend",
+                   metavar="RUN",
+                   help="TREC run(s): qid Q0 docid rank score tag; several runs (--run a b, or "
+                        "--run a --run b) are scored in one call and compared pairwise")
     p.add_argument("--qrel", required=True, type=Path,
                    help="diversity qrels, e.g. $CRUX_ROOT/crux-mds-duc04/qrels/div_qrels-tau3.txt")
     p.add_argument("--judge", required=True, type=Path,
@@ -80,10 +122,13 @@ def add_command(subparsers) -> None:
     p.add_argument("--filter-by-oracle", "--filter_by_oracle", action="store_true",
                    help="Cov counts only the questions some judged passage of the topic answers")
     p.add_argument("--run-b", "--run_b", type=Path,
-                   help="a second run: also print its line and paired tests per measure")
-    p.add_argument("--k", type=int, default=10, help="cutoff: rank column <= k (default 10)")
-    p.add_argument("--eta", type=int, default=3, help="answerability threshold (default 3)")
-    p.add_argument("--alpha", type=float, default=0.5, help="alpha of alpha-nDCG (default 0.5)")
+                   help="one more run (the script's spelling): the same as a second --run")
+    p.add_argument("--k", type=types.rank_cutoff, default=10,
+                   help="cutoff: lines with rank column <= k, a positive integer (default 10)")
+    p.add_argument("--eta", type=types.eta, default=3,
+                   help="answerability threshold, 1-5 (default 3)")
+    p.add_argument("--alpha", type=types.unit_interval, default=0.5,
+                   help="alpha of alpha-nDCG, 0..1 (default 0.5)")
     dens = p.add_mutually_exclusive_group()
     dens.add_argument("--token-counts", type=Path,
                       help="Den@k from token counts: TSV passage<TAB>tokens or JSONL {id, tokens}")
@@ -92,12 +137,21 @@ def add_command(subparsers) -> None:
                            "contents/text), counted with --tokenizer")
     p.add_argument("--tokenizer", help="local tokenizer.json (or a folder with one) for "
                                        "--collection (default: the regex counter)")
-    p.add_argument("--density-weight", type=float, default=0.5,
+    p.add_argument("--density-weight", type=types.non_negative, default=0.5,
                    help="exponent w of Den, Eq. 6 (default 0.5)")
-    p.add_argument("--resamples", type=int, default=9999,
+    p.add_argument("--paired", choices=list(types.PAIRED_CHOICES), default="both",
+                   help="several runs: paired tests between every pair, Holm-adjusted: t-test "
+                        "and randomization test (both, the default), t-test only, or none")
+    p.add_argument("--resamples", type=types.positive_int, default=9999,
                    help="randomization test resamples (exact when 2^topics is fewer)")
-    p.add_argument("--seed", type=int, default=0, help="randomization test seed")
-    p.add_argument("--json", action="store_true",
-                   help="print every value as JSON, per topic at full precision")
-    p.add_argument("--output", type=Path, help="write the JSON (per-topic values) to this file")
+    p.add_argument("--seed", type=types.non_negative_int, default=0,
+                   help="randomization test seed")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true",
+                       help="print every value as JSON, per topic at full precision")
+    shown.add_argument("--authors-line", action="store_true",
+                       help="print only the script's own line per run (its names: P@10 ...), "
+                            "to diff against its output")
+    p.add_argument("--output", type=types.output_dir, metavar="DIR",
+                   help=f"directory to write {OUTPUT_FILE} to (every value, per topic)")
     p.set_defaults(func=_cmd_crux_eval)

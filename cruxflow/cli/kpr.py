@@ -11,6 +11,7 @@ import pandas as pd
 from cruxflow.beyond.kpr import FILTER_THRESHOLD, KprOptions, run_kpr
 from cruxflow.beyond.kpr.metric import FAILURES
 from cruxflow.beyond.kpr.options import PIPELINES, PRECISION_REFERENCES
+from cruxflow.cli import args as types
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
 
@@ -31,7 +32,8 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--input", required=True, type=Path,
                    help='JSONL, one line per question: {"id", "question", "documents": '
                         '[{"id"?, "text"}] or "key_points": [...], "response", other columns}')
-    p.add_argument("--output", required=True, type=Path, help="directory for the results")
+    p.add_argument("--output", required=True, type=types.output_dir,
+                   help="directory for the results")
     p.add_argument("--key-points", type=Path,
                    help="key_points.jsonl of an earlier run (e.g. --extract-only): its key "
                         "points are used for the same ids, nothing is extracted for them")

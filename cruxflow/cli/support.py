@@ -15,6 +15,7 @@ from cruxflow.beyond.support import (
     SupportOptions,
     evaluate_support,
 )
+from cruxflow.cli import args as types
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
@@ -32,7 +33,8 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--input", required=True, type=Path,
                    help="answers JSONL (TREC 2024 RAG format or topic_id/run_id/sentences), "
                         "optionally with inline 'support' labels")
-    p.add_argument("--output", required=True, type=Path, help="directory for the results")
+    p.add_argument("--output", required=True, type=types.output_dir,
+                   help="directory for the results")
     p.add_argument("--labels", type=Path,
                    help="labels kept apart (TSV or JSONL: topic_id run_id sentence_index "
                         "passage_id label); they win over inline labels")

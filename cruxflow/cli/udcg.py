@@ -11,6 +11,7 @@ from pathlib import Path
 from cruxflow.beyond.udcg.options import UTILITY_MODES, UdcgOptions
 from cruxflow.beyond.udcg.protocol import GRADINGS
 from cruxflow.beyond.udcg.run import run_udcg
+from cruxflow.cli import args as types
 from cruxflow.cli import llm_options
 from cruxflow.data.errors import DataError
 
@@ -34,7 +35,8 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                     "graded answers (Sec. 7.2). See docs/udcg.md.")
     p.add_argument("--input", required=True, type=Path,
                    help="JSON list or JSONL of items {question, answers, passages}")
-    p.add_argument("--output", required=True, type=Path, help="directory for the results")
+    p.add_argument("--output", required=True, type=types.output_dir,
+                   help="directory for the results")
     p.add_argument("--gamma", type=_fraction, default=DEFAULTS.gamma,
                    help="weight of the distracting effect in Eq. 4 (default "
                         f"{Fraction(DEFAULTS.gamma).limit_denominator(1000)})")

@@ -195,6 +195,10 @@ def _str_list(obj, name, where, *, optional=False):
     return value
 
 
+_RATINGS = frozenset(range(RATING_MIN, RATING_MAX + 1))
+_RATINGS_OR_UNRATED = _RATINGS | {RATING_UNRATED}
+
+
 def parse_ratings(value, where: dict, name: str = "ratings", *,
                   unrated_ok: bool = False) -> list[int]:
     """Validate a list of 0-5 integer ratings (floats with integral values are accepted);
@@ -202,6 +206,10 @@ def parse_ratings(value, where: dict, name: str = "ratings", *,
     if not isinstance(value, list):
         raise DataError(f"expected a list of ratings, got {type(value).__name__}", field=name,
                         **where)
+    # the common case at a glance (a release's judge folder holds 60,000 lists and more)
+    if all(type(r) is int for r in value) and \
+            set(value) <= (_RATINGS_OR_UNRATED if unrated_ok else _RATINGS):
+        return list(value)
     out = []
     for i, r in enumerate(value):
         if isinstance(r, bool) or not isinstance(r, (int, float)) or r != int(r):

@@ -20,21 +20,35 @@ prints four means over topics. The semantics, read from that script and the load
   ``filter_by_oracle`` every question counts; with it, only the questions some judged passage
   of the topic answers (the oracle's max over all the topic's ratings);
 * every measure is averaged over the run's topics it is defined for; topics of the qrels
-  missing from the run are left out with a warning that counts them.
+  missing from the run are left out with a warning that counts them. When none of the
+  topics with a relevant passage is missing, the script does not filter the diversity qrels,
+  so a qrels topic with only 0 lines that the run lacks gets alpha_nDCG 0 in the mean: kept.
 
 Where the script would fail or print nan, we leave the topic out of that measure's mean and
 say so: a run topic without ratings (the script stops with an error), and, with
 ``filter_by_oracle``, a topic whose judged passages answer nothing (0/0: the script's mean
 becomes nan). Beyond the script (its TODOs): ``Den@10`` (Eq. 6) when token counts are given,
-and :func:`compare_runs`, paired tests between two runs.
+and :func:`compare_runs`, paired tests between every pair of runs with Holm's correction.
+
+**Names.** These numbers are not the workflow's (docs/evaluate.md, "Names"): the printed and
+JSON names carry the parameters where rac_eval's definition differs from ours
+(:data:`NAME_PARAMETERS`); the script's own line (:meth:`CruxEvalResult.line`) keeps its names
+(``P@10`` ...), which is what users diff against.
+
+**Speed.** The qrels and ratings are read once and the ir_measures evaluators built once for
+every run of a call; each run is read in one pass; Cov is computed for all topics at once
+with numpy over one matrix of every rating (``benchmarks/crux_eval.py``).
 """
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+
+import numpy as np
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_common import (
@@ -43,199 +57,374 @@ from cruxflow.data.ingest.crux_common import (
     read_diversity_qrels,
     read_ratings,
 )
-from cruxflow.data.io import read_run, read_text
 from cruxflow.metrics.crux import answerable_questions, coverage, density, select_required
-from cruxflow.metrics.stats import mean_of_defined, paired_randomization, paired_t
+from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests import them here)
+    TopRun,
+    collection_token_counts,
+    read_run_top,
+    read_token_counts,
+)
 
 NDEVAL_MAX_CUTOFF = 20  # pyndeval evaluates at most 20 ranks
 
+# What each of rac_eval's measures differs in from the workflow's measure of the same name
+# (cruxflow.metrics.names), as parameters in the ir_measures style (docs/evaluate.md, "Names"):
+#   cut='rank'        the run's lines with rank column <= k (ours: the top k by score, ties by
+#                     passage id descending)
+#   topics='run'      the mean over the run's topics (ours: every judged topic, a missing one 0)
+#   qrels='diversity' P and nDCG on the diversity qrels read as binary (relevant: a passage
+#                     with a line of relevance >= 1; ours: the relevance qrels, P* graded)
+#   order='file'      Cov and Den take the first k kept lines in the file's order
+#   questions='all'   Cov counts every sub-question (the registry's parameter; without
+#                     --filter-by-oracle), as ours with questions='all'
+# plus, as the registry writes them, rel (eta), alpha and weight where not the default.
+# alpha_nDCG is ndeval on the given diversity qrels, as ours: only cut and topics differ.
+NAME_PARAMETERS = {
+    "P": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "nDCG": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "alpha_nDCG": {"cut": "rank", "topics": "run"},
+    "Cov": {"cut": "rank", "order": "file", "topics": "run"},
+    "Den": {"cut": "rank", "order": "file", "topics": "run"},
+}
+# the registry's defaults (cruxflow.metrics.options): a parameter at its default is not written
+DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = 3, 0.5, 0.5
 
-@dataclass
-class TopRun:
-    """The lines of a run with rank <= k, per topic in file order: (passage, score, line)."""
 
-    path: Path
-    k: int
-    topics: dict[str, list[tuple[str, float, int]]]
-    beyond_k: int = 0   # lines left out by the rank column
-
-    def scores(self) -> dict[str, dict[str, float]]:
-        return {t: {pid: score for pid, score, _ in rows} for t, rows in self.topics.items()}
+def _name(measure: str, k: int, **extra) -> str:
+    params = {**NAME_PARAMETERS[measure], **extra}
+    shown = ",".join(f"{key}={value!r}" for key, value in sorted(params.items()))
+    return f"{measure}({shown})@{k}"
 
 
-def read_run_top(path, k: int = 10) -> TopRun:
-    """A run's lines whose rank column is <= ``k``, in file order (bad lines are errors)."""
-    read_run(path)  # validates columns, numbers and duplicates, naming file and line
-    topics: dict[str, list[tuple[str, float, int]]] = {}
-    beyond = 0
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
-        parts = line.split()
-        if not parts:
-            continue
-        qid, _, pid, rank, score, _ = parts
-        if int(rank) <= k:
-            topics.setdefault(qid, []).append((pid, float(score), lineno))
-        else:
-            beyond += 1
-    return TopRun(Path(path), k, topics, beyond)
+def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False, *,
+                  eta: int = DEFAULT_ETA, alpha: float = DEFAULT_ALPHA,
+                  density_weight: float = DEFAULT_WEIGHT) -> dict[str, str]:
+    """``{our name: the script's name}`` of the measures of one call, in the script's order."""
+    rel = {} if eta == DEFAULT_ETA else {"rel": eta}
+    questions = {} if filter_by_oracle else {"questions": "all"}
+    names = {_name("P", k): f"P@{k}", _name("nDCG", k): f"nDCG@{k}",
+             _name("alpha_nDCG", k, **({} if alpha == DEFAULT_ALPHA else {"alpha": alpha})):
+             f"alpha_nDCG@{k}",
+             _name("Cov", k, **rel, **questions): f"Cov@{k}"}
+    if with_density:
+        weight = {} if density_weight == DEFAULT_WEIGHT else {"weight": density_weight}
+        names[_name("Den", k, **rel, **weight)] = f"Den@{k}"
+    return names
 
 
 @dataclass
 class CruxEvalResult:
     run: str                                  # the run path as given (the script prints it)
     k: int
-    measures: list[str]
+    measures: list[str]                       # our names (measure_names)
     per_topic: dict[str, dict[str, float | None]]
     aggregate: dict[str, float | None]
     evaluated: dict[str, int]
     warnings: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    authors_names: dict[str, str] = field(default_factory=dict)   # ours -> the script's
 
     def line(self) -> str:
         """The script's output: ``<run folder> | <run file> | P@10 | 0.xxxx | ... |``."""
         head = f"{self.run.rsplit('/', 1)[0]} | {self.run.rsplit('/')[-1]} | "
-        cells = "".join(f"{m} | {_fmt(self.aggregate[m])} | " for m in self.measures)
+        cells = "".join(f"{self.authors_names.get(m, m)} | {_fmt(self.aggregate[m])} | "
+                        for m in self.measures)
         return (head + cells).rstrip()
 
     def to_json(self) -> dict:
         return {"run": self.run, "k": self.k, "measures": self.measures,
-                "aggregate": self.aggregate, "evaluated": self.evaluated,
-                "warnings": self.warnings, "info": self.info, "per_topic": self.per_topic}
+                "authors_names": self.authors_names, "aggregate": self.aggregate,
+                "evaluated": self.evaluated, "warnings": self.warnings, "info": self.info,
+                "per_topic": self.per_topic}
 
 
 def _fmt(value: float | None) -> str:
     return "nan" if value is None else f"{value:.4f}"
 
 
-def _ir_measures(run: TopRun, qrels: DiversityQrels, k: int, alpha: float,
-                 topics: set[str]) -> dict[str, dict[str, float]]:
-    """``{measure name: {topic: value}}`` from ir_measures, as the script calls it."""
-    import ir_measures
-
-    out: dict[str, dict[str, float]] = {}
-    scores = {t: s for t, s in run.scores().items() if t in topics}
-    binary = {t: d for t, d in qrels.binary().items() if t in topics}
-    named = {ir_measures.P @ k: f"P@{k}", ir_measures.nDCG @ k: f"nDCG@{k}"}
-    if binary and scores:
-        for m in ir_measures.iter_calc(list(named), binary, scores):
-            if m.query_id in scores:  # ir_measures gives 0 for qrels topics not in the run
-                out.setdefault(named[m.measure], {})[m.query_id] = float(m.value)
-    frame = qrels.frame()
-    frame = frame[frame["query_id"].isin(topics)]
-    if k <= NDEVAL_MAX_CUTOFF and len(frame) and scores:
-        measure = ir_measures.alpha_nDCG(alpha=alpha) @ k
-        for m in ir_measures.iter_calc([measure], frame, scores):
-            if m.query_id in scores:
-                out.setdefault(f"alpha_nDCG@{k}", {})[m.query_id] = float(m.value)
-    return out
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Reading the inputs makes millions of small objects and none with a cycle; the cyclic
+    garbage collector, run again and again meanwhile over every object alive, doubles the
+    time of a call."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
-def _oracle_rows(matrix: Mapping[str, list[int]], kept: list[int], eta: int) -> list[str]:
-    return select_required(matrix, kept, eta) if kept else []
+class CruxEvalInputs:
+    """The qrels and ratings of one call, read once, with what every run is scored against:
+    the ir_measures evaluators (built once) and every rating as one matrix for Cov."""
+
+    def __init__(self, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
+                 eta: int = 3, alpha: float = 0.5,
+                 token_counts: Mapping[str, int] | None = None, density_weight: float = 0.5):
+        with paused_gc():
+            self.div = qrels if isinstance(qrels, DiversityQrels) \
+                else read_diversity_qrels(qrels)
+            self.ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
+        self.k, self.filter_by_oracle, self.eta, self.alpha = k, filter_by_oracle, eta, alpha
+        self.token_counts, self.density_weight = token_counts, density_weight
+        self.names = measure_names(k, filter_by_oracle, token_counts is not None, eta=eta,
+                                   alpha=alpha, density_weight=density_weight)
+        self.binary = self.div.binary()
+        # what every run's result reports about the inputs, counted once
+        self.qrel_topics = self.div.topics()
+        self.summaries = {"qrels": self.div.summary(), "judge": self.ratings.summary()}
+        self._evaluators: tuple | None = None
+        self._by_topic: dict | None = None
+        self._build_matrix()
+
+    def set_token_counts(self, counts: Mapping[str, int]) -> None:
+        """Add Den@k, from token counts known only after the runs are read."""
+        self.token_counts = counts
+        self.names = measure_names(self.k, self.filter_by_oracle, True, eta=self.eta,
+                                   alpha=self.alpha, density_weight=self.density_weight)
+
+    # --- Cov for every topic at once --------------------------------------------------------
+
+    def _build_matrix(self) -> None:
+        """``matrix[row, q]``: every rating, one row per (topic, passage), -1 past the topic's
+        questions; the last row is an unjudged passage's (0: answers nothing)."""
+        keys = list(self.ratings.ratings)
+        values = list(self.ratings.ratings.values())
+        self.topic_index: dict[str, int] = {}
+        for tid, _ in keys:
+            self.topic_index.setdefault(tid, len(self.topic_index))
+        width = max((len(v) for v in values), default=1)
+        self.matrix = np.full((len(values) + 1, width), -1, dtype=np.int64)
+        by_length: dict[int, list[int]] = {}
+        for i, v in enumerate(values):
+            by_length.setdefault(len(v), []).append(i)
+        for n, rows in by_length.items():
+            self.matrix[rows, :n] = [values[i] for i in rows]
+        self.matrix[-1] = 0
+        self.unjudged = len(values)
+        self.row_of = {key: i for i, key in enumerate(keys)}
+        n_topics = len(self.topic_index)
+        self.n_questions = np.zeros(n_topics, dtype=np.int64)
+        oracle = np.full((n_topics, width), -1, dtype=np.int64)
+        if values:
+            topic_of_row = np.fromiter((self.topic_index[t] for t, _ in keys), np.int64,
+                                       len(keys))
+            self.n_questions[topic_of_row] = [len(v) for v in values]
+            np.maximum.at(oracle, topic_of_row, self.matrix[:-1])
+        questions = np.arange(width)[None, :] < self.n_questions[:, None]
+        # the questions Cov counts: every one, or (filter_by_oracle) those the oracle answers
+        self.counted = questions & (oracle >= self.eta) if self.filter_by_oracle else questions
+
+    def coverage(self, top: TopRun) -> dict[str, float | None]:
+        """rac_eval's Cov of every run topic: the max rating over its first k kept lines in
+        file order, rating >= eta, over the counted questions; ``None`` without ratings or
+        (filter_by_oracle) without a counted question."""
+        tids = [t for t in top.topics if t in self.topic_index]
+        rows, starts = [], []
+        for tid in tids:
+            starts.append(len(rows))
+            rows.extend(self.row_of.get((tid, pid), self.unjudged)
+                        for pid, _, _ in top.topics[tid][:self.k])
+        out: dict[str, float | None] = dict.fromkeys(top.topics)
+        if not tids:
+            return out
+        best = np.maximum.reduceat(self.matrix[rows], starts, axis=0)
+        t_index = np.fromiter((self.topic_index[t] for t in tids), np.int64, len(tids))
+        counted = self.counted[t_index]
+        denominator = counted.sum(axis=1)
+        answered = ((best >= self.eta) & counted).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cov = answered / denominator
+        for tid, value, n in zip(tids, cov.tolist(), denominator.tolist(), strict=True):
+            out[tid] = value if n else None
+        return out
+
+    # --- ir_measures ------------------------------------------------------------------------
+
+    def evaluators(self):
+        """(pytrec_eval's evaluator of P and nDCG over the binary qrels, pyndeval's evaluator
+        of alpha-nDCG over the diversity qrels), built once; either is None where it has
+        nothing to evaluate.
+
+        Both are built and called as ir_measures' providers build and call them for
+        ``P@k``, ``nDCG@k`` (trec_eval's ``P_k``, ``ndcg_cut_k``, relevance level 1) and
+        ``alpha_nDCG(alpha)@k`` (relevance level 1, beta 0.5), without ir_measures' layer
+        around them: converting 180,000 qrels lines into named tuples and back, and a Metric
+        object per value, cost more than the evaluations. pytrec_eval orders a topic's lines
+        by score, ties by passage id descending; pyndeval by score, ties by passage id
+        ascending, whatever order they get them in.
+        """
+        if self._evaluators is None:
+            names = list(self.names)
+            relevance = ndeval = None
+            if self.binary:
+                import pytrec_eval
+
+                trec = {f"P_{self.k}": names[0], f"ndcg_cut_{self.k}": names[1]}
+                relevance = (pytrec_eval.RelevanceEvaluator(
+                    self.binary, list(trec), relevance_level=1, judged_docs_only_flag=0),
+                    trec)
+            if self.k <= NDEVAL_MAX_CUTOFF:
+                import pyndeval
+
+                ndeval = pyndeval.RelevanceEvaluator(
+                    self.div.rows, [f"alpha-nDCG@{self.k}"], relevance_level=1,
+                    alpha=self.alpha, beta=0.5)
+            self._evaluators = (relevance, ndeval)
+        return self._evaluators
+
+    def ir_measures(self, top: TopRun) -> dict[str, dict[str, float]]:
+        """``{our name: {topic: value}}`` of P, nDCG and alpha-nDCG, as the script gets them."""
+        out: dict[str, dict[str, float]] = {}
+        if not top.topics:
+            return out
+        relevance, ndeval = self.evaluators()
+        if relevance is not None:
+            evaluator, named = relevance
+            for name in named.values():
+                out[name] = {}
+            for tid, values in evaluator.evaluate(top.scores()).items():
+                for trec_name, value in values.items():
+                    out[named[trec_name]][tid] = float(value)
+        if ndeval is not None:
+            name, key = list(self.names)[2], f"alpha-nDCG@{self.k}"
+            lines = ((tid, pid, score) for tid, rows in top.topics.items()
+                     for pid, score, _ in rows)
+            out[name] = {rec["query_id"]: float(rec[key]) for rec in ndeval.evaluate_iter(lines)}
+        return out
+
+    def by_topic(self) -> dict[str, dict[str, list[int]]]:
+        if self._by_topic is None:
+            self._by_topic = self.ratings.by_topic()
+        return self._by_topic
 
 
 def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False, eta: int = 3,
               alpha: float = 0.5, token_counts: Mapping[str, int] | None = None,
               density_weight: float = 0.5) -> CruxEvalResult:
     """Score ``run`` as rac_eval.py does. ``qrels`` and ``judge`` are paths or already read
-    (:class:`DiversityQrels`, :class:`JudgeRatings`) so that several runs share them;
-    ``token_counts`` (passage -> tokens) adds ``Den@k``."""
-    run_arg = str(run)
-    top = read_run_top(run, k)
-    div = qrels if isinstance(qrels, DiversityQrels) else read_diversity_qrels(qrels)
-    ratings = judge if isinstance(judge, JudgeRatings) else read_ratings(judge)
-    by_topic = ratings.by_topic()
-    qrel_topics = div.topics()
-    relevant = div.binary()
+    (:class:`DiversityQrels`, :class:`JudgeRatings`); ``token_counts`` (passage -> tokens)
+    adds ``Den@k``. For several runs, :func:`crux_eval_runs` reads and builds once."""
+    return crux_eval_runs([run], qrels, judge, k=k, filter_by_oracle=filter_by_oracle, eta=eta,
+                          alpha=alpha, token_counts=token_counts,
+                          density_weight=density_weight)[0]
+
+
+def crux_eval_runs(runs: Sequence, qrels, judge, **options) -> list[CruxEvalResult]:
+    """Score every run of ``runs`` as rac_eval.py does, the qrels and ratings read and the
+    evaluators built once (``options`` as :func:`crux_eval`'s); one result per run, in order."""
+    inputs = qrels if isinstance(qrels, CruxEvalInputs) else CruxEvalInputs(qrels, judge,
+                                                                            **options)
+    return [score_run(run, inputs) for run in runs]
+
+
+def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
+    """One run (a path, or a :class:`TopRun` read already) against inputs read once
+    (:class:`CruxEvalInputs`)."""
+    with paused_gc():
+        return _score_run(run, inputs)
+
+
+def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
+    k, names = inputs.k, inputs.names
+    measures = list(names)
+    top = run if isinstance(run, TopRun) else read_run_top(run, k)
+    run = top.path if isinstance(run, TopRun) else run
+    qrel_topics = inputs.qrel_topics
     missing = [t for t in qrel_topics if t not in top.topics]
     # The script's "missing" topics are those of its threshold-1 qrels: a qrels topic with
     # only 0 lines is not one of them. When none is missing it keeps the whole diversity qrels,
     # and ir_measures scores such a topic absent from the run at alpha-nDCG 0, which stays in
     # that mean; when one is, it filters the diversity qrels to the run's topics.
-    zero_only = [t for t in missing if t not in relevant]
-    kept_zero = zero_only if len(zero_only) == len(missing) else []
+    kept_zero = [] if any(t in inputs.binary for t in missing) or k > NDEVAL_MAX_CUTOFF \
+        else missing
     missing = [t for t in missing if t not in kept_zero]
     warnings = []
     if kept_zero:
         warnings.append(f"{len(kept_zero)} qrels topics with only 0 lines are missing from the "
-                        f"run: alpha_nDCG@{k} 0 for them, in its mean as the script does: "
+                        f"run: {names[measures[2]]} 0 for them, in its mean as the script does: "
                         + ", ".join(kept_zero[:10]) + (", ..." if len(kept_zero) > 10 else ""))
     if missing:
         warnings.append(f"{len(missing)} of {len(qrel_topics)} qrels topics are missing from "
                         f"the run and left out: {', '.join(missing[:10])}"
                         + (", ..." if len(missing) > 10 else ""))
     run_topics = list(top.topics)
-    measures = [f"P@{k}", f"nDCG@{k}", f"alpha_nDCG@{k}", f"Cov@{k}"]
-    if token_counts is not None:
-        measures.append(f"Den@{k}")
-    ir = _ir_measures(top, div, k, alpha, set(run_topics))
+    ir = inputs.ir_measures(top)
+    cov = inputs.coverage(top)
     per_topic: dict[str, dict[str, float | None]] = {}
     for tid in run_topics:
         row: dict[str, float | None] = {m: ir.get(m, {}).get(tid) for m in measures[:3]}
-        row.update(_coverage_density(tid, top, by_topic.get(tid), k, filter_by_oracle, eta,
-                                     token_counts, density_weight))
+        row[measures[3]] = cov[tid]
         per_topic[tid] = row
+    if inputs.token_counts is not None:
+        by_topic = inputs.by_topic()
+        for tid in run_topics:
+            if per_topic[tid][measures[3]] is not None:
+                per_topic[tid][measures[4]] = _density(
+                    tid, top, by_topic[tid], k, inputs.filter_by_oracle, inputs.eta,
+                    inputs.token_counts, inputs.density_weight)
+            else:
+                per_topic[tid][measures[4]] = None
     for tid in kept_zero:
-        per_topic[tid] = {m: None for m in measures}
-        if k <= NDEVAL_MAX_CUTOFF:
-            per_topic[tid][f"alpha_nDCG@{k}"] = 0.0
-    no_text = [] if token_counts is None else [
-        t for t in run_topics if any(p not in token_counts for p, _, _ in top.topics[t][:k])]
+        per_topic[tid] = {**dict.fromkeys(measures), measures[2]: 0.0}
+    no_text = [] if inputs.token_counts is None else [
+        t for t in run_topics
+        if any(p not in inputs.token_counts for p, _, _ in top.topics[t][:k])]
     if no_text:
-        warnings.append(f"Den@{k} undefined for {len(no_text)} topics whose context ranks a "
-                        "passage without text or token count: " + ", ".join(no_text[:10])
+        warnings.append(f"{names[measures[4]]} undefined for {len(no_text)} topics whose context "
+                        "ranks a passage without text or token count: " + ", ".join(no_text[:10])
                         + (", ..." if len(no_text) > 10 else ""))
-    aggregate = {m: mean_of_defined(r[m] for r in per_topic.values()) for m in measures}
+    aggregate = {m: _mean(r[m] for r in per_topic.values()) for m in measures}
     evaluated = {m: sum(r[m] is not None for r in per_topic.values()) for m in measures}
-    reasons = {f"P@{k}": "no relevant passage in the qrels",
-               f"nDCG@{k}": "no relevant passage in the qrels",
-               f"alpha_nDCG@{k}": "not in the qrels" if k <= NDEVAL_MAX_CUTOFF
+    reasons = [("no relevant passage in the qrels"), "no relevant passage in the qrels",
+               "not in the qrels" if k <= NDEVAL_MAX_CUTOFF
                else f"ndeval stops at rank {NDEVAL_MAX_CUTOFF}",
-               f"Cov@{k}": "no ratings" + (", or no question answered by the judged passages"
-                                           if filter_by_oracle else ""),
-               f"Den@{k}": "no ratings, or an oracle that covers nothing"}
-    for m in measures:
-        left = sum(per_topic[t][m] is None for t in run_topics)
+               "no ratings" + (", or no question answered by the judged passages"
+                               if inputs.filter_by_oracle else ""),
+               "no ratings, or an oracle that covers nothing"]
+    for m, reason in zip(measures, reasons, strict=False):
+        left = len(run_topics) - sum(per_topic[t][m] is not None for t in run_topics)
         if left:
-            warnings.append(f"{m}: {left} of {len(run_topics)} run topics left out "
-                            f"({reasons[m]})")
-    info = {"qrels": div.summary(), "judge": ratings.summary(), "run_topics": len(run_topics),
-            "lines_beyond_k": top.beyond_k, "filter_by_oracle": filter_by_oracle, "eta": eta,
-            "alpha": alpha, "missing_from_run": missing,
+            warnings.append(f"{names[m]} ({m}): {left} of {len(run_topics)} run topics left "
+                            f"out ({reason})")
+    info = {**inputs.summaries,
+            "run_topics": len(run_topics), "lines_beyond_k": top.beyond_k,
+            "filter_by_oracle": inputs.filter_by_oracle, "eta": inputs.eta,
+            "alpha": inputs.alpha,
+            "missing_from_run": missing,
             "zero_only_missing_from_run": kept_zero, "den_undefined_no_text": no_text}
-    return CruxEvalResult(run_arg, k, measures, per_topic, aggregate, evaluated, warnings, info)
+    return CruxEvalResult(str(run), k, measures, per_topic, aggregate, evaluated, warnings,
+                          info, dict(names))
 
 
-def _coverage_density(tid: str, top: TopRun, matrix: Mapping[str, list[int]] | None, k: int,
-                      filter_by_oracle: bool, eta: int,
-                      token_counts: Mapping[str, int] | None,
-                      weight: float) -> dict[str, float | None]:
-    cov_name, den_name = f"Cov@{k}", f"Den@{k}"
-    out: dict[str, float | None] = {cov_name: None}
-    if token_counts is not None:
-        out[den_name] = None
-    if not matrix:
-        return out
+def _mean(values) -> float | None:
+    vals = [v for v in values if v is not None]
+    return math.fsum(vals) / len(vals) if vals else None
+
+
+def _density(tid: str, top: TopRun, matrix: Mapping[str, list[int]], k: int,
+             filter_by_oracle: bool, eta: int, token_counts: Mapping[str, int],
+             weight: float) -> float | None:
+    """Den (Eq. 6) of a topic's first k kept lines against Z* (the greedy P** of the judge's
+    ratings); ``None`` where it is undefined."""
     n = len(next(iter(matrix.values())))
     kept = answerable_questions(matrix, n, eta)
     questions = kept if filter_by_oracle else list(range(n))
     unjudged = [0] * n   # the script's "empty" ratings: an unjudged passage answers nothing
     context = [pid for pid, _, _ in top.topics[tid][:k]]
-    rows = [matrix.get(pid, unjudged) for pid in context]
-    cov = coverage(rows, questions, eta)
+    cov = coverage([matrix.get(pid, unjudged) for pid in context], questions, eta)
     if math.isnan(cov):
-        return out
-    out[cov_name] = cov
-    if token_counts is not None:
-        if any(p not in token_counts for p in context):
-            return out   # a ranked passage without text (outside the collection): undefined
-        oracle = _oracle_rows(matrix, kept, eta)
-        tokens = _tokens(token_counts, context, top, tid)
-        tokens_oracle = _tokens(token_counts, oracle, None, tid)
-        cov_oracle = coverage([matrix[p] for p in oracle], questions, eta)
-        den = density(cov, tokens, cov_oracle, tokens_oracle, weight)
-        out[den_name] = None if math.isnan(den) else den
-    return out
+        return None
+    if any(p not in token_counts for p in context):
+        return None   # a ranked passage without text (outside the collection): undefined
+    oracle = select_required(matrix, kept, eta) if kept else []
+    tokens = _tokens(token_counts, context, top, tid)
+    tokens_oracle = _tokens(token_counts, oracle, None, tid)
+    cov_oracle = coverage([matrix[p] for p in oracle], questions, eta)
+    den = density(cov, tokens, cov_oracle, tokens_oracle, weight)
+    return None if math.isnan(den) else den
 
 
 def _tokens(counts: Mapping[str, int], pids: list[str], top: TopRun | None, tid: str) -> int:
@@ -251,64 +440,32 @@ def _tokens(counts: Mapping[str, int], pids: list[str], top: TopRun | None, tid:
     return total
 
 
-# --- two runs ------------------------------------------------------------------------------------
+# --- many runs ---------------------------------------------------------------------------------
 
-def compare_runs(a: CruxEvalResult, b: CruxEvalResult, *, n_resamples: int = 9999,
-                 seed: int = 0) -> list[dict]:
-    """Per measure, over the topics both runs have a value for: the means, their difference
-    (a - b) and the two-sided p-values of a paired t-test and a paired randomization test."""
-    out = []
-    for m in a.measures:
-        if m not in b.measures:
-            continue
-        topics = [t for t in a.per_topic if t in b.per_topic
-                  and a.per_topic[t][m] is not None and b.per_topic[t][m] is not None]
-        xa = [a.per_topic[t][m] for t in topics]
-        xb = [b.per_topic[t][m] for t in topics]
-        mean_a, mean_b = mean_of_defined(xa), mean_of_defined(xb)
-        out.append({
-            "measure": m, "topics": len(topics), "mean_a": mean_a, "mean_b": mean_b,
-            "diff": None if mean_a is None else mean_a - mean_b,
-            "p_t_test": paired_t(xa, xb),
-            "p_randomization": paired_randomization(xa, xb, n_resamples=n_resamples,
-                                                    seed=seed)})
-    return out
+def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
+    """The runs' paths as given, a repeated one numbered (``a.run (2)``)."""
+    labels: list[str] = []
+    for r in results:
+        label, n = r.run, 1
+        while label in labels:
+            n += 1
+            label = f"{r.run} ({n})"
+        labels.append(label)
+    return labels
 
 
-def read_token_counts(path) -> dict[str, int]:
-    """Token counts per passage: TSV ``passage<TAB>tokens`` or JSONL ``{"id", "tokens"}``."""
-    from cruxflow.data.io import iter_jsonl
+def compare_runs(results: Sequence[CruxEvalResult], *, n_resamples: int = 9999, seed: int = 0,
+                 correction: str = "holm", tests: Sequence[str] = ("t_test", "randomization")
+                 ) -> list[dict]:
+    """Paired tests between every pair of runs per measure (:func:`cruxflow.metrics.stats.
+    compare`: t-test and randomization test over the topics both runs define, Holm-adjusted
+    over the pairs of a measure)."""
+    from cruxflow.metrics.stats import compare
 
-    p = Path(path)
-    counts: dict[str, int] = {}
-    if p.suffix == ".jsonl":
-        rows = ((f"line {ln}", obj.get("id"), obj.get("tokens")) for ln, obj in iter_jsonl(p))
-    else:
-        rows = ((f"line {ln}", *(line.split("\t") + [None, None])[:2])
-                for ln, line in enumerate(read_text(p).split("\n"), 1) if line.strip())
-    for record, pid, value in rows:
-        try:
-            tokens = int(value)
-            if tokens < 0 or str(value).strip() not in (str(tokens), f"{tokens}.0"):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise DataError(f"expected a non-negative integer, got {value!r}", path=p,
-                            record=record, field="tokens") from None
-        if not isinstance(pid, str) or not pid.strip():
-            raise DataError("missing passage id", path=p, record=record, field="id")
-        counts[pid.strip()] = tokens
-    return counts
-
-
-def collection_token_counts(collection, tokenizer: str | None, pids) -> dict[str, int]:
-    """Token counts of the passages ``pids`` that the collection holds (the others are reported
-    where a context needs them), counted with a local tokenizer or the regex counter."""
-    from cruxflow.data.ingest.crux_common import read_collection
-    from cruxflow.metrics.tokens import make_token_counter
-
-    texts, _ = read_collection(collection)
-    try:
-        count = make_token_counter(tokenizer)
-    except FileNotFoundError as exc:
-        raise DataError(str(exc), path=tokenizer) from None
-    return {pid: count(texts[pid]) for pid in pids if pid in texts}
+    if not results:
+        return []
+    labels = run_labels(results)
+    measures = [m for m in results[0].measures if all(m in r.measures for r in results)]
+    return compare({label: r.per_topic for label, r in zip(labels, results, strict=True)},
+                   measures, n_resamples=n_resamples, seed=seed, correction=correction,
+                   tests=tests)

@@ -13,14 +13,25 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy import stats
 
-METHODS = {"kendall": stats.kendalltau, "spearman": stats.spearmanr}
+if TYPE_CHECKING:
+    import pandas as pd
+
+# scipy and pandas are imported where they are used: a command that only averages (crux-eval
+# on one run) would otherwise spend about a second importing them.
+METHODS = {"kendall": "kendalltau", "spearman": "spearmanr"}
+
+
+def _correlation(method: str):
+    from scipy import stats
+
+    return getattr(stats, METHODS[method])
 
 
 def defined(values: Iterable[float | None]) -> list[float]:
@@ -64,7 +75,7 @@ def rank_correlation(x: Sequence[float | None], y: Sequence[float | None],
     b = np.array([p[1] for p in pairs])
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return RankCorrelation(None, None, len(pairs))
-    res = METHODS[method](a, b)
+    res = _correlation(method)(a, b)
     return RankCorrelation(float(res.statistic), float(res.pvalue), len(pairs))
 
 
@@ -98,7 +109,9 @@ def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "k
     reflects how much the system ranking depends on the topic sample; ``None`` where it is
     undefined (one topic, fewer than three systems, or resamples whose tau is undefined).
     """
-    corr = METHODS[method]
+    from scipy import stats
+
+    corr = _correlation(method)
     # topics x systems tables, pivoted once: a resample is then a row selection
     tables = {col: per_query.pivot_table(index="topic", columns="system", values=col,
                                          aggfunc="mean", dropna=False).sort_index()
@@ -132,6 +145,8 @@ def mean_interval(values: Sequence[float], n_resamples: int = 1000, confidence: 
     """A percentile bootstrap interval of the mean of ``values`` (scipy.stats.bootstrap,
     resampling the values with replacement); ``(None, None)`` with fewer than two values or no
     resamples, the value itself twice when every value is the same."""
+    from scipy import stats
+
     x = np.asarray(defined(values), dtype=float)
     if len(x) < 2 or n_resamples < 1:
         return None, None
@@ -184,9 +199,12 @@ def paired_randomization(x: Sequence[float], y: Sequence[float], *, n_resamples:
                          seed: int = 0, alternative: str = "two-sided") -> float | None:
     """p-value of a paired randomization (sign-flip) test of the mean difference
     (scipy.stats.permutation_test, permutation_type="samples"; exact when 2^n <= n_resamples,
-    else ``n_resamples`` draws seeded with ``seed``); ``None`` without pairs."""
+    else ``n_resamples`` draws seeded with ``seed``); ``None`` with fewer than two pairs (scipy
+    refuses one)."""
+    from scipy import stats
+
     x, y = np.asarray(x, float), np.asarray(y, float)
-    if not len(x):
+    if len(x) < 2:
         return None
     res = stats.permutation_test((x, y), _mean_diff, permutation_type="samples",
                                  vectorized=True, n_resamples=n_resamples,
@@ -198,6 +216,8 @@ def paired_t(x: Sequence[float], y: Sequence[float],
              alternative: str = "two-sided") -> float | None:
     """p-value of a paired t-test (scipy.stats.ttest_rel); 1.0 when every difference is 0,
     ``None`` with fewer than two pairs."""
+    from scipy import stats
+
     d = np.asarray(x, float) - np.asarray(y, float)
     if len(d) < 2:
         return None
@@ -209,6 +229,8 @@ def paired_t(x: Sequence[float], y: Sequence[float],
 def wilcoxon(d: Sequence[float], alternative: str = "two-sided") -> float | None:
     """p-value of the Wilcoxon signed-rank test of differences ``d``; 1.0 when every difference
     is 0, ``None`` without differences."""
+    from scipy import stats
+
     d = np.asarray(d, float)
     if len(d) == 0:
         return None
@@ -220,6 +242,8 @@ def wilcoxon(d: Sequence[float], alternative: str = "two-sided") -> float | None
 def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
     """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control) of the
     defined ones, the family being those; ``None`` stays ``None``."""
+    from scipy import stats
+
     idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(p)]
     out: list[float | None] = [None] * len(p_values)
     if idx:
@@ -227,3 +251,80 @@ def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
         for i, p in zip(idx, adjusted, strict=True):
             out[i] = float(p)
     return out
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjusted p-values of the defined ones, the family being those;
+    ``None`` stays ``None``: the i-th smallest of m times (m - i + 1), made non-decreasing
+    and capped at 1. (statsmodels' ``multipletests(method="holm")`` gives the same numbers,
+    tests/test_stats.py checks it, but runs a full ``gc.collect()`` on every call: 0.2 s each
+    in a large process, seconds for the families of one ``evaluate`` call.)"""
+    idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(p)]
+    out: list[float | None] = [None] * len(p_values)
+    if idx:
+        p = np.asarray([p_values[i] for i in idx], dtype=float)
+        order = np.argsort(p, kind="stable")
+        steps = len(p) - np.arange(len(p))
+        adjusted = np.empty(len(p))
+        adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps * p[order]))
+        for i, value in zip(idx, adjusted.tolist(), strict=True):
+            out[i] = value
+    return out
+
+
+# --- many runs --------------------------------------------------------------------------------
+
+PAIRED_TESTS = ("t_test", "randomization")
+
+
+def compare(per_topic: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+            measures: Sequence[str] | None = None, *, n_resamples: int = 9999, seed: int = 0,
+            correction: str = "holm", tests: Sequence[str] = PAIRED_TESTS) -> list[dict]:
+    """Paired tests between every pair of runs, per measure, with a multiple-testing
+    correction over the pairs (ranx's ``compare`` convention).
+
+    ``per_topic`` is ``{run: {topic: {measure: value}}}`` (``None`` or NaN: undefined); the
+    runs' order gives the pairs' order (a, b) with a before b. For each measure, over the topics
+    both runs define: the means, their difference a - b, the two-sided p-values of a paired
+    t-test (:func:`paired_t`) and a paired randomization test (:func:`paired_randomization`)
+    and, for each test, the p-values adjusted by Holm's method (:func:`holm`) over the
+    ``n(n - 1) / 2`` pairs of that measure and test (``correction="none"`` leaves them as they
+    are). One dict per (measure, pair), measures in the order given (default: the first run's).
+    ``tests`` picks the tests (the randomization test costs about 0.3 s a pair and measure at
+    5,000 topics; a test left out is ``None``).
+    """
+    if correction not in ("holm", "none"):
+        raise ValueError(f"unknown correction {correction!r} (holm or none)")
+    names = list(per_topic)
+    if measures is None:
+        first = next(iter(per_topic.values()), {})
+        measures = list(dict.fromkeys(m for row in first.values() for m in row))
+    rows = []
+    for measure in measures:
+        block = []
+        for a, b in combinations(names, 2):
+            ta, tb = per_topic[a], per_topic[b]
+            topics = [t for t in ta if t in tb and _is_defined(ta[t].get(measure))
+                      and _is_defined(tb[t].get(measure))]
+            xa = [float(ta[t][measure]) for t in topics]
+            xb = [float(tb[t][measure]) for t in topics]
+            mean_a, mean_b = mean_of_defined(xa), mean_of_defined(xb)
+            block.append({
+                "measure": measure, "a": a, "b": b, "topics": len(topics),
+                "mean_a": mean_a, "mean_b": mean_b,
+                "diff": None if mean_a is None else mean_a - mean_b,
+                "p_t_test": paired_t(xa, xb) if "t_test" in tests else None,
+                "p_randomization": paired_randomization(xa, xb, n_resamples=n_resamples,
+                                                        seed=seed)
+                if "randomization" in tests else None})
+        for test in PAIRED_TESTS:
+            raw = [r[f"p_{test}"] for r in block]
+            adjusted = holm(raw) if correction == "holm" else raw
+            for r, p in zip(block, adjusted, strict=True):
+                r[f"p_{test}_{correction}"] = p
+        rows.extend(block)
+    return rows
+
+
+def _is_defined(value) -> bool:
+    return value is not None and not math.isnan(float(value))

@@ -1,0 +1,151 @@
+"""The files of ``cruxflow crux-eval`` beyond the release's qrels and ratings
+(:mod:`cruxflow.data.ingest.crux_common` reads those): a TREC run cut by its rank column as the
+authors' loader cuts it, read once and fast, and the token counts of Den."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import read_run, read_text
+
+
+@dataclass
+class TopRun:
+    """The lines of a run with rank <= k, per topic in file order: (passage, score, line)."""
+
+    path: Path
+    k: int
+    topics: dict[str, list[tuple[str, float, int]]]
+    beyond_k: int = 0   # lines left out by the rank column
+
+    def scores(self) -> dict[str, dict[str, float]]:
+        return {t: {pid: score for pid, score, _ in rows} for t, rows in self.topics.items()}
+
+
+# lines of a run handled at once: the split of a whole 500,000-line run alone holds 3 million
+# strings (250 MB); a block of this many lines holds a tenth of them
+BLOCK_LINES = 50_000
+
+
+def read_run_top(path, k: int = 10) -> TopRun:
+    """A run's lines whose rank column is <= ``k``, in file order, the file read once.
+
+    Every line is checked (six columns, an integer rank, a score that is a number and not
+    NaN) and the kept lines for a passage given twice for a topic; a file that fails a check
+    is read again by :func:`cruxflow.data.io.read_run`, whose error names the file, line and
+    field. (A passage repeated below the cut changes no number, as in the script, whose loader
+    keeps the lines of rank <= k only.)
+
+    Half a million lines split one by one cost more than the rest of the evaluation, so the
+    columns come from one ``str.split`` of a block of lines, and the six-columns check counts
+    the fields of every line on the bytes with numpy (a file with other whitespace than ASCII
+    between fields is checked line by line instead).
+    """
+    text = read_text(path)
+    topics: dict[str, list[tuple[str, float, int]]] = {}
+    seen: set[tuple[str, str]] = set()
+    rows = beyond = 0
+    first_line = 1
+    for block in _blocks(text):
+        tokens = block.split()
+        line_of_row = _six_fields(block, len(tokens))
+        if line_of_row is None:
+            _refuse(path)
+        qids, pids = tokens[0::6], tokens[2::6]
+        try:
+            rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(qids))
+            score = np.fromiter(map(float, tokens[4::6]), np.float64, len(qids))
+        except ValueError:
+            _refuse(path)
+        if np.isnan(score).any():
+            _refuse(path)
+        kept = np.flatnonzero(rank <= k).tolist()
+        lines = (line_of_row[kept] + first_line - 1).tolist()
+        for j, line in zip(kept, lines, strict=True):
+            if (qids[j], pids[j]) in seen:
+                _refuse(path)
+            seen.add((qids[j], pids[j]))
+            topics.setdefault(qids[j], []).append((pids[j], float(score[j]), line))
+        rows += len(qids)
+        beyond += len(qids) - len(kept)
+        first_line += block.count("\n")
+    if not rows:
+        return TopRun(Path(path), k, {}, 0)
+    return TopRun(Path(path), k, topics, beyond)
+
+
+def _blocks(text: str):
+    """``text`` in blocks of about :data:`BLOCK_LINES` whole lines (each but the last ending
+    with its newline)."""
+    start, sample = 0, min(len(text), 1 << 20)
+    step = (sample // max(1, text.count("\n", 0, sample)) + 1) * BLOCK_LINES
+    while start < len(text):
+        end = text.find("\n", start + step) if start + step < len(text) else -1
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
+
+
+def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
+    """The line number (from 1) of every row, when every non-blank line has six fields and
+    ``str.split`` found the same fields; None otherwise."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    # str.split's ASCII whitespace: \t \n \v \f \r, the separators \x1c-\x1f, space
+    space = ((data >= 9) & (data <= 13)) | ((data >= 28) & (data <= 32))
+    starts = np.flatnonzero(~space & np.concatenate(([True], space[:-1])))
+    if len(starts) != n_tokens or n_tokens % 6:
+        return None
+    line = np.cumsum(data == 10, dtype=np.int32)[starts]   # newlines before each field
+    row_line = line[0::6]
+    # each row's six fields on one line, and no line holding fields of two rows
+    if not (np.array_equal(row_line, line[5::6]) and np.all(np.diff(row_line) > 0)):
+        return None
+    return row_line + 1
+
+
+def _refuse(path) -> None:
+    read_run(path)   # raises the error that names the line
+    raise DataError("not a TREC run (qid Q0 docid rank score tag)", path=path)
+
+
+def read_token_counts(path) -> dict[str, int]:
+    """Token counts per passage: TSV ``passage<TAB>tokens`` or JSONL ``{"id", "tokens"}``."""
+    from cruxflow.data.io import iter_jsonl
+
+    p = Path(path)
+    counts: dict[str, int] = {}
+    if p.suffix == ".jsonl":
+        rows = ((f"line {ln}", obj.get("id"), obj.get("tokens")) for ln, obj in iter_jsonl(p))
+    else:
+        rows = ((f"line {ln}", *(line.split("\t") + [None, None])[:2])
+                for ln, line in enumerate(read_text(p).split("\n"), 1) if line.strip())
+    for record, pid, value in rows:
+        try:
+            tokens = int(value)
+            if tokens < 0 or str(value).strip() not in (str(tokens), f"{tokens}.0"):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise DataError(f"expected a non-negative integer, got {value!r}", path=p,
+                            record=record, field="tokens") from None
+        if not isinstance(pid, str) or not pid.strip():
+            raise DataError("missing passage id", path=p, record=record, field="id")
+        counts[pid.strip()] = tokens
+    return counts
+
+
+def collection_token_counts(collection, tokenizer: str | None, pids) -> dict[str, int]:
+    """Token counts of the passages ``pids`` that the collection holds (the others are reported
+    where a context needs them), counted with a local tokenizer or the regex counter."""
+    from cruxflow.data.ingest.crux_common import read_collection
+    from cruxflow.metrics.tokens import make_token_counter
+
+    texts, _ = read_collection(collection)
+    try:
+        count = make_token_counter(tokenizer)
+    except FileNotFoundError as exc:
+        raise DataError(str(exc), path=tokenizer) from None
+    return {pid: count(texts[pid]) for pid in pids if pid in texts}
