@@ -27,8 +27,8 @@ from cruxflow.llm import LLMError
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help.")
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
-COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "annotate", "ppi", "udcg", "support",
-            "kpr", "plan", "llm_serve")
+COMMANDS = ("ingest", "evaluate", "crux_eval", "agreement", "annotate", "meta_eval", "ppi",
+            "udcg", "support", "kpr", "plan", "llm_serve")
 
 
 def build_parser() -> OneLineParser:
