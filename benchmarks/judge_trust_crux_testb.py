@@ -77,6 +77,9 @@ def main() -> None:
     ap.add_argument("--label-share", type=float, default=0.5,
                     help="share of the (topic, question) items kept as labelled for ppi")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--report-systems", default="bm25,dr_rankfirst",
+                    help="systems whose Task 1 reports the judge rates (the oracle's too with "
+                         "bm25,dr_rankfirst,oracle; each report is ~580 words)")
     args = ap.parse_args()
     repo, out = Repo(args.repo), args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -129,7 +132,8 @@ def main() -> None:
     timings["task2"] = (n, seconds)
     write_jsonl(out / "judge_passages.jsonl",
                 [{"topic_id": t, "passage_id": k[1], "ratings": r} for k, t, r in rows])
-    keys = [((s, t), t) for s, t in report_qs]
+    systems = args.report_systems.split(",")
+    keys = [((s, t), t) for s, t in report_qs if s in systems]
     rows, seconds, n = rate(keys, [reports[k] for k, _ in keys], report_qs)
     timings["task1"] = (n, seconds)
     judge_reports = {k: r for k, _, r in rows}
@@ -149,7 +153,7 @@ def main() -> None:
                 if v != -2:
                     labels[(system, topic, q)].append(v)
     rng = random.Random(args.seed)
-    for s in SYSTEMS:
+    for s in systems:
         items = sorted(k for k in labels if k[0] == s)
         judge = {f"{t}:{q}": int(judge_reports[(s, t)][q] >= args.eta) for _, t, q in items}
         human = {f"{t}:{q}": int(2 * sum(labels[(s, t, q)]) >= len(labels[(s, t, q)]))
