@@ -31,6 +31,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from cruxflow.cli import main as cli
 from cruxflow.data.io import write_jsonl
 from cruxflow.llm import JUDGMENT, LLMCache, LLMRunner
 from cruxflow.llm.llamacpp import LlamaCppBackend
@@ -166,6 +167,25 @@ def main() -> None:
     for task, (n, seconds) in timings.items():
         print(f"{task}: {n} prompts in {seconds:.1f} s ({runner.stats})")
     print(f"wrote {out}/judge_passages.jsonl, judge_reports.jsonl, labels/, cov_y.*.tsv")
+
+    # what docs/judge-trust.md reports, from the files just written
+    humans = [f"{a}={out / 'labels' / a / 'qrels.jsonl'}" for a in ANNOTATORS]
+    print("\n$ cruxflow meta-eval (Task 2 pairs)")
+    cli(["meta-eval", "--judge", str(out / "judge_passages.jsonl"), "--human", *humans,
+         "--eta", str(args.eta)])
+    print("\n$ cruxflow agreement (Task 1 reports)")
+    cli(["agreement", "--reports", *(str(out / "labels" / a / "qlabels.jsonl")
+                                     for a in ANNOTATORS),
+         "--judge", str(out / "judge_reports.jsonl"), "--eta", str(args.eta)])
+    for s in systems:
+        human_all = [float(x.split("\t")[1])
+                     for x in (out / f"cov_y.{s}.human_all.tsv").read_text().splitlines()]
+        print(f"\n$ cruxflow ppi: {s}'s report, answerability per (topic, question), "
+              f"{args.label_share:.0%} of the items labelled; all labels give "
+              f"{sum(human_all) / len(human_all):.3f} over {len(human_all)} items")
+        for method in ("ppi", "ppi++"):
+            cli(["ppi", "--judge", str(out / f"cov_y.{s}.judge.tsv"), "--human",
+                 str(out / f"cov_y.{s}.human.tsv"), "--method", method])
 
 
 if __name__ == "__main__":

@@ -122,3 +122,10 @@ def test_reader_skips_blank_lines_and_reads_crlf(tmp_path):
     with pytest.raises(DataError, match="expected 'item<TAB>value'"):
         (tmp_path / "w.tsv").write_text("a 1\n")
         read_item_values(tmp_path / "w.tsv")
+
+
+def test_without_the_judge_extra_the_error_names_it(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "ppi_py", None)   # as if not installed
+    with pytest.raises(ModuleNotFoundError, match=r"needs the 'judge' extra: pip install "
+                                                  r"'cruxflow\[judge\]' \(ppi_py is not"):
+        ppi_mean(JUDGE, HUMAN)
