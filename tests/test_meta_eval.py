@@ -130,3 +130,20 @@ def test_human_file_in_a_judge_layout_and_bad_input(tmp_path, capsys):
     assert main(["meta-eval", "--judge", str(JUDGE), "--human", str(far)]) == 2
     err = capsys.readouterr().err
     assert "far.jsonl: line 1: field 'question': question 7, but the judge rated 3" in err
+
+
+def test_annotate_export_reads_with_its_own_annotator_names(tmp_path):
+    export = tmp_path / "passage_ratings.jsonl"      # `cruxflow annotate --export`'s format
+    rows = [("a", 0, 4), ("b", 0, 2), ("a", 2, 1)]
+    export.write_text("".join(json.dumps(
+        {"topic_id": "duc04-testb-3", "passage_id": "duc04-testb-3:0#0", "question": q,
+         "annotator": a, "rating": r, "rationale": None, "review": False}) + "\n"
+        for a, q, r in rows))
+    res = meta_eval(read_ratings([JUDGE]), read_human_ratings([str(export)]))
+    by = {(x.reference, x.other): x for x in res.items}
+    # judge on 0#0: [4, 0, 0]; a: q0 4, q2 1 -> (4,4), (1,0); b: q0 2 -> (2,4)
+    assert by[("a", "judge")].n == 2 and by[("a", "judge")].exact == 0.5
+    assert by[("b", "judge")].n == 1 and by[("b", "judge")].exact == 0.0
+    # majority of q0: a 4, b 2 -> the lower middle, 2: unanswerable at eta 3
+    assert by[("(majority)", "judge")].fp == 1
+    assert by[("a", "b")].n == 1 and by[("a", "b")].kind == "ceiling"

@@ -81,7 +81,9 @@ def read_human_ratings(specs: Sequence[str]) -> pd.DataFrame:
     for spec in specs:
         for name, path in _label_files([spec]):
             first = next((obj for _, obj in iter_jsonl(path)), None)
-            if first is None or ratings_layout(first) is None:
+            layout = None if first is None else ratings_layout(first)
+            # our T2 export has topic_id and passage_id too, but one rating, not a list
+            if layout is None or layout[3] not in first:
                 label_specs.append(f"{name}={path}" if name else str(path))
                 continue
             rated = read_ratings(path)
