@@ -19,7 +19,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from annotate_helpers import REPO, TEXTS, WAVE, Server, make_dataset, request, write_reports
+from annotate_helpers import (
+    REPO,
+    REPORT,
+    TEXTS,
+    WAVE,
+    Server,
+    make_dataset,
+    request,
+    write_reports,
+)
 
 from cruxflow.annotate.assign import (
     Pair,
@@ -30,6 +39,7 @@ from cruxflow.annotate.assign import (
     read_reports,
     report_items,
     sample_pairs,
+    stratified_sample,
 )
 from cruxflow.annotate.export import agreement, disagreements, export
 from cruxflow.annotate.store import LabelError, Span, Store
@@ -461,3 +471,61 @@ def test_workflow_scores_the_judge_against_exported_labels(tmp_path):
     for cls in ("answerable", "unanswerable"):
         row = table.loc[("(all)", cls)]
         assert (row["precision"], row["recall"], row["support"]) == (0.5, 0.5, 2)
+
+
+# --- sampling for PPI, the item count explained, reports blinded
+
+
+@pytest.mark.parametrize("n, by_topic", [(4, {"t1": 3, "t2": 1}), (5, {"t1": 4, "t2": 1}),
+                                         (15, {"t1": 11, "t2": 4})])
+def test_stratified_sample_for_ppi_by_hand(dataset, n, by_topic):
+    # t1: 3 passages x 4 kept questions = 12 pairs, t2: 2 x 2 = 4. Quotas n * 12/16 and
+    # n * 4/16: n=5 gives 3.75 and 1.25, the larger remainder (t1) takes the fifth; n=15
+    # gives 11.25 and 3.75: t2 takes it.
+    pairs = rating_pairs(dataset, 3)
+    drawn = stratified_sample(pairs, n, seed=1)
+    assert Counter(p.topic_id for p in drawn) == by_topic
+    assert drawn == stratified_sample(pairs, n, seed=1)
+    assert [pairs.index(p) for p in drawn] == sorted(pairs.index(p) for p in drawn)
+    assert stratified_sample(pairs, None, seed=1) == pairs
+
+
+def _page(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return response.read().decode()
+
+
+def test_cli_for_ppi_explains_its_item_count(tmp_path, dataset):
+    db = tmp_path / "p.sqlite"
+    srv = Server("--dataset", str(tmp_path / "data"), "--task", "ratings", "--annotators",
+                 "a,b", "--sample", "5", "--for-ppi", "--db", str(db), cwd=tmp_path)
+    srv.stop()
+    store = Store(db)
+    head = next(x for x in srv.lines if x.startswith("cruxflow annotate:"))
+    n_items = len(store.items)
+    assert n_items < 5       # 5 pairs on fewer passages: each passage is one screen
+    assert f"ratings, {n_items} items (--sample 5 drew 5 (passage, question) pairs, grouped " \
+           "into one screen per passage)" in head
+    assert store.settings["for_ppi"] is True
+    assert Counter(i.topic_id for i in store.items.values()
+                   for _ in i.questions) == {"t1": 4, "t2": 1}
+    with pytest.raises(SystemExit, match="choose one"):
+        main(["annotate", "--dataset", str(tmp_path / "data"), "--task", "ratings",
+              "--annotators", "a", "--sample", "4", "--for-ppi", "--uncertain-share", "0.5",
+              "--db", str(tmp_path / "x.sqlite")])
+
+
+def test_reports_hide_their_system_unless_asked(tmp_path, dataset):
+    reports = write_reports(tmp_path / "bm25.koracle.jsonl", [("t1", "bm25", REPORT)])
+    common = ["--dataset", str(tmp_path / "data"), "--task", "reports", "--reports",
+              str(reports), "--annotators", "a", "--db", str(tmp_path / "r.sqlite")]
+    for flags, shown in (([], False), (["--show-system"], True)):
+        srv = Server(*common, *flags, cwd=tmp_path)
+        try:
+            item, progress = _page(srv.links["a"]), _page(srv.links["a"] + "progress")
+        finally:
+            srv.stop()
+        assert ("report by <code>bm25</code>" in item) is shown
+        assert ("bm25" in item + progress) is shown
+        if not shown:
+            assert "report 1 of 1 (its system is hidden)" in item

@@ -125,16 +125,18 @@ def test_keyboard_ratings_are_kept_across_a_reload(browser, data, tmp_path):
         assert browser.find_element("id", "text").text.startswith("The Halden Ridge Dam")
         assert "highly relevant, complete, and accurate" in browser.page_source   # the rubric
         assert "judge:" not in browser.page_source        # the LLM's ratings are hidden
-        press(browser, "4")
+        press(browser, "4")                               # q0: 4, and on to q1
         saved(browser, 0)
-        press(browser, "j", "c")                          # q1: cannot judge
+        assert focused(browser) == 1
+        press(browser, "c")                               # q1: cannot judge, on to q2
         saved(browser, 1)
-        press(browser, "\ue015", "2")                     # arrow down, q2: 2
-        saved(browser, 2)
         select_text(browser, "heavy rain")                # after the wave: offsets differ in JS
-        press(browser, "h")
+        press(browser, "h")                               # q2's rationale, before its rating
         wait(browser, lambda d: "heavy rain" in d.find_elements(
             "css selector", ".question .span")[2].text)
+        press(browser, "2")                               # q2: 2, on to q4
+        saved(browser, 2)
+        assert focused(browser) == 3
 
         browser.refresh()
         assert active(browser) == ["4", "cannot judge", "2", ""]
@@ -212,14 +214,14 @@ def test_report_labels_export_to_the_kappa_computed_by_hand(browser, data, tmp_p
             browser.get(server.links[name])
             assert "Does the report answer each question?" in browser.page_source
             for i, key in enumerate(keys):
-                press(browser, key)
-                saved(browser, [0, 1, 2, 4][i])
-                if i == 0:
+                if i == 0:                                # the span first: a key moves on
                     select_text(browser, "12 March 2023")
                     press(browser, "h")
                     wait(browser, lambda d: "12 March 2023" in d.find_elements(
                         "css selector", ".question .span")[0].text)
-                press(browser, "j")
+                press(browser, key)
+                saved(browser, [0, 1, 2, 4][i])
+                assert focused(browser) == min(i + 1, 3)
             if name == "a":
                 press(browser, "k", "k", "k")             # back to q0, its span in view
                 wait(browser, lambda d: d.find_elements("css selector", "#text mark"))

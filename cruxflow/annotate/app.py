@@ -47,15 +47,17 @@ def _totals(rows: list[dict]) -> dict:
     return {k: sum(r[k] for r in rows) for k in keys}
 
 
-def make_app(store: Store, *, review: bool = False) -> Starlette:
+def make_app(store: Store, *, review: bool = False, show_system: bool = False) -> Starlette:
     """The app over ``store``; ``review`` shows the judge's ratings beside the human ones and
-    marks the labels given then as reviewed."""
+    marks the labels given then as reviewed; ``show_system`` names the system that wrote each
+    report (Task 1), which is hidden by default so that it cannot sway the labels."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     instruction, grades = rubric()
 
     def page(request: Request, name: str, status: int = 200, **context) -> Response:
         return templates.TemplateResponse(request, name, {
-            "task": store.task, "review": review, **context}, status_code=status)
+            "task": store.task, "review": review, "show_system": show_system, **context},
+            status_code=status)
 
     def annotator_of(request: Request) -> str:
         name = store.annotator(request.path_params["token"])

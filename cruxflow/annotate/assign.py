@@ -125,6 +125,29 @@ def sample_pairs(pairs: Sequence[Pair], n: int | None, seed: int, *,
     return [pairs[i] for i in sorted(chosen)]
 
 
+def stratified_sample(pairs: Sequence[Pair], n: int | None, seed: int) -> list[Pair]:
+    """``n`` pairs for prediction-powered inference: uniform within each topic, each topic's
+    share in proportion to its number of pairs (largest remainders, ties to the earlier
+    topic), so the sample is a uniform draw over the pairs whose metric is estimated with
+    every topic represented. All pairs when ``n`` is None or too large; ``pairs``' order kept.
+    """
+    if n is not None and n < 1:
+        raise ValueError(f"the sample size must be at least 1, got {n}")
+    if n is None or n >= len(pairs):
+        return list(pairs)
+    by_topic: dict[str, list[int]] = {}
+    for i, p in enumerate(pairs):
+        by_topic.setdefault(p.topic_id, []).append(i)
+    quotas = {t: n * len(idx) / len(pairs) for t, idx in by_topic.items()}
+    counts = {t: math.floor(q) for t, q in quotas.items()}
+    order = sorted(by_topic, key=lambda t: -(quotas[t] - counts[t]))   # stable: ties by order
+    for t in order[:n - sum(counts.values())]:
+        counts[t] += 1
+    rng = random.Random(seed)
+    chosen = [i for t, idx in by_topic.items() for i in rng.sample(idx, counts[t])]
+    return [pairs[i] for i in sorted(chosen)]
+
+
 def rating_items(dataset: Dataset, pairs: Iterable[Pair],
                  uncertain: tuple[int, int] = UNCERTAIN) -> list[Item]:
     """One item per passage, with its pairs' questions, in the order of ``pairs``."""

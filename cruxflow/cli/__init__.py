@@ -8,6 +8,8 @@ the library and prints; nothing outside this package imports it.
 ``cruxflow crux-eval`` the CRUX authors' evaluation script, reproduced (docs/evaluate.md)
 ``cruxflow agreement`` the LLM judge against human labels (docs/human-labels.md)
 ``cruxflow annotate``  collect human labels in a web app (docs/annotate.md)
+``cruxflow meta-eval`` the judge against annotators, items and rankings (docs/judge-trust.md)
+``cruxflow ppi``       a judge's mean corrected by human labels (docs/judge-trust.md)
 ``cruxflow udcg``      UDCG of retrieved contexts (docs/udcg.md)
 ``cruxflow support``   TREC 2024 RAG support of cited answers (docs/support.md)
 ``cruxflow kpr``       Long2RAG key point recall of responses (docs/kpr.md)
@@ -29,7 +31,7 @@ DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond)
                "has its own --help.")
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
 COMMANDS = ("init", "ingest", "export", "evaluate", "crux_eval", "agreement", "annotate",
-            "udcg", "support", "kpr", "plan", "llm_serve")
+            "meta_eval", "ppi", "udcg", "support", "kpr", "plan", "llm_serve")
 
 
 def build_parser(only: str | None = None) -> OneLineParser:

@@ -28,7 +28,8 @@ def _requested(args) -> dict:
             "dataset": None if args.dataset is None else str(args.dataset.resolve()),
             "reports": None if args.reports is None else [str(r) for r in args.reports],
             "annotators": args.annotators, "overlap": args.overlap, "sample": args.sample,
-            "uncertain_share": args.uncertain_share, "seed": args.seed, "eta": args.eta}
+            "uncertain_share": args.uncertain_share, "seed": args.seed, "eta": args.eta,
+            "for_ppi": args.for_ppi}
 
 
 def _create(args, db: Path):
@@ -40,6 +41,7 @@ def _create(args, db: Path):
         read_reports,
         report_items,
         sample_pairs,
+        stratified_sample,
     )
     from cruxflow.annotate.store import Store
     from cruxflow.data.errors import DataError
@@ -62,15 +64,23 @@ def _create(args, db: Path):
             if not dataset.ratings or not dataset.passages:
                 raise DataError("the ratings task needs the judge's ratings and the passages",
                                 path=args.dataset)
-            pairs = sample_pairs(rating_pairs(dataset, settings["eta"]), args.sample,
-                                 settings["seed"], uncertain_share=args.uncertain_share)
+            if args.for_ppi and args.uncertain_share is not None:
+                raise ValueError("--for-ppi draws uniformly within topics; --uncertain-share "
+                                 "over-draws the judge's uncertain pairs: choose one")
+            if args.for_ppi:
+                pairs = stratified_sample(rating_pairs(dataset, settings["eta"]), args.sample,
+                                          settings["seed"])
+            else:
+                pairs = sample_pairs(rating_pairs(dataset, settings["eta"]), args.sample,
+                                     settings["seed"], uncertain_share=args.uncertain_share)
             items = rating_items(dataset, pairs)
         else:
             if not args.reports:
                 raise ValueError("the reports task needs --reports (rule rag_generate's "
                                  "results/rag/<dataset>/eta<eta>/reports/<system>.k<k>.jsonl)")
-            if args.uncertain_share is not None:
-                raise ValueError("--uncertain-share samples the ratings task's pairs")
+            if args.uncertain_share is not None or args.for_ppi:
+                raise ValueError("--uncertain-share and --for-ppi sample the ratings task's "
+                                 "pairs")
             items = report_items(dataset, read_reports(args.reports, dataset), settings["eta"],
                                  args.sample, settings["seed"])
         if not items:
@@ -95,6 +105,22 @@ def _open(args, db: Path):
                              f"{store.settings.get(key)!r}, not {value!r}: leave the option out "
                              f"to resume, or give another --db")
     return store
+
+
+def items_line(store) -> str:
+    """How many items, and why that is not the --sample N asked for: ratings items are
+    passages, each with the sampled questions it was drawn for."""
+    n_items = len(store.items)
+    n_questions = sum(len(item.questions) for item in store.items.values())
+    sample = store.settings.get("sample")
+    if store.task == "ratings":
+        drawn = f"--sample {sample} drew {n_questions}" if sample else f"all {n_questions}"
+        return (f"{n_items} items ({drawn} (passage, question) pairs, grouped into one screen "
+                "per passage)")
+    if sample and sample > n_items:
+        return (f"{n_items} items (--sample {sample}, but only {n_items} reports have a kept "
+                "question)")
+    return f"{n_items} items ({n_questions} questions)"
 
 
 def _cmd_annotate(args) -> int:
@@ -127,7 +153,10 @@ def _cmd_annotate(args) -> int:
                          "ratings: the ratings task only")
     from cruxflow.annotate.app import bind, make_app, serve
 
-    app = make_app(store, review=args.review)
+    if args.show_system and store.task != "reports":
+        raise SystemExit("cruxflow annotate: error: --show-system names the system of each "
+                         "report: the reports task only")
+    app = make_app(store, review=args.review, show_system=args.show_system)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
@@ -136,7 +165,8 @@ def _cmd_annotate(args) -> int:
     host, port = sock.getsockname()[:2]
     root = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
     mode = " in review mode (the judge's ratings shown)" if args.review else ""
-    print(f"cruxflow annotate: {store.task}, {len(store.items)} items, database {db}{mode}")
+    mode += " (systems shown)" if args.show_system else ""
+    print(f"cruxflow annotate: {store.task}, {items_line(store)}, database {db}{mode}")
     for name, token in store.tokens.items():
         print(f"  {name}: {root}/a/{token}/  ({len(store.queues[name])} items)")
     print(f"  admin (progress, disagreements): {root}/admin/{store.admin_token}/")
@@ -175,6 +205,10 @@ def add_command(subparsers) -> None:
     p.add_argument("--uncertain-share", type=types.unit_interval, metavar="F",
                    help="ratings: draw this share of the sample from the pairs the judge "
                         "rated 2-4 (its uncertain ratings), the rest from the others")
+    p.add_argument("--for-ppi", action="store_true", default=None,
+                   help="ratings: draw the --sample uniformly within each topic, topics in "
+                        "proportion to their pairs: the sample `cruxflow ppi` needs "
+                        "(docs/judge-trust.md)")
     p.add_argument("--seed", type=types.non_negative_int, help="sampling seed (default 0)")
     p.add_argument("--eta", type=types.eta, help="the threshold that decides the kept "
                                                  "sub-questions (default 3)")
@@ -183,6 +217,9 @@ def add_command(subparsers) -> None:
     p.add_argument("--review", action="store_true",
                    help="show the judge's ratings beside the human ones, for correction "
                         "(labels given then are marked as reviewed)")
+    p.add_argument("--show-system", action="store_true",
+                   help="reports: name the system that wrote each report (hidden by default, "
+                        "so that it cannot sway the labels; for review)")
     p.add_argument("--export", type=Path, metavar="DIR",
                    help="write the labels to DIR (report_labels.jsonl or "
                         "passage_ratings.jsonl, and a summary) and exit")

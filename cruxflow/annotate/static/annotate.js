@@ -143,6 +143,9 @@
     if (RATINGS && /^[0-5]$/.test(e.key)) value = Number(e.key);
     if (!RATINGS && (e.key === "1" || e.key === "y")) value = 1;
     if (!RATINGS && (e.key === "0" || e.key === "n")) value = 0;
+    // An answer by key moves on to the next question, so that "4" then "2" rates two
+    // questions instead of overwriting the first (a rationale is selected before rating).
+    const answered = value !== null || (RATINGS && e.key === "c");
     if (value !== null) post({ question: q, value: value });
     else if (RATINGS && e.key === "c") post({ question: q, cannot_judge: true });
     else if (e.key === "h") storeSelection();
@@ -152,6 +155,7 @@
     else if (e.key === "ArrowRight") go(S.next);
     else if (e.key === "ArrowLeft") go(S.prev);
     else return;
+    if (answered && focus < rows.length - 1) move(focus + 1);
     e.preventDefault();
   });
 

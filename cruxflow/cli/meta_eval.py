@@ -1,0 +1,118 @@
+"""``cruxflow meta-eval --judge J --human [NAME=]H ... [--runs [NAME=]RUN ...]``: the judge's
+ratings against annotators' ratings of the same (passage, question) pairs, beside the
+annotators' agreement with each other, and the system rankings both give (docs/judge-trust.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cruxflow.cli import args as types
+
+
+def _fmt(value, digits: int = 3) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def _runs(specs) -> dict:
+    from cruxflow.data.io import read_run
+
+    runs = {}
+    for spec in specs:
+        name, sep, path = str(spec).partition("=")
+        if not sep or Path(spec).exists():
+            name, path = Path(spec).name.split(".")[0], str(spec)
+        runs[name] = {t: [r.doc_id for r in rows] for t, rows in read_run(path).items()}
+    return runs
+
+
+def _print(result, k: int) -> None:
+    import pandas as pd
+
+    print(f"Item level: (passage, question) pairs rated by both, answerable at eta = "
+          f"{result.eta}; the first rater is the reference for precision and recall")
+    rows = []
+    for a in result.items:
+        rows.append({"kind": a.kind, "reference": a.reference, "other": a.other, "n": a.n,
+                     "exact": _fmt(a.exact), "kappa@eta": _fmt(a.kappa),
+                     "kappa 0-5 (linear)": _fmt(a.kappa_linear),
+                     "alpha (ordinal)": _fmt(a.alpha_ordinal), "precision": _fmt(a.precision),
+                     "recall": _fmt(a.recall), "TP/FP/FN/TN": f"{a.tp}/{a.fp}/{a.fn}/{a.tn}",
+                     "note": a.warning or ""})
+    print(pd.DataFrame(rows).to_markdown(index=False))
+    skipped = result.counts["labels_of_pairs_the_judge_did_not_rate"]
+    if any(skipped.values()):
+        print("left out: labels of pairs the judge did not rate: "
+              + ", ".join(f"{a} {n}" for a, n in skipped.items() if n))
+    if result.judge_scores is None:
+        return
+    print(f"\nSystem level: {result.counts['topics_labelled']} topics labelled, "
+          f"{result.counts['topics_judged']} judged")
+    means = pd.DataFrame(result.to_json()["system_means"])
+    wide = means.pivot(index="system", columns="source")
+    wide.columns = [f"{m} ({src})" for m, src in wide.columns]
+    print(wide.reset_index().to_markdown(index=False, floatfmt=".3f"))
+    for r in result.ranks:
+        note = f" (only {r.n_topics} topics)" if r.n_topics < FEW_TOPICS else ""
+        print(f"{r.metric}: Kendall tau {_fmt(r.tau)} [{_fmt(r.tau_low)}, {_fmt(r.tau_high)}], "
+              f"tau_AP {_fmt(r.tau_ap)} [{_fmt(r.tau_ap_low)}, {_fmt(r.tau_ap_high)}] over "
+              f"{r.n_systems} runs, 95% bootstrap over {r.n_topics} topics{note}")
+    print(f"\nCov@{k} corrected by PPI (judge on every judged topic, humans on the labelled):")
+    for system, res in result.ppi.items():
+        if isinstance(res, str):
+            print(f"  {system}: undefined ({res})")
+        else:
+            print(f"  {system}: judge-only {res.judge_only:.3f}, human-only {res.human_only:.3f} "
+                  f"[{res.human_ci_low:.3f}, {res.human_ci_high:.3f}], PPI {res.estimate:.3f} "
+                  f"[{res.ci_low:.3f}, {res.ci_high:.3f}] ({res.n_labeled} of {res.n_total} "
+                  "topics labelled)")
+
+
+FEW_TOPICS = 30
+
+
+def _cmd_meta_eval(args) -> int:
+    from cruxflow.data.ingest.crux_common import read_ratings
+    from cruxflow.paper.meta_eval import meta_eval, read_human_ratings
+
+    judge = read_ratings(list(args.judge))
+    humans = read_human_ratings(args.human)
+    result = meta_eval(judge, humans, eta=args.eta, runs=_runs(args.runs or ()), k=args.k,
+                       alpha=args.alpha, n_resamples=args.bootstrap, seed=args.seed)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, default=str))
+    else:
+        _print(result, args.k)
+    return 0
+
+
+def add_command(subparsers) -> None:
+    """Add ``cruxflow meta-eval`` to the CLI's subparsers."""
+    p = subparsers.add_parser(
+        "meta-eval", help="can the judge be trusted: agreement with annotators, rankings",
+        description="The judge's 0-5 ratings against one or more annotators' ratings of the "
+                    "same (passage, question) pairs: Cohen's kappa (at eta and linear on 0-5), "
+                    "Krippendorff's alpha, confusion, precision/recall, against each annotator "
+                    "and their majority, beside the annotators' agreement with each other. "
+                    "With --runs, each run's Cov@k and alpha_nDCG_crux@k from both, Kendall "
+                    "tau and tau_AP between the rankings, PPI-corrected Cov@k. Needs the "
+                    "'judge' extra. See docs/judge-trust.md.")
+    p.add_argument("--judge", nargs="+", required=True, metavar="PATH",
+                   help="the judge's ratings, any ratings layout (files or folders)")
+    p.add_argument("--human", nargs="+", required=True, metavar="[NAME=]PATH",
+                   help="annotators' ratings: the labeling tool's Task 2 exports (qrels.jsonl), "
+                        "`cruxflow annotate --export`'s passage_ratings.jsonl, or a ratings "
+                        "file in any judge layout (annotator: NAME, else the file stem, else "
+                        "its folder)")
+    p.add_argument("--runs", nargs="+", metavar="[NAME=]RUN",
+                   help="TREC runs for the system level (name: NAME, else the file name up to "
+                        "its first dot)")
+    p.add_argument("--k", type=types.positive_int, default=10, help="cutoff (default 10)")
+    p.add_argument("--eta", type=types.eta, default=3, help="answerability threshold (default 3)")
+    p.add_argument("--alpha", type=types.unit_interval, default=0.05,
+                   help="PPI's error level (default 0.05)")
+    p.add_argument("--bootstrap", type=types.non_negative_int, default=1000,
+                   help="bootstrap resamples over topics (default 1000)")
+    p.add_argument("--seed", type=types.non_negative_int, default=0, help="bootstrap seed")
+    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    p.set_defaults(func=_cmd_meta_eval)
