@@ -24,7 +24,6 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cruxflow.data import names
 from cruxflow.data.model import Dataset, Topic
 from cruxflow.data.text import clip_words, count_words
 from cruxflow.llm import Request, spec_identity
@@ -34,8 +33,6 @@ from cruxflow.stages import passages as passage_stage
 from cruxflow.stages import questions as question_stage
 from cruxflow.stages.prompts import (
     PASSAGES,
-    REPORT,
-    REPORT_DIRECT,
     REPORT_REQUEST,
     SUBQUESTIONS,
 )
@@ -300,26 +297,33 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
                        note="output: about the piece's length (Fig. 7 rewrites it)"))
 
     ratio = counter.per_word(texts[:2000])
-    references = counter.many(t.reference or "" for t in topics)
-    for key, prompts_of, template, limit, produced, words in (
-            ("report_requests", question_stage.report_request_prompts, REPORT_REQUEST,
+    docs = dataset.documents
+    for key, given, prompts_of, template, limit, produced, words in (
+            ("report_requests", "query",
+             lambda ts: question_stage.report_request_prompts(ts, docs), REPORT_REQUEST,
              llm["report_request"]["max_tokens"], generated.get("queries"), REQUEST_WORDS),
-            ("subquestions",
-             lambda ts: question_stage.subquestion_prompts(ts, d["n_questions"]),
+            ("subquestions", "questions",
+             lambda ts: question_stage.subquestion_prompts(ts, d["n_questions"], docs),
              SUBQUESTIONS, llm["subquestions"]["max_tokens"], generated.get("questions"),
              QUESTION_WORDS * d["n_questions"])):
+        # a topic that brings its own request or questions is asked nothing; one without a
+        # summary is asked from its documents (the whole prompt counted)
+        topics_todo, _ = question_stage.to_generate(topics, given)
+        prompts = prompts_of(topics_todo)
         fixed = _template_tokens(counter, template, n=d["n_questions"])
+        references = [fixed + r for r in counter.many(t.reference or "" for t in topics_todo)]
+        references = [r if t.reference is not None else n for t, r, n in
+                      zip(topics_todo, references, counter.many(prompts), strict=True)]
         s = sampling(llm, "generation", max_tokens=limit)
-        hit = ctx.cache.answered(identity, [Request(p, s) for p in prompts_of(topics)])
+        hit = ctx.cache.answered(identity, [Request(p, s) for p in prompts])
         if produced is not None:
             out = counter.many(" ".join(produced.get(t.topic_id) or "")
                                if isinstance(produced.get(t.topic_id), list)
-                               else produced.get(t.topic_id, "") for t in topics)
+                               else produced.get(t.topic_id, "") for t in topics_todo)
             basis = "counted"
         else:
-            out, basis = [min(limit, round(words * ratio))] * len(topics), "estimate"
-        rows.append(_stage(key, name, backend, [fixed + r for r in references], out, hit,
-                           outputs=basis))
+            out, basis = [min(limit, round(words * ratio))] * len(topics_todo), "estimate"
+        rows.append(_stage(key, name, backend, references, out, hit, outputs=basis))
     rows.append(_plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
                               piece_tokens, ratio))
     return rows
@@ -391,76 +395,6 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
                        f"{QUESTION_WORDS}-word questions")
 
 
-# --- the stages of rules/rag.smk (estimates: they need contexts and judgments)
-
-
-def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
-             n_topics: int | None = None) -> list[StagePlan]:
-    """Reports from every context (and direct prompting), and their ratings (rules/rag.smk),
-    estimated: every topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages an equal share
-    of their document (or chunk), as the ratings' estimate has them."""
-    from cruxflow.rag.reports import max_words, read_topic_list
-
-    config, counter = ctx.config, ctx.counter
-    rag, llm = config["rag"], config["llm"]
-    d = config["datasets"][name]
-    generator = rag["generator"] or llm["backend"]
-    judge = rag["judge"] or d["llm_backend"] or llm["backend"]
-    topic_ids = list(dataset.topics)
-    if n_topics is not None:   # a stand-in (plan_sizes): only the count of topics is known
-        listed = rag["topics"].get(name) and workflow_config.locate(rag["topics"][name], root)
-        if listed and Path(listed).is_file():
-            n_topics = len(read_topic_list(listed, plan_sizes.AnyTopic()))
-        topic_ids = [f"topic-{i}" for i in range(n_topics)]
-    elif name in rag["topics"]:
-        topic_ids = read_topic_list(workflow_config.locate(rag["topics"][name], root),
-                                    dataset.topics)
-    topic_ids = sorted(topic_ids)[:rag["max_topics"]] if rag["max_topics"] else topic_ids
-    texts = [dataset.documents[i].text for t in list(dataset.topics)[:200]
-             for i in dataset.topics[t].doc_ids if i in dataset.documents]
-    ratio = counter.per_word(texts)
-    stage = llm["passages"]
-    shares = []
-    for text in texts:
-        words = count_words(text)
-        words = stage["chunk_words"] if words > stage["max_document_words"] else words
-        shares.append(words / _passages_per_piece(words, stage["max_passages"]))
-    passage_words = sum(shares) / len(shares) if shares else PASSAGE_WORDS
-    oracle = ORACLE_PASSAGES.get(d["format"], ORACLE_DEFAULT)
-    passage = round(passage_words * ratio)
-    budget = round(oracle * passage)
-    if rag["max_tokens"]:
-        budget = min(budget, rag["max_tokens"])
-    query = round(REQUEST_WORDS * ratio)
-    fixed = _template_tokens(counter, REPORT, max_words=max_words(budget))
-    direct = _template_tokens(counter, REPORT_DIRECT, max_words=max_words(budget))
-    context_words = rag["max_context_words"]
-    prompt = []
-    pairs = [*workflow_config.rag_pairs(config, name, "main"),
-             *workflow_config.rag_pairs(config, name, "samples")]
-    for system, k in pairs:
-        if system == names.DIRECT:
-            prompt += [direct + query] * len(topic_ids)
-            continue
-        words = (oracle if k == names.ORACLE_K else int(k)) * passage_words
-        words = words if context_words is None else min(words, context_words)
-        prompt += [fixed + query + round(words * ratio)] * len(topic_ids)
-    note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {oracle:.1f}, "
-            f"{passage_words:.0f}-word passages")
-    rows = [_stage("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
-                   prompts="estimate", outputs="estimate", note=note)]
-    rating = (_template_tokens(counter, rating_prompt(llm["ratings"]["layout"]))
-              + round(QUESTION_WORDS * ratio) + budget)
-    judged = [rating] * (len(prompt) * d["n_questions"])
-    reused = _group_reuse(rating - round(QUESTION_WORDS * ratio), d["n_questions"],
-                          reuses_prefix(config, judge)) * len(prompt)
-    out, out_basis = _rating_output(llm)
-    rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
-                       prompts="estimate", outputs=out_basis, reused=reused,
-                       note=f"every report against {d['n_questions']} sub-questions"))
-    return rows
-
-
 # --- the whole plan
 
 
@@ -477,6 +411,8 @@ def _scaled(rows: list[StagePlan], loaded: plan_sizes.Loaded) -> list[StagePlan]
 
 
 def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
+    from cruxflow.workflow.plan_estimated import plan_lancer, plan_rag  # they import this module
+
     """The plan of a validated, resolved config (:func:`cruxflow.workflow.config.resolve`),
     with its relative paths under ``root`` (the workflow's working directory)."""
     root = Path(root)
@@ -495,8 +431,6 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
             loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
         stages += plan_rag(ctx, name, loaded[name].dataset, root, loaded[name].topics)
     if any(r["kind"] == "lancer" for r in config["retrieval"]["rerankers"].values()):
-        from cruxflow.workflow.plan_lancer import plan_lancer  # imports this module
-
         evaluated = [d for d in workflow_config.rated_datasets(config)
                      if config["datasets"][d]["evaluate"] or d in config["rag"]["datasets"]]
         for name in evaluated:
