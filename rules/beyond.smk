@@ -32,5 +32,8 @@ for metric in ("udcg", "support", "kpr"):
         params:
             **BEYOND_LLM.params,
             options=beyond_options(metric),
+            # the script path is read when the job runs, after the loop has moved on: it
+            # takes the metric from the params, bound here
+            metric=metric,
         script:
-            f"../workflow_scripts/{metric}.py"
+            "../workflow_scripts/{params.metric}.py"

@@ -42,7 +42,10 @@ def rule_blocks() -> dict[str, str]:
             body = textwrap.dedent(body)
             assert re.search(rf"^name:\n    {var}\n", body, flags=re.M), smk
             for name in ast.literal_eval(names):
-                filled = body.replace('f"', '"').replace("{" + var + "}", name)
+                # the loop variable in f-strings, and in the script path through the params
+                # (a script path is read when the job runs: rules/beyond.smk binds it there)
+                filled = body.replace('f"', '"').replace("{" + var + "}", name) \
+                    .replace("{params." + var + "}", name)
                 blocks[name] = textwrap.indent(filled, "    ")
     return blocks
 
