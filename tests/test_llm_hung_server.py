@@ -10,26 +10,19 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
+from llm_server import free_port, wait_until_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 CRUXFLOW = [sys.executable, "-m", "cruxflow.cli"]
 QUESTIONS, PASSAGES = 8, 10   # 80 first-token calls, about 0.4 s each on 2 busy cores
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -45,19 +38,8 @@ def server(env):
                             cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, "llm-serve exited"
-            try:
-                with opener.open(f"{url}/health", timeout=2) as resp:
-                    if json.loads(resp.read()) == {"status": "ok"}:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "llm-serve did not come up in 60 s"
-            time.sleep(0.1)
+        wait_until_healthy(proc, url)
         yield proc, f"{url}/v1"
     finally:
         os.kill(proc.pid, signal.SIGCONT)   # a stopped process cannot act on SIGTERM

@@ -8,15 +8,13 @@ import io
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from llm_server import free_port, wait_until_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
@@ -25,26 +23,13 @@ ENV = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,l
 
 @pytest.fixture
 def served():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "llm-serve", "--port",
                              str(port), "--threads", "1"], cwd=REPO, env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, "llm-serve exited"
-            try:
-                with opener.open(f"{url}/health", timeout=2) as resp:
-                    if json.loads(resp.read()) == {"status": "ok"}:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "llm-serve did not come up in 60 s"
-            time.sleep(0.1)
+        wait_until_healthy(proc, url)
         yield f"{url}/v1"
     finally:
         proc.terminate()

@@ -3,33 +3,17 @@ own that brings its request keeps it, one without a summary gets it from its doc
 
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
-from cruxflow.stages.questions import report_requests, to_generate
-from cruxflow.workflow.job import (
-    dataset_dir,
-    llm_runner,
-    log_llm_stats,
-    sampling,
-    setup_logging,
-    write_call_stats,
-)
+from cruxflow.stages.questions import report_requests
+from cruxflow.workflow.job import dataset_dir, generate_missing, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 cfg = sm.params.llm
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
-todo, given = to_generate(list(dataset.topics.values()), "query")
-if given:
-    log.info("%d topics bring their report request: not generated for them", len(given))
-queries = {}
-if todo:
-    runner = llm_runner(sm, f"report requests {sm.wildcards.dataset}")
-    queries = report_requests(todo, runner, attempts=cfg["attempts"], documents=dataset.documents,
-                              sampling=sampling(cfg, "generation",
-                                                max_tokens=cfg["report_request"]["max_tokens"]))
-    log_llm_stats(sm, runner, log)
-    runner.close()
-else:
-    write_call_stats(sm, None, log)
-queries.update(given)
+queries, given = generate_missing(
+    sm, list(dataset.topics.values()), "query", "report request", lambda todo, runner:
+    report_requests(todo, runner, attempts=cfg["attempts"], documents=dataset.documents,
+                    sampling=sampling(cfg, "generation",
+                                      max_tokens=cfg["report_request"]["max_tokens"])), log)
 write_jsonl(sm.output[0], ({"topic_id": t, "query": queries[t]} for t in dataset.topics))
 log.info("%d report requests (%d generated)", len(queries), len(queries) - len(given))

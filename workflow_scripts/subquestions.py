@@ -3,35 +3,19 @@ brings its questions keeps them, one without a summary gets them from its docume
 
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
-from cruxflow.stages.questions import subquestions, to_generate
-from cruxflow.workflow.job import (
-    dataset_dir,
-    llm_runner,
-    log_llm_stats,
-    sampling,
-    setup_logging,
-    write_call_stats,
-)
+from cruxflow.stages.questions import subquestions
+from cruxflow.workflow.job import dataset_dir, generate_missing, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 cfg = sm.params.llm
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
-todo, given = to_generate(list(dataset.topics.values()), "questions")
-if given:
-    log.info("%d topics bring their sub-questions: not generated for them", len(given))
-questions = {}
-if todo:
-    runner = llm_runner(sm, f"sub-questions {sm.wildcards.dataset}")
-    questions = subquestions(todo, runner, sm.params.n, attempts=cfg["attempts"],
-                             documents=dataset.documents,
-                             sampling=sampling(cfg, "generation",
-                                               max_tokens=cfg["subquestions"]["max_tokens"]))
-    log_llm_stats(sm, runner, log)
-    runner.close()
-else:
-    write_call_stats(sm, None, log)
-questions.update(given)
+questions, given = generate_missing(
+    sm, list(dataset.topics.values()), "questions", "sub-questions", lambda todo, runner:
+    subquestions(todo, runner, sm.params.n, attempts=cfg["attempts"],
+                 documents=dataset.documents,
+                 sampling=sampling(cfg, "generation",
+                                   max_tokens=cfg["subquestions"]["max_tokens"])), log)
 write_jsonl(sm.output[0], ({"topic_id": t, "questions": questions[t]} for t in dataset.topics))
 counts = [len(q) for q in questions.values()]
 log.info("%d topics, %d sub-questions (min %d, max %d per topic; asked for %d; %d topics given)",

@@ -136,3 +136,25 @@ def write_checked_run(snakemake, ranking: dict, queries, tag: str,
     log.info("%d queries over %d passages: %d to %d hits each, %d with fewer than %d",
              summary["queries"], corpus_size, summary["min_hits"], summary["max_hits"],
              len(summary["short_queries"]), summary["expected_hits"])
+
+
+def generate_missing(snakemake, topics, field: str, what: str, generate,
+                     log: logging.Logger) -> tuple[dict, dict]:
+    """``(values of every topic, those the topics brought)`` for a Topic ``field`` (``query``,
+    ``questions``): a topic of one's own that brings it keeps it, the others get
+    ``generate(topics, runner)`` with the job's LLM runner (none is started when every topic
+    brings its own, and the call stats say no call was made)."""
+    from cruxflow.stages.questions import to_generate
+
+    todo, given = to_generate(topics, field)
+    if given:
+        log.info("%d topics bring their %s: not generated for them", len(given), what)
+    made = {}
+    if todo:
+        runner = llm_runner(snakemake, f"{what} {snakemake.wildcards.dataset}")
+        made = generate(todo, runner)
+        log_llm_stats(snakemake, runner, log)
+        runner.close()
+    else:
+        write_call_stats(snakemake, None, log)
+    return {**made, **given}, given
