@@ -265,6 +265,30 @@ CASES = [
     Case("output-is-someone-elses-directory", INGEST_CRUX,
          crux_with(lambda c: lines(c.parent / "out" / "notes.txt", ["mine"])),
          ("{t}/out", "holds files and no dataset (no manifest.json)", "refusing")),
+    # issue 31: a manifest.json of someone else's (a web app, a browser extension) is no dataset
+    Case("output-is-a-web-app", "ingest --format crux --input {t}/crux --output {t}/site",
+         crux_with(lambda c: (lines(c.parent / "site" / "manifest.json", [{"name": "my app"}]),
+                              lines(c.parent / "site" / "src" / "app.py", ["x"]))),
+         ("{t}/site", "manifest.json that cruxflow ingest did not write", "refusing")),
+    Case("output-holds-only-a-foreign-manifest", "ingest --format crux --input {t}/crux "
+         "--output {t}/site",
+         crux_with(lambda c: lines(c.parent / "site" / "manifest.json", [{"name": "my app"}])),
+         ("{t}/site", "did not write")),
+    Case("output-holds-dataset-names-but-no-manifest", INGEST_CRUX,
+         crux_with(lambda c: lines(c.parent / "out" / "topics.jsonl", [{"mine": 1}])),
+         ("{t}/out", "no dataset (no manifest.json)")),
+    Case("output-is-a-dataset-plus-my-notes",
+         "ingest --format crux --input {t}/crux --output {t}/data",
+         lambda t, demo: (crux(t), data(t, demo), lines(t / "data" / "notes.txt", ["mine"]),
+                          lines(t / "data" / "passages" / "index" / "x.bin", ["mine"])),
+         ("{t}/data", "is a dataset but also holds 'notes.txt' and 1 more files"),
+         needs_demo=True),
+    Case("output-is-a-dataset-with-a-symlink",
+         "ingest --format crux --input {t}/crux --output {t}/data",
+         lambda t, demo: (crux(t), data(t, demo),
+                          (t / "data" / "runs").mkdir(exist_ok=True),
+                          (t / "data" / "runs" / "mine.run").symlink_to(t / "crux" / "topics.jsonl")),
+         ("{t}/data", "also holds 'runs/mine.run'"), needs_demo=True),
     # ---- ingest: argument values
     Case("max-topics-negative", INGEST_CRUX + " --max-topics -1", crux_with(lambda c: None),
          ("argument --max-topics", "must be at least 1, got -1")),
@@ -473,7 +497,6 @@ def test_reingest_replaces_the_old_dataset_as_a_whole(tmp_path, capsys):
                  "--output", str(out), "--eta", "5"]) == 0
     (out / "runs").mkdir()
     (out / "runs" / "old.run").write_text("demo-0 Q0 demo-0:0#0 1 1.0 old\n")
-    (out / "notes.txt").write_text("written by hand into the old dataset")
     old = set(snapshot(out))
     assert "judgments/eta5/judgments.jsonl" in old
     src = tmp_path / "mn.jsonl"
@@ -481,7 +504,7 @@ def test_reingest_replaces_the_old_dataset_as_a_whole(tmp_path, capsys):
     assert main(["ingest", "--format", "multinews", "--input", str(src),
                  "--output", str(out), "--prefix", "mn", "--max-topics", "2"]) == 0
     new = set(snapshot(out))
-    # only the dataset's own files, all rewritten: no judgments/eta5, runs/ or notes.txt
+    # only the dataset's own files, all rewritten: no judgments/eta5 or runs/
     assert new == {"topics.jsonl", "documents.jsonl", "passages", "passages/passages.jsonl",
                    "answerability.jsonl", "reference_ratings.jsonl", "manifest.json"}
     assert [json.loads(x)["topic_id"] for x in (out / "topics.jsonl").read_text().splitlines()] \

@@ -53,9 +53,10 @@ def add_command(subparsers) -> None:
                         "beside it); duc2004: the directory with docs/ and models/; crux: the "
                         "release directory")
     p.add_argument("--output", required=True, type=Path,
-                   help="dataset directory to write; an earlier dataset there is replaced as a "
-                        "whole (nothing of it survives), any other non-empty directory and a "
-                        "path inside the input are refused")
+                   help="dataset directory to write; an earlier dataset there (its "
+                        "manifest.json written by ingest, no other file) is replaced as a "
+                        "whole; any other non-empty directory and a path inside the input are "
+                        "refused")
     p.add_argument("--prefix", help="topic id prefix (default: multi_news-test, duc04-test)")
     p.add_argument("--id-scheme", choices=["index", "source"], default="index")
     p.add_argument("--min-docs", type=types.positive_int, default=2,
