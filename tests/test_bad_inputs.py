@@ -167,6 +167,17 @@ def nothing(t, _):
     pass
 
 
+def files(*names: str, link: tuple[str, str] | None = None):
+    """Small stand-in inputs (the output check runs before any is read), and a symlink."""
+    def setup(t, _):
+        for name in names:
+            (t / name).parent.mkdir(parents=True, exist_ok=True)
+            (t / name).write_text(f"the user's {name}\n")
+        if link:
+            (t / link[0]).symlink_to(t / link[1])
+    return setup
+
+
 # --- the table ------------------------------------------------------------------------------
 
 
@@ -186,6 +197,8 @@ INGEST_MN = "ingest --format multinews --input {t}/mn.jsonl --output {t}/out"
 EVAL_RUN = "evaluate --dataset {t}/data --run {t}/my.run"
 EVAL_ORACLE = "evaluate --dataset {t}/data --run {t}/data/judgments/eta3/oracle.run"
 ORACLE = "{t}/data/judgments/eta3/oracle.run"
+CRUX_EVAL = "crux-eval --run {t}/r.run --qrel {t}/q.txt --judge {t}/j.jsonl"
+CRUX_EVAL_FILES = files("r.run", "q.txt", "j.jsonl")
 
 CASES = [
     # ---- ingest --format crux: records (the reader or the loader's rules before writing)
@@ -251,7 +264,7 @@ CASES = [
          crux_with(lambda c: None), ("{t}/crux/topics.jsonl", "does not apply to the crux")),
     # ---- ingest: where the output goes
     Case("output-is-input", "ingest --format crux --input {t}/crux --output {t}/crux",
-         crux_with(lambda c: None), ("{t}/crux", "is, holds or lies inside the input")),
+         crux_with(lambda c: None), ("{t}/crux", "is the command's input --input")),
     Case("output-inside-input", "ingest --format crux --input {t}/crux --output {t}/crux/out",
          crux_with(lambda c: None), ("{t}/crux/out", "lies inside the input")),
     Case("output-holds-input", "ingest --format crux --input {t}/crux --output {t}",
@@ -287,7 +300,7 @@ CASES = [
          "ingest --format crux --input {t}/crux --output {t}/data",
          lambda t, demo: (crux(t), data(t, demo),
                           (t / "data" / "runs").mkdir(exist_ok=True),
-                          (t / "data" / "runs" / "mine.run").symlink_to(t / "crux" / "topics.jsonl")),
+                          (t / "data" / "runs" / "mine.run").symlink_to(t / "crux" / "x")),
          ("{t}/data", "also holds 'runs/mine.run'"), needs_demo=True),
     # ---- ingest: argument values
     Case("max-topics-negative", INGEST_CRUX + " --max-topics -1", crux_with(lambda c: None),
@@ -430,6 +443,38 @@ CASES = [
     Case("kpr-question-missing", "kpr --input {t}/q.jsonl --output {t}/out",
          kpr_input({"id": "q1", "documents": [{"id": "d", "text": "t"}]}),
          ("{t}/q.jsonl", "line 1", "question")),
+    # ---- issue 31: no command writes over one of its inputs (checked before any work)
+    Case("crux-eval-output-is-the-run", CRUX_EVAL + " --output {t}/r.run", CRUX_EVAL_FILES,
+         ("{t}/r.run", "is the command's input --run", "--output")),
+    Case("crux-eval-output-is-the-qrels", CRUX_EVAL + " --output {t}/q.txt", CRUX_EVAL_FILES,
+         ("{t}/q.txt", "input --qrel")),
+    Case("crux-eval-output-is-the-judge-file", CRUX_EVAL + " --output {t}/j.jsonl",
+         CRUX_EVAL_FILES, ("{t}/j.jsonl", "input --judge")),
+    Case("crux-eval-output-is-a-link-to-the-run", CRUX_EVAL + " --output {t}/link",
+         files("r.run", "q.txt", "j.jsonl", link=("link", "r.run")), ("{t}/link", "input --run")),
+    Case("crux-eval-output-is-a-hard-link-to-the-run", CRUX_EVAL + " --output {t}/hard",
+         lambda t, d: (CRUX_EVAL_FILES(t, d), os.link(t / "r.run", t / "hard")),
+         ("{t}/hard", "input --run")),
+    Case("evaluate-output-is-the-dataset", "evaluate --dataset {t}/data --run {t}/r.run "
+         "--output {t}/data", files("data/topics.jsonl", "r.run"), ("{t}/data", "--dataset")),
+    Case("evaluate-output-would-overwrite-the-run", "evaluate --dataset {t}/data --run "
+         "{t}/out/per_query.tsv --output {t}/out",
+         files("data/topics.jsonl", "out/per_query.tsv"), ("{t}/out", "input --run")),
+    Case("kpr-output-is-the-input", "kpr --input {t}/q.jsonl --output {t}/q.jsonl",
+         files("q.jsonl"), ("{t}/q.jsonl", "input --input")),
+    Case("kpr-output-would-overwrite-the-input", "kpr --input {t}/out/judgments.jsonl "
+         "--output {t}/out", files("out/judgments.jsonl"), ("{t}/out", "input --input")),
+    Case("udcg-cache-is-the-input", "udcg --input {t}/u.json --output {t}/out --cache {t}/u.json",
+         files("u.json"), ("{t}/u.json", "input --input", "--cache")),
+    Case("support-output-would-overwrite-the-labels", "support --input {t}/a.jsonl --output "
+         "{t}/out --labels {t}/out/labels.jsonl", files("a.jsonl", "out/labels.jsonl"),
+         ("{t}/out", "input --labels")),
+    Case("agreement-output-is-a-label-folder", "agreement --reports ann={t}/labels --output "
+         "{t}/labels", files("labels/a.jsonl"), ("{t}/labels", "input --reports")),
+    Case("annotate-export-is-the-dataset", "annotate --db {t}/a.sqlite --dataset {t}/data "
+         "--export {t}/data", files("a.sqlite", "data/topics.jsonl"), ("{t}/data", "--dataset")),
+    Case("plan-json-is-the-config", "plan --config {t}/config.yaml --json {t}/config.yaml",
+         files("config.yaml"), ("{t}/config.yaml", "input --config", "--json")),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -456,7 +501,8 @@ def test_the_table_is_large_enough():
     assert len(CASES) >= 50
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.argv.split()[0] for c in CASES}
-    assert commands == {"ingest", "evaluate", "udcg", "support", "kpr", "llm-serve"}
+    assert commands == {"ingest", "evaluate", "crux-eval", "agreement", "annotate", "udcg",
+                        "support", "kpr", "plan", "llm-serve"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -602,3 +648,27 @@ def test_config_names_that_would_fail_later_are_refused_up_front(section, key):
     with pytest.raises(ConfigError) as err:
         resolve(with_defaults(config))
     assert key in err.value.keys
+
+
+# --- outputs never replace inputs, whatever writes them (issue 31) --------------------------
+
+
+def test_every_writer_refuses_a_protected_input(tmp_path):
+    from cruxflow.data.errors import DataError
+    from cruxflow.data.io import atomic_directory, inputs_protected, write_json
+    from cruxflow.llm.cache import LLMCache
+
+    run = tmp_path / "my.run"
+    run.write_text("the user's run\n")
+    folder = tmp_path / "crux"
+    folder.mkdir()
+    (tmp_path / "alias").symlink_to(run)
+    with inputs_protected([(run, "--run"), (folder, "--input")]):
+        for write in (lambda: write_json(tmp_path / "alias", {}),
+                      lambda: LLMCache(run).close(),
+                      lambda: atomic_directory(folder).__enter__()):
+            with pytest.raises(DataError, match="is the command's input"):
+                write()
+    assert run.read_text() == "the user's run\n" and list(folder.iterdir()) == []
+    write_json(tmp_path / "alias", {"a": 1})  # outside a command: an ordinary path again
+    assert json.loads((tmp_path / "alias").read_text()) == {"a": 1}

@@ -12,6 +12,7 @@ written is a :class:`DataError` naming it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -58,13 +59,75 @@ def ensure_dir(directory) -> Path:
                         path=blocker) from None
     except PermissionError:
         raise DataError("cannot create the directory: permission denied", path=d) from None
+    except OSError as exc:  # a read-only file system, a full disk
+        raise _write_failed(exc, d) from None
     return d
+
+
+# --- outputs never replace inputs ---------------------------------------------------------
+
+# The inputs of the running command, as (path, the option that named it); every writer below
+# refuses to replace one of them (set by the CLI for the length of one command).
+_PROTECTED: list[tuple[Path, str]] = []
+
+
+def same_file(a, b) -> bool:
+    """Whether two paths name the same file or folder: the same inode where both exist (a
+    symlink or a hard link of an input is that input), else the same resolved path."""
+    a, b = Path(a), Path(b)
+    with contextlib.suppress(OSError):
+        return os.path.samefile(a, b)
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def refuse_input(path, option: str = "--output") -> None:
+    """Raise a :class:`DataError` if writing ``path`` would replace an input of the command."""
+    for given, named in _PROTECTED:
+        if same_file(path, given):
+            raise DataError(f"is the command's input {named} {given}: writing it would destroy "
+                            f"the input; choose another {option}", path=path)
+
+
+@contextlib.contextmanager
+def inputs_protected(inputs: Iterable[tuple[Path, str]]):
+    """For the length of the block, every :func:`atomic_write` (and the LLM cache) refuses to
+    replace one of ``inputs`` (path, the option that named it)."""
+    added = [(Path(p), named) for p, named in inputs]
+    _PROTECTED.extend(added)
+    try:
+        yield
+    finally:
+        for item in added:
+            _PROTECTED.remove(item)
+
+
+def check_outputs(outputs: Iterable[tuple[Path, str, tuple[str, ...]]],
+                  inputs: Iterable[tuple[Path, str]]) -> None:
+    """Before a command does any work: no output (path, option, the file names it writes when
+    it is a folder) is one of the ``inputs`` (path, option), nor holds one under a name it
+    writes. The check a writer makes at the end (:func:`refuse_input`) catches the rest."""
+    inputs = list(inputs)
+    for out, option, names in outputs:
+        for given, named in inputs:
+            if same_file(out, given) or any(same_file(Path(out) / n, given) for n in names):
+                raise DataError(f"is the command's input {named} {given} (or would overwrite "
+                                f"it): choose another {option}", path=out)
+
+
+def _write_failed(exc: OSError, path) -> DataError:
+    """A write that the system refused (disk full, read-only file system, quota) as one line."""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    return DataError(f"cannot write: {reason}; nothing was replaced", path=path)
 
 
 @contextlib.contextmanager
 def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
     """Open a temporary file next to ``path``; on success move it over ``path``."""
     path = Path(path)
+    refuse_input(path)
     ensure_dir(path.parent)
     if path.is_dir():
         raise DataError("is a directory: cannot write a file there", path=path)
@@ -72,6 +135,8 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path) from None
+    except OSError as exc:
+        raise _write_failed(exc, path) from None
     try:
         os.fchmod(fd, _new_mode(path, 0o666))
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
@@ -79,10 +144,17 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
+            raise _write_failed(exc, path) from None
         raise
+
+
+# What the system answers a write it will not do; anything else is a bug worth a traceback.
+_SYSTEM_REFUSALS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM,
+                    errno.EFBIG, errno.EIO}
 
 
 @contextlib.contextmanager
@@ -96,6 +168,7 @@ def atomic_directory(path):
     whether ``path`` may be replaced at all.
     """
     path = Path(path)
+    refuse_input(path)
     ensure_dir(path.parent)
     if path.exists() and not path.is_dir():
         raise DataError("is a file, not a directory", path=path)
@@ -103,6 +176,8 @@ def atomic_directory(path):
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path.parent) from None
+    except OSError as exc:
+        raise _write_failed(exc, path) from None
     try:
         os.chmod(tmp, _new_mode(path, 0o777))
         yield tmp
@@ -113,8 +188,10 @@ def atomic_directory(path):
             shutil.rmtree(old)
         else:  # absent or empty: rename replaces an empty directory
             os.rename(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
+            raise _write_failed(exc, path) from None
         raise
 
 
