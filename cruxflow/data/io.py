@@ -262,6 +262,45 @@ def read_json(path, encoding: str = "utf-8"):
                         path=path) from None
 
 
+# A YAML file whose aliases expand past this many values is refused: a "billion laughs" file is
+# a few hundred bytes that every later walk of the config (validation, Snakemake) would expand.
+MAX_YAML_VALUES = 1_000_000
+
+
+def read_yaml(path, encoding: str = "utf-8"):
+    """A YAML file's value; a syntax error (a tab in the indentation) names the file, line and
+    column and what YAML says, in one line; an alias bomb is refused before anyone walks it."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(read_text(path, encoding))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        hint = "; indent with spaces, not tabs" if "\\t" in problem else ""
+        raise DataError(f"invalid YAML: {problem}{hint}", path=path, record=where) from None
+    except yaml.YAMLError as exc:
+        raise DataError(f"invalid YAML: {' '.join(str(exc).split())}", path=path) from None
+    if _expanded_size(value, {}) > MAX_YAML_VALUES:
+        raise DataError(f"its aliases expand to more than {MAX_YAML_VALUES:,} values (a YAML "
+                        "alias bomb?): refusing to read it", path=path)
+    return value
+
+
+def _expanded_size(value, seen: dict) -> int:
+    """How many values ``value`` holds once every shared (aliased) part is counted each time
+    it occurs; computed once per shared object, so a bomb is measured in a few steps."""
+    if not isinstance(value, dict | list):
+        return 1
+    key = id(value)
+    if key not in seen:
+        seen[key] = 0  # a cycle (a recursive alias) counts once
+        items = value.values() if isinstance(value, dict) else value
+        seen[key] = 1 + sum(min(_expanded_size(v, seen), MAX_YAML_VALUES + 1) for v in items)
+    return seen[key]
+
+
 def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
     """Yield ``(line_number, object)`` for each non-blank line; bad JSON names file and line."""
     text = read_text(path, encoding)

@@ -439,8 +439,6 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
 
 def load_config(path) -> dict:
     """A workflow config file, validated and resolved as ``rules/common.smk`` does."""
-    import yaml
+    from cruxflow.data.io import read_yaml
 
-    from cruxflow.data.io import read_text
-
-    return workflow_config.resolve(workflow_config.with_defaults(yaml.safe_load(read_text(path))))
+    return workflow_config.resolve(workflow_config.with_defaults(read_yaml(path)))
