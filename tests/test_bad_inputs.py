@@ -475,6 +475,38 @@ CASES = [
          "--export {t}/data", files("a.sqlite", "data/topics.jsonl"), ("{t}/data", "--dataset")),
     Case("plan-json-is-the-config", "plan --config {t}/config.yaml --json {t}/config.yaml",
          files("config.yaml"), ("{t}/config.yaml", "input --config", "--json")),
+    # ---- issue 31: more inputs that gave a traceback
+    Case("input-symlinked-to-itself", INGEST_MN,
+         lambda t, d: (t / "mn.jsonl").symlink_to(t / "mn.jsonl"),
+         ("{t}/mn.jsonl", "cannot read", "symbolic links")),
+    Case("run-symlinked-to-itself", EVAL_RUN,
+         data_with(lambda t, d: (t / "my.run").symlink_to(t / "my.run")),
+         ("{t}/my.run",), needs_demo=True),
+    Case("jsonl-line-nested-100000-deep", INGEST_MN,
+         multinews(MN_ROW, "[" * 100_000 + "]" * 100_000),
+         ("{t}/mn.jsonl", "line 2", "nested too deeply")),
+    Case("contexts-nested-100000-deep", "evaluate --dataset {t}/data --contexts {t}/ctx.jsonl",
+         contexts_file('{"topic_id": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+         ("{t}/ctx.jsonl", "line 1", "nested too deeply"), needs_demo=True),
+    Case("udcg-cache-is-a-folder", "udcg --input {t}/u.json --output {t}/out --cache {t}/dir",
+         lambda t, d: (udcg_input(UDCG_ITEM)(t, d), (t / "dir").mkdir()),
+         ("{t}/dir", "is a directory", "--cache")),
+    Case("udcg-cache-is-not-sqlite", "udcg --input {t}/u.json --output {t}/out "
+         "--cache {t}/notes.txt",
+         lambda t, d: (udcg_input(UDCG_ITEM)(t, d), (t / "notes.txt").write_text("mine\n" * 50)),
+         ("{t}/notes.txt", "not an LLM cache")),
+    Case("udcg-config-missing", "udcg --input {t}/u.json --output {t}/out --config "
+         "{t}/nonexistent.yaml", udcg_input(UDCG_ITEM), ("{t}/nonexistent.yaml", "no such file")),
+    Case("plan-config-tab-indented", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets:\n\tdemo: {format: crux}\n"),
+         ("{t}/c.yaml", "line 2, column 1", "indent with spaces")),
+    Case("plan-config-alias-bomb", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n"
+                                  for i in range(1, 10)).replace("[*l0", "[0").replace(
+                                      "*l0", "0")),
+         ("{t}/c.yaml", "alias bomb")),
+    Case("annotate-db-is-not-a-database", "annotate --db {t}/notes.txt --export {t}/out",
+         a_file("notes.txt", "my notes\n"), ("{t}/notes.txt", "not an annotation database")),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),

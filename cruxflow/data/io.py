@@ -241,6 +241,9 @@ def read_text(path, encoding: str = "utf-8") -> str:
         raise DataError("is a directory, expected a file", path=path) from None
     except PermissionError:
         raise DataError("cannot read: permission denied", path=path) from None
+    except OSError as exc:  # a symlink to itself (ELOOP), an I/O error
+        raise DataError(f"cannot read: {os.strerror(exc.errno) if exc.errno else exc}",
+                        path=path) from None
     try:
         return data.decode(encoding)
     except LookupError:
@@ -253,6 +256,10 @@ def read_text(path, encoding: str = "utf-8") -> str:
         ) from None
 
 
+# Python's JSON parser recurses once per level of nesting; no record of ours nests ten deep.
+TOO_DEEP = "invalid JSON: nested too deeply (arrays or objects inside each other)"
+
+
 def read_json(path, encoding: str = "utf-8"):
     """A whole JSON file's value; bad JSON names the file, line and column."""
     try:
@@ -260,6 +267,8 @@ def read_json(path, encoding: str = "utf-8"):
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                         path=path) from None
+    except RecursionError:
+        raise DataError(TOO_DEEP, path=path) from None
 
 
 # A YAML file whose aliases expand past this many values is refused: a "billion laughs" file is
@@ -314,6 +323,8 @@ def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
         except json.JSONDecodeError as exc:
             raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})",
                             path=path, record=f"line {lineno}") from None
+        except RecursionError:
+            raise DataError(TOO_DEEP, path=path, record=f"line {lineno}") from None
         if not isinstance(obj, dict):
             raise DataError(f"expected a JSON object, got {type(obj).__name__}",
                             path=path, record=f"line {lineno}")

@@ -20,7 +20,15 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from urllib.parse import urlsplit
 
 from cruxflow._extras import extra_hint
-from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
+from cruxflow.llm.base import (
+    Backend,
+    Completion,
+    LLMError,
+    Request,
+    chat_messages,
+    choice_grammar,
+    may_reuse_prompt,
+)
 from cruxflow.llm.openai_format import completion_from_choice
 
 log = logging.getLogger(__name__)
@@ -88,8 +96,9 @@ class OpenAIBackend(Backend):
         # with constrain: llamacpp, off as in process: reuse makes near ties depend on request
         # order). Other servers decide prefix caching at start-up (vllm serve
         # --enable-prefix-caching).
-        if self.prompt_cache is not None:
-            extra.setdefault("cache_prompt", bool(self.prompt_cache))
+        if self.prompt_cache is not None:  # text generation never reuses (may_reuse_prompt)
+            extra.setdefault("cache_prompt", bool(self.prompt_cache)
+                             and may_reuse_prompt(request.sampling))
         elif self.constrain == "llamacpp":
             extra.setdefault("cache_prompt", False)
         return extra

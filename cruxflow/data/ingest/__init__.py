@@ -108,11 +108,19 @@ def _files(directory: Path) -> list[tuple[str, bool]]:
     return found
 
 
+def _resolved(path) -> Path:
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):  # a symlink to itself, or a loop of them
+        raise DataError("cannot read: too many levels of symbolic links (a loop)",
+                        path=path) from None
+
+
 def check_output(out, inputs) -> None:
     """Refuse an output that would destroy an input or a directory that is not a dataset."""
-    target = Path(out).resolve()
+    target = _resolved(out)
     for given in inputs:
-        src = Path(given).resolve()
+        src = _resolved(given)
         if target == src or target in src.parents or src in target.parents:
             raise DataError(f"the output is, holds or lies inside the input {given}: writing "
                             "it would destroy the input; choose another --output", path=out)
