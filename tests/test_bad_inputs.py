@@ -13,6 +13,7 @@ outputs get the mode the umask says, and the workflow config's checks of names.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -704,3 +705,94 @@ def test_every_writer_refuses_a_protected_input(tmp_path):
     assert run.read_text() == "the user's run\n" and list(folder.iterdir()) == []
     write_json(tmp_path / "alias", {"a": 1})  # outside a command: an ordinary path again
     assert json.loads((tmp_path / "alias").read_text()) == {"a": 1}
+
+
+# --- a full disk, a read-only file system, Ctrl-C (issue 31) --------------------------------
+
+
+def _refusing_replace(code: int):
+    real = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if str(dst).endswith((".tsv", ".jsonl", ".json", ".txt", ".run")):
+            raise OSError(code, os.strerror(code), str(dst))
+        return real(src, dst, *args, **kwargs)
+    return replace
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+@pytest.mark.parametrize("command", ["ingest", "evaluate"])
+def test_a_full_or_read_only_disk_is_one_line_and_replaces_nothing(
+        command, code, tmp_path, demo_dataset, capsys, monkeypatch):
+    out = tmp_path / "out"
+    if command == "ingest":
+        ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+        argv = ["ingest", "--format", "crux", "--input", str(DEMO / "crux"), "--output", str(out),
+                "--eta", "5"]
+    else:
+        shutil.copytree(demo_dataset, tmp_path / "data")
+        argv = ["evaluate", "--dataset", str(tmp_path / "data"), "--run",
+                str(tmp_path / "data" / "judgments" / "eta3" / "oracle.run"),
+                "--output", str(out)]
+        assert main(argv) == 0
+        (out / "aggregate.tsv").write_text("the earlier result\n")
+    before = snapshot(tmp_path)
+    capsys.readouterr()
+    monkeypatch.setattr(os, "replace", _refusing_replace(code))
+    rc = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"cruxflow: error: {out}/") and os.strerror(code) in err
+    assert "nothing was replaced" in err
+    assert snapshot(tmp_path) == before   # no temporary file left, the old output whole
+
+
+def test_ctrl_c_during_ingest_is_one_line_exit_130_and_the_old_dataset_stays(
+        tmp_path, capsys, monkeypatch):
+    from cruxflow.data.model import Dataset
+
+    out = tmp_path / "out"
+    ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+    before = snapshot(tmp_path)
+    real_save = Dataset.save
+
+    def save_then_interrupt(self, directory, **kwargs):   # Ctrl-C with half the files written
+        real_save(self, directory, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Dataset, "save", save_then_interrupt)
+    capsys.readouterr()
+    rc = main(["ingest", "--format", "crux", "--input", str(DEMO / "crux"),
+               "--output", str(out), "--max-topics", "2"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 130 and err == "cruxflow: interrupted; outputs written before stay as they were"
+    assert snapshot(tmp_path) == before
+
+
+def test_ctrl_c_in_a_real_process_exits_130_and_keeps_the_old_dataset(tmp_path):
+    """SIGINT to a real `cruxflow ingest` while it writes the new dataset over an old one."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+    row = json.dumps({"document": "An article about the flood. " * 20 + " ||||| "
+                      + "Another article about it. " * 20, "summary": "A summary."})
+    (tmp_path / "mn.jsonl").write_text((row + "\n") * 20_000)   # a few seconds to write out
+    before = snapshot(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "ingest", "--format",
+                             "multinews", "--input", str(tmp_path / "mn.jsonl"), "--output",
+                             str(out)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".out.*.tmp/*")):   # writing the new dataset beside the old
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1].strip()
+    assert proc.returncode == 130, err
+    assert err == "cruxflow: interrupted; outputs written before stay as they were"
+    assert snapshot(tmp_path) == before

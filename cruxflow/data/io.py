@@ -192,6 +192,10 @@ def atomic_directory(path):
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
             raise _write_failed(exc, path) from None
+        if isinstance(exc, DataError) and exc.path and exc.path.startswith(str(tmp)):
+            # name the output the user gave, not the temporary folder that is gone now
+            raise DataError(exc.reason, path=str(path) + exc.path[len(str(tmp)):],
+                            record=exc.record, field=exc.field) from None
         raise
 
 
