@@ -81,6 +81,13 @@ def main(argv=None) -> int:
     except (DataError, LLMError) as exc:
         print(f"cruxflow: error: {exc}", file=sys.stderr)
         return 2
+    except SystemExit as exc:
+        # A command's usage error, raised as SystemExit("cruxflow X: ..."): one line and exit 2
+        # like argparse's, not Python's exit 1 for a message
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            exc.code = 2
+        raise
     except KeyboardInterrupt:  # Ctrl-C: every writer is atomic, so nothing half-written
         print("cruxflow: interrupted; outputs written before stay as they were",
               file=sys.stderr)
