@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import math
 import os
 import shutil
 import socket
@@ -508,6 +509,51 @@ CASES = [
          ("{t}/c.yaml", "alias bomb")),
     Case("annotate-db-is-not-a-database", "annotate --db {t}/notes.txt --export {t}/out",
          a_file("notes.txt", "my notes\n"), ("{t}/notes.txt", "not an annotation database")),
+    # ---- issue 31: values that were taken silently, or gave a traceback
+    Case("crux-rating-nan", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "judgements.jsonl", 2,
+                                        lambda o: {**o, "rating": [math.nan] * 10})),
+         ("{t}/crux/judgements.jsonl", "line 2", "field 'rating'", "(nan) is not an integer")),
+    Case("crux-rating-infinity", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "judgements.jsonl", 3,
+                                        lambda o: {**o, "rating": [math.inf] * 10})),
+         ("{t}/crux/judgements.jsonl", "line 3", "(inf) is not an integer")),
+    Case("crux-eval-judge-nan", "crux-eval --run " + ORACLE + " --qrel "
+         "{t}/data/judgments/eta3/qrels.relevance.txt --judge {t}/j.jsonl",
+         data_with(lambda t, d: (shutil.copy(DEMO / "crux" / "judgements.jsonl", t / "j.jsonl"),
+                                 edit_jsonl(t / "j.jsonl", 4,
+                                            lambda o: {**o, "rating": [math.nan] * 10}))),
+         ("{t}/j.jsonl", "line 4", "field 'rating'", "(nan)"), needs_demo=True),
+    Case("crux-passages-empty", INGEST_CRUX,
+         crux_with(lambda c: (c / "passages.jsonl").write_text("")),
+         ("{t}/crux/passages.jsonl", "no passage in the passages file")),
+    Case("judgments-missing-a-topic", EVAL_ORACLE + " --judgments {t}/j.jsonl",
+         data_with(lambda t, d: lines(t / "j.jsonl", (d / "judgments" / "eta3" /
+                                                       "judgments.jsonl").read_text()
+                                      .splitlines()[:1])),
+         ("{t}/j.jsonl", "no record for 9 of the dataset's 10 topics"), needs_demo=True),
+    Case("judgments-eta-a-string", EVAL_ORACLE + " --judgments {t}/j.jsonl",
+         data_with(lambda t, d: (shutil.copy(d / "judgments" / "eta3" / "judgments.jsonl",
+                                             t / "j.jsonl"),
+                                 edit_jsonl(t / "j.jsonl", 1, lambda o: {**o, "eta": "3"}))),
+         ("{t}/j.jsonl", "line 1", "field 'eta'", "'3' is not an integer"), needs_demo=True),
+    Case("agreement-no-arguments", "agreement", nothing, ("give --reports",)),
+    Case("agreement-eta-7", "agreement --eta 7", nothing, ("argument --eta", "got 7")),
+    Case("support-citation-a-string", "support --input {t}/answers.jsonl --output {t}/out",
+         support_input({**SUPPORT_ROW, "answer": [{"text": "A.", "citations": ["0"]}]}),
+         ("{t}/answers.jsonl", "line 1", "citations[0]", "is a number (0, not '0')")),
+    Case("support-passages-not-an-index", "support --input {t}/answers.jsonl --output {t}/out "
+         "--passages {t}/folder --judge all",
+         lambda t, d: (support_input(SUPPORT_ROW)(t, d), lines(t / "folder" / "a.txt", ["x"])),
+         ("{t}/folder", "not a Lucene index")),
+    Case("plan-tokenizer-missing", f"plan --config {REPO}/config.yaml --workdir {REPO} "
+         "--tokenizer {t}/nonexistent", nothing, ("{t}/nonexistent", "no tokenizer.json")),
+    Case("annotate-overlap-above-the-annotators", "annotate --dataset {t}/data --task ratings "
+         "--annotators a,b --overlap 5 --db {t}/a.sqlite", data_with(),
+         ("overlap 5 must lie in 1..2",), needs_demo=True),
+    Case("annotate-reports-task-without-reports", "annotate --dataset {t}/data --task reports "
+         "--annotators a,b --db {t}/a.sqlite", data_with(), ("needs --reports",),
+         needs_demo=True),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),

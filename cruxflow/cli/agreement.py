@@ -8,6 +8,8 @@ import json
 import math
 from pathlib import Path
 
+from cruxflow.cli import args as types
+
 
 def _num(value, digits: int = 3) -> str:
     return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) \
@@ -87,7 +89,7 @@ def add_command(subparsers) -> None:
     p.add_argument("--judge-reports", nargs="+", metavar="[SYSTEM=]PATH",
                    help="cruxflow's ratings of generated reports (results/rag/.../ratings/"
                         "<system>.k<k>.jsonl), one file per system")
-    p.add_argument("--eta", type=int, default=3, help="answerability threshold (default 3)")
+    p.add_argument("--eta", type=types.eta, default=3, help="answerability threshold (default 3)")
     p.add_argument("--output", type=Path, help="directory to write the tables (TSV) and "
                                                "summary.json to")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cruxflow.data.errors import DataError
 from cruxflow.data.model import Dataset, Topic
 from cruxflow.data.text import clip_words, count_words
 from cruxflow.llm import Request, spec_identity
@@ -116,6 +117,9 @@ def choose_tokenizer(config: dict, override: str | None = None) -> tuple[str | N
         p = Path(given)
         if (p / "tokenizer.json" if p.is_dir() else p).is_file():
             return str(given), {"kind": "tokenizer", "path": str(given), "estimate": False}
+        if override:  # asked for by name on the command line: not silently another counter
+            raise DataError("no tokenizer.json there (give the file, or a folder holding it)",
+                            path=override)
         missing = f"{given} not found"
     else:
         missing = "no tokenizer configured (metrics.tokenizer)"
