@@ -59,7 +59,7 @@ def run(args) -> int:
         return 2
     start = time.perf_counter()
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, args.workdir)
     except ConfigError as e:
         print(f"cruxflow plan: {args.config}: {e}", file=sys.stderr)
         return 2

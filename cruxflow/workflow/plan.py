@@ -441,8 +441,9 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
     return Plan(stages, described, not_planned)
 
 
-def load_config(path) -> dict:
-    """A workflow config file, validated and resolved as ``rules/common.smk`` does."""
+def load_config(path, basedir=".") -> dict:
+    """A workflow config file, checked as ``rules/common.smk`` checks it (one check: the
+    schema, the keys across, the files it names relative to ``basedir``)."""
     from cruxflow.data.io import read_yaml
 
-    return workflow_config.resolve(workflow_config.with_defaults(read_yaml(path)))
+    return workflow_config.check(read_yaml(path), basedir)
