@@ -554,6 +554,13 @@ CASES = [
     Case("annotate-reports-task-without-reports", "annotate --dataset {t}/data --task reports "
          "--annotators a,b --db {t}/a.sqlite", data_with(), ("needs --reports",),
          needs_demo=True),
+    Case("duc-folder-inside-a-cluster", INGEST_DUC,
+         duc_with(lambda d: lines(d / "docs" / "d41002t" / "more" / "APW1.txt", ["x"])),
+         ("{t}/duc/docs/d41002t/more", "a folder inside a cluster directory")),
+    Case("duc-symlink-loop-inside-a-cluster", INGEST_DUC,
+         duc_with(lambda d: (d / "docs" / "d41002t" / "loop").symlink_to(
+             d / "docs" / "d41002t" / "loop")),
+         ("{t}/duc/docs/d41002t/loop", "not a readable document file")),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -842,3 +849,13 @@ def test_ctrl_c_in_a_real_process_exits_130_and_keeps_the_old_dataset(tmp_path):
     assert proc.returncode == 130, err
     assert err == "cruxflow: interrupted; outputs written before stay as they were"
     assert snapshot(tmp_path) == before
+
+
+def test_hidden_files_of_a_duc_folder_are_reported(tmp_path, capsys):
+    d = duc(tmp_path)
+    (d / "docs" / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (d / "docs" / "d41002t" / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    capsys.readouterr()
+    assert main(["ingest", "--format", "duc2004", "--input", str(d), "--output",
+                 str(tmp_path / "out")]) == 0
+    assert "note: 2 hidden files skipped (.DS_Store)" in capsys.readouterr().out

@@ -223,6 +223,8 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
                        empty_articles_skipped=report.empty_articles_skipped)
         if report.layout is not None:  # the CRUX reader says which published layout it read
             summary.update(layout=report.layout, notes=report.notes)
+        elif report.notes:  # a DUC folder's hidden files skipped, ...
+            summary.update(notes=report.notes)
         if dataset.ratings and eta is not None:
             summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset,
                                                    tmp / "judgments" / f"eta{eta}", eta)
