@@ -305,6 +305,10 @@ CASES = [
                           (t / "data" / "runs" / "mine.run").symlink_to(t / "crux" / "x")),
          ("{t}/data", "also holds 'runs/mine.run'"), needs_demo=True),
     # ---- ingest: argument values
+    Case("prefix-with-a-path", INGEST_CRUX + " --prefix a/../b", crux_with(lambda c: None),
+         ("argument --prefix", "'a/../b'", "letters, digits")),
+    Case("prefix-empty", "ingest --format crux --input {t}/crux --output {t}/out --prefix=",
+         crux_with(lambda c: None), ("argument --prefix", "''")),
     Case("max-topics-negative", INGEST_CRUX + " --max-topics -1", crux_with(lambda c: None),
          ("argument --max-topics", "must be at least 1, got -1")),
     Case("max-topics-zero", INGEST_CRUX + " --max-topics 0", crux_with(lambda c: None),
@@ -859,3 +863,12 @@ def test_hidden_files_of_a_duc_folder_are_reported(tmp_path, capsys):
     assert main(["ingest", "--format", "duc2004", "--input", str(d), "--output",
                  str(tmp_path / "out")]) == 0
     assert "note: 2 hidden files skipped (.DS_Store)" in capsys.readouterr().out
+
+
+def test_the_ingest_prefix_rule_is_the_config_schemas():
+    from cruxflow.cli.ingest import PREFIX
+    from cruxflow.workflow.config import SCHEMA
+
+    schema = json.loads(SCHEMA.read_text())
+    dataset = schema["properties"]["datasets"]["additionalProperties"]["properties"]
+    assert dataset["prefix"]["pattern"] == PREFIX.pattern
