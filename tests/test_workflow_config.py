@@ -344,3 +344,18 @@ def test_snakemake_prints_the_same_problems_one_per_line_before_any_dag(tmp_path
     assert "cruxflow: invalid config:\n  metrics.alpha: nan is not a finite number\n" \
         f"  runs.demo-crux.mine: no such file or directory: {tmp_path}/missing.run" in out
     assert "Building DAG" not in out and "MissingInputException" not in out
+
+
+def test_an_alias_bomb_is_refused_before_the_schema_walks_it():
+    import time
+
+    from cruxflow.workflow.config import check
+
+    text = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}' if i > 1 else '0'] * 9)}]\n"
+                   for i in range(1, 10))   # 9**9 = 387 million values once expanded
+    config = {"datasets": {"mn": {"format": "multinews", "input": "mn.jsonl"}},
+              "bomb": yaml.safe_load(text)}
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match="alias bomb"):
+        check(config)
+    assert time.perf_counter() - start < 5

@@ -295,22 +295,23 @@ def read_yaml(path, encoding: str = "utf-8"):
         raise DataError(f"invalid YAML: {problem}{hint}", path=path, record=where) from None
     except yaml.YAMLError as exc:
         raise DataError(f"invalid YAML: {' '.join(str(exc).split())}", path=path) from None
-    if _expanded_size(value, {}) > MAX_YAML_VALUES:
+    if expanded_size(value) > MAX_YAML_VALUES:
         raise DataError(f"its aliases expand to more than {MAX_YAML_VALUES:,} values (a YAML "
                         "alias bomb?): refusing to read it", path=path)
     return value
 
 
-def _expanded_size(value, seen: dict) -> int:
+def expanded_size(value, seen: dict | None = None) -> int:
     """How many values ``value`` holds once every shared (aliased) part is counted each time
     it occurs; computed once per shared object, so a bomb is measured in a few steps."""
     if not isinstance(value, dict | list):
         return 1
+    seen = {} if seen is None else seen
     key = id(value)
     if key not in seen:
         seen[key] = 0  # a cycle (a recursive alias) counts once
         items = value.values() if isinstance(value, dict) else value
-        seen[key] = 1 + sum(min(_expanded_size(v, seen), MAX_YAML_VALUES + 1) for v in items)
+        seen[key] = 1 + sum(min(expanded_size(v, seen), MAX_YAML_VALUES + 1) for v in items)
     return seen[key]
 
 

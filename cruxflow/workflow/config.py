@@ -314,6 +314,11 @@ def check(config: dict, basedir=".") -> dict:
     and the files it names. :class:`ConfigError` lists every problem under its key path."""
     if not isinstance(config, dict):
         raise ConfigError([("(top level)", "expected a mapping of sections (datasets:, ...)")])
+    from cruxflow.data.io import MAX_YAML_VALUES, expanded_size
+
+    if expanded_size(config) > MAX_YAML_VALUES:  # before the schema walks it for minutes
+        raise ConfigError([("(top level)", f"its YAML aliases expand to more than "
+                                           f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
     with_defaults(config)
     fill_format_defaults(config)
     use_annotation_exports(config)
