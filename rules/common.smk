@@ -6,17 +6,21 @@ import re
 import sys
 
 from snakemake.logging import logger
-from snakemake.utils import validate
 
 sys.path.insert(0, workflow.basedir)
 from cruxflow.data import names
+from cruxflow.data.errors import ConfigError
 from cruxflow.rerank import registry as reranker_registry
 from cruxflow.workflow import config as workflow_config
 from cruxflow.workflow.llm_role import LLMRole
 
-validate(config, "../cruxflow/schemas/config.schema.json", set_default=True)
-# Format-dependent defaults and the checks across keys (cruxflow/workflow/config.py).
-workflow_config.resolve(config)
+# The one config check, the one `cruxflow plan` makes (cruxflow/workflow/config.py): the schema
+# with its defaults, format-dependent defaults, the checks across keys and the files named,
+# before any DAG is built; one line per problem, naming its key.
+try:
+    workflow_config.check(config, workflow.basedir)
+except ConfigError as e:
+    sys.exit(f"cruxflow: {e}")
 
 # Workflow scripts import the cruxflow package from this checkout, also inside the conda
 # environments of the rules (which install the dependencies, not the package itself).

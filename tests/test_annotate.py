@@ -6,6 +6,8 @@ tests/test_annotate_browser.py."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -405,6 +407,77 @@ def test_concurrent_label_requests_are_all_stored(server, tmp_path):
     assert per_annotator == {"a": 16 + 80, "b": 16, "c": 16}
     print(f"{len(jobs) + 80} label requests from 16 threads in {seconds:.2f} s: "
           f"{(len(jobs) + 80) / seconds:.0f} requests/s")
+
+
+def _raw(root: str, data: bytes) -> bytes:
+    """Send raw bytes to the server (a client that lies), close our side, read the answer."""
+    host, port = root.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_the_server_limits_bodies_sends_security_headers_and_logs_no_traceback(
+        server, tmp_path):
+    """Issue 31: a 100 KB label with a valid token is refused unread (413), every page carries
+    CSP, frame-ancestors/X-Frame-Options and no-referrer (tokens are in the URLs), and clients
+    that lie about Content-Length leave no traceback in the real uvicorn's log."""
+    api = server.links["a"] + "api/label"
+    with urllib.request.urlopen(server.links["a"] + "item/1", timeout=30) as page:
+        headers = page.headers
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert (headers["X-Frame-Options"], headers["Referrer-Policy"]) == ("DENY", "no-referrer")
+    flood = json.dumps({"item": 0, "question": 0, "value": 5, "span": {
+        "start": 0, "end": 1, "text": "x" * 100_000}}).encode()
+    status, got = request(api, flood)
+    assert status == 413 and "over 16384 bytes" in got["error"]
+    path = api.split(server.root)[1]
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    # declares 1000 bytes, sends 10 and hangs up; declares a bad length; streams 20 KB chunked
+    short = _raw(server.root, (head + "Content-Length: 1000\r\n\r\n").encode() + b'{"item": 0')
+    assert b" 500 " not in short
+    bad = _raw(server.root, (head + "Content-Length: -5\r\n\r\n").encode())
+    assert bad.startswith(b"HTTP/1.1 4")
+    chunk = b"x" * 20_000
+    chunked = _raw(server.root, (head + "Transfer-Encoding: chunked\r\n\r\n").encode()
+                   + f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n0\r\n\r\n")
+    assert chunked.startswith(b"HTTP/1.1 413")
+    assert request(api, {"item": 0, "question": 0, "value": 4})[0] == 200  # still serving
+    assert [x.value for x in Store(tmp_path / "srv.sqlite").labels()] == [4]
+    server.stop()
+    log = server.proc.stderr.read()
+    assert "Traceback" not in log and "Exception" not in log, log
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o000])
+def test_the_database_holding_the_tokens_is_the_owners_alone(dataset, tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        store = ratings_store(tmp_path / "t.sqlite", dataset)
+        store.save("a", 0, 0, value=5)  # the WAL files exist now
+    finally:
+        os.umask(old)
+    made = sorted(tmp_path.glob("t.sqlite*"))
+    assert [p.name for p in made][:2] == ["t.sqlite", "t.sqlite-shm"] or len(made) >= 1
+    assert {p.name: p.stat().st_mode & 0o777 for p in made} == {p.name: 0o600 for p in made}
+    (tmp_path / "t.sqlite").chmod(0o644)  # made by an older version: opening it tightens it
+    Store(tmp_path / "t.sqlite")
+    assert (tmp_path / "t.sqlite").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_file_that_is_not_a_database_is_refused_untouched(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    notes.chmod(0o644)
+    with pytest.raises(DataError, match="notes.txt: not an annotation database"):
+        Store(notes)
+    assert notes.read_text() == "my notes\n" and notes.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
 # --- the workflow's option: exported labels are used when they exist

@@ -13,8 +13,10 @@ outputs get the mode the umask says, and the workflow config's checks of names.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import math
 import os
 import shutil
 import socket
@@ -167,6 +169,17 @@ def nothing(t, _):
     pass
 
 
+def files(*names: str, link: tuple[str, str] | None = None):
+    """Small stand-in inputs (the output check runs before any is read), and a symlink."""
+    def setup(t, _):
+        for name in names:
+            (t / name).parent.mkdir(parents=True, exist_ok=True)
+            (t / name).write_text(f"the user's {name}\n")
+        if link:
+            (t / link[0]).symlink_to(t / link[1])
+    return setup
+
+
 # --- the table ------------------------------------------------------------------------------
 
 
@@ -186,6 +199,8 @@ INGEST_MN = "ingest --format multinews --input {t}/mn.jsonl --output {t}/out"
 EVAL_RUN = "evaluate --dataset {t}/data --run {t}/my.run"
 EVAL_ORACLE = "evaluate --dataset {t}/data --run {t}/data/judgments/eta3/oracle.run"
 ORACLE = "{t}/data/judgments/eta3/oracle.run"
+CRUX_EVAL = "crux-eval --run {t}/r.run --qrel {t}/q.txt --judge {t}/j.jsonl"
+CRUX_EVAL_FILES = files("r.run", "q.txt", "j.jsonl")
 
 CASES = [
     # ---- ingest --format crux: records (the reader or the loader's rules before writing)
@@ -251,7 +266,7 @@ CASES = [
          crux_with(lambda c: None), ("{t}/crux/topics.jsonl", "does not apply to the crux")),
     # ---- ingest: where the output goes
     Case("output-is-input", "ingest --format crux --input {t}/crux --output {t}/crux",
-         crux_with(lambda c: None), ("{t}/crux", "is, holds or lies inside the input")),
+         crux_with(lambda c: None), ("{t}/crux", "is the command's input --input")),
     Case("output-inside-input", "ingest --format crux --input {t}/crux --output {t}/crux/out",
          crux_with(lambda c: None), ("{t}/crux/out", "lies inside the input")),
     Case("output-holds-input", "ingest --format crux --input {t}/crux --output {t}",
@@ -265,7 +280,35 @@ CASES = [
     Case("output-is-someone-elses-directory", INGEST_CRUX,
          crux_with(lambda c: lines(c.parent / "out" / "notes.txt", ["mine"])),
          ("{t}/out", "holds files and no dataset (no manifest.json)", "refusing")),
+    # issue 31: a manifest.json of someone else's (a web app, a browser extension) is no dataset
+    Case("output-is-a-web-app", "ingest --format crux --input {t}/crux --output {t}/site",
+         crux_with(lambda c: (lines(c.parent / "site" / "manifest.json", [{"name": "my app"}]),
+                              lines(c.parent / "site" / "src" / "app.py", ["x"]))),
+         ("{t}/site", "manifest.json that cruxflow ingest did not write", "refusing")),
+    Case("output-holds-only-a-foreign-manifest", "ingest --format crux --input {t}/crux "
+         "--output {t}/site",
+         crux_with(lambda c: lines(c.parent / "site" / "manifest.json", [{"name": "my app"}])),
+         ("{t}/site", "did not write")),
+    Case("output-holds-dataset-names-but-no-manifest", INGEST_CRUX,
+         crux_with(lambda c: lines(c.parent / "out" / "topics.jsonl", [{"mine": 1}])),
+         ("{t}/out", "no dataset (no manifest.json)")),
+    Case("output-is-a-dataset-plus-my-notes",
+         "ingest --format crux --input {t}/crux --output {t}/data",
+         lambda t, demo: (crux(t), data(t, demo), lines(t / "data" / "notes.txt", ["mine"]),
+                          lines(t / "data" / "passages" / "index" / "x.bin", ["mine"])),
+         ("{t}/data", "is a dataset but also holds 'notes.txt' and 1 more files"),
+         needs_demo=True),
+    Case("output-is-a-dataset-with-a-symlink",
+         "ingest --format crux --input {t}/crux --output {t}/data",
+         lambda t, demo: (crux(t), data(t, demo),
+                          (t / "data" / "runs").mkdir(exist_ok=True),
+                          (t / "data" / "runs" / "mine.run").symlink_to(t / "crux" / "x")),
+         ("{t}/data", "also holds 'runs/mine.run'"), needs_demo=True),
     # ---- ingest: argument values
+    Case("prefix-with-a-path", INGEST_CRUX + " --prefix a/../b", crux_with(lambda c: None),
+         ("argument --prefix", "'a/../b'", "letters, digits")),
+    Case("prefix-empty", "ingest --format crux --input {t}/crux --output {t}/out --prefix=",
+         crux_with(lambda c: None), ("argument --prefix", "''")),
     Case("max-topics-negative", INGEST_CRUX + " --max-topics -1", crux_with(lambda c: None),
          ("argument --max-topics", "must be at least 1, got -1")),
     Case("max-topics-zero", INGEST_CRUX + " --max-topics 0", crux_with(lambda c: None),
@@ -406,6 +449,122 @@ CASES = [
     Case("kpr-question-missing", "kpr --input {t}/q.jsonl --output {t}/out",
          kpr_input({"id": "q1", "documents": [{"id": "d", "text": "t"}]}),
          ("{t}/q.jsonl", "line 1", "question")),
+    # ---- issue 31: no command writes over one of its inputs (checked before any work)
+    Case("crux-eval-output-is-the-run", CRUX_EVAL + " --output {t}/r.run", CRUX_EVAL_FILES,
+         ("{t}/r.run", "is the command's input --run", "--output")),
+    Case("crux-eval-output-is-the-qrels", CRUX_EVAL + " --output {t}/q.txt", CRUX_EVAL_FILES,
+         ("{t}/q.txt", "input --qrel")),
+    Case("crux-eval-output-is-the-judge-file", CRUX_EVAL + " --output {t}/j.jsonl",
+         CRUX_EVAL_FILES, ("{t}/j.jsonl", "input --judge")),
+    Case("crux-eval-output-is-a-link-to-the-run", CRUX_EVAL + " --output {t}/link",
+         files("r.run", "q.txt", "j.jsonl", link=("link", "r.run")), ("{t}/link", "input --run")),
+    Case("crux-eval-output-is-a-hard-link-to-the-run", CRUX_EVAL + " --output {t}/hard",
+         lambda t, d: (CRUX_EVAL_FILES(t, d), os.link(t / "r.run", t / "hard")),
+         ("{t}/hard", "input --run")),
+    Case("evaluate-output-is-the-dataset", "evaluate --dataset {t}/data --run {t}/r.run "
+         "--output {t}/data", files("data/topics.jsonl", "r.run"), ("{t}/data", "--dataset")),
+    Case("evaluate-output-would-overwrite-the-run", "evaluate --dataset {t}/data --run "
+         "{t}/out/per_query.tsv --output {t}/out",
+         files("data/topics.jsonl", "out/per_query.tsv"), ("{t}/out", "input --run")),
+    Case("kpr-output-is-the-input", "kpr --input {t}/q.jsonl --output {t}/q.jsonl",
+         files("q.jsonl"), ("{t}/q.jsonl", "input --input")),
+    Case("kpr-output-would-overwrite-the-input", "kpr --input {t}/out/judgments.jsonl "
+         "--output {t}/out", files("out/judgments.jsonl"), ("{t}/out", "input --input")),
+    Case("udcg-cache-is-the-input", "udcg --input {t}/u.json --output {t}/out --cache {t}/u.json",
+         files("u.json"), ("{t}/u.json", "input --input", "--cache")),
+    Case("support-output-would-overwrite-the-labels", "support --input {t}/a.jsonl --output "
+         "{t}/out --labels {t}/out/labels.jsonl", files("a.jsonl", "out/labels.jsonl"),
+         ("{t}/out", "input --labels")),
+    Case("agreement-output-is-a-label-folder", "agreement --reports ann={t}/labels --output "
+         "{t}/labels", files("labels/a.jsonl"), ("{t}/labels", "input --reports")),
+    Case("annotate-export-is-the-dataset", "annotate --db {t}/a.sqlite --dataset {t}/data "
+         "--export {t}/data", files("a.sqlite", "data/topics.jsonl"), ("{t}/data", "--dataset")),
+    Case("plan-json-is-the-config", "plan --config {t}/config.yaml --json {t}/config.yaml",
+         files("config.yaml"), ("{t}/config.yaml", "input --config", "--json")),
+    # ---- issue 31: more inputs that gave a traceback
+    Case("input-symlinked-to-itself", INGEST_MN,
+         lambda t, d: (t / "mn.jsonl").symlink_to(t / "mn.jsonl"),
+         ("{t}/mn.jsonl", "cannot read", "symbolic links")),
+    Case("run-symlinked-to-itself", EVAL_RUN,
+         data_with(lambda t, d: (t / "my.run").symlink_to(t / "my.run")),
+         ("{t}/my.run",), needs_demo=True),
+    Case("jsonl-line-nested-100000-deep", INGEST_MN,
+         multinews(MN_ROW, "[" * 100_000 + "]" * 100_000),
+         ("{t}/mn.jsonl", "line 2", "nested too deeply")),
+    Case("contexts-nested-100000-deep", "evaluate --dataset {t}/data --contexts {t}/ctx.jsonl",
+         contexts_file('{"topic_id": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+         ("{t}/ctx.jsonl", "line 1", "nested too deeply"), needs_demo=True),
+    Case("udcg-cache-is-a-folder", "udcg --input {t}/u.json --output {t}/out --cache {t}/dir",
+         lambda t, d: (udcg_input(UDCG_ITEM)(t, d), (t / "dir").mkdir()),
+         ("{t}/dir", "is a directory", "--cache")),
+    Case("udcg-cache-is-not-sqlite", "udcg --input {t}/u.json --output {t}/out "
+         "--cache {t}/notes.txt",
+         lambda t, d: (udcg_input(UDCG_ITEM)(t, d), (t / "notes.txt").write_text("mine\n" * 50)),
+         ("{t}/notes.txt", "not an LLM cache")),
+    Case("udcg-config-missing", "udcg --input {t}/u.json --output {t}/out --config "
+         "{t}/nonexistent.yaml", udcg_input(UDCG_ITEM), ("{t}/nonexistent.yaml", "no such file")),
+    Case("plan-config-tab-indented", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets:\n\tdemo: {format: crux}\n"),
+         ("{t}/c.yaml", "line 2, column 1", "indent with spaces")),
+    Case("plan-config-alias-bomb", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n"
+                                  for i in range(1, 10)).replace("[*l0", "[0").replace(
+                                      "*l0", "0")),
+         ("{t}/c.yaml", "alias bomb")),
+    Case("annotate-db-is-not-a-database", "annotate --db {t}/notes.txt --export {t}/out",
+         a_file("notes.txt", "my notes\n"), ("{t}/notes.txt", "not an annotation database")),
+    # ---- issue 31: values that were taken silently, or gave a traceback
+    Case("crux-rating-nan", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "judgements.jsonl", 2,
+                                        lambda o: {**o, "rating": [math.nan] * 10})),
+         ("{t}/crux/judgements.jsonl", "line 2", "field 'rating'", "(nan) is not an integer")),
+    Case("crux-rating-infinity", INGEST_CRUX,
+         crux_with(lambda c: edit_jsonl(c / "judgements.jsonl", 3,
+                                        lambda o: {**o, "rating": [math.inf] * 10})),
+         ("{t}/crux/judgements.jsonl", "line 3", "(inf) is not an integer")),
+    Case("crux-eval-judge-nan", "crux-eval --run " + ORACLE + " --qrel "
+         "{t}/data/judgments/eta3/qrels.relevance.txt --judge {t}/j.jsonl",
+         data_with(lambda t, d: (shutil.copy(DEMO / "crux" / "judgements.jsonl", t / "j.jsonl"),
+                                 edit_jsonl(t / "j.jsonl", 4,
+                                            lambda o: {**o, "rating": [math.nan] * 10}))),
+         ("{t}/j.jsonl", "line 4", "field 'rating'", "(nan)"), needs_demo=True),
+    Case("crux-passages-empty", INGEST_CRUX,
+         crux_with(lambda c: (c / "passages.jsonl").write_text("")),
+         ("{t}/crux/passages.jsonl", "no passage in the passages file")),
+    Case("judgments-missing-a-topic", EVAL_ORACLE + " --judgments {t}/j.jsonl",
+         data_with(lambda t, d: lines(t / "j.jsonl", (d / "judgments" / "eta3" /
+                                                       "judgments.jsonl").read_text()
+                                      .splitlines()[:1])),
+         ("{t}/j.jsonl", "no record for 9 of the dataset's 10 topics"), needs_demo=True),
+    Case("judgments-eta-a-string", EVAL_ORACLE + " --judgments {t}/j.jsonl",
+         data_with(lambda t, d: (shutil.copy(d / "judgments" / "eta3" / "judgments.jsonl",
+                                             t / "j.jsonl"),
+                                 edit_jsonl(t / "j.jsonl", 1, lambda o: {**o, "eta": "3"}))),
+         ("{t}/j.jsonl", "line 1", "field 'eta'", "'3' is not an integer"), needs_demo=True),
+    Case("agreement-no-arguments", "agreement", nothing, ("give --reports",)),
+    Case("agreement-eta-7", "agreement --eta 7", nothing, ("argument --eta", "got 7")),
+    Case("support-citation-a-string", "support --input {t}/answers.jsonl --output {t}/out",
+         support_input({**SUPPORT_ROW, "answer": [{"text": "A.", "citations": ["0"]}]}),
+         ("{t}/answers.jsonl", "line 1", "citations[0]", "is a number (0, not '0')")),
+    Case("support-passages-not-an-index", "support --input {t}/answers.jsonl --output {t}/out "
+         "--passages {t}/folder --judge all",
+         lambda t, d: (support_input(SUPPORT_ROW)(t, d), lines(t / "folder" / "a.txt", ["x"])),
+         ("{t}/folder", "not a Lucene index")),
+    Case("plan-tokenizer-missing", f"plan --config {REPO}/config.yaml --workdir {REPO} "
+         "--tokenizer {t}/nonexistent", nothing, ("{t}/nonexistent", "no tokenizer.json")),
+    Case("annotate-overlap-above-the-annotators", "annotate --dataset {t}/data --task ratings "
+         "--annotators a,b --overlap 5 --db {t}/a.sqlite", data_with(),
+         ("overlap 5 must lie in 1..2",), needs_demo=True),
+    Case("annotate-reports-task-without-reports", "annotate --dataset {t}/data --task reports "
+         "--annotators a,b --db {t}/a.sqlite", data_with(), ("needs --reports",),
+         needs_demo=True),
+    Case("duc-folder-inside-a-cluster", INGEST_DUC,
+         duc_with(lambda d: lines(d / "docs" / "d41002t" / "more" / "APW1.txt", ["x"])),
+         ("{t}/duc/docs/d41002t/more", "a folder inside a cluster directory")),
+    Case("duc-symlink-loop-inside-a-cluster", INGEST_DUC,
+         duc_with(lambda d: (d / "docs" / "d41002t" / "loop").symlink_to(
+             d / "docs" / "d41002t" / "loop")),
+         ("{t}/duc/docs/d41002t/loop", "not a readable document file")),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -432,7 +591,8 @@ def test_the_table_is_large_enough():
     assert len(CASES) >= 50
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.argv.split()[0] for c in CASES}
-    assert commands == {"ingest", "evaluate", "udcg", "support", "kpr", "llm-serve"}
+    assert commands == {"ingest", "evaluate", "crux-eval", "agreement", "annotate", "udcg",
+                        "support", "kpr", "plan", "llm-serve"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -473,7 +633,6 @@ def test_reingest_replaces_the_old_dataset_as_a_whole(tmp_path, capsys):
                  "--output", str(out), "--eta", "5"]) == 0
     (out / "runs").mkdir()
     (out / "runs" / "old.run").write_text("demo-0 Q0 demo-0:0#0 1 1.0 old\n")
-    (out / "notes.txt").write_text("written by hand into the old dataset")
     old = set(snapshot(out))
     assert "judgments/eta5/judgments.jsonl" in old
     src = tmp_path / "mn.jsonl"
@@ -481,7 +640,7 @@ def test_reingest_replaces_the_old_dataset_as_a_whole(tmp_path, capsys):
     assert main(["ingest", "--format", "multinews", "--input", str(src),
                  "--output", str(out), "--prefix", "mn", "--max-topics", "2"]) == 0
     new = set(snapshot(out))
-    # only the dataset's own files, all rewritten: no judgments/eta5, runs/ or notes.txt
+    # only the dataset's own files, all rewritten: no judgments/eta5 or runs/
     assert new == {"topics.jsonl", "documents.jsonl", "passages", "passages/passages.jsonl",
                    "answerability.jsonl", "reference_ratings.jsonl", "manifest.json"}
     assert [json.loads(x)["topic_id"] for x in (out / "topics.jsonl").read_text().splitlines()] \
@@ -579,3 +738,137 @@ def test_config_names_that_would_fail_later_are_refused_up_front(section, key):
     with pytest.raises(ConfigError) as err:
         resolve(with_defaults(config))
     assert key in err.value.keys
+
+
+# --- outputs never replace inputs, whatever writes them (issue 31) --------------------------
+
+
+def test_every_writer_refuses_a_protected_input(tmp_path):
+    from cruxflow.data.errors import DataError
+    from cruxflow.data.io import atomic_directory, inputs_protected, write_json
+    from cruxflow.llm.cache import LLMCache
+
+    run = tmp_path / "my.run"
+    run.write_text("the user's run\n")
+    folder = tmp_path / "crux"
+    folder.mkdir()
+    (tmp_path / "alias").symlink_to(run)
+    with inputs_protected([(run, "--run"), (folder, "--input")]):
+        for write in (lambda: write_json(tmp_path / "alias", {}),
+                      lambda: LLMCache(run).close(),
+                      lambda: atomic_directory(folder).__enter__()):
+            with pytest.raises(DataError, match="is the command's input"):
+                write()
+    assert run.read_text() == "the user's run\n" and list(folder.iterdir()) == []
+    write_json(tmp_path / "alias", {"a": 1})  # outside a command: an ordinary path again
+    assert json.loads((tmp_path / "alias").read_text()) == {"a": 1}
+
+
+# --- a full disk, a read-only file system, Ctrl-C (issue 31) --------------------------------
+
+
+def _refusing_replace(code: int):
+    real = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if str(dst).endswith((".tsv", ".jsonl", ".json", ".txt", ".run")):
+            raise OSError(code, os.strerror(code), str(dst))
+        return real(src, dst, *args, **kwargs)
+    return replace
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+@pytest.mark.parametrize("command", ["ingest", "evaluate"])
+def test_a_full_or_read_only_disk_is_one_line_and_replaces_nothing(
+        command, code, tmp_path, demo_dataset, capsys, monkeypatch):
+    out = tmp_path / "out"
+    if command == "ingest":
+        ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+        argv = ["ingest", "--format", "crux", "--input", str(DEMO / "crux"), "--output", str(out),
+                "--eta", "5"]
+    else:
+        shutil.copytree(demo_dataset, tmp_path / "data")
+        argv = ["evaluate", "--dataset", str(tmp_path / "data"), "--run",
+                str(tmp_path / "data" / "judgments" / "eta3" / "oracle.run"),
+                "--output", str(out)]
+        assert main(argv) == 0
+        (out / "aggregate.tsv").write_text("the earlier result\n")
+    before = snapshot(tmp_path)
+    capsys.readouterr()
+    monkeypatch.setattr(os, "replace", _refusing_replace(code))
+    rc = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith(f"cruxflow: error: {out}/") and os.strerror(code) in err
+    assert "nothing was replaced" in err
+    assert snapshot(tmp_path) == before   # no temporary file left, the old output whole
+
+
+def test_ctrl_c_during_ingest_is_one_line_exit_130_and_the_old_dataset_stays(
+        tmp_path, capsys, monkeypatch):
+    from cruxflow.data.model import Dataset
+
+    out = tmp_path / "out"
+    ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+    before = snapshot(tmp_path)
+    real_save = Dataset.save
+
+    def save_then_interrupt(self, directory, **kwargs):   # Ctrl-C with half the files written
+        real_save(self, directory, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Dataset, "save", save_then_interrupt)
+    capsys.readouterr()
+    rc = main(["ingest", "--format", "crux", "--input", str(DEMO / "crux"),
+               "--output", str(out), "--max-topics", "2"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 130 and err == "cruxflow: interrupted; outputs written before stay as they were"
+    assert snapshot(tmp_path) == before
+
+
+def test_ctrl_c_in_a_real_process_exits_130_and_keeps_the_old_dataset(tmp_path):
+    """SIGINT to a real `cruxflow ingest` while it writes the new dataset over an old one."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+    row = json.dumps({"document": "An article about the flood. " * 20 + " ||||| "
+                      + "Another article about it. " * 20, "summary": "A summary."})
+    (tmp_path / "mn.jsonl").write_text((row + "\n") * 20_000)   # a few seconds to write out
+    before = snapshot(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "ingest", "--format",
+                             "multinews", "--input", str(tmp_path / "mn.jsonl"), "--output",
+                             str(out)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".out.*.tmp/*")):   # writing the new dataset beside the old
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1].strip()
+    assert proc.returncode == 130, err
+    assert err == "cruxflow: interrupted; outputs written before stay as they were"
+    assert snapshot(tmp_path) == before
+
+
+def test_hidden_files_of_a_duc_folder_are_reported(tmp_path, capsys):
+    d = duc(tmp_path)
+    (d / "docs" / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (d / "docs" / "d41002t" / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    capsys.readouterr()
+    assert main(["ingest", "--format", "duc2004", "--input", str(d), "--output",
+                 str(tmp_path / "out")]) == 0
+    assert "note: 2 hidden files skipped (.DS_Store)" in capsys.readouterr().out
+
+
+def test_the_ingest_prefix_rule_is_the_config_schemas():
+    from cruxflow.cli.ingest import PREFIX
+    from cruxflow.workflow.config import SCHEMA
+
+    schema = json.loads(SCHEMA.read_text())
+    dataset = schema["properties"]["datasets"]["additionalProperties"]["properties"]
+    assert dataset["prefix"]["pattern"] == PREFIX.pattern

@@ -442,6 +442,15 @@ def test_llamacpp_prompt_cache_reuses_the_shared_prefix():
     assert [o.cached_tokens for o in outs] == [0, 0]   # prompt_cache off: computed in full
 
 
+def test_llamacpp_reuses_prompts_for_one_token_ratings_only():
+    from cruxflow.llm.llamacpp import LlamaCppBackend
+
+    on, off = LlamaCppBackend(MODEL, prompt_cache=True), LlamaCppBackend(MODEL)  # not loaded
+    sent = [(b._body(Request("x", s))["cache_prompt"]) for b in (on, off)
+            for s in (JUDGMENT, GREEDY, GENERATION)]
+    assert sent == [True, False, False, False, False, False]
+
+
 def test_prompt_cache_is_not_in_the_cache_key_but_the_layout_is():
     from cruxflow.llm.llamacpp import LlamaCppBackend
     from cruxflow.stages.prompts import RATING, RATING_PASSAGE_FIRST
@@ -628,10 +637,12 @@ def test_prompt_cache_field_is_sent_only_when_configured(no_proxy):
     with FakeServer([OK]) as srv:
         for kwargs in ({}, {"constrain": "vllm"}, {"constrain": "llamacpp"},
                        {"prompt_cache": True}, {"constrain": "llamacpp", "prompt_cache": True}):
-            openai_backend(srv.base_url, **kwargs).generate([Request("hi", GREEDY)])
+            openai_backend(srv.base_url, **kwargs).generate([Request("hi", JUDGMENT),
+                                                             Request("hi", GREEDY)])
     sent = [r["body"].get("cache_prompt") for r in srv.requests]
-    # Unset: nothing for other servers, off for llama.cpp's (as in process); set: as set.
-    assert sent == [None, None, False, True, True]
+    # Unset: nothing for other servers, off for llama.cpp's (as in process); set: as set for a
+    # one-token rating, off for text, whose output must not depend on the request before it.
+    assert sent == [None, None, None, None, False, False, True, False, True, False]
 
 
 def test_server_greedy_output_equals_in_process(server, no_proxy):

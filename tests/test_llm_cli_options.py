@@ -16,7 +16,8 @@ def parse(*argv):
     return parser.parse_args(list(argv))
 
 
-def test_base_url_gives_an_openai_backend_and_the_default_cache(tmp_path):
+def test_base_url_gives_an_openai_backend_and_the_default_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MY_KEY", "sk-test")   # a variable named on purpose must be set
     args = parse("--base-url", "http://127.0.0.1:9/v1", "--model", "llama-70b",
                  "--api-key-env", "MY_KEY")
     runner = runner_from_args(args, default_cache=tmp_path / "out" / "llm_cache.sqlite")

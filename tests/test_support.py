@@ -631,6 +631,7 @@ def test_passage_store_lucene_index_through_pyserini(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyserini.search.lucene", lucene)
     index = tmp_path / "index"
     index.mkdir()
+    (index / "segments_1").write_bytes(b"")   # what makes a folder a Lucene index
     store = S.PassageStore(index)
     assert opened == [str(index)]
     assert store.get("s1") == "Title: T\nText: seg"

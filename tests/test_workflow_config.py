@@ -296,3 +296,69 @@ def test_every_problem_is_listed_at_once():
                     runs={"x": {}}))
     assert e.keys == ["datasets.c.generate", "datasets.c.corpus", "runs.x"]
     assert str(e).count("\n") == 3   # a header line, then one line per problem
+
+
+# --- the one check, before Snakemake builds its DAG (issue 31)
+
+
+def test_every_schema_problem_gets_one_short_line_under_its_key():
+    with pytest.raises(ConfigError) as caught:
+        with_defaults({"datasets": {"mn": {"format": "trec", "input": 7}},
+                       "metrics": {"alpha": "high", "eta": 9}})
+    assert caught.value.keys == ["datasets.mn.format", "datasets.mn.input", "metrics.alpha",
+                                 "metrics.eta"]
+    assert all(len(line) < 260 for line in str(caught.value).splitlines())
+    assert "$schema" not in str(caught.value) and "description" not in str(caught.value)
+
+
+def test_the_check_finds_nan_and_every_file_the_config_names_that_is_missing(tmp_path,
+                                                                            monkeypatch):
+    from cruxflow.workflow.config import check
+
+    monkeypatch.chdir(tmp_path)   # the working directory, as Snakemake's
+    (tmp_path / "mn.jsonl").write_text("")
+    config = {"datasets": {"mn": {"format": "multinews", "input": "mn.jsonl"},
+                           "gone": {"format": "crux", "input": "no/crux"}},
+              "runs": {"mn": {"bm25x": "runs/mine.run"}},
+              "metrics": {"alpha": float("nan"), "tokenizer": "tok/tokenizer.json"},
+              "beyond": {"kpr": {"k": {"input": "k.jsonl"}}}}
+    with pytest.raises(ConfigError) as caught:
+        check(config, tmp_path / "elsewhere")
+    assert caught.value.keys == ["metrics.alpha", "datasets.gone.input", "runs.mn.bm25x",
+                                 "beyond.kpr.k.input", "metrics.tokenizer"]
+    assert "no such file or directory: runs/mine.run" in str(caught.value)
+
+
+def test_snakemake_prints_the_same_problems_one_per_line_before_any_dag(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["metrics"]["alpha"] = float("nan")
+    config["runs"] = {"demo-crux": {"mine": str(tmp_path / "missing.run")}}
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1",
+                           "--configfile", str(tmp_path / "bad.yaml")], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out
+    assert "cruxflow: invalid config:\n  metrics.alpha: nan is not a finite number\n" \
+        f"  runs.demo-crux.mine: no such file or directory: {tmp_path}/missing.run" in out
+    assert "Building DAG" not in out and "MissingInputException" not in out
+
+
+def test_an_alias_bomb_is_refused_before_the_schema_walks_it():
+    import time
+
+    from cruxflow.workflow.config import check
+
+    text = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}' if i > 1 else '0'] * 9)}]\n"
+                   for i in range(1, 10))   # 9**9 = 387 million values once expanded
+    config = {"datasets": {"mn": {"format": "multinews", "input": "mn.jsonl"}},
+              "bomb": yaml.safe_load(text)}
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match="alias bomb"):
+        check(config)
+    assert time.perf_counter() - start < 5

@@ -20,7 +20,8 @@ require(__name__, "annotate", "starlette", "uvicorn", "jinja2")
 from starlette.applications import Starlette  # noqa: E402
 from starlette.concurrency import run_in_threadpool  # noqa: E402
 from starlette.exceptions import HTTPException  # noqa: E402
-from starlette.requests import Request  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
+from starlette.requests import ClientDisconnect, Request  # noqa: E402
 from starlette.responses import JSONResponse, RedirectResponse, Response  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
 from starlette.staticfiles import StaticFiles  # noqa: E402
@@ -32,6 +33,80 @@ from cruxflow.stages.prompts import RATING  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LABEL_KEYS = {"item", "question", "value", "cannot_judge", "span"}
+# A label is a few hundred bytes (a span's text is a passage's sentence or two): 16 KiB is room
+# for the longest and refuses a flood from a leaked link before it is read.
+MAX_BODY_BYTES = 16 * 1024
+# Tokens are in the URLs: no Referer may carry them off, no other site may frame the pages
+# (clickjacking), and nothing but the app's own script and style may run.
+SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; "
+                                 b"img-src 'self' data:; connect-src 'self'; form-action 'self'; "
+                                 b"base-uri 'none'; frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class GuardMiddleware:
+    """Security headers on every response; request bodies over :data:`MAX_BODY_BYTES` answered
+    413 before the app reads them (by the declared length, or as the bytes arrive); and a client
+    that goes away mid-request (a lying Content-Length, a closed tab) ends the request quietly
+    rather than as a traceback in the server's log."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_guarded(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  *SECURITY_HEADERS]}
+            await send(message)
+
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+            await _too_large(send_guarded)
+            return
+        received = 0
+
+        async def receive_limited():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_BODY_BYTES:
+                    raise _BodyTooLarge
+            return message
+
+        try:
+            await self.app(scope, receive_limited, send_guarded)
+        except _BodyTooLarge:
+            if not started:
+                await _too_large(send_guarded)
+        except ClientDisconnect:
+            pass  # nobody is left to answer
+
+
+async def _too_large(send) -> None:
+    body = json.dumps({"error": f"request body over {MAX_BODY_BYTES} bytes"}).encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def rubric() -> tuple[str, list[tuple[int, str]]]:
@@ -197,7 +272,8 @@ def make_app(store: Store, *, review: bool = False, show_system: bool = False) -
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error,
-                                                       LabelError: label_error})
+                                                       LabelError: label_error},
+                    middleware=[Middleware(GuardMiddleware)])
     app.state.store = store
     return app
 

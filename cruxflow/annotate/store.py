@@ -12,10 +12,11 @@ two annotators saving at once. A request that is wrong in any way raises :class:
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,14 +93,31 @@ def _item_json(item: Item) -> str:
     return json.dumps([asdict(q) for q in item.questions])
 
 
+# Files holding the annotators' and the admin's tokens: read and write for the owner only.
+SECRET_MODE = 0o600
+
+
+def _owner_only(path: Path) -> None:
+    """Take group and others' access away from the database and its WAL files."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with suppress(OSError):
+            if p.stat().st_mode & 0o077:
+                p.chmod(SECRET_MODE)
+
+
 class Store:
     """One annotation database; every method opens its own connection, so threads (and
     processes) share it safely: SQLite serialises the writers, WAL lets readers go on."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
+        try:
+            with self._connect() as con:
+                meta = dict(con.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError as exc:  # notes.txt given as --db, or another database
+            raise DataError(f"not an annotation database (SQLite says: {exc}); give "
+                            "another --db", path=self.path) from None
         with self._connect() as con:
-            meta = dict(con.execute("SELECT key, value FROM meta"))
             if "settings" not in meta:
                 raise DataError("not a complete annotation database (no settings): remove it "
                                 "and start again", path=self.path)
@@ -118,6 +136,7 @@ class Store:
                 self.queues[name].append(item_id)
         self._by_token = {token: name for name, token in self.tokens.items()}
         self._assigned = {name: set(q) for name, q in self.queues.items()}
+        _owner_only(self.path)  # one made by an older version, or copied with cp
 
     @property
     def task(self) -> str:
@@ -135,6 +154,11 @@ class Store:
         if path.exists():
             raise DataError("exists already: open it to resume, or remove it", path=path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        # The tokens are the only key to the app: the file is the owner's alone whatever the
+        # umask. Made empty with that mode first (SQLite gives its -wal and -shm files the
+        # database's mode), so no moment exists when others could open it.
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, SECRET_MODE))
+        os.chmod(path, SECRET_MODE)  # os.open's mode is less the umask: 0o600 stays 0o600
         con = sqlite3.connect(path, isolation_level=None)
         try:
             con.execute("PRAGMA journal_mode=WAL")

@@ -20,11 +20,14 @@ the library and prints; nothing outside this package imports it.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from pathlib import Path
 
 from cruxflow._extras import extra_for
 from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
+from cruxflow.data.io import check_outputs, inputs_protected
 from cruxflow.llm import LLMError
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
@@ -55,11 +58,45 @@ def _command(argv) -> str | None:
     return name if name in COMMANDS and argv[0] == first else None
 
 
+# Options whose path a command writes (a file, or a folder it writes ``args.writes`` into).
+OUTPUT_OPTIONS = ("output", "cache", "db", "export", "json")
+
+
+def _paths(value):
+    """The paths an option's value names: a Path, a string naming an existing file or folder
+    (or ``NAME=PATH``), or a list of these."""
+    for item in value if isinstance(value, list | tuple) else [value]:
+        if isinstance(item, Path):
+            yield item
+        elif isinstance(item, str) and item:
+            for text in (item, item.partition("=")[2]):
+                if text and os.path.lexists(text):
+                    yield Path(text)
+                    break
+
+
+def _inputs_and_outputs(args):
+    inputs, outputs = [], []
+    for dest, value in vars(args).items():
+        if dest in ("func", "writes", "command"):
+            continue
+        option = "--" + dest.replace("_", "-")
+        if dest in OUTPUT_OPTIONS:
+            outputs += [(p, option, tuple(getattr(args, "writes", ())) if dest == "output"
+                         else ()) for p in _paths(value) if isinstance(value, Path)]
+        else:
+            inputs += [(p, option) for p in _paths(value)]
+    return inputs, outputs
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(_command(argv)).parse_args(argv)
     try:
-        return args.func(args)
+        inputs, outputs = _inputs_and_outputs(args)
+        check_outputs(outputs, inputs)
+        with inputs_protected(inputs):
+            return args.func(args)
     except (DataError, LLMError) as exc:
         print(f"cruxflow: error: {exc}", file=sys.stderr)
         return 2
@@ -69,6 +106,21 @@ def main(argv=None) -> int:
             raise
         print(f"cruxflow: error: {message}", file=sys.stderr)
         return 2
+    except SystemExit as exc:
+        # A command's usage error, raised as SystemExit("cruxflow X: ..."): one line and exit 2
+        # like argparse's, not Python's exit 1 for a message
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            exc.code = 2
+        raise
+    except KeyboardInterrupt:  # Ctrl-C: every writer is atomic, so nothing half-written
+        print("cruxflow: interrupted; outputs written before stay as they were",
+              file=sys.stderr)
+        return 130
+    except OSError as exc:  # the system refused (disk full, read-only, ...): not a bug
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"cruxflow: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -298,4 +298,6 @@ def add_command(subparsers) -> None:
     p.add_argument("--allow-empty", action="store_true",
                    help="score an empty run or contexts file (every topic as an empty context) "
                         "instead of failing")
-    p.set_defaults(func=_cmd_evaluate)
+    # what --output gets, so an input there under one of these names is refused before any work
+    p.set_defaults(func=_cmd_evaluate,
+                   writes=("per_query.tsv", "aggregate.tsv", "crux_eval.json"))

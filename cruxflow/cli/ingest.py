@@ -3,7 +3,9 @@ data model (docs/data-model.md) and print the counts."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 from pathlib import Path
 
 from cruxflow.cli import args as types
@@ -46,6 +48,18 @@ def _cmd_ingest(args) -> int:
     return 0
 
 
+# The config schema's rule for datasets.<name>.prefix: topic ids become parts of file names,
+# so "a/../b" would write outside results/, and "" would silently be the default.
+PREFIX = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def _prefix(text: str) -> str:
+    if not PREFIX.match(text) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"{text!r}: letters, digits, '_', '.' and '-' only "
+                                         "(topic ids become file names)")
+    return text
+
+
 def _default_prefix(fmt: str) -> str:
     return {"multinews": "multi_news-test", "multinews-src": "multi_news-test",
             "duc2004": "duc04-test", "crux": "crux", "documents": "own",
@@ -63,10 +77,12 @@ def add_command(subparsers) -> None:
                         "of topic folders (docs/own-data.md); nuggets: AutoNuggetizer JSONL or "
                         "a folder with nuggets.jsonl and assignments.jsonl (docs/nuggets.md)")
     p.add_argument("--output", required=True, type=Path,
-                   help="dataset directory to write; an earlier dataset there is replaced as a "
-                        "whole (nothing of it survives), any other non-empty directory and a "
-                        "path inside the input are refused")
-    p.add_argument("--prefix", help="topic id prefix (default: multi_news-test, duc04-test)")
+                   help="dataset directory to write; an earlier dataset there (its "
+                        "manifest.json written by ingest, no other file) is replaced as a "
+                        "whole; any other non-empty directory and a path inside the input are "
+                        "refused")
+    p.add_argument("--prefix", type=_prefix,
+                   help="topic id prefix (default: multi_news-test, duc04-test)")
     p.add_argument("--id-scheme", choices=["index", "source"], default="index")
     p.add_argument("--min-docs", type=types.positive_int, default=2,
                    help="drop clusters with fewer non-empty documents (CRUX: 2)")

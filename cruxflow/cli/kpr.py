@@ -81,7 +81,11 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     llm_options.add_llm_arguments(p)
     llm_options.add_role_arguments(p, "judge", "entailment judgments")
     llm_options.add_role_arguments(p, "filter", "the AutoDS filter's scores")
-    p.set_defaults(func=_cmd_kpr)
+    # what --output gets, so an input there under one of these names is refused before any work
+    p.set_defaults(func=_cmd_kpr,
+                   writes=("key_points.jsonl", "response_key_points.jsonl", "judgments.jsonl",
+                           "per_question.tsv", "grouped.tsv", "summary.json",
+                           "llm_cache.sqlite"))
     return p
 
 

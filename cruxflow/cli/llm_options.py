@@ -68,11 +68,14 @@ def runner_from_args(args: argparse.Namespace, *, default_cache: Path | None,
     """The runner the LLM options ask for. ``default_cache``: where the cache goes when
     neither ``--cache`` nor a config names one (``None``: no cache)."""
     if args.config is not None:
-        import yaml
+        from cruxflow.data.io import read_yaml
 
         if args.model or args.base_url:
             raise LLMError("give either --config or --model/--base-url, not both")
-        config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8")) or {}
+        config = read_yaml(args.config) or {}
+        if not isinstance(config, dict):
+            raise LLMError(f"{args.config}: expected a workflow config (a mapping with an llm "
+                           "section)")
         llm = config.get("llm") or {}
         name = args.backend or llm.get("backend")
         backends = llm.get("backends") or {}
@@ -97,7 +100,6 @@ def runner_from_args(args: argparse.Namespace, *, default_cache: Path | None,
     backend = make_backend(spec, threads=args.threads)
     cache = None
     if cache_path is not None:
-        Path(cache_path).parent.mkdir(parents=True, exist_ok=True)
         cache = LLMCache(cache_path)
     return LLMRunner(backend, cache, batch_size=spec.get("batch_size", 16), progress=True,
                      desc=desc)

@@ -93,7 +93,7 @@ def run(args) -> int:
 
     start = time.perf_counter()
     try:
-        config = load_config(args.config)
+        config = load_config(args.config, args.workdir)
         plan = make_plan(config, root=args.workdir, tokenizer=args.tokenizer)
     except ConfigError as e:
         print(f"cruxflow plan: {args.config}: {e}", file=sys.stderr)

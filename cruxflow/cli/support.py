@@ -76,7 +76,10 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                         f"{DEFAULTS.max_passage_words})")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     llm_options.add_llm_arguments(p)
-    p.set_defaults(func=_cmd_support)
+    # what --output gets, so an input there under one of these names is refused before any work
+    p.set_defaults(func=_cmd_support,
+                   writes=("labels.jsonl", "per_topic.tsv", "per_run.tsv", "agreement.json",
+                           "summary.json", "llm_cache.sqlite"))
     return p
 
 

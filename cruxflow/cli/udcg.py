@@ -99,7 +99,10 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                         "default)")
     llm_options.add_llm_arguments(p)
     llm_options.add_role_arguments(p, "judge", "relevance judgments and answer grading")
-    p.set_defaults(func=_cmd_udcg)
+    # what --output gets, so an input there under one of these names is refused before any work
+    p.set_defaults(func=_cmd_udcg,
+                   writes=("passages.jsonl", "contexts.tsv", "answers.jsonl", "correlation.tsv",
+                           "summary.json", "theta.json", "llm_cache.sqlite"))
     return p
 
 

@@ -12,6 +12,7 @@ written is a :class:`DataError` naming it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -58,13 +59,75 @@ def ensure_dir(directory) -> Path:
                         path=blocker) from None
     except PermissionError:
         raise DataError("cannot create the directory: permission denied", path=d) from None
+    except OSError as exc:  # a read-only file system, a full disk
+        raise _write_failed(exc, d) from None
     return d
+
+
+# --- outputs never replace inputs ---------------------------------------------------------
+
+# The inputs of the running command, as (path, the option that named it); every writer below
+# refuses to replace one of them (set by the CLI for the length of one command).
+_PROTECTED: list[tuple[Path, str]] = []
+
+
+def same_file(a, b) -> bool:
+    """Whether two paths name the same file or folder: the same inode where both exist (a
+    symlink or a hard link of an input is that input), else the same resolved path."""
+    a, b = Path(a), Path(b)
+    with contextlib.suppress(OSError):
+        return os.path.samefile(a, b)
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def refuse_input(path, option: str = "--output") -> None:
+    """Raise a :class:`DataError` if writing ``path`` would replace an input of the command."""
+    for given, named in _PROTECTED:
+        if same_file(path, given):
+            raise DataError(f"is the command's input {named} {given}: writing it would destroy "
+                            f"the input; choose another {option}", path=path)
+
+
+@contextlib.contextmanager
+def inputs_protected(inputs: Iterable[tuple[Path, str]]):
+    """For the length of the block, every :func:`atomic_write` (and the LLM cache) refuses to
+    replace one of ``inputs`` (path, the option that named it)."""
+    added = [(Path(p), named) for p, named in inputs]
+    _PROTECTED.extend(added)
+    try:
+        yield
+    finally:
+        for item in added:
+            _PROTECTED.remove(item)
+
+
+def check_outputs(outputs: Iterable[tuple[Path, str, tuple[str, ...]]],
+                  inputs: Iterable[tuple[Path, str]]) -> None:
+    """Before a command does any work: no output (path, option, the file names it writes when
+    it is a folder) is one of the ``inputs`` (path, option), nor holds one under a name it
+    writes. The check a writer makes at the end (:func:`refuse_input`) catches the rest."""
+    inputs = list(inputs)
+    for out, option, names in outputs:
+        for given, named in inputs:
+            if same_file(out, given) or any(same_file(Path(out) / n, given) for n in names):
+                raise DataError(f"is the command's input {named} {given} (or would overwrite "
+                                f"it): choose another {option}", path=out)
+
+
+def _write_failed(exc: OSError, path) -> DataError:
+    """A write that the system refused (disk full, read-only file system, quota) as one line."""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    return DataError(f"cannot write: {reason}; nothing was replaced", path=path)
 
 
 @contextlib.contextmanager
 def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
     """Open a temporary file next to ``path``; on success move it over ``path``."""
     path = Path(path)
+    refuse_input(path)
     ensure_dir(path.parent)
     if path.is_dir():
         raise DataError("is a directory: cannot write a file there", path=path)
@@ -72,6 +135,8 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path) from None
+    except OSError as exc:
+        raise _write_failed(exc, path) from None
     try:
         os.fchmod(fd, _new_mode(path, 0o666))
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
@@ -79,10 +144,17 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
+            raise _write_failed(exc, path) from None
         raise
+
+
+# What the system answers a write it will not do; anything else is a bug worth a traceback.
+_SYSTEM_REFUSALS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM,
+                    errno.EFBIG, errno.EIO}
 
 
 @contextlib.contextmanager
@@ -96,6 +168,7 @@ def atomic_directory(path):
     whether ``path`` may be replaced at all.
     """
     path = Path(path)
+    refuse_input(path)
     ensure_dir(path.parent)
     if path.exists() and not path.is_dir():
         raise DataError("is a file, not a directory", path=path)
@@ -103,6 +176,8 @@ def atomic_directory(path):
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path.parent) from None
+    except OSError as exc:
+        raise _write_failed(exc, path) from None
     try:
         os.chmod(tmp, _new_mode(path, 0o777))
         yield tmp
@@ -113,8 +188,14 @@ def atomic_directory(path):
             shutil.rmtree(old)
         else:  # absent or empty: rename replaces an empty directory
             os.rename(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
+            raise _write_failed(exc, path) from None
+        if isinstance(exc, DataError) and exc.path and exc.path.startswith(str(tmp)):
+            # name the output the user gave, not the temporary folder that is gone now
+            raise DataError(exc.reason, path=str(path) + exc.path[len(str(tmp)):],
+                            record=exc.record, field=exc.field) from None
         raise
 
 
@@ -170,6 +251,9 @@ def read_text(path, encoding: str = "utf-8") -> str:
         raise DataError("is a directory, expected a file", path=path) from None
     except PermissionError:
         raise DataError("cannot read: permission denied", path=path) from None
+    except OSError as exc:  # a symlink to itself (ELOOP), an I/O error
+        raise DataError(f"cannot read: {os.strerror(exc.errno) if exc.errno else exc}",
+                        path=path) from None
     try:
         text = data.decode(encoding)
     except LookupError:
@@ -185,6 +269,10 @@ def read_text(path, encoding: str = "utf-8") -> str:
     return text.replace("\r\n", "\n") if "\r" in text else text
 
 
+# Python's JSON parser recurses once per level of nesting; no record of ours nests ten deep.
+TOO_DEEP = "invalid JSON: nested too deeply (arrays or objects inside each other)"
+
+
 def read_json(path, encoding: str = "utf-8"):
     """A whole JSON file's value; bad JSON names the file, line and column."""
     try:
@@ -192,6 +280,48 @@ def read_json(path, encoding: str = "utf-8"):
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                         path=path) from None
+    except RecursionError:
+        raise DataError(TOO_DEEP, path=path) from None
+
+
+# A YAML file whose aliases expand past this many values is refused: a "billion laughs" file is
+# a few hundred bytes that every later walk of the config (validation, Snakemake) would expand.
+MAX_YAML_VALUES = 1_000_000
+
+
+def read_yaml(path, encoding: str = "utf-8"):
+    """A YAML file's value; a syntax error (a tab in the indentation) names the file, line and
+    column and what YAML says, in one line; an alias bomb is refused before anyone walks it."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(read_text(path, encoding))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        hint = "; indent with spaces, not tabs" if "\\t" in problem else ""
+        raise DataError(f"invalid YAML: {problem}{hint}", path=path, record=where) from None
+    except yaml.YAMLError as exc:
+        raise DataError(f"invalid YAML: {' '.join(str(exc).split())}", path=path) from None
+    if expanded_size(value) > MAX_YAML_VALUES:
+        raise DataError(f"its aliases expand to more than {MAX_YAML_VALUES:,} values (a YAML "
+                        "alias bomb?): refusing to read it", path=path)
+    return value
+
+
+def expanded_size(value, seen: dict | None = None) -> int:
+    """How many values ``value`` holds once every shared (aliased) part is counted each time
+    it occurs; computed once per shared object, so a bomb is measured in a few steps."""
+    if not isinstance(value, dict | list):
+        return 1
+    seen = {} if seen is None else seen
+    key = id(value)
+    if key not in seen:
+        seen[key] = 0  # a cycle (a recursive alias) counts once
+        items = value.values() if isinstance(value, dict) else value
+        seen[key] = 1 + sum(min(expanded_size(v, seen), MAX_YAML_VALUES + 1) for v in items)
+    return seen[key]
 
 
 def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
@@ -207,6 +337,8 @@ def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
         except json.JSONDecodeError as exc:
             raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})",
                             path=path, record=f"line {lineno}") from None
+        except RecursionError:
+            raise DataError(TOO_DEEP, path=path, record=f"line {lineno}") from None
         if not isinstance(obj, dict):
             raise DataError(f"expected a JSON object, got {type(obj).__name__}",
                             path=path, record=f"line {lineno}")

@@ -16,6 +16,7 @@ cluster) and a passage ``<topic>:<i>#<n>`` (``n`` running over the whole topic),
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -212,7 +213,8 @@ def parse_ratings(value, where: dict, name: str = "ratings", *,
         return list(value)
     out = []
     for i, r in enumerate(value):
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or r != int(r):
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) \
+                or r != int(r):  # NaN and Infinity (Python's JSON reads them) are no ratings
             raise DataError(f"item {i} ({r!r}) is not an integer rating", field=name, **where)
         if not (RATING_MIN <= r <= RATING_MAX or (unrated_ok and r == RATING_UNRATED)):
             allowed = f"{RATING_MIN}..{RATING_MAX}" + (" or -1" if unrated_ok else "")

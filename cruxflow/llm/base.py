@@ -70,6 +70,16 @@ class Request:
         return f"{self.system}\n\n{self.prompt}" if self.system else self.prompt
 
 
+def may_reuse_prompt(sampling: Sampling) -> bool:
+    """Whether a backend's ``prompt_cache`` applies to a request: only to a one-token answer (a
+    rating read from its first token), where reusing the previous prompt's KV saves most of the
+    work. A text (passages, questions, reports) is computed from an empty slot, so it depends on
+    its request alone: with reuse, the float rounding of a prefix computed in another request's
+    batch changed sampled texts, and a job resumed after a crash (its first call on an empty
+    slot) wrote other passages than an uninterrupted one (docs/ratings.md)."""
+    return sampling.max_tokens == 1
+
+
 @dataclass
 class Completion:
     """One output. ``top_logprobs``: the first generated token's alternatives (token -> ln p).

@@ -24,6 +24,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from cruxflow.data.errors import DataError
+from cruxflow.data.io import ensure_dir, refuse_input
 from cruxflow.llm.base import Completion, Request
 
 _SCHEMA = """
@@ -51,13 +53,22 @@ class LLMCache:
 
     def __init__(self, path, *, timeout_s: float = 600.0):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: autocommit; writes are grouped in explicit transactions.
-        self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
+        refuse_input(self.path, "--cache")
+        ensure_dir(self.path.parent)
+        if self.path.is_dir():
+            raise DataError("is a directory: the LLM cache is one SQLite file; give a file "
+                            "path (--cache)", path=self.path)
+        try:
+            # isolation_level=None: autocommit; writes are grouped in explicit transactions.
+            self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+            self._db.execute("SELECT key, completion FROM calls LIMIT 0")
+        except sqlite3.DatabaseError as exc:  # another file given as the cache, or a broken one
+            raise DataError(f"not an LLM cache (SQLite says: {exc}); give another --cache "
+                            "or move the file away", path=self.path) from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         keys = list(dict.fromkeys(keys))

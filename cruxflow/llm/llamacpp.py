@@ -7,7 +7,15 @@ import logging
 from pathlib import Path
 
 from cruxflow._extras import extra, extra_hint
-from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
+from cruxflow.llm.base import (
+    Backend,
+    Completion,
+    LLMError,
+    Request,
+    chat_messages,
+    choice_grammar,
+    may_reuse_prompt,
+)
 from cruxflow.llm.openai_format import completion_from_choice
 from cruxflow.weights import resolve_model
 
@@ -87,8 +95,10 @@ class LlamaCppBackend(Backend):
         # requests in a fixed order (cruxflow.stages.ratings.request_order), so a run from
         # scratch stays reproducible with it on; docs/ratings.md measures the speed and the
         # flips (benchmarks/llm_ratings.py).
+        # Text generation never reuses (may_reuse_prompt): its output must not depend on the
+        # request before it, or a resumed job would differ from an uninterrupted one.
         body = {"max_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
-                "cache_prompt": self.prompt_cache}
+                "cache_prompt": bool(self.prompt_cache) and may_reuse_prompt(s)}
         if s.seed is not None:
             body["seed"] = s.seed
         if s.stop:

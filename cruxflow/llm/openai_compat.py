@@ -11,14 +11,24 @@ time. The API key is read from the environment variable named in the config and 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from urllib.parse import urlsplit
 
 from cruxflow._extras import extra_hint
-from cruxflow.llm.base import Backend, Completion, LLMError, Request, chat_messages, choice_grammar
+from cruxflow.llm.base import (
+    Backend,
+    Completion,
+    LLMError,
+    Request,
+    chat_messages,
+    choice_grammar,
+    may_reuse_prompt,
+)
 from cruxflow.llm.openai_format import completion_from_choice
 
 log = logging.getLogger(__name__)
@@ -34,11 +44,18 @@ RETRY_STATUS = frozenset({408, 409, 429})   # and every 5xx
 MAX_WAIT_S = 60.0   # a longer Retry-After is cut to this
 
 
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+
+class NotJSONError(Exception):
+    """A server answered 200 with a body that is not the API's JSON."""
+
+
 class OpenAIBackend(Backend):
     kind = "openai"
 
     def __init__(self, model: str, *, base_url: str, endpoint: str = "chat",
-                 api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 300.0,
+                 api_key_env: str = DEFAULT_KEY_ENV, timeout_s: float = 300.0,
                  max_retries: int = 5, concurrency: int = 8, constrain: str = "none",
                  extra_body: dict | None = None, prompt_cache: bool | None = None):
         super().__init__(model, endpoint=endpoint)
@@ -49,8 +66,17 @@ class OpenAIBackend(Backend):
         except ImportError as e:
             raise LLMError(extra_hint("the openai backend", "llm", "openai")) from e
         self._openai = openai
-        # Local servers take any key; the variable's value is never logged.
-        key = os.environ.get(api_key_env) or "EMPTY"
+        scheme = urlsplit(str(base_url)).scheme
+        if scheme not in ("http", "https") or not urlsplit(str(base_url)).netloc:
+            raise LLMError(f"base URL {base_url!r}: an OpenAI-compatible server is an http:// "
+                           "or https:// URL, e.g. http://127.0.0.1:8000/v1")
+        # Local servers take any key (the default variable may be unset); a variable named on
+        # purpose must hold one. Its value is never logged.
+        key = os.environ.get(api_key_env)
+        if not key and api_key_env != DEFAULT_KEY_ENV:
+            raise LLMError(f"the environment variable {api_key_env} (api key) is not set or "
+                           "empty: export it, or name another with --api-key-env")
+        key = key or "EMPTY"
         # max_retries=0: the client's own retries say nothing about why or how long they wait
         self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s,
                                     max_retries=0)
@@ -75,8 +101,9 @@ class OpenAIBackend(Backend):
         # with constrain: llamacpp, off as in process: reuse makes near ties depend on request
         # order). Other servers decide prefix caching at start-up (vllm serve
         # --enable-prefix-caching).
-        if self.prompt_cache is not None:
-            extra.setdefault("cache_prompt", bool(self.prompt_cache))
+        if self.prompt_cache is not None:  # text generation never reuses (may_reuse_prompt)
+            extra.setdefault("cache_prompt", bool(self.prompt_cache)
+                             and may_reuse_prompt(request.sampling))
         elif self.constrain == "llamacpp":
             extra.setdefault("cache_prompt", False)
         return extra
@@ -98,8 +125,15 @@ class OpenAIBackend(Backend):
             if s.logprobs:
                 kwargs["logprobs"] = s.logprobs
             call = lambda: self.client.completions.create(prompt=request.text, **kwargs)  # noqa: E731
-        resp = self._with_retries(call)
-        data = resp.model_dump()
+
+        def answer() -> dict:
+            resp = call()
+            if not hasattr(resp, "model_dump"):  # the client hands back a non-JSON body as text
+                raise NotJSONError(f"HTTP 200 but the body is not JSON "
+                                   f"(it starts {str(resp)[:60]!r})")
+            return resp.model_dump()
+
+        data = self._with_retries(answer)
         if not data.get("choices"):
             raise LLMError(f"{self.base_url}: response without choices")
         return completion_from_choice(data["choices"][0], data.get("usage"), data.get("timings"))
@@ -109,7 +143,7 @@ class OpenAIBackend(Backend):
         for attempt in range(1, attempts + 1):
             try:
                 return call()
-            except self._openai.OpenAIError as e:
+            except (self._openai.OpenAIError, NotJSONError, json.JSONDecodeError) as e:
                 reason, wait = self._retry(e, attempt)
                 if wait is None or attempt == attempts:
                     tried = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
@@ -124,6 +158,12 @@ class OpenAIBackend(Backend):
         """Why ``e`` happened, and how long to wait before trying again (``None``: do not;
         the request itself is wrong)."""
         backoff = min(0.5 * 2 ** (attempt - 1), 8.0) * random.uniform(0.75, 1.0)
+        # A proxy's or a half-started server's page instead of the API's JSON: a failed attempt
+        if isinstance(e, NotJSONError):
+            return str(e), backoff
+        if isinstance(e, json.JSONDecodeError):
+            return (f"HTTP 200 but the body is not JSON ({e.msg} at character {e.pos}; it "
+                    f"starts {e.doc[:60]!r})"), backoff
         if isinstance(e, self._openai.APITimeoutError):
             return f"no answer within {self.timeout_s:g} s (timeout)", backoff
         if isinstance(e, self._openai.APIConnectionError):

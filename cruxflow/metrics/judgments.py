@@ -149,6 +149,14 @@ def _record(obj: dict, where: dict, eta: int | None) -> TopicJudgments:
         j = TopicJudgments(**obj)
     except TypeError as exc:
         raise DataError(f"not a judgments record ({exc})", **where) from None
+    for name, ok, what in (("topic_id", isinstance(j.topic_id, str), "a string"),
+                           ("n_questions", _is_int(j.n_questions), "an integer"),
+                           ("eta", j.eta is None or _is_int(j.eta), "an integer rating"),
+                           ("kept", isinstance(j.kept, list), "a list"),
+                           ("relevant", isinstance(j.relevant, list), "a list"),
+                           ("required", isinstance(j.required, list), "a list")):
+        if not ok:  # "eta": "3" would pass as eta=3 in the message and fail every comparison
+            raise DataError(f"{getattr(j, name)!r} is not {what}", field=name, **where)
     if eta is not None and j.eta != eta:
         if j.eta is None:
             raise DataError(f"no eta: written by an older cruxflow, it cannot be checked against "
@@ -156,6 +164,10 @@ def _record(obj: dict, where: dict, eta: int | None) -> TopicJudgments:
         raise DataError(f"derived with eta={j.eta}, used with eta={eta}: Q and P** differ "
                         "between thresholds", field="eta", **where)
     return j
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def load_judgments(path, dataset: Dataset, eta: int | None = None) -> dict[str, TopicJudgments]:
@@ -185,4 +197,9 @@ def load_judgments(path, dataset: Dataset, eta: int | None = None) -> dict[str, 
                     raise DataError(f"passage {pid!r} has no rating for this topic",
                                     field=name, **where)
         out[j.topic_id] = j
+    missing = [t for t in dataset.topics if t not in out]
+    if missing:  # derive() writes every topic: a cut file or another dataset's, not "no answer"
+        raise DataError(f"no record for {len(missing)} of the dataset's {len(dataset.topics)} "
+                        f"topics ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})"
+                        ": a judgments file of another dataset, or cut short", path=path)
     return out

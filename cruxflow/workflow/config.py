@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -42,11 +43,23 @@ def with_defaults(config: dict, schema: dict | None = None) -> dict:
         yield from validate_properties(validator, properties, instance, schema)
 
     filling = validators.extend(Draft202012Validator, {"properties": set_defaults})
-    error = best_match(filling(schema or _schema()).iter_errors(config))
-    if error is not None:
+    found: dict[str, str] = {}
+    # Every problem once, under its key, in one line each: not the whole schema (Snakemake's
+    # validate prints it), and not only the first, so one edit fixes them all.
+    for error in sorted(filling(schema or _schema()).iter_errors(config),
+                        key=lambda e: list(map(str, e.absolute_path))):
         key = ".".join(map(str, error.absolute_path)) or "(top level)"
-        raise ConfigError([(key, error.message)])
+        if key not in found:
+            found[key] = _one_line(best_match([error]) or error)
+    if found:
+        raise ConfigError(list(found.items()))
     return config
+
+
+def _one_line(error) -> str:
+    """A schema error's message, short: a long instance (a whole section) is cut."""
+    message = " ".join(error.message.split())
+    return message if len(message) <= 200 else message[:197] + "..."
 
 
 # --- format-dependent defaults and derived lists
@@ -260,11 +273,48 @@ def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
         yield from _backend_problem("beyond.backend", beyond["backend"], config)
 
 
+def _number_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
+    """NaN and infinities pass the schema's "number" and its bounds (NaN compares false with
+    everything): every float of the config must be finite."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _number_problems(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _number_problems(v, f"{key}[{i}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        yield key, f"{value} is not a finite number"
+
+
+def file_problems(config: dict, basedir=".", *,
+                  data_optional: bool = False) -> list[tuple[str, str]]:
+    """The files and folders the config names that are not there, each under its key (found
+    as :func:`locate` finds them): Snakemake would report them as a rule's missing input.
+    ``data_optional``: the datasets' inputs may be missing (``cruxflow plan`` plans them from
+    published sizes before the data exist)."""
+    named: list[tuple[str, str | None]] = []
+    for name, d in config["datasets"].items():
+        if not data_optional:
+            named += [(f"datasets.{name}.input", d.get("input")),
+                      (f"datasets.{name}.distractors", d.get("distractors"))]
+    for dataset, runs in config["runs"].items():
+        named += [(f"runs.{dataset}.{run}", path) for run, path in runs.items()]
+    for metric in ("udcg", "support", "kpr"):
+        for job, spec in config["beyond"][metric].items():
+            named.append((f"beyond.{metric}.{job}.input", spec.get("input")))
+    named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
+    out = []
+    for key, path in named:
+        if isinstance(path, str) and path and not Path(locate(path, basedir)).exists():
+            out.append((key, f"no such file or directory: {path}"))
+    return out
+
+
 def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
-    checks = (_dataset_problems, _corpus_problems, _rag_problems, _passage_problems,
-              _reranker_problems, _backend_user_problems)
+    checks = (_number_problems, _dataset_problems, _corpus_problems, _rag_problems,
+              _passage_problems, _reranker_problems, _backend_user_problems)
     return [p for check in checks for p in check(config)]
 
 
@@ -275,6 +325,26 @@ def resolve(config: dict) -> dict:
     fill_format_defaults(config)
     use_annotation_exports(config)
     found = problems(config)
+    if found:
+        raise ConfigError(found)
+    return config
+
+
+def check(config: dict, basedir=".", *, data_optional: bool = False) -> dict:
+    """The one check of a workflow config, made by ``cruxflow plan`` and by the workflow before
+    Snakemake builds its DAG: the schema (defaults filled in, in place), the checks across keys
+    and the files it names. :class:`ConfigError` lists every problem under its key path."""
+    if not isinstance(config, dict):
+        raise ConfigError([("(top level)", "expected a mapping of sections (datasets:, ...)")])
+    from cruxflow.data.io import MAX_YAML_VALUES, expanded_size
+
+    if expanded_size(config) > MAX_YAML_VALUES:  # before the schema walks it for minutes
+        raise ConfigError([("(top level)", f"its YAML aliases expand to more than "
+                                           f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
+    with_defaults(config)
+    fill_format_defaults(config)
+    use_annotation_exports(config)
+    found = problems(config) + file_problems(config, basedir, data_optional=data_optional)
     if found:
         raise ConfigError(found)
     return config

@@ -24,6 +24,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cruxflow.data.errors import DataError
 from cruxflow.data.model import Dataset, Topic
 from cruxflow.data.text import clip_words, count_words
 from cruxflow.llm import Request, spec_identity
@@ -123,6 +124,9 @@ def choose_tokenizer(config: dict, override: str | None = None) -> tuple[str | N
         p = Path(given)
         if (p / "tokenizer.json" if p.is_dir() else p).is_file():
             return str(given), {"kind": "tokenizer", "path": str(given), "estimate": False}
+        if override:  # asked for by name on the command line: not silently another counter
+            raise DataError("no tokenizer.json there (give the file, or a folder holding it)",
+                            path=override)
         missing = f"{given} not found"
     else:
         missing = "no tokenizer configured (metrics.tokenizer)"
@@ -445,10 +449,10 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
     return Plan(stages, described, not_planned, assumed)
 
 
-def load_config(path) -> dict:
-    """A workflow config file, validated and resolved as ``rules/common.smk`` does."""
-    import yaml
+def load_config(path, basedir=".") -> dict:
+    """A workflow config file, checked as ``rules/common.smk`` checks it (one check: the
+    schema, the keys across, the files it names relative to ``basedir``), except that the
+    datasets' inputs may be missing: they are planned from published sizes."""
+    from cruxflow.data.io import read_yaml
 
-    from cruxflow.data.io import read_text
-
-    return workflow_config.resolve(workflow_config.with_defaults(yaml.safe_load(read_text(path))))
+    return workflow_config.check(read_yaml(path), basedir, data_optional=True)

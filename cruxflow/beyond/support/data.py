@@ -160,6 +160,10 @@ def _parse_answer(obj: dict, path, lineno: int) -> Answer:
             else:
                 if not c.strip():
                     raise DataError("empty passage id", field=cf, **where)
+                if refs is not None and c.strip().isdigit() and c.strip() not in refs:
+                    # "0" where 0 was meant would be looked up as a passage named "0"
+                    raise DataError(f"citation {c!r} is a string: an index into 'references' "
+                                    f"is a number ({c.strip()}, not {c!r})", field=cf, **where)
                 pids.append(c.strip())
         labels: list[int | None] = [None] * len(pids)
         own = None

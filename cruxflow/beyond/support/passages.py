@@ -37,6 +37,9 @@ class PassageStore:
         self._texts: dict[str, Parts] = {}
         self._searcher = None
         if self.path.is_dir():
+            if not any(self.path.glob("segments_*")):  # else a Java stack trace from Lucene
+                raise DataError("is a folder but not a Lucene index (no segments_N file): "
+                                "give a passages JSONL file or a pyserini index", path=path)
             try:
                 from cruxflow.retrieval.java import prepare_pyserini
 

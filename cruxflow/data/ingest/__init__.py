@@ -6,12 +6,17 @@ corpus as a dataset directory.
 it in place of ``out`` as a whole, so a re-ingest never leaves a file of the previous dataset
 (stale ``judgments/``, ``runs/``) beside the new one, and a failure leaves ``out`` as it was. It
 replaces only a directory without files (Snakemake makes the outputs' folders before the job) or
-an earlier dataset (one with ``manifest.json``); anything else, and an output that is, holds or
-lies inside an input, is refused.
+an earlier dataset: one whose ``manifest.json`` is a manifest ``ingest`` wrote (recognised by its
+content, not its name: web apps and browser extensions have a ``manifest.json`` too) and that
+holds nothing but the files a dataset consists of. Anything else, and an output that is, holds
+or lies inside an input, is refused before anything is read.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import json
+import os
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
@@ -31,7 +36,7 @@ from cruxflow.data.model import (
     reference_rating_from_json,
     topic_from_json,
 )
-from cruxflow.data.names import MANIFEST
+from cruxflow.data.names import DATASET_FILES, MANIFEST
 
 READERS = {
     "multinews": read_multinews,
@@ -59,11 +64,68 @@ def ingest(fmt: str, path, options: IngestOptions | None = None):
     return READERS[fmt](path, options or IngestOptions())
 
 
+# What ``ingest_to`` writes into the manifest, so that a later ingest can tell a dataset of ours
+# from any other folder with a manifest.json.
+WRITTEN_BY = "cruxflow ingest"
+# The files a dataset directory may hold (relative paths, fnmatch patterns): what ingest writes
+# (Dataset.save, write_judgments, the shipped runs) and nothing else.
+_DATASET_PATTERNS = (*DATASET_FILES.values(), "judgments/eta[0-9]/*", "runs/*")
+
+
+def is_our_manifest(path: Path) -> bool:
+    """Whether ``path`` is a manifest ``ingest`` wrote: a JSON object that says so (or, from
+    before the mark, that has the ``ingest`` report and the ``counts`` of every part)."""
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(manifest, dict):
+        return False
+    if manifest.get("written_by") == WRITTEN_BY:
+        return True
+    counts = manifest.get("counts")
+    return isinstance(manifest.get("ingest"), dict) and isinstance(counts, dict) and all(
+        isinstance(counts.get(part), int) for part in ("topics", "documents", "passages"))
+
+
+def foreign_files(directory: Path) -> list[str]:
+    """The files under ``directory`` that no dataset holds (relative paths, sorted); a symlink
+    counts as foreign (replacing it could point the next reader elsewhere)."""
+    out = []
+    for rel, is_link in _files(directory):
+        if is_link or not any(fnmatch.fnmatchcase(rel, pat) for pat in _DATASET_PATTERNS):
+            out.append(rel)
+    return sorted(out)
+
+
+def _files(directory: Path) -> list[tuple[str, bool]]:
+    """Every entry under ``directory`` but the real folders, as (relative path, is a symlink);
+    symlinks are not followed (a loop would never end)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        base = Path(dirpath)
+        for name in dirnames:
+            if (base / name).is_symlink():
+                found.append(((base / name).relative_to(directory).as_posix(), True))
+        for name in filenames:
+            p = base / name
+            found.append((p.relative_to(directory).as_posix(), p.is_symlink()))
+    return found
+
+
+def _resolved(path) -> Path:
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):  # a symlink to itself, or a loop of them
+        raise DataError("cannot read: too many levels of symbolic links (a loop)",
+                        path=path) from None
+
+
 def check_output(out, inputs) -> None:
     """Refuse an output that would destroy an input or a directory that is not a dataset."""
-    target = Path(out).resolve()
+    target = _resolved(out)
     for given in inputs:
-        src = Path(given).resolve()
+        src = _resolved(given)
         if target == src or target in src.parents or src in target.parents:
             raise DataError(f"the output is, holds or lies inside the input {given}: writing "
                             "it would destroy the input; choose another --output", path=out)
@@ -71,11 +133,23 @@ def check_output(out, inputs) -> None:
     if blocker is not None and not blocker.is_dir():
         raise DataError("is a file, not a directory: cannot write the dataset there",
                         path=out if blocker == target else blocker)
+    if not target.is_dir():
+        return
     # Empty directories do not count: Snakemake makes the outputs' folders before the job.
-    if target.is_dir() and not (target / MANIFEST).is_file() \
-            and any(not p.is_dir() for p in target.rglob("*")):
+    if not _files(target):
+        return
+    if not (target / MANIFEST).is_file():
         raise DataError(f"exists, holds files and no dataset (no {MANIFEST}): refusing to "
                         "replace it; choose another --output or empty it", path=out)
+    if not is_our_manifest(target / MANIFEST):
+        raise DataError(f"holds a {MANIFEST} that cruxflow ingest did not write: not a "
+                        "dataset, refusing to replace it; choose another --output", path=out)
+    foreign = foreign_files(target)
+    if foreign:
+        raise DataError(f"is a dataset but also holds {foreign[0]!r}"
+                        + (f" and {len(foreign) - 1} more files" if len(foreign) > 1 else "")
+                        + " that no dataset has: refusing to replace it; move them away or "
+                        "choose another --output", path=out)
 
 
 def check_records(dataset: Dataset, fmt: str, src, distractors=None) -> None:
@@ -147,13 +221,16 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
         dataset = dataset.head(max_topics)
     summary = {"output": str(out)}
     with atomic_directory(out) as tmp:
-        counts = dataset.save(tmp, extra_manifest={"ingest": report.to_json(),
+        counts = dataset.save(tmp, extra_manifest={"written_by": WRITTEN_BY,
+                                                   "ingest": report.to_json(),
                                                    "prefix": options.prefix,
                                                    "max_topics": max_topics})
         summary.update(counts, clusters_skipped=len(report.clusters_skipped),
                        empty_articles_skipped=report.empty_articles_skipped)
         if report.layout is not None:  # the CRUX reader says which published layout it read
             summary.update(layout=report.layout, notes=report.notes)
+        elif report.notes:  # a DUC folder's hidden files skipped, ...
+            summary.update(notes=report.notes)
         if dataset.ratings and eta is not None:
             summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset,
                                                    tmp / "judgments" / f"eta{eta}", eta)

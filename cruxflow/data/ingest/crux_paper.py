@@ -333,12 +333,18 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
         if judge.unrated:
             report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
                                 "no question")
+        if judge.repeated:  # the same ratings twice: kept once, but said (issue 31)
+            report.notes.append(f"{judge.repeated} (topic, passage) pairs rated twice with the "
+                                "same ratings: each kept once")
     for path in files.qrels:
         report.counts.setdefault("qrels", []).append(read_diversity_qrels(path).summary())
     report.counts["files"] = {
         "topics": [p.name for p in files.topics], "passages": [p.name for p in files.passages],
         "judgements": [p.name for p in files.judgements], "runs": [p.name for p in files.runs],
         "ignored": [p.name for p in files.ignored]}
+    if not passages and files.passages:  # a file that is there but empty is no layout
+        raise DataError("no passage in the passages file (empty): the judgements and runs "
+                        "would name passages without texts", path=files.passages[0])
     if not passages:
         report.notes.append("no passages file: the dataset has no passage texts")
     return Dataset(topics, {}, passages, ratings), report

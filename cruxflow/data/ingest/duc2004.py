@@ -101,10 +101,14 @@ def _find(root: Path, name: str) -> Path:
     return p
 
 
-def _visible(directory: Path):
+def _visible(directory: Path, hidden: list[Path] | None = None):
     """The entries of ``directory`` but hidden ones (``.DS_Store``, an editor's ``.*.swp``):
-    copied folders carry them, and they are never NIST's documents."""
-    return (p for p in directory.iterdir() if not p.name.startswith("."))
+    copied folders carry them, and they are never NIST's documents; those skipped are added to
+    ``hidden`` so the summary can say so."""
+    entries = sorted(directory.iterdir())
+    if hidden is not None:
+        hidden += [p for p in entries if p.name.startswith(".")]
+    return [p for p in entries if not p.name.startswith(".")]
 
 
 def read_duc2004(path, options: IngestOptions) -> tuple:
@@ -120,15 +124,21 @@ def read_duc2004(path, options: IngestOptions) -> tuple:
         if int(m["length"]) == options.summary_length:
             models.setdefault(m["cluster"], []).append((m["annotator"], f))
 
-    clusters, keys_with_docs = [], set()
-    for cdir in sorted(p for p in _visible(docs_dir) if p.is_dir()):
+    clusters, keys_with_docs, hidden = [], set(), []
+    for cdir in sorted(p for p in _visible(docs_dir, hidden) if p.is_dir()):
         m = _CLUSTER_DIR.match(cdir.name)
         if not m:
             raise DataError("cluster directory name is not like d30001t", path=cdir)
         key = m["key"].upper()
         keys_with_docs.add(key)
         articles, seen = [], set()
-        for f in sorted(p for p in _visible(cdir) if p.is_file()):
+        for f in _visible(cdir, hidden):
+            if f.is_dir():  # NIST's clusters are flat: a folder here is another layout
+                raise DataError("a folder inside a cluster directory (NIST's hold document "
+                                "files only): move it out", path=f)
+            if not f.is_file():  # a dangling symlink, a loop of them, a FIFO
+                raise DataError("not a readable document file (a broken symlink, a loop of "
+                                "them, or a special file)", path=f)
             docno, headline, text = parse_sgml_doc(f, options.encoding)
             if docno in seen:
                 raise DataError(f"duplicate DOCNO {docno!r}", path=f)
@@ -153,6 +163,10 @@ def read_duc2004(path, options: IngestOptions) -> tuple:
                         path=f)
     if not clusters:
         raise DataError("no cluster directories under docs/", path=docs_dir)
+    if hidden:
+        names = sorted({p.name for p in hidden})
+        report.notes.append(f"{len(hidden)} hidden files skipped ({', '.join(names[:3])}"
+                            f"{', ...' if len(names) > 3 else ''})")
     if options.number_like:
         options = _numbered_like_the_release(clusters, options, report)
     return assemble(clusters, options, report), report
