@@ -154,4 +154,4 @@ def add_command(subparsers) -> None:
                             "to diff against its output")
     p.add_argument("--output", type=types.output_dir, metavar="DIR",
                    help=f"directory to write {OUTPUT_FILE} to (every value, per topic)")
-    p.set_defaults(func=_cmd_crux_eval)
+    p.set_defaults(func=_cmd_crux_eval, writes=("crux_eval.json",))

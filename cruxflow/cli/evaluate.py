@@ -300,4 +300,4 @@ def add_command(subparsers) -> None:
                         "instead of failing")
     # what --output gets, so an input there under one of these names is refused before any work
     p.set_defaults(func=_cmd_evaluate,
-                   writes=("per_query.tsv", "aggregate.tsv", "crux_eval.json"))
+                   writes=("per_query.tsv", "aggregate.tsv", "crux_eval.json", "paired.tsv"))
