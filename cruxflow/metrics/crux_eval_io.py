@@ -40,10 +40,11 @@ def read_run_top(path, k: int = 10) -> TopRun:
     field. (A passage repeated below the cut changes no number, as in the script, whose loader
     keeps the lines of rank <= k only.)
 
-    Half a million lines split one by one cost more than the rest of the evaluation, so the
-    columns come from one ``str.split`` of a block of lines, and the six-columns check counts
-    the fields of every line on the bytes with numpy (a file with other whitespace than ASCII
-    between fields is checked line by line instead).
+    Half a million lines split one by one cost more than the rest of the evaluation, so a
+    block of plain lines (:func:`_plain_block`: ASCII, digit ranks, plain decimal scores) is
+    checked on its bytes with numpy and only its rows within the cut are split; any other
+    block gets its columns from one ``str.split`` and the same six-columns check on the bytes
+    (a file with other whitespace than ASCII between fields is checked line by line instead).
     """
     text = read_text(path)
     topics: dict[str, list[tuple[str, float, int]]] = {}
