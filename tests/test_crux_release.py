@@ -381,3 +381,71 @@ def test_cli_strict_collection_and_number_like_flags(tmp_path, capsys):
                str(tmp_path / "out")])
     out = capsys.readouterr().out
     assert rc == 0 and "bm25.run: 4 of 9 run lines rank a passage outside" in out
+
+
+@pytest.mark.parametrize("judge", [DUC / "judge", MULTI / "judge", NEUCLIR / "judge"],
+                         ids=["duc04", "multi_news", "neuclir"])
+def test_the_release_judge_reads_at_once_as_record_by_record(judge):
+    # the shipped files take the all-at-once path, and it reads what the checked one reads
+    from cruxflow.data.ingest.crux_common import (
+        _read_ratings_checked,
+        _read_release_ratings,
+        jsonl_files,
+    )
+
+    files = jsonl_files(judge, "ratings")
+    fast = _read_release_ratings(files, "utf-8", None)
+    assert fast is not None
+    checked = _read_ratings_checked(files, "utf-8", None)
+    assert fast == checked and fast.summary() == checked.summary()
+
+
+@pytest.mark.parametrize("record", [
+    {"id": 7, "docid": "7:0#0", "rating": [1, 2]},            # an integer topic id
+    {"id": "t", "docid": "t:0#0", "rating": [1.0, 2]},        # an integral float
+    {"id": "t", "docid": "t:0#0", "rating": [1, 2], "x": 1},  # more fields
+], ids=["int-id", "float-rating", "extra-field"])
+def test_records_off_the_release_layout_read_as_before(tmp_path, record):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps({"id": "t", "docid": "t:0#1", "rating": [0, -1]}) + "\n\n"
+                    + json.dumps(record) + "\n")
+    got = read_ratings(path)
+    tid = str(record["id"])
+    assert got.by_topic()[tid][f"{tid}:0#0"] == [1, 2]
+    assert got.where[(tid, f"{tid}:0#0")] == {"path": path, "record": "line 3"}
+    assert got.unrated == 1
+
+
+@pytest.mark.parametrize("text, field, reason", [
+    ('{"id": "t", "docid": "t:0#0", "rating": [1]}\n{"id": "t", "docid": "t:0#1", '
+     '"rating": [1, 2]}\n', "rating", "2 ratings, but topic t has 1 at"),
+    ('{"id": "t", "docid": "t:0#0", "rating": [1]}\n{"id": "t", "docid": "t\\u00a0x", '
+     '"rating": [2]}\n', "docid", "without spaces"),
+    ('{"id": "t", "docid": "t:0#0", "rating": [1]}\n{"id": "t", "docid": "t:0#1", '
+     '"rating": [true]}\n', "rating", "item 0 (True) is not an integer rating"),
+], ids=["length", "no-break-space", "bool"])
+def test_a_bad_release_record_is_named_on_its_line(tmp_path, text, field, reason):
+    path = tmp_path / "r.jsonl"
+    path.write_text(text)
+    err = data_error(read_ratings, path)
+    assert (err.path, err.record, err.field) == (str(path), "line 2", field)
+    assert reason in err.reason
+
+
+@pytest.mark.parametrize("qrels", [PAPER / "testb_div_qrels.txt",
+                                   DUC / "qrels" / "div_qrels-tau3.txt",
+                                   MULTI / "qrels" / "div_qrels-tau3.txt",
+                                   NEUCLIR / "qrels" / "neuclir24-test-request.qrel"],
+                         ids=["paper", "duc04", "multi_news", "neuclir"])
+def test_qrels_read_at_once_as_line_by_line(qrels, tmp_path):
+    from cruxflow.data.ingest.crux_common import _read_diversity_qrels_checked
+    from cruxflow.data.io import read_text
+
+    text = read_text(qrels)
+    got = read_diversity_qrels(qrels)
+    assert got == _read_diversity_qrels_checked(qrels, text)
+    assert len(got.rows) == len(text.strip().split("\n"))
+    # with a blank line and a tab the file takes the line-by-line path: the same rows
+    messy = tmp_path / "messy.txt"
+    messy.write_text("\n" + text.replace(" ", "\t", 1))
+    assert read_diversity_qrels(messy).rows == got.rows

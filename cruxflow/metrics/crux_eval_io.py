@@ -40,10 +40,11 @@ def read_run_top(path, k: int = 10) -> TopRun:
     field. (A passage repeated below the cut changes no number, as in the script, whose loader
     keeps the lines of rank <= k only.)
 
-    Half a million lines split one by one cost more than the rest of the evaluation, so the
-    columns come from one ``str.split`` of a block of lines, and the six-columns check counts
-    the fields of every line on the bytes with numpy (a file with other whitespace than ASCII
-    between fields is checked line by line instead).
+    Half a million lines split one by one cost more than the rest of the evaluation, so a
+    block of plain lines (:func:`_plain_block`: ASCII, digit ranks, plain decimal scores) is
+    checked on its bytes with numpy and only its rows within the cut are split; any other
+    block gets its columns from one ``str.split`` and the same six-columns check on the bytes
+    (a file with other whitespace than ASCII between fields is checked line by line instead).
     """
     text = read_text(path)
     topics: dict[str, list[tuple[str, float, int]]] = {}
@@ -51,27 +52,39 @@ def read_run_top(path, k: int = 10) -> TopRun:
     rows = beyond = 0
     first_line = 1
     for block in _blocks(text):
-        tokens = block.split()
-        line_of_row = _six_fields(block, len(tokens))
-        if line_of_row is None:
-            _refuse(path)
-        qids, pids = tokens[0::6], tokens[2::6]
-        try:
-            rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(qids))
-            score = np.fromiter(map(float, tokens[4::6]), np.float64, len(qids))
-        except ValueError:
-            _refuse(path)
-        if np.isnan(score).any():
-            _refuse(path)
-        kept = np.flatnonzero(rank <= k).tolist()
-        lines = (line_of_row[kept] + first_line - 1).tolist()
-        for j, line in zip(kept, lines, strict=True):
+        fast = _plain_block(block, k)
+        if fast is not None:
+            n_rows, kept_lines = fast
+            lines = block.split("\n")
+            kept = [(lines[i - 1].split(), i) for i in kept_lines.tolist()]
+            qids, pids = [f[0] for f, _ in kept], [f[2] for f, _ in kept]
+            scores = [float(f[4]) for f, _ in kept]
+            kept_at = range(len(kept))
+            lines_of = [i for _, i in kept]
+        else:
+            tokens = block.split()
+            line_of_row = _six_fields(block, len(tokens))
+            if line_of_row is None:
+                _refuse(path)
+            qids, pids = tokens[0::6], tokens[2::6]
+            n_rows = len(qids)
+            try:
+                rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(qids))
+                score = np.fromiter(map(float, tokens[4::6]), np.float64, len(qids))
+            except ValueError:
+                _refuse(path)
+            if np.isnan(score).any():
+                _refuse(path)
+            kept_at = np.flatnonzero(rank <= k).tolist()
+            lines_of = line_of_row[kept_at].tolist()
+            scores = score.tolist()
+        for j, line in zip(kept_at, lines_of, strict=True):
             if (qids[j], pids[j]) in seen:
                 _refuse(path)
             seen.add((qids[j], pids[j]))
-            topics.setdefault(qids[j], []).append((pids[j], float(score[j]), line))
-        rows += len(qids)
-        beyond += len(qids) - len(kept)
+            topics.setdefault(qids[j], []).append((pids[j], scores[j], line + first_line - 1))
+        rows += n_rows
+        beyond += n_rows - len(kept_at)
         first_line += block.count("\n")
     if not rows:
         return TopRun(Path(path), k, {}, 0)
@@ -105,6 +118,55 @@ def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
     if not (np.array_equal(row_line, line[5::6]) and np.all(np.diff(row_line) > 0)):
         return None
     return row_line + 1
+
+
+_DIGIT, _DOT, _MINUS = np.uint8(ord("0")), np.uint8(ord(".")), np.uint8(ord("-"))
+
+
+def _plain_block(text: str, k: int) -> tuple[int, np.ndarray] | None:
+    """(number of rows, line number from 1 of each row of rank <= k) of a block whose lines
+    all have six fields, a rank of ASCII digits and a plain decimal score (digits, at most one
+    point, a leading minus): ``int`` and ``float`` read those without fail and no such score
+    is NaN, so only the kept rows need splitting. None for any other block (an exponent, a
+    sign, NaN, a non-ASCII character, a bad line), which is read field by field."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    if len(data) == 0 or data.max() >= 128:
+        return None   # str.split splits on non-ASCII white space too (U+00A0, U+2028 ...)
+    space = ((data >= 9) & (data <= 13)) | ((data >= 28) & (data <= 32))
+    edge = np.diff(space.view(np.int8), prepend=np.int8(1), append=np.int8(1))
+    starts, ends = np.flatnonzero(edge == -1), np.flatnonzero(edge == 1)
+    if len(starts) == 0 or len(starts) % 6:
+        return None
+    line = np.cumsum(data == 10, dtype=np.int32)[starts]   # newlines before each field
+    row_line = line[0::6]
+    if not (np.array_equal(row_line, line[5::6]) and np.all(np.diff(row_line) > 0)):
+        return None
+    columns = []
+    for col, width in ((3, 9), (4, 24)):
+        first, length = starts[col::6], ends[col::6] - starts[col::6]
+        if length.max() > width:
+            return None
+        at = np.arange(width)
+        inside = at[None, :] < length[:, None]
+        chars = np.where(inside, data[np.minimum(first[:, None] + at, len(data) - 1)],
+                         _DIGIT)
+        columns.append((chars, inside))
+    (rank_chars, rank_inside), (score_chars, score_inside) = columns
+    digits = rank_chars - _DIGIT
+    if (digits > 9).any():
+        return None
+    # a rank's value: its digits shifted right to the last column, read in base 10
+    width = rank_chars.shape[1]
+    shift = width - rank_inside.sum(axis=1)
+    power = 10 ** np.maximum(width - 1 - np.arange(width)[None, :] - shift[:, None], 0)
+    rank = np.where(rank_inside, digits.astype(np.int64) * power, 0).sum(axis=1)
+    is_digit = (score_chars - _DIGIT <= 9) & score_inside
+    dots, minus = score_chars == _DOT, score_chars == _MINUS
+    if not ((is_digit | dots | minus | ~score_inside).all()
+            and (dots.sum(axis=1) <= 1).all() and not minus[:, 1:].any()
+            and is_digit.any(axis=1).all()):
+        return None
+    return len(row_line), row_line[rank <= k] + 1
 
 
 def _refuse(path) -> None:

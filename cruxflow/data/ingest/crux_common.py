@@ -22,13 +22,22 @@ counted; any other value outside 0..5 is an error naming the file, line and fiel
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl, read_text
-from cruxflow.data.model import EMPTY_QUESTION, NULL_QUESTION, RATING_UNRATED, parse_ratings
+from cruxflow.data.model import (
+    _RATINGS_OR_UNRATED,
+    EMPTY_QUESTION,
+    NULL_QUESTION,
+    RATING_UNRATED,
+    parse_ratings,
+)
 from cruxflow.data.names import ORACLE
 
 # (layout name, topic key, passage key, ratings key); the batched layout is handled apart.
@@ -39,6 +48,11 @@ RATING_LAYOUTS = (
     ("cruxflow", "topic_id", "passage_id", "ratings"),
 )
 BATCHED = ("release-batched", "id", "docids", "ratings")
+# what str.split() splits on (re's \s is str.isspace()'s set)
+_SPACE = re.compile(r"\s")
+# a diversity qrels file without blank or odd lines
+_QRELS_LINES = re.compile(r"(?:\S+[ \t]+\S+[ \t]+\S+[ \t]+-?[0-9]+[ \t]*\n)*"
+                          r"\S+[ \t]+\S+[ \t]+\S+[ \t]+-?[0-9]+[ \t]*\n?")
 
 
 def jsonl_files(path, what: str) -> list[Path]:
@@ -192,7 +206,68 @@ def read_ratings(path, encoding: str = "utf-8",
     mixed).
     """
     paths = path if isinstance(path, list | tuple) else [path]
-    out = JudgeRatings(files=[f for p in paths for f in jsonl_files(p, "ratings")])
+    files = [f for p in paths for f in jsonl_files(p, "ratings")]
+    fast = _read_release_ratings(files, encoding, n_questions)
+    return fast if fast is not None else _read_ratings_checked(files, encoding, n_questions)
+
+
+def _read_release_ratings(files: list[Path], encoding: str,
+                          n_questions: Mapping[str, int] | None) -> JudgeRatings | None:
+    """:func:`read_ratings` for the release's own layout (``id``, ``docid``, ``rating``, each
+    pair once, ratings -1..5 of one length per topic): every file's records checked at once,
+    not one by one (a judge folder holds 60,000 lists and more). None as soon as anything is
+    not so; the record-by-record reader then reads it again and names the first bad record,
+    so that a bad file fails the same way whichever path meets it."""
+    out = JudgeRatings(files=files)
+    known: dict[str, int] = {}   # each topic's number of ratings
+    for file in files:
+        lines = read_text(file, encoding).split("\n")
+        numbers = [i for i, line in enumerate(lines, 1) if line.strip()]
+        try:
+            objs = [json.loads(lines[i - 1]) for i in numbers]
+        except (ValueError, RecursionError):
+            return None
+        if set(map(type, objs)) != {dict}:
+            return None
+        try:
+            tids = [o["id"] for o in objs]
+            pids = [o["docid"] for o in objs]
+            values = [o["rating"] for o in objs]
+        except KeyError:
+            return None
+        if set(map(type, tids)) | set(map(type, pids)) != {str} \
+                or set(map(type, values)) != {list}:
+            return None
+        # read_id's test (non-empty, no white space) on every id at once
+        if not all(tids) or not all(pids) or _SPACE.search("".join(dict.fromkeys(tids))) \
+                or _SPACE.search("".join(pids)):
+            return None
+        flat = [r for v in values for r in v]
+        if flat and (set(map(type, flat)) != {int} or not set(flat) <= _RATINGS_OR_UNRATED):
+            return None
+        keys = list(zip(tids, pids, strict=True))
+        if len(set(keys)) != len(keys) or not out.ratings.keys().isdisjoint(keys):
+            return None
+        lengths = dict(zip(tids, map(len, values), strict=True))
+        if len(set(zip(tids, map(len, values), strict=True))) != len(lengths) \
+                or any(known.get(t, n) != n for t, n in lengths.items()) \
+                or (n_questions is not None
+                    and any(n_questions.get(t, n) != n for t, n in lengths.items())):
+            return None   # a topic's rating lists of different lengths
+        known.update(lengths)
+        names = RATING_LAYOUTS[0][1:]
+        out.ratings.update(zip(keys, values, strict=True))
+        out.where.update(zip(keys, ({"path": file, "record": f"line {i}"} for i in numbers),
+                             strict=True))
+        out.fields.update(dict.fromkeys(keys, names))
+        out.unrated += flat.count(RATING_UNRATED)
+        out.layouts.add(RATING_LAYOUTS[0][0])
+    return out
+
+
+def _read_ratings_checked(files: list[Path], encoding: str,
+                          n_questions: Mapping[str, int] | None) -> JudgeRatings:
+    out = JudgeRatings(files=files)
     lengths: dict[str, tuple[int, dict]] = {}
     for file in out.files:
         for lineno, obj in iter_jsonl(file, encoding):
@@ -242,15 +317,15 @@ class DiversityQrels:
 
     @property
     def zero_lines(self) -> int:
-        return sum(r[3] <= 0 for r in self.rows)
+        return sum(1 for r in self.rows if r[3] <= 0)
 
     @property
     def subtopic_base(self) -> int | None:
-        numbers = [int(r[1]) for r in self.rows if r[1].isdigit()]
+        numbers = [int(s) for s in dict.fromkeys(map(itemgetter(1), self.rows)) if s.isdigit()]
         return min(numbers) if numbers else None
 
     def topics(self) -> list[str]:
-        return list(dict.fromkeys(r[0] for r in self.rows))
+        return list(dict.fromkeys(map(itemgetter(0), self.rows)))
 
     def binary(self, threshold: int = 1) -> dict[str, dict[str, int]]:
         """``{topic: {passage: 1}}`` for passages with a line of relevance >= ``threshold``
@@ -276,9 +351,23 @@ class DiversityQrels:
 
 def read_diversity_qrels(path) -> DiversityQrels:
     """Read ndeval (diversity) qrels; a bad line names the file, line and column."""
+    text = read_text(path)
+    # one split of the whole text where every line is 'topic subtopic passage integer' (a
+    # release's file holds 180,000 lines and more); else line by line, which names the first
+    # bad one
+    if _QRELS_LINES.fullmatch(text):
+        tokens = text.split()
+        keys = list(zip(tokens[0::4], tokens[1::4], tokens[2::4], strict=True))
+        if len(set(keys)) == len(keys):
+            return DiversityQrels(Path(path), [(*key, int(rel)) for key, rel in
+                                               zip(keys, tokens[3::4], strict=True)])
+    return _read_diversity_qrels_checked(path, text)
+
+
+def _read_diversity_qrels_checked(path, text: str) -> DiversityQrels:
     rows: list[tuple[str, str, str, int]] = []
     first: dict[tuple[str, str, str], int] = {}
-    for lineno, line in enumerate(read_text(path).split("\n"), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         parts = line.split()
