@@ -176,7 +176,7 @@ def test_another_token_sees_and_writes_nothing_of_the_first(browser, data, tmp_p
                     "--db", str(db), cwd=tmp_path)
     try:
         browser.get(server.links["a"])                    # item 0, shared by a and b
-        press(browser, "5", "j", "3")                     # two saves in flight at once
+        press(browser, "5", "3")           # two saves in flight at once (a digit moves on)
         wait(browser, lambda d: active(d)[:2] == ["5", "3"])
         browser.get(server.links["b"])
         assert browser.current_url.endswith("/item/1") and "t1:0#0" in browser.page_source
@@ -275,8 +275,9 @@ def test_review_mode_on_the_demo_data(browser, tmp_path):
     try:
         browser.get(server.links["ann1"] + "item/1")
         assert "judge:" not in browser.page_source
-        press(browser, "4")
+        press(browser, "4")                              # rates q0 and moves on to q1
         saved(browser, item.questions[0].index)
+        press(browser, "\ue013")                         # arrow up: back to q0
         phrase = "killing at least four people"           # the seed's first item has it
         sentence = phrase if phrase in item.text else item.text[:item.text.index(" ")]
         select_text(browser, sentence)
@@ -311,12 +312,12 @@ def test_review_mode_on_the_demo_data(browser, tmp_path):
         assert topic.questions[0] in browser.page_source
         for phrase in ("failed at about 3:40 a.m. after three days of heavy rain",
                        "killing at least four people"):
-            press(browser, "y")
+            # the span first, for the focused question; the answer then moves on to the next
             select_text(browser, phrase)
             press(browser, "h")
             wait(browser, lambda d, p=phrase: d.find_element("css selector", "#text mark").text
                  == p)
-            press(browser, "j")
+            press(browser, "y")
         press(browser, "k", "k")                          # back to q0, its span marked
         screenshot(browser, tmp_path, "annotate-reports.png", docs=True)
     finally:
