@@ -11,7 +11,6 @@ import math
 import multiprocessing
 import os
 import re
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -24,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from killed_jobs import cached_calls, kill_after
 
 from cruxflow.llm import (
     GENERATION,
@@ -486,17 +486,6 @@ print("finished", flush=True)
 """
 
 
-def _rows(path: Path) -> int:
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        try:
-            return db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:  # not created yet
-        return 0
-
-
 def test_killed_run_resumes_from_the_cache(tmp_path, llama):
     db = tmp_path / "cache.sqlite"
     prompts = [f"On a scale from 0 to 5, how interesting is the number {i * 37}? "
@@ -506,21 +495,9 @@ def test_killed_run_resumes_from_the_cache(tmp_path, llama):
     proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(db),
                              str(tmp_path / "prompts.json"), MODEL],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while _rows(db) < 5:
-            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
-            assert time.monotonic() < deadline, "no rows written in 60 s"
-            time.sleep(0.005)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    kill_after(proc, db, 5, 60)
     assert b"finished" not in proc.stdout.read()
-    done = _rows(db)
+    done = cached_calls(db)
     assert 5 <= done < 40
 
     cache = LLMCache(db)

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from killed_jobs import cached_calls, kill_after
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_ARTICLES = REPO / "resources" / "demo" / "raw" / "multinews" / "demo.jsonl"
@@ -41,17 +40,6 @@ write_jsonl(out, [p.to_json() for p in passages])
 """
 
 
-def _rows(path: Path) -> int:
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
-        try:
-            return db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.Error:  # not made yet
-        return 0
-
-
 def _job(tmp_path: Path, cache: Path, out: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen([sys.executable, str(tmp_path / "job.py"), str(cache),
@@ -70,28 +58,16 @@ def test_a_killed_passages_job_resumes_to_the_same_bytes(tmp_path):
 
     whole = _job(tmp_path, tmp_path / "whole.sqlite", tmp_path / "whole.jsonl")
     assert whole.wait(180) == 0, whole.stderr.read().decode()[-3000:]
-    assert _rows(tmp_path / "whole.sqlite") == 3
+    assert cached_calls(tmp_path / "whole.sqlite") == 3
 
     killed = _job(tmp_path, tmp_path / "resumed.sqlite", tmp_path / "resumed.jsonl")
-    try:
-        deadline = time.monotonic() + 120
-        while _rows(tmp_path / "resumed.sqlite") < 1:
-            assert killed.poll() is None, killed.stderr.read().decode()[-3000:]
-            assert time.monotonic() < deadline, "no call in 120 s"
-            time.sleep(0.01)
-        killed.send_signal(signal.SIGKILL)
-        killed.wait(10)
-    finally:
-        if killed.poll() is None:
-            killed.kill()
-            killed.wait()
-    assert killed.returncode == -signal.SIGKILL
-    done = _rows(tmp_path / "resumed.sqlite")
+    kill_after(killed, tmp_path / "resumed.sqlite", 1, 120)
+    done = cached_calls(tmp_path / "resumed.sqlite")
     assert done == 1 and not (tmp_path / "resumed.jsonl").exists()
 
     resumed = _job(tmp_path, tmp_path / "resumed.sqlite", tmp_path / "resumed.jsonl")
     assert resumed.wait(180) == 0, resumed.stderr.read().decode()[-3000:]
-    assert _rows(tmp_path / "resumed.sqlite") == 3
+    assert cached_calls(tmp_path / "resumed.sqlite") == 3
     whole_bytes = (tmp_path / "whole.jsonl").read_bytes()
     assert len(whole_bytes.splitlines()) >= 3
     assert (tmp_path / "resumed.jsonl").read_bytes() == whole_bytes
