@@ -292,3 +292,20 @@ def test_options_are_checked_and_import_cruxflow_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_every_commands_metric_defaults_are_the_options_defaults():
+    """argparse reads the defaults declared once (metrics.options.DEFAULTS): a command that
+    wrote its own would drift from the API and the schema."""
+    from cruxflow.cli import build_parser
+    from cruxflow.metrics.options import DEFAULTS
+
+    parser = build_parser()
+    commands = {"evaluate": ["--dataset", "d", "--run", "r"],
+                "crux-eval": ["--run", "r", "--qrel", "q", "--judge", "j"],
+                "agreement": [], "meta-eval": ["--judge", "j", "--human", "h"]}
+    for command, rest in commands.items():
+        args = vars(parser.parse_args([command, *rest]))
+        for key in ("eta", "alpha", "density_weight", "relevance_grades"):
+            if key in args and not (command == "meta-eval" and key == "alpha"):
+                assert args[key] == getattr(DEFAULTS, key), (command, key)

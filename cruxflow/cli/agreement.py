@@ -8,6 +8,7 @@ import json
 import math
 
 from cruxflow.cli import args as types
+from cruxflow.metrics.options import DEFAULTS
 
 
 def _num(value, digits: int = 3) -> str:
@@ -88,7 +89,8 @@ def add_command(subparsers) -> None:
     p.add_argument("--judge-reports", nargs="+", metavar="[SYSTEM=]PATH",
                    help="cruxflow's ratings of generated reports (results/rag/.../ratings/"
                         "<system>.k<k>.jsonl), one file per system")
-    p.add_argument("--eta", type=types.eta, default=3, help="answerability threshold (default 3)")
+    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
+                   help="answerability threshold (default %(default)s)")
     p.add_argument("--output", type=types.output_dir,
                    help="directory to write the tables (TSV) and summary.json to")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from cruxflow.cli import args as types
+from cruxflow.metrics.options import DEFAULTS
 
 OUTPUT_FILE = "crux_eval.json"
 
@@ -125,10 +126,10 @@ def add_command(subparsers) -> None:
                    help="one more run (the script's spelling): the same as a second --run")
     p.add_argument("--k", type=types.rank_cutoff, default=10,
                    help="cutoff: lines with rank column <= k, a positive integer (default 10)")
-    p.add_argument("--eta", type=types.eta, default=3,
-                   help="answerability threshold, 1-5 (default 3)")
-    p.add_argument("--alpha", type=types.unit_interval, default=0.5,
-                   help="alpha of alpha-nDCG, 0..1 (default 0.5)")
+    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
+                   help="answerability threshold, 1-5 (default %(default)s)")
+    p.add_argument("--alpha", type=types.unit_interval, default=DEFAULTS.alpha,
+                   help="alpha of alpha-nDCG, 0..1 (default %(default)s)")
     dens = p.add_mutually_exclusive_group()
     dens.add_argument("--token-counts", type=Path,
                       help="Den@k from token counts: TSV passage<TAB>tokens or JSONL {id, tokens}")
@@ -137,8 +138,8 @@ def add_command(subparsers) -> None:
                            "contents/text), counted with --tokenizer")
     p.add_argument("--tokenizer", help="local tokenizer.json (or a folder with one) for "
                                        "--collection (default: the regex counter)")
-    p.add_argument("--density-weight", type=types.non_negative, default=0.5,
-                   help="exponent w of Den, Eq. 6 (default 0.5)")
+    p.add_argument("--density-weight", type=types.non_negative, default=DEFAULTS.density_weight,
+                   help="exponent w of Den, Eq. 6 (default %(default)s)")
     p.add_argument("--paired", choices=list(types.PAIRED_CHOICES), default="both",
                    help="several runs: paired tests between every pair, Holm-adjusted: t-test "
                         "and randomization test (both, the default), t-test only, or none")

@@ -14,6 +14,7 @@ from cruxflow.cli import args as types
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
 from cruxflow.metrics.evaluate import K_ALL, evaluate_run
+from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
 
 
 def parse_k_list(text: str) -> list[int | str]:
@@ -256,19 +257,20 @@ def add_command(subparsers) -> None:
     src.add_argument("--contexts", type=Path, nargs="+", action="extend", metavar="FILE",
                      help='JSONL, one line per topic: {"topic_id": ..., "passages": [ids, best '
                           'first]} ("context" is accepted for "passages"); several as --run')
-    p.add_argument("--eta", type=types.eta, default=3,
-                   help="answerability threshold, 1-5 (default 3)")
-    p.add_argument("--alpha", type=types.unit_interval, default=0.5,
-                   help="alpha-nDCG redundancy penalty (default 0.5)")
+    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
+                   help="answerability threshold, 1-5 (default %(default)s)")
+    p.add_argument("--alpha", type=types.unit_interval, default=DEFAULTS.alpha,
+                   help="alpha-nDCG redundancy penalty (default %(default)s)")
     p.add_argument("--k", type=parse_k_list, metavar="K[,K...]",
                    help="context sizes: 'oracle' (|Z*|), 'all' (each list as given) or a "
                         "number (default: oracle,10,20 for --run, all for --contexts)")
-    p.add_argument("--density-weight", type=types.non_negative, default=0.5,
-                   help="exponent w of Den, Eq. 6 (default 0.5)")
+    p.add_argument("--density-weight", type=types.non_negative, default=DEFAULTS.density_weight,
+                   help="exponent w of Den, Eq. 6 (default %(default)s)")
     p.add_argument("--tokenizer",
                    help="local tokenizer.json (or a directory holding one) for Den's token "
                         "counts (default: the regex counter)")
-    p.add_argument("--relevance-grades", choices=["2-1", "3-2-1"], default="2-1",
+    p.add_argument("--relevance-grades", choices=sorted(RELEVANCE_GRADES),
+                   default=DEFAULTS.relevance_grades,
                    help="nDCG's grades: P** 2, rest of P* 1 (default), or the CRUX authors' "
                         "P** 3, passages dominated by P** 1, rest of P* 2")
     p.add_argument("--judgments", type=Path,

@@ -10,6 +10,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
 from cruxflow.data.nuggets import FORMATS, autonuggetizer_records, nugget_banks
+from cruxflow.metrics.options import DEFAULTS
 
 
 def _cmd_export(args) -> int:
@@ -43,8 +44,8 @@ def add_command(subparsers) -> None:
     p.add_argument("--output", required=True, type=Path,
                    help="directory for nuggets.jsonl and assignments.jsonl (autonuggetizer) or "
                         "nugget_banks.jsonl (nuggetbank)")
-    p.add_argument("--eta", type=types.eta, default=3,
-                   help="rating from which a passage supports a question (default 3)")
+    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
+                   help="rating from which a passage supports a question (default %(default)s)")
     p.add_argument("--collection", help="NuggetBank test_collection (default: the dataset "
                                         "folder's name)")
     p.set_defaults(func=_cmd_export)

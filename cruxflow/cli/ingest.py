@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cruxflow.cli import args as types
 from cruxflow.data.ingest import READERS, IngestOptions, ingest_to
+from cruxflow.metrics.options import DEFAULTS
 
 
 def _cmd_ingest(args) -> int:
@@ -105,8 +106,8 @@ def add_command(subparsers) -> None:
                         "crux-mds-corpus folder beside the subset folder, if any); nuggets: "
                         "the segments (MS MARCO v2.1 segmented JSONL) the assignments cite")
     p.add_argument("--max-topics", type=types.positive_int, help="keep only the first N topics")
-    p.add_argument("--eta", type=types.eta, default=3,
-                   help="answerability threshold for judgments (1-5, default 3)")
+    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
+                   help="answerability threshold for judgments (1-5, default %(default)s)")
     p.add_argument("--number-like", type=Path, metavar="PASSAGES",
                    help="duc2004: number the clusters as the CRUX release whose passages "
                         "(JSONL {id, contents}, ids <prefix>-<i>:<doc>#<n>) this file holds, "

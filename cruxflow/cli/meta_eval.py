@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from cruxflow.cli import args as types
+from cruxflow.metrics.options import DEFAULTS
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -108,7 +109,8 @@ def add_command(subparsers) -> None:
                    help="TREC runs for the system level (name: NAME, else the file name up to "
                         "its first dot)")
     p.add_argument("--k", type=types.positive_int, default=10, help="cutoff (default 10)")
-    p.add_argument("--eta", type=types.eta, default=3, help="answerability threshold (default 3)")
+    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
+                   help="answerability threshold (default %(default)s)")
     p.add_argument("--alpha", type=types.unit_interval, default=0.05,
                    help="PPI's error level (default 0.05)")
     p.add_argument("--bootstrap", type=types.non_negative_int, default=1000,

@@ -64,6 +64,7 @@ from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests im
     read_run_top,
     read_token_counts,
 )
+from cruxflow.metrics.options import DEFAULTS
 
 NDEVAL_MAX_CUTOFF = 20  # pyndeval evaluates at most 20 ranks
 
@@ -87,7 +88,7 @@ NAME_PARAMETERS = {
     "Den": {"cut": "rank", "order": "file", "topics": "run"},
 }
 # the registry's defaults (cruxflow.metrics.options): a parameter at its default is not written
-DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = 3, 0.5, 0.5
+DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = DEFAULTS.eta, DEFAULTS.alpha, DEFAULTS.density_weight
 
 
 def _name(measure: str, k: int, **extra) -> str:
