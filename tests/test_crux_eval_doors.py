@@ -288,7 +288,7 @@ def test_plain_and_other_scores_read_the_same(tmp_path, score, plain):
     run = tmp_path / "r.run"
     run.write_text(f"{A} Q0 {A}:0#1 12 0.5 x\n{A} Q0 {A}:0#0 3 {score} x\n\n"
                    f"{B} Q0 {B}:0#0 10 -1 x\n")
-    assert (crux_eval_io._plain_block(run.read_text(), 10) is not None) == plain
+    assert (crux_eval_io._plain_rows(run.read_bytes(), 10) is not None) == plain
     top = crux_eval_io.read_run_top(run, k=10)
     assert top.topics == {A: [(f"{A}:0#0", {"3.": 3.0, "-3.25": -3.25}.get(score, 3.25), 2)],
                           B: [(f"{B}:0#0", -1.0, 4)]}

@@ -6,8 +6,6 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-import pandas as pd
-
 from cruxflow.beyond.kpr import FILTER_THRESHOLD, KprOptions, run_kpr
 from cruxflow.beyond.kpr.metric import FAILURES
 from cruxflow.beyond.kpr.options import PIPELINES, PRECISION_REFERENCES
@@ -159,6 +157,8 @@ def _cmd_kpr(args) -> int:
                   f"out of the means: {_ids(summary['without_key_points'])}")
         print(_failures_line(summary["failures"]))
         if summary["grouped"]:
+            import pandas as pd
+
             print(pd.DataFrame(summary["grouped"]).to_markdown(index=False, floatfmt=".4f"))
     if summary["llm"] is not None:
         llm = summary["llm"]

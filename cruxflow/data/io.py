@@ -234,17 +234,11 @@ def existing(path, what: str) -> Path:
     return p
 
 
-def read_text(path, encoding: str = "utf-8") -> str:
-    """Read a whole text file; a decoding error names the file and the byte offset, a missing
-    file, a directory or an unknown encoding is a :class:`DataError` naming the path.
-
-    The one text reader of the package, so every file a user hands us reads the same way
-    whatever editor wrote it: a leading byte-order mark (Windows editors write one) is dropped
-    and Windows line endings (CRLF) read as LF. JSON forbids a raw CR inside a string, so no
-    record changes.
-    """
+def read_bytes(path) -> bytes:
+    """A whole file's bytes; a missing file, a directory or a file that cannot be read is a
+    :class:`DataError` naming the path (:func:`read_text` decodes them)."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise DataError("no such file", path=path) from None
     except IsADirectoryError:
@@ -254,6 +248,22 @@ def read_text(path, encoding: str = "utf-8") -> str:
     except OSError as exc:  # a symlink to itself (ELOOP), an I/O error
         raise DataError(f"cannot read: {os.strerror(exc.errno) if exc.errno else exc}",
                         path=path) from None
+
+
+def read_text(path, encoding: str = "utf-8") -> str:
+    """Read a whole text file; a decoding error names the file and the byte offset, a missing
+    file, a directory or an unknown encoding is a :class:`DataError` naming the path.
+
+    The one text reader of the package, so every file a user hands us reads the same way
+    whatever editor wrote it: a leading byte-order mark (Windows editors write one) is dropped
+    and Windows line endings (CRLF) read as LF. JSON forbids a raw CR inside a string, so no
+    record changes.
+    """
+    return decode_text(read_bytes(path), path, encoding)
+
+
+def decode_text(data: bytes, path, encoding: str = "utf-8") -> str:
+    """:func:`read_text` of bytes already read from ``path``."""
     try:
         text = data.decode(encoding)
     except LookupError:

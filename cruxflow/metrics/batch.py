@@ -27,7 +27,7 @@ from itertools import chain
 
 import numpy as np
 
-from cruxflow.metrics.ir import NDEVAL_CUTOFF
+from cruxflow.metrics.options import NDEVAL_CUTOFF
 
 # Arrays of (topics x ranks x questions) floats are built in chunks of about this many cells.
 _CHUNK_CELLS = 1 << 22
@@ -208,49 +208,18 @@ class TopicArrays:
             self.ndeval_rel[t, :, s] = hits
         self.ndeval_ideal = self._ndeval_ideal()
 
-    def _ndeval_dcg(self, rel: np.ndarray) -> np.ndarray:
-        """Cumulative alpha-DCG at ranks 1..20 of ranked judgments ``rel`` (topics x ranks x
-        subtopics), summed as ndeval.c's computeDCG does: column r - 1 is alpha-DCG@r."""
-        gain = np.ones((rel.shape[0], rel.shape[2]))
-        total = np.zeros(rel.shape[0])
-        out = np.zeros((rel.shape[0], NDEVAL_CUTOFF))
-        for rank in range(NDEVAL_CUTOFF):
-            if rank < rel.shape[1]:
-                score = _ndeval_score(rel[:, rank], gain)
-                gain = np.where(rel[:, rank], gain * (1.0 - self.alpha), gain)
-                total = total + score * (math.log(2.0) / math.log(rank + 2.0))
-            out[:, rank] = total
-        return out
-
     def _ndeval_ideal(self) -> np.ndarray:
-        """ndeval.c's idealResult: rank by the largest gain given the ranks above, ties to the
-        larger passage id (strcmp); only its first 20 ranks count."""
-        n_topics = len(self.topic_ids)
-        judged = self.ndeval_rel.any(axis=2)            # the passages of the diversity qrels
-        id_rank = np.full(judged.shape, -1)
-        for t in range(n_topics):
+        """ndeval's ideal over the passages of the diversity qrels, ties to the larger id."""
+        id_rank = np.full(self.ndeval_rel.shape[:2], -1)
+        for t in range(len(self.topic_ids)):
             for position, p in enumerate(sorted(self.row_of[t])):
                 id_rank[t, self.row_of[t][p]] = position
-        gain = np.ones((n_topics, self.ndeval_rel.shape[2]))
-        ranked = np.zeros((n_topics, NDEVAL_CUTOFF, self.ndeval_rel.shape[2]), dtype=bool)
-        everyone = np.arange(n_topics)
-        for rank in range(min(NDEVAL_CUTOFF, judged.shape[1])):
-            if not judged.any():
-                break
-            score = _ndeval_score(self.ndeval_rel, gain[:, None, :])
-            best = np.where(judged, score, -np.inf).max(axis=1)
-            tied = judged & (score == best[:, None])
-            pick = np.argmax(np.where(tied, id_rank, -2), axis=1)
-            active = judged[everyone, pick]
-            ranked[:, rank] = self.ndeval_rel[everyone, pick] & active[:, None]
-            judged[everyone, pick] = False
-            gain = np.where(ranked[:, rank], gain * (1.0 - self.alpha), gain)
-        return self._ndeval_dcg(ranked)
+        return ndeval_ideal(self.ndeval_rel, id_rank, self.alpha)
 
     def _ndeval_ranked_dcg(self, rows: np.ndarray) -> np.ndarray:
         rows = rows[:, :NDEVAL_CUTOFF]
         rel = self.ndeval_rel[np.arange(len(self.topic_ids))[:, None], rows]
-        return self._ndeval_dcg(rel)
+        return ndeval_dcg(rel, self.alpha, actual_subtopics(self.ndeval_rel))
 
     @staticmethod
     def _ratio(dcg: np.ndarray, ideal: np.ndarray) -> np.ndarray:
@@ -298,6 +267,68 @@ class TopicArrays:
         if new.size:
             self.passage_tokens[new] = count_tokens([self.passage_ids[c] for c in new])
         return rows, n, np.where(inside, self.passage_tokens[codes], 0).sum(axis=1)
+
+
+def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
+    """alpha-DCG at ranks 1..20 of ranked judgments ``rel`` (topics x ranks x subtopics,
+    subtopics in ndeval's order), as ndeval.c's computeDCG forms it: column r - 1 holds the
+    cumulative gain at rank r, from rank 2 on divided by the "ideal ideal" gain (each of the
+    topic's ``actual`` subtopics, those with a relevant passage in the qrels, covered at every
+    rank). ndeval's
+    alpha-nDCG@k divides the run's value by the ideal ranking's (both from here), so the
+    operations are ndeval's own, in its order, for the quotient to come out the same to the
+    last bit."""
+    n_topics = rel.shape[0]
+    gain = np.ones((n_topics, rel.shape[2]))
+    step = np.zeros((n_topics, NDEVAL_CUTOFF))
+    for rank in range(min(NDEVAL_CUTOFF, rel.shape[1])):
+        score = _ndeval_score(rel[:, rank], gain)
+        gain = np.where(rel[:, rank], gain * (1.0 - alpha), gain)
+        step[:, rank] = score * _DISCOUNT[rank]
+    actual = np.asarray(actual, dtype=float)
+    ideal_ideal = np.zeros((n_topics, NDEVAL_CUTOFF))
+    for rank in range(NDEVAL_CUTOFF):
+        ideal_ideal[:, rank] = actual * _DISCOUNT[rank]
+        actual = actual * (1.0 - alpha)
+    dcg, ideal_ideal = np.cumsum(step, axis=1), np.cumsum(ideal_ideal, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dcg[:, 1:] = np.where(ideal_ideal[:, 1:] > 0, dcg[:, 1:] / ideal_ideal[:, 1:], 0.0)
+    return dcg
+
+
+def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarray:
+    """ndeval.c's idealResult as :func:`ndeval_dcg`'s cumulative alpha-DCG: rank by the
+    largest gain given the ranks above, ties to the larger passage id (``id_rank[t, p]``: the
+    passage's place among the topic's ids in string order, as strcmp orders them); only the
+    passages judged for some subtopic (``rel``: topics x passages x subtopics) take part, and
+    only its first 20 ranks count."""
+    n_topics = rel.shape[0]
+    judged = rel.any(axis=2)
+    gain = np.ones((n_topics, rel.shape[2]))
+    ranked = np.zeros((n_topics, NDEVAL_CUTOFF, rel.shape[2]), dtype=bool)
+    everyone = np.arange(n_topics)
+    for rank in range(min(NDEVAL_CUTOFF, judged.shape[1])):
+        if not judged.any():
+            break
+        score = _ndeval_score(rel, gain[:, None, :])
+        best = np.where(judged, score, -np.inf).max(axis=1)
+        tied = judged & (score == best[:, None])
+        pick = np.argmax(np.where(tied, id_rank, -2), axis=1)
+        active = judged[everyone, pick]
+        ranked[:, rank] = rel[everyone, pick] & active[:, None]
+        judged[everyone, pick] = False
+        gain = np.where(ranked[:, rank], gain * (1.0 - alpha), gain)
+    return ndeval_dcg(ranked, alpha, actual_subtopics(rel))
+
+
+def actual_subtopics(rel: np.ndarray) -> np.ndarray:
+    """ndeval's "actual subtopics" of each topic of ``rel`` (topics x passages x subtopics):
+    those with a relevant passage."""
+    return rel.any(axis=1).sum(axis=1)
+
+
+# ndeval.c's discount: log(2) / log(rank + 2) for ranks from 0
+_DISCOUNT = [1.0] + [math.log(2.0) / math.log(rank + 2.0) for rank in range(1, NDEVAL_CUTOFF)]
 
 
 def _keys(codes: np.ndarray) -> np.ndarray:

@@ -64,9 +64,10 @@ from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests im
     read_run_top,
     read_token_counts,
 )
-from cruxflow.metrics.options import DEFAULTS
+from cruxflow.metrics.crux_eval_measures import QrelsArrays
+from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF
 
-NDEVAL_MAX_CUTOFF = 20  # pyndeval evaluates at most 20 ranks
+NDEVAL_MAX_CUTOFF = NDEVAL_CUTOFF  # pyndeval evaluates at most 20 ranks
 
 # What each of rac_eval's measures differs in from the workflow's measure of the same name
 # (cruxflow.metrics.names), as parameters in the ir_measures style (docs/evaluate.md, "Names"):
@@ -163,7 +164,10 @@ class CruxEvalInputs:
 
     def __init__(self, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
                  eta: int = 3, alpha: float = 0.5,
-                 token_counts: Mapping[str, int] | None = None, density_weight: float = 0.5):
+                 token_counts: Mapping[str, int] | None = None, density_weight: float = 0.5,
+                 libraries: bool = False):
+        self.libraries = libraries   # P, nDCG and alpha-nDCG from pytrec_eval and pyndeval
+        self._arrays: QrelsArrays | None = None
         with paused_gc():
             self.div = qrels if isinstance(qrels, DiversityQrels) \
                 else read_diversity_qrels(qrels)
@@ -172,7 +176,7 @@ class CruxEvalInputs:
         self.token_counts, self.density_weight = token_counts, density_weight
         self.names = measure_names(k, filter_by_oracle, token_counts is not None, eta=eta,
                                    alpha=alpha, density_weight=density_weight)
-        self.binary = self.div.binary()
+        self.relevant_topics = self.div.relevant_topics()
         # what every run's result reports about the inputs, counted once
         self.qrel_topics = self.div.topics()
         self.summaries = {"qrels": self.div.summary(), "judge": self.ratings.summary()}
@@ -192,27 +196,22 @@ class CruxEvalInputs:
         """``matrix[row, q]``: every rating, one row per (topic, passage), -1 past the topic's
         questions; the last row is an unjudged passage's (0: answers nothing)."""
         keys = list(self.ratings.ratings)
-        values = list(self.ratings.ratings.values())
-        self.topic_index: dict[str, int] = {}
-        for tid, _ in keys:
-            self.topic_index.setdefault(tid, len(self.topic_index))
-        width = max((len(v) for v in values), default=1)
-        self.matrix = np.full((len(values) + 1, width), -1, dtype=np.int64)
-        by_length: dict[int, list[int]] = {}
-        for i, v in enumerate(values):
-            by_length.setdefault(len(v), []).append(i)
-        for n, rows in by_length.items():
-            self.matrix[rows, :n] = [values[i] for i in rows]
+        flat, lengths = self.ratings.flat()
+        tids = [tid for tid, _ in keys]
+        self.topic_index: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(tids))}
+        width = int(lengths.max()) if len(lengths) else 1
+        self.matrix = np.full((len(keys) + 1, width), -1, dtype=np.int64)
+        self.matrix[:-1][np.arange(width)[None, :] < lengths[:, None]] = flat
         self.matrix[-1] = 0
-        self.unjudged = len(values)
-        self.row_of = {key: i for i, key in enumerate(keys)}
+        self.unjudged = len(keys)
+        self.row_of = dict(zip(keys, range(len(keys)), strict=True))
         n_topics = len(self.topic_index)
         self.n_questions = np.zeros(n_topics, dtype=np.int64)
         oracle = np.full((n_topics, width), -1, dtype=np.int64)
-        if values:
-            topic_of_row = np.fromiter((self.topic_index[t] for t, _ in keys), np.int64,
-                                       len(keys))
-            self.n_questions[topic_of_row] = [len(v) for v in values]
+        if keys:
+            topic_of_row = np.fromiter(map(self.topic_index.__getitem__, tids), np.int64,
+                                       len(tids))
+            self.n_questions[topic_of_row] = lengths
             np.maximum.at(oracle, topic_of_row, self.matrix[:-1])
         questions = np.arange(width)[None, :] < self.n_questions[:, None]
         # the questions Cov counts: every one, or (filter_by_oracle) those the oracle answers
@@ -260,12 +259,13 @@ class CruxEvalInputs:
         if self._evaluators is None:
             names = list(self.names)
             relevance = ndeval = None
-            if self.binary:
+            binary = self.div.binary()
+            if binary:
                 import pytrec_eval
 
                 trec = {f"P_{self.k}": names[0], f"ndcg_cut_{self.k}": names[1]}
                 relevance = (pytrec_eval.RelevanceEvaluator(
-                    self.binary, list(trec), relevance_level=1, judged_docs_only_flag=0),
+                    binary, list(trec), relevance_level=1, judged_docs_only_flag=0),
                     trec)
             if self.k <= NDEVAL_MAX_CUTOFF:
                 import pyndeval
@@ -276,11 +276,25 @@ class CruxEvalInputs:
             self._evaluators = (relevance, ndeval)
         return self._evaluators
 
+    def arrays(self) -> QrelsArrays | None:
+        """The qrels as arrays for :mod:`~cruxflow.metrics.crux_eval_measures`, built once;
+        None where the libraries compute instead (``libraries=True``, k above ndeval's 20, or
+        judgments too large for arrays)."""
+        if self._arrays is None and not self.libraries and self.k <= NDEVAL_MAX_CUTOFF:
+            self._arrays = QrelsArrays(self.div, self.k, self.alpha)
+        return None if self._arrays is None or self._arrays.too_large else self._arrays
+
     def ir_measures(self, top: TopRun) -> dict[str, dict[str, float]]:
-        """``{our name: {topic: value}}`` of P, nDCG and alpha-nDCG, as the script gets them."""
+        """``{our name: {topic: value}}`` of P, nDCG and alpha-nDCG, as the script gets them:
+        on arrays (:class:`QrelsArrays`), or from pytrec_eval and pyndeval themselves."""
         out: dict[str, dict[str, float]] = {}
         if not top.topics:
             return out
+        arrays = self.arrays()
+        if arrays is not None:
+            lines = [(tid, pid, score) for tid, rows in top.topics.items()
+                     for pid, score, _ in rows]
+            return dict(zip(self.names, arrays.evaluate(list(top.topics), lines), strict=False))
         relevance, ndeval = self.evaluators()
         if relevance is not None:
             evaluator, named = relevance
@@ -339,7 +353,7 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     # only 0 lines is not one of them. When none is missing it keeps the whole diversity qrels,
     # and ir_measures scores such a topic absent from the run at alpha-nDCG 0, which stays in
     # that mean; when one is, it filters the diversity qrels to the run's topics.
-    kept_zero = [] if any(t in inputs.binary for t in missing) or k > NDEVAL_MAX_CUTOFF \
+    kept_zero = [] if any(t in inputs.relevant_topics for t in missing) or k > NDEVAL_MAX_CUTOFF \
         else missing
     missing = [t for t in missing if t not in kept_zero]
     warnings = []

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from cruxflow.data.columns import integers, plain_decimals, split_fields
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import read_run, read_text
+from cruxflow.data.io import decode_text, read_bytes, read_run, read_text
 
 
 @dataclass
@@ -41,26 +42,33 @@ def read_run_top(path, k: int = 10) -> TopRun:
     keeps the lines of rank <= k only.)
 
     Half a million lines split one by one cost more than the rest of the evaluation, so a
-    block of plain lines (:func:`_plain_block`: ASCII, digit ranks, plain decimal scores) is
-    checked on its bytes with numpy and only its rows within the cut are split; any other
-    block gets its columns from one ``str.split`` and the same six-columns check on the bytes
-    (a file with other whitespace than ASCII between fields is checked line by line instead).
+    file of plain ASCII lines is read in blocks of bytes, each checked with numpy
+    (:func:`_plain_rows`: six fields a line, digit ranks, plain decimal scores) and only its
+    rows within the cut split. Any other block (an exponent or a sign in a score, a control
+    character, a file with a byte-order mark, CRLF line ends or non-ASCII text, read as
+    :func:`~cruxflow.data.io.read_text` reads it) gets its columns from one ``str.split`` and
+    the same six-columns check on its bytes (a block with other white space than ASCII's
+    between fields is checked line by line instead).
     """
-    text = read_text(path)
+    data = read_bytes(path)
+    plain = data.isascii() and b"\r" not in data
+    text = data if plain else decode_text(data, path)
     topics: dict[str, list[tuple[str, float, int]]] = {}
     seen: set[tuple[str, str]] = set()
     rows = beyond = 0
     first_line = 1
     for block in _blocks(text):
-        fast = _plain_block(block, k)
+        fast = _plain_rows(block, k) if plain else None
+        if plain:
+            block = block.decode("ascii")   # ASCII: byte offsets are character offsets
         if fast is not None:
-            n_rows, kept_lines = fast
-            lines = block.split("\n")
-            kept = [(lines[i - 1].split(), i) for i in kept_lines.tolist()]
-            qids, pids = [f[0] for f, _ in kept], [f[2] for f, _ in kept]
-            scores = [float(f[4]) for f, _ in kept]
+            n_rows, lines_of, starts, ends = fast
+            kept = [block[a:b].split() for a, b in zip(starts.tolist(), ends.tolist(),
+                                                       strict=True)]
+            qids, pids = [f[0] for f in kept], [f[2] for f in kept]
+            scores = [float(f[4]) for f in kept]
             kept_at = range(len(kept))
-            lines_of = [i for _, i in kept]
+            lines_of = lines_of.tolist()
         else:
             tokens = block.split()
             line_of_row = _six_fields(block, len(tokens))
@@ -91,13 +99,14 @@ def read_run_top(path, k: int = 10) -> TopRun:
     return TopRun(Path(path), k, topics, beyond)
 
 
-def _blocks(text: str):
+def _blocks(text: str | bytes):
     """``text`` in blocks of about :data:`BLOCK_LINES` whole lines (each but the last ending
     with its newline)."""
+    newline = "\n" if isinstance(text, str) else b"\n"
     start, sample = 0, min(len(text), 1 << 20)
-    step = (sample // max(1, text.count("\n", 0, sample)) + 1) * BLOCK_LINES
+    step = (sample // max(1, text.count(newline, 0, sample)) + 1) * BLOCK_LINES
     while start < len(text):
-        end = text.find("\n", start + step) if start + step < len(text) else -1
+        end = text.find(newline, start + step) if start + step < len(text) else -1
         end = len(text) if end < 0 else end + 1
         yield text[start:end]
         start = end
@@ -120,53 +129,23 @@ def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
     return row_line + 1
 
 
-_DIGIT, _DOT, _MINUS = np.uint8(ord("0")), np.uint8(ord(".")), np.uint8(ord("-"))
-
-
-def _plain_block(text: str, k: int) -> tuple[int, np.ndarray] | None:
-    """(number of rows, line number from 1 of each row of rank <= k) of a block whose lines
-    all have six fields, a rank of ASCII digits and a plain decimal score (digits, at most one
-    point, a leading minus): ``int`` and ``float`` read those without fail and no such score
-    is NaN, so only the kept rows need splitting. None for any other block (an exponent, a
-    sign, NaN, a non-ASCII character, a bad line), which is read field by field."""
-    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    if len(data) == 0 or data.max() >= 128:
-        return None   # str.split splits on non-ASCII white space too (U+00A0, U+2028 ...)
-    space = ((data >= 9) & (data <= 13)) | ((data >= 28) & (data <= 32))
-    edge = np.diff(space.view(np.int8), prepend=np.int8(1), append=np.int8(1))
-    starts, ends = np.flatnonzero(edge == -1), np.flatnonzero(edge == 1)
-    if len(starts) == 0 or len(starts) % 6:
+def _plain_rows(block: bytes, k: int
+                ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Of an ASCII block whose lines all have six fields separated by spaces and tabs, a rank
+    of digits and a plain decimal score (:mod:`cruxflow.data.columns`): (number of rows; of
+    each row of rank <= k, its line number from 1, and the offsets where its first field
+    starts and its last ends), so only the kept rows need splitting. None for any other
+    block (a control character, an exponent, a sign, NaN, a bad line), which is read field by
+    field."""
+    split = split_fields(block, 6)
+    if split is None:
         return None
-    line = np.cumsum(data == 10, dtype=np.int32)[starts]   # newlines before each field
-    row_line = line[0::6]
-    if not (np.array_equal(row_line, line[5::6]) and np.all(np.diff(row_line) > 0)):
+    data, starts, ends, row_line = split
+    rank = integers(data, starts[3::6], ends[3::6])
+    if rank is None or not plain_decimals(data, starts[4::6], ends[4::6]):
         return None
-    columns = []
-    for col, width in ((3, 9), (4, 24)):
-        first, length = starts[col::6], ends[col::6] - starts[col::6]
-        if length.max() > width:
-            return None
-        at = np.arange(width)
-        inside = at[None, :] < length[:, None]
-        chars = np.where(inside, data[np.minimum(first[:, None] + at, len(data) - 1)],
-                         _DIGIT)
-        columns.append((chars, inside))
-    (rank_chars, rank_inside), (score_chars, score_inside) = columns
-    digits = rank_chars - _DIGIT
-    if (digits > 9).any():
-        return None
-    # a rank's value: its digits shifted right to the last column, read in base 10
-    width = rank_chars.shape[1]
-    shift = width - rank_inside.sum(axis=1)
-    power = 10 ** np.maximum(width - 1 - np.arange(width)[None, :] - shift[:, None], 0)
-    rank = np.where(rank_inside, digits.astype(np.int64) * power, 0).sum(axis=1)
-    is_digit = (score_chars - _DIGIT <= 9) & score_inside
-    dots, minus = score_chars == _DOT, score_chars == _MINUS
-    if not ((is_digit | dots | minus | ~score_inside).all()
-            and (dots.sum(axis=1) <= 1).all() and not minus[:, 1:].any()
-            and is_digit.any(axis=1).all()):
-        return None
-    return len(row_line), row_line[rank <= k] + 1
+    keep = np.flatnonzero(rank <= k)
+    return len(row_line), row_line[keep], starts[0::6][keep], ends[5::6][keep]
 
 
 def _refuse(path) -> None:

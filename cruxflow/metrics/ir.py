@@ -5,7 +5,7 @@ from __future__ import annotations
 import ir_measures
 import pandas as pd
 
-from cruxflow.metrics.options import DEFAULTS
+from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF  # noqa: F401 (re-exported)
 
 
 def relevance_measures(required_grade: int = 2, cutoffs=()) -> dict:
@@ -24,7 +24,6 @@ def relevance_measures(required_grade: int = 2, cutoffs=()) -> dict:
 
 
 DEFAULT_MEASURES = relevance_measures(cutoffs=(10,))
-NDEVAL_CUTOFF = 20  # ndeval (pyndeval) reports at most rank 20; the CRUX paper used @20
 
 
 def _qrels_frame(qrels: dict[str, dict[str, int]]) -> pd.DataFrame:

@@ -83,3 +83,6 @@ class MetricOptions:
 
 
 DEFAULTS = MetricOptions()
+
+# ndeval (pyndeval) reports at most rank 20; the CRUX paper used @20
+NDEVAL_CUTOFF = 20

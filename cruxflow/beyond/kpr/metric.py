@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
+# pandas is imported where a frame is made: every command's parser imports this module
+if TYPE_CHECKING:
+    import pandas as pd
 
 from cruxflow.beyond.kpr.data import Judgment, KPRItem
 from cruxflow.metrics.stats import mean_of_defined
@@ -105,6 +108,8 @@ def kpr_scores(items: Sequence[KPRItem], recall: Sequence[Judgment],
         for col in group_by:
             row[col] = it.extra.get(col)
         rows.append(row)
+    import pandas as pd
+
     return pd.DataFrame(rows)
 
 
@@ -116,6 +121,8 @@ def aggregate_scores(per_question: pd.DataFrame, group_by: Sequence[str] = (),
     per-domain Fig. 4 and per-category Table 1). Returns ``(overall, grouped)``; ``grouped``
     has columns ``group_by``, ``group``, ``n_questions`` (with a KPR), the metrics,
     ``n_without_key_points``."""
+    import pandas as pd
+
     metrics = [m for m in ("KPR", "KPP", "KPF") if m in per_question.columns]
     if not len(per_question):
         return {**dict.fromkeys(metrics), "n_questions": 0, "n_scored": 0,

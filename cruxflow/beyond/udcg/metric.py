@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import expit  # sigma of Eq. 3-4, without overflow
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import read_json, write_json
@@ -118,6 +117,14 @@ def passage_utility(relevant: bool, p_no_response: float) -> float:
     return (1.0 if relevant else -1.0) * (1.0 - p_no_response) + 0.0  # + 0.0: no "-0.0"
 
 
+def _sigma(x) -> float:
+    """sigma of Eq. 3-4, without overflow (scipy imported on first use: every ``cruxflow``
+    command's parser imports this module)."""
+    from scipy.special import expit
+
+    return float(expit(x))
+
+
 def udcg(utilities: Sequence[float], gamma: float = 1 / 3) -> float:
     """Eq. 4: ``UDCG(q, C) = sigma(1/k sum_i u_i+ + gamma/k sum_i u_i-)`` over the ``k``
     passages of the context (both means are over all ``k`` positions, as in the paper and the
@@ -128,7 +135,7 @@ def udcg(utilities: Sequence[float], gamma: float = 1 / 3) -> float:
         raise ValueError("UDCG of an empty context is undefined (Eq. 4 divides by k)")
     pos = math.fsum(max(u, 0.0) for u in utilities)
     neg = math.fsum(min(u, 0.0) for u in utilities)
-    return float(expit(pos / k + gamma * neg / k))
+    return _sigma(pos / k + gamma * neg / k)
 
 
 def theta_features(utilities: Sequence[float]) -> np.ndarray:
@@ -166,7 +173,7 @@ def udcg_theta(utilities: Sequence[float], weights: ThetaWeights) -> float:
         raise ValueError(f"UDCG_theta weights are for k = {weights.k} passages, the context "
                          f"has {len(utilities)}")
     w = np.concatenate([np.asarray(weights.alpha, float), np.asarray(weights.beta, float)])
-    return float(expit(w @ theta_features(utilities)))
+    return _sigma(w @ theta_features(utilities))
 
 
 def fit_udcg_theta(train_contexts: Sequence[tuple[str, Sequence[float], float]], *,

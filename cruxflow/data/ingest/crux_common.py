@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import compress, repeat
 from pathlib import Path
 
+import numpy as np
+
+from cruxflow.data.columns import integers, split_fields
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.io import decode_text, iter_jsonl, read_bytes, read_text
 from cruxflow.data.model import (
     _RATINGS_OR_UNRATED,
     EMPTY_QUESTION,
@@ -50,9 +53,11 @@ RATING_LAYOUTS = (
 BATCHED = ("release-batched", "id", "docids", "ratings")
 # what str.split() splits on (re's \s is str.isspace()'s set)
 _SPACE = re.compile(r"\s")
-# a diversity qrels file without blank or odd lines
-_QRELS_LINES = re.compile(r"(?:\S+[ \t]+\S+[ \t]+\S+[ \t]+-?[0-9]+[ \t]*\n)*"
-                          r"\S+[ \t]+\S+[ \t]+\S+[ \t]+-?[0-9]+[ \t]*\n?")
+# A release ratings line as the release writes it (json.dumps' separators, ids without an
+# escape, white space or control character, ratings -1..5): a file of only such lines is read
+# by one search of this expression, anything else by json.loads.
+_RELEASE_LINE = re.compile(r'^\{"id": "([^"\\\s\x00-\x1f]+)", "docid": "([^"\\\s\x00-\x1f]+)", '
+                           r'"rating": \[((?:-1|[0-5])(?:, (?:-1|[0-5]))*)?\]\}$', re.M)
 
 
 def jsonl_files(path, what: str) -> list[Path]:
@@ -132,17 +137,62 @@ def read_id(obj: dict, names: str | tuple[str, ...], where: dict) -> str:
     return value
 
 
+class RecordPlaces(MutableMapping):
+    """Where each (topic, passage) of a :class:`JudgeRatings` was read, as
+    ``{"path", "record": "line N"}``; made when asked (a judge folder holds 60,000 records and
+    more, and most calls ask for none)."""
+
+    def __init__(self):
+        self._places: dict[tuple[str, str], tuple[Path, int] | dict] = {}
+
+    def add_lines(self, keys, path: Path, lines) -> None:
+        self._places.update(zip(keys, zip(repeat(path), lines, strict=False), strict=False))
+
+    def __getitem__(self, key) -> dict:
+        place = self._places[key]
+        if isinstance(place, dict):
+            return place
+        return {"path": place[0], "record": f"line {place[1]}"}
+
+    def __setitem__(self, key, where: dict) -> None:
+        self._places[key] = where
+
+    def __delitem__(self, key) -> None:
+        del self._places[key]
+
+    def __iter__(self):
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __repr__(self) -> str:
+        return f"RecordPlaces({len(self)} records)"
+
+
 @dataclass
 class JudgeRatings:
     """Ratings by (topic, passage), in the order read; where each was read; what was counted."""
 
     ratings: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    where: dict[tuple[str, str], dict] = field(default_factory=dict)
+    where: RecordPlaces = field(default_factory=RecordPlaces)
     fields: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     layouts: set[str] = field(default_factory=set)
     unrated: int = 0          # -1 values read
     repeated: int = 0         # a (topic, passage) read again with the same ratings
+    # every rating in the order of ``ratings``, as one array, and each list's length, where
+    # the reader had them as arrays (:meth:`flat`)
+    _flat: tuple | None = field(default=None, compare=False, repr=False)
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """(every rating in the order of ``ratings``, each list's length) as int64 arrays."""
+        if self._flat is None or len(self._flat[1]) != len(self.ratings):
+            values = list(self.ratings.values())
+            lengths = np.fromiter(map(len, values), np.int64, len(values))
+            flat = np.fromiter((r for v in values for r in v), np.int64, int(lengths.sum()))
+            self._flat = (flat, lengths)
+        return self._flat
 
     def by_topic(self) -> dict[str, dict[str, list[int]]]:
         """``{topic: {passage: ratings}}`` in the order the ratings were read."""
@@ -220,49 +270,87 @@ def _read_release_ratings(files: list[Path], encoding: str,
     so that a bad file fails the same way whichever path meets it."""
     out = JudgeRatings(files=files)
     known: dict[str, int] = {}   # each topic's number of ratings
+    flats, all_lengths = [], []
     for file in files:
-        lines = read_text(file, encoding).split("\n")
-        numbers = [i for i, line in enumerate(lines, 1) if line.strip()]
-        try:
-            objs = [json.loads(lines[i - 1]) for i in numbers]
-        except (ValueError, RecursionError):
+        text = read_text(file, encoding)
+        parsed = _release_lines(text)
+        if parsed is None:
+            parsed = _json_lines(text)
+        if parsed is None:
             return None
-        if set(map(type, objs)) != {dict}:
-            return None
-        try:
-            tids = [o["id"] for o in objs]
-            pids = [o["docid"] for o in objs]
-            values = [o["rating"] for o in objs]
-        except KeyError:
-            return None
-        if set(map(type, tids)) | set(map(type, pids)) != {str} \
-                or set(map(type, values)) != {list}:
-            return None
-        # read_id's test (non-empty, no white space) on every id at once
-        if not all(tids) or not all(pids) or _SPACE.search("".join(dict.fromkeys(tids))) \
-                or _SPACE.search("".join(pids)):
-            return None
-        flat = [r for v in values for r in v]
-        if flat and (set(map(type, flat)) != {int} or not set(flat) <= _RATINGS_OR_UNRATED):
-            return None
+        numbers, tids, pids, flat, lengths = parsed
         keys = list(zip(tids, pids, strict=True))
         if len(set(keys)) != len(keys) or not out.ratings.keys().isdisjoint(keys):
             return None
-        lengths = dict(zip(tids, map(len, values), strict=True))
-        if len(set(zip(tids, map(len, values), strict=True))) != len(lengths) \
-                or any(known.get(t, n) != n for t, n in lengths.items()) \
+        by_topic = dict(zip(tids, lengths.tolist(), strict=True))
+        if len(set(zip(tids, lengths.tolist(), strict=True))) != len(by_topic) \
+                or any(known.get(t, n) != n for t, n in by_topic.items()) \
                 or (n_questions is not None
-                    and any(n_questions.get(t, n) != n for t, n in lengths.items())):
+                    and any(n_questions.get(t, n) != n for t, n in by_topic.items())):
             return None   # a topic's rating lists of different lengths
-        known.update(lengths)
-        names = RATING_LAYOUTS[0][1:]
-        out.ratings.update(zip(keys, values, strict=True))
-        out.where.update(zip(keys, ({"path": file, "record": f"line {i}"} for i in numbers),
-                             strict=True))
-        out.fields.update(dict.fromkeys(keys, names))
-        out.unrated += flat.count(RATING_UNRATED)
+        known.update(by_topic)
+        out.ratings.update(zip(keys, _split(flat, lengths), strict=True))
+        out.where.add_lines(keys, file, numbers)
+        out.fields.update(dict.fromkeys(keys, RATING_LAYOUTS[0][1:]))
+        out.unrated += int(np.count_nonzero(flat == RATING_UNRATED))
         out.layouts.add(RATING_LAYOUTS[0][0])
+        flats.append(flat)
+        all_lengths.append(lengths)
+    if flats:
+        out._flat = (np.concatenate(flats), np.concatenate(all_lengths))
     return out
+
+
+def _release_lines(text: str) -> tuple | None:
+    """(line numbers, topics, passages, every rating, each list's length) of a text whose
+    every line is a release record as the release writes it (:data:`_RELEASE_LINE`), or None."""
+    found = _RELEASE_LINE.findall(text)
+    if not found or len(found) != text.count("\n", 0, len(text) - 1) + 1:
+        return None   # a line of another form (or a blank one): json.loads reads the file
+    tids, pids, values = zip(*found, strict=True)
+    lengths = np.fromiter((v.count(",") + 1 if v else 0 for v in values), np.int64, len(values))
+    flat = np.fromstring(",".join(filter(None, values)), dtype=np.int64, sep=",") \
+        if lengths.any() else np.zeros(0, dtype=np.int64)
+    return range(1, len(found) + 1), list(tids), list(pids), flat, lengths
+
+
+def _json_lines(text: str) -> tuple | None:
+    """:func:`_release_lines` for any JSON lines of the release layout (another spacing or key
+    order, escapes, blank lines), each read by ``json.loads``; None for anything else."""
+    lines = text.split("\n")
+    numbers = [i for i, line in enumerate(lines, 1) if line.strip()]
+    try:
+        objs = [json.loads(lines[i - 1]) for i in numbers]
+    except (ValueError, RecursionError):
+        return None
+    if set(map(type, objs)) != {dict}:
+        return None
+    try:
+        tids = [o["id"] for o in objs]
+        pids = [o["docid"] for o in objs]
+        values = [o["rating"] for o in objs]
+    except KeyError:
+        return None
+    if set(map(type, tids)) | set(map(type, pids)) != {str} \
+            or set(map(type, values)) != {list}:
+        return None
+    # read_id's test (non-empty, no white space) on every id at once
+    if not all(tids) or not all(pids) or _SPACE.search("".join(dict.fromkeys(tids))) \
+            or _SPACE.search("".join(pids)):
+        return None
+    flat = [r for v in values for r in v]
+    if flat and (set(map(type, flat)) != {int} or not set(flat) <= _RATINGS_OR_UNRATED):
+        return None
+    lengths = np.fromiter(map(len, values), np.int64, len(values))
+    return numbers, tids, pids, np.array(flat, dtype=np.int64), lengths
+
+
+def _split(flat: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
+    """``flat`` cut into lists of ``lengths``."""
+    if len(lengths) and (lengths == lengths[0]).all():
+        return flat.reshape(len(lengths), int(lengths[0])).tolist()
+    values, ends = flat.tolist(), np.cumsum(lengths).tolist()
+    return [values[end - n:end] for end, n in zip(ends, lengths.tolist(), strict=True)]
 
 
 def _read_ratings_checked(files: list[Path], encoding: str,
@@ -302,9 +390,8 @@ def _read_ratings_checked(files: list[Path], encoding: str,
 
 # --- diversity qrels ---------------------------------------------------------------------------
 
-@dataclass
 class DiversityQrels:
-    """ndeval qrels ``topic subtopic passage relevance``, as read (file order).
+    """ndeval qrels ``topic subtopic passage relevance``, as read (file order), by column.
 
     Two conventions are published: the release's ``div_qrels-tau3.txt`` holds only the lines of
     relevance 1 with subtopics from 0; the authors' paper-era writer also emits the 0 lines and
@@ -312,29 +399,47 @@ class DiversityQrels:
     one a file follows. Graded qrels (the 0-5 rating in the relevance column) read too.
     """
 
-    path: Path
-    rows: list[tuple[str, str, str, int]]
+    def __init__(self, path, rows=None, *, columns: tuple | None = None):
+        self.path = Path(path)
+        if columns is None:
+            rows = list(rows or ())
+            columns = tuple([r[i] for r in rows] for i in range(4))
+        self.topic_ids, self.subtopic_ids, self.passage_ids, relevance = columns
+        self.relevance = np.asarray(relevance, dtype=np.int64).reshape(-1)
+
+    @property
+    def rows(self) -> list[tuple[str, str, str, int]]:
+        return list(zip(self.topic_ids, self.subtopic_ids, self.passage_ids,
+                        self.relevance.tolist(), strict=True))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DiversityQrels) and (self.path, self.rows) == (other.path,
+                                                                                 other.rows)
 
     @property
     def zero_lines(self) -> int:
-        return sum(1 for r in self.rows if r[3] <= 0)
+        return int(np.count_nonzero(self.relevance <= 0))
 
     @property
     def subtopic_base(self) -> int | None:
-        numbers = [int(s) for s in dict.fromkeys(map(itemgetter(1), self.rows)) if s.isdigit()]
+        numbers = [int(s) for s in dict.fromkeys(self.subtopic_ids) if s.isdigit()]
         return min(numbers) if numbers else None
 
     def topics(self) -> list[str]:
-        return list(dict.fromkeys(map(itemgetter(0), self.rows)))
+        return list(dict.fromkeys(self.topic_ids))
+
+    def relevant_topics(self, threshold: int = 1) -> set[str]:
+        """The topics with a line of relevance >= ``threshold``."""
+        return set(compress(self.topic_ids, (self.relevance >= threshold).tolist()))
 
     def binary(self, threshold: int = 1) -> dict[str, dict[str, int]]:
         """``{topic: {passage: 1}}`` for passages with a line of relevance >= ``threshold``
         (rac_eval.py reads the diversity qrels this way for P and nDCG); topics without such a
         line are absent."""
         out: dict[str, dict[str, int]] = {}
-        for tid, _, pid, rel in self.rows:
-            if rel >= threshold:
-                out.setdefault(tid, {})[pid] = 1
+        keep = (self.relevance >= threshold).tolist()
+        for tid, pid in compress(zip(self.topic_ids, self.passage_ids, strict=True), keep):
+            out.setdefault(tid, {})[pid] = 1
         return out
 
     def frame(self):
@@ -345,23 +450,25 @@ class DiversityQrels:
         return pd.DataFrame(self.rows, columns=["query_id", "iteration", "doc_id", "relevance"])
 
     def summary(self) -> dict:
-        return {"file": str(self.path), "lines": len(self.rows), "topics": len(self.topics()),
-                "zero_lines": self.zero_lines, "subtopic_base": self.subtopic_base}
+        return {"file": str(self.path), "lines": len(self.topic_ids),
+                "topics": len(self.topics()), "zero_lines": self.zero_lines,
+                "subtopic_base": self.subtopic_base}
 
 
 def read_diversity_qrels(path) -> DiversityQrels:
     """Read ndeval (diversity) qrels; a bad line names the file, line and column."""
-    text = read_text(path)
-    # one split of the whole text where every line is 'topic subtopic passage integer' (a
-    # release's file holds 180,000 lines and more); else line by line, which names the first
-    # bad one
-    if _QRELS_LINES.fullmatch(text):
-        tokens = text.split()
-        keys = list(zip(tokens[0::4], tokens[1::4], tokens[2::4], strict=True))
-        if len(set(keys)) == len(keys):
-            return DiversityQrels(Path(path), [(*key, int(rel)) for key, rel in
-                                               zip(keys, tokens[3::4], strict=True)])
-    return _read_diversity_qrels_checked(path, text)
+    data = read_bytes(path)
+    # a file of plain lines 'topic subtopic passage integer' (a release's holds 180,000 lines
+    # and more) is checked on its bytes and split once; anything else line by line, which
+    # names the first bad one
+    split = split_fields(data, 4) if b"\r" not in data else None
+    relevance = split and integers(split[0], split[1][3::4], split[2][3::4], signed=True)
+    if relevance is not None:
+        tokens = data.decode("ascii").split()
+        columns = (tokens[0::4], tokens[1::4], tokens[2::4], relevance)
+        if len(set(zip(*columns[:3], strict=True))) == len(relevance):
+            return DiversityQrels(path, columns=columns)
+    return _read_diversity_qrels_checked(path, decode_text(data, path))
 
 
 def _read_diversity_qrels_checked(path, text: str) -> DiversityQrels:

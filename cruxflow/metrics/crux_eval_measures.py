@@ -1,0 +1,166 @@
+"""rac_eval.py's P@k, nDCG@k and alpha_nDCG@k for every topic of a run at once, on arrays.
+
+The script gets them from ir_measures: trec_eval (pytrec_eval) for P and nDCG over the
+diversity qrels read as binary qrels, ndeval (pyndeval) for alpha-nDCG over the diversity
+qrels. Building those two evaluators for CRUX-Multi-News (180,000 qrels lines) and converting
+a run for them costs more than the rest of a ``crux-eval`` call (issue 26), so the same
+computations are done here with numpy, in the libraries' own orders, and
+``tests/test_crux_eval_measures.py`` compares both routes, value for value, on the release's
+files and on random qrels and runs with ties. :class:`cruxflow.metrics.crux_eval.
+CruxEvalInputs` uses the libraries instead where these arrays would be too large.
+
+What is copied from the libraries' definitions (trec_eval ``m_P.c``, ``m_ndcg_cut.c``; ndeval
+``ndeval.c`` as :mod:`cruxflow.metrics.batch` reproduces it):
+
+* trec_eval orders a topic's lines by score, descending, ties by passage id descending;
+  ``P_k`` is the number of relevant passages in the first k over k; ``ndcg_cut_k`` sums
+  ``gain / log2(rank + 1)`` over the first k in rank order (gain 1: the binary qrels), the
+  ideal the same over the topic's relevant passages; topics without a relevant passage are
+  not evaluated;
+* pyndeval orders a topic's lines by score, descending, ties by passage id ascending;
+  alpha-nDCG@k is alpha-DCG@k over ndeval's greedy ideal at k (0 where either is 0), every
+  topic of the qrels evaluated (one with only 0 lines gets 0); subtopics are numbered in the
+  order they first appear in the file, as pyndeval numbers them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from cruxflow.data.ingest.crux_common import DiversityQrels
+from cruxflow.metrics.batch import actual_subtopics, ndeval_dcg, ndeval_ideal
+
+# the (topics x passages x subtopics) judgments above this many cells are left to the libraries
+MAX_CELLS = 50_000_000
+
+
+class QrelsArrays:
+    """The diversity qrels of one call as arrays (built once for all its runs).
+
+    ``rel[t, j, s]``: the j-th passage of topic t is judged relevant (>= 1) for its s-th
+    subtopic.
+    """
+
+    def __init__(self, qrels: DiversityQrels, k: int, alpha: float):
+        self.k, self.alpha = k, alpha
+        topics, n_rows = qrels.topic_ids, len(qrels.topic_ids)
+        self.topic_index = {t: i for i, t in enumerate(dict.fromkeys(topics))}
+        t_code = np.fromiter(map(self.topic_index.__getitem__, topics), np.int64, n_rows)
+        # pyndeval's numbering of the subtopics: by first appearance
+        subtopic_code = {s: i for i, s in enumerate(dict.fromkeys(qrels.subtopic_ids))}
+        s_code = np.fromiter(map(subtopic_code.__getitem__, qrels.subtopic_ids), np.int64,
+                             n_rows)
+        relevant = qrels.relevance >= 1
+        # a (topic, passage) pair by number: by the passage id alone where no id is judged
+        # for two topics (CRUX's ids carry their topic), which is faster to look up
+        self.pair_index = {p: i for i, p in enumerate(dict.fromkeys(qrels.passage_ids))}
+        pair_of_row = np.fromiter(map(self.pair_index.__getitem__, qrels.passage_ids),
+                                  np.int64, n_rows)
+        pair_topic = np.zeros(len(self.pair_index), dtype=np.int64)
+        pair_topic[pair_of_row] = t_code
+        self.by_passage = bool((pair_topic[pair_of_row] == t_code).all())
+        if not self.by_passage:
+            pairs = list(zip(topics, qrels.passage_ids, strict=True))
+            self.pair_index = {pair: i for i, pair in enumerate(dict.fromkeys(pairs))}
+            pair_of_row = np.fromiter(map(self.pair_index.__getitem__, pairs), np.int64,
+                                      n_rows)
+            pair_topic = np.zeros(len(self.pair_index), dtype=np.int64)
+            pair_topic[pair_of_row] = t_code
+        self.pair_topic = pair_topic
+        n_topics = len(self.topic_index)
+        # each passage's place within its topic (j), and among its topic's ids in string order
+        self.pair_slot = _rank_within(pair_topic, np.argsort(pair_topic, kind="stable"),
+                                      n_topics)
+        pids = np.array(list(self.pair_index) if self.by_passage
+                        else [p for _, p in self.pair_index] or [""])[:len(pair_topic)]
+        id_rank = _rank_within(pair_topic, np.lexsort((pids, pair_topic)), n_topics)
+        # each subtopic's place within its topic, in pyndeval's order
+        n_sub = max(1, len(subtopic_code))
+        topic_subtopic, slot_of_row = np.unique(t_code * n_sub + s_code, return_inverse=True)
+        slots = _rank_within(topic_subtopic // n_sub, np.arange(len(topic_subtopic)), n_topics)
+        width = int(np.bincount(pair_topic, minlength=1).max()) if len(pair_topic) else 1
+        depth = int(slots.max()) + 1 if len(slots) else 1
+        self.too_large = n_topics * width * depth > MAX_CELLS
+        if self.too_large:
+            return
+        self.rel = np.zeros((n_topics, width + 1, depth), dtype=bool)   # last: not judged
+        at = relevant
+        self.rel[t_code[at], self.pair_slot[pair_of_row[at]], slots[slot_of_row[at]]] = True
+        self.n_relevant = self.rel.any(axis=2).sum(axis=1)
+        ranks = np.full((n_topics, width + 1), -1, dtype=np.int64)
+        ranks[pair_topic, self.pair_slot] = id_rank
+        self.ideal_alpha = ndeval_ideal(self.rel, ranks, alpha)
+        self.actual = actual_subtopics(self.rel)
+        self.none = width
+        discount = np.array([1.0 / math.log2(i + 2) for i in range(k)])
+        self.discount = discount
+        self.ideal_dcg = np.concatenate(([0.0], np.cumsum(discount)))  # by relevant count
+
+    def evaluate(self, run_topics: Sequence[str], lines: Sequence[tuple[str, str, float]]
+                 ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+        """``({topic: P@k}, {topic: nDCG@k}, {topic: alpha_nDCG@k})`` of a run's kept lines
+        ``(topic, passage, score)`` (each topic's lines together, ``run_topics`` in order),
+        over the topics each library evaluates."""
+        k, n_lines = self.k, len(lines)
+        run_code = {t: i for i, t in enumerate(run_topics)}
+        r = np.fromiter((run_code[t] for t, _, _ in lines), np.int64, n_lines)
+        score = np.fromiter((s for _, _, s in lines), np.float64, n_lines)
+        if self.by_passage:
+            pair = np.fromiter((self.pair_index.get(p, -1) for _, p, _ in lines), np.int64,
+                               n_lines)
+            line_topic = np.array([self.topic_index.get(t, -1) for t in run_topics],
+                                  dtype=np.int64)[r]
+            pair = np.where(self.pair_topic[pair] == line_topic, pair, -1)   # -1: not judged
+        else:
+            pair = np.fromiter((self.pair_index.get((t, p), -1) for t, p, _ in lines),
+                               np.int64, n_lines)
+        id_rank = np.unique(np.array([p for _, p, _ in lines] or [""]),
+                            return_inverse=True)[1][:n_lines]
+        slot = np.where(pair >= 0, self.pair_slot[np.maximum(pair, 0)], self.none)
+        topic = np.array([self.topic_index.get(t, -1) for t in run_topics], dtype=np.int64)
+        starts = np.searchsorted(r, np.arange(len(run_topics)))
+        by_trec = np.lexsort((-id_rank, -score, r))
+        by_ndeval = np.lexsort((id_rank, -score, r))
+        judged = topic >= 0
+        rel_run = np.zeros((len(run_topics), k), dtype=bool)
+        rel_sub = np.zeros((len(run_topics), k, self.rel.shape[2]), dtype=bool)
+        t_of = np.maximum(topic, 0)
+        for order, relevant_only in ((by_trec, True), (by_ndeval, False)):
+            place = np.arange(n_lines) - starts[r[order]]
+            inside = place < k
+            rows, cols = r[order][inside], place[inside]
+            found = self.rel[t_of[rows], slot[order][inside]] & judged[rows, None]
+            if relevant_only:
+                rel_run[rows, cols] = found.any(axis=1)
+            else:
+                rel_sub[rows, cols] = found
+        relevant = self.n_relevant[t_of] * judged
+        p = rel_run.sum(axis=1) / k
+        dcg = np.cumsum(rel_run * self.discount, axis=1)[:, -1]
+        ndcg = dcg / np.where(relevant > 0, self.ideal_dcg[np.minimum(relevant, k)], 1.0)
+        alpha_dcg = ndeval_dcg(rel_sub, self.alpha, self.actual[t_of])[:, k - 1]
+        ideal = self.ideal_alpha[t_of, k - 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = np.where((alpha_dcg == 0) | (ideal == 0), 0.0, alpha_dcg / ideal)
+        has_relevant = (relevant > 0).tolist()
+        out_p, out_ndcg, out_alpha = {}, {}, {}
+        for i, (tid, ok, in_qrels) in enumerate(zip(run_topics, has_relevant, judged.tolist(),
+                                                     strict=True)):
+            if ok:
+                out_p[tid], out_ndcg[tid] = float(p[i]), float(ndcg[i])
+            if in_qrels:
+                out_alpha[tid] = float(alpha[i])
+        return out_p, out_ndcg, out_alpha
+
+
+def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:
+    """Each item's place within its group, in ``order`` (a permutation that lists every
+    group's items together, groups ascending)."""
+    counts = np.bincount(group, minlength=n_groups)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    place = np.empty(len(group), dtype=np.int64)
+    place[order] = np.arange(len(group)) - first[group[order]]
+    return place
