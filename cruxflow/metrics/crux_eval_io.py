@@ -67,7 +67,6 @@ def read_run_top(path, k: int = 10) -> TopRun:
                                                        strict=True)]
             qids, pids = [f[0] for f in kept], [f[2] for f in kept]
             scores = [float(f[4]) for f in kept]
-            kept_at = range(len(kept))
             lines_of = lines_of.tolist()
         else:
             tokens = block.split()
@@ -86,13 +85,20 @@ def read_run_top(path, k: int = 10) -> TopRun:
             kept_at = np.flatnonzero(rank <= k).tolist()
             lines_of = line_of_row[kept_at].tolist()
             scores = score.tolist()
-        for j, line in zip(kept_at, lines_of, strict=True):
-            if (qids[j], pids[j]) in seen:
-                _refuse(path)
-            seen.add((qids[j], pids[j]))
-            topics.setdefault(qids[j], []).append((pids[j], scores[j], line + first_line - 1))
+        if fast is None:
+            qids, pids, scores = ([column[j] for j in kept_at]
+                                  for column in (qids, pids, scores))
+        keys = list(zip(qids, pids, strict=True))
+        before = len(seen)
+        seen.update(keys)
+        if len(seen) != before + len(keys):
+            _refuse(path)   # a passage twice for a topic within the cut
+        shift = first_line - 1
+        for qid, row in zip(qids, zip(pids, scores, (line + shift for line in lines_of),
+                                      strict=True), strict=True):
+            topics.setdefault(qid, []).append(row)
         rows += n_rows
-        beyond += n_rows - len(kept_at)
+        beyond += n_rows - len(keys)
         first_line += block.count("\n")
     if not rows:
         return TopRun(Path(path), k, {}, 0)
