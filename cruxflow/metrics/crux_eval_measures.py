@@ -95,9 +95,8 @@ class QrelsArrays:
         self.ideal_alpha = ndeval_ideal(self.rel, ranks, alpha)
         self.actual = actual_subtopics(self.rel)
         self.none = width
-        discount = np.array([1.0 / math.log2(i + 2) for i in range(k)])
-        self.discount = discount
-        self.ideal_dcg = np.concatenate(([0.0], np.cumsum(discount)))  # by relevant count
+        self.discount = np.array([1.0 / math.log2(i + 2) for i in range(k)])
+        self.ideal_dcg = np.concatenate(([0.0], np.cumsum(self.discount)))  # by relevant count
 
     def evaluate(self, run_topics: Sequence[str], lines: Sequence[tuple[str, str, float]]
                  ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
@@ -106,21 +105,19 @@ class QrelsArrays:
         over the topics each library evaluates."""
         k, n_lines = self.k, len(lines)
         run_code = {t: i for i, t in enumerate(run_topics)}
+        topic = np.array([self.topic_index.get(t, -1) for t in run_topics], dtype=np.int64)
         r = np.fromiter((run_code[t] for t, _, _ in lines), np.int64, n_lines)
         score = np.fromiter((s for _, _, s in lines), np.float64, n_lines)
         if self.by_passage:
             pair = np.fromiter((self.pair_index.get(p, -1) for _, p, _ in lines), np.int64,
                                n_lines)
-            line_topic = np.array([self.topic_index.get(t, -1) for t in run_topics],
-                                  dtype=np.int64)[r]
-            pair = np.where(self.pair_topic[pair] == line_topic, pair, -1)   # -1: not judged
+            pair = np.where(self.pair_topic[pair] == topic[r], pair, -1)   # -1: not judged
         else:
             pair = np.fromiter((self.pair_index.get((t, p), -1) for t, p, _ in lines),
                                np.int64, n_lines)
         id_rank = np.unique(np.array([p for _, p, _ in lines] or [""]),
                             return_inverse=True)[1][:n_lines]
         slot = np.where(pair >= 0, self.pair_slot[np.maximum(pair, 0)], self.none)
-        topic = np.array([self.topic_index.get(t, -1) for t in run_topics], dtype=np.int64)
         starts = np.searchsorted(r, np.arange(len(run_topics)))
         by_trec = np.lexsort((-id_rank, -score, r))
         by_ndeval = np.lexsort((id_rank, -score, r))
