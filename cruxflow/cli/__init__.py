@@ -28,7 +28,6 @@ from cruxflow._extras import extra_for
 from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import check_outputs, inputs_protected
-from cruxflow.llm import LLMError
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help.")
@@ -89,6 +88,14 @@ def _inputs_and_outputs(args):
     return inputs, outputs
 
 
+def _user_errors() -> tuple[type[Exception], ...]:
+    """The errors a user's input or setup causes, printed as one line: DataError, and
+    LLMError where the LLM layer was imported (only it raises one; importing it for this
+    would add a tenth of ``crux-eval``'s start to every command)."""
+    llm = sys.modules.get("cruxflow.llm")
+    return (DataError,) if llm is None else (DataError, llm.LLMError)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(_command(argv)).parse_args(argv)
@@ -97,7 +104,7 @@ def main(argv=None) -> int:
         check_outputs(outputs, inputs)
         with inputs_protected(inputs):
             return args.func(args)
-    except (DataError, LLMError) as exc:
+    except _user_errors() as exc:
         print(f"cruxflow: error: {exc}", file=sys.stderr)
         return 2
     except ImportError as exc:   # an optional dependency missing: say which extra, no traceback

@@ -6,6 +6,12 @@ its bytes and find where every field starts and ends, so that a reader splits on
 keeps. They accept only the plain case (ASCII, fields separated by spaces and tabs, lines by
 ``\\n``) and answer None for anything else, which the caller then reads line by line, with
 the error that names the line.
+
+A file is handled in small :func:`blocks`, and a column of ids kept as codes into its distinct
+values (:class:`Codes`), because memory costs time: each page of fresh memory is a fault,
+about 7 us in a virtual machine (measured: touching 176 MB took 0.27-0.34 s), and the split
+of a whole 180,000-line qrels file into strings alone touches 50 MB of it. Blocks of a few
+thousand lines reuse the memory of the block before.
 """
 
 from __future__ import annotations
@@ -13,6 +19,69 @@ from __future__ import annotations
 import numpy as np
 
 _DIGIT, _DOT, _MINUS = np.uint8(ord("0")), np.uint8(ord(".")), np.uint8(ord("-"))
+
+# lines handled at once (see the module's note: 2,000 lines read a 500,000-line run in 0.17 s
+# with 42 MB of fresh memory, 50,000 in 0.21 s with 150 MB)
+BLOCK_LINES = 2_000
+
+
+def blocks(text: str | bytes, lines: int = BLOCK_LINES):
+    """``text`` in blocks of about ``lines`` whole lines (each but the last ending with its
+    newline), sized from the first MiB's line length."""
+    newline = "\n" if isinstance(text, str) else b"\n"
+    start, sample = 0, min(len(text), 1 << 20)
+    step = (sample // max(1, text.count(newline, 0, sample)) + 1) * lines
+    while start < len(text):
+        end = text.find(newline, start + step) if start + step < len(text) else -1
+        end = len(text) if end < 0 else end + 1
+        yield text[start:end]
+        start = end
+
+
+class Codes:
+    """A column of ids read block by block, kept as one integer per row: the index of its
+    value among the column's distinct values, numbered by first appearance (:attr:`values`).
+    A 180,000-row column of 60,000 passage ids then holds 60,000 strings, not 180,000."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+        self._parts: list[np.ndarray] = []
+
+    def add(self, column: list[str]) -> None:
+        index = self.index
+        for value in dict.fromkeys(column):
+            if value not in index:
+                index[value] = len(index)
+        self._parts.append(np.fromiter(map(index.__getitem__, column), np.int64, len(column)))
+
+    @property
+    def values(self) -> list[str]:
+        return list(self.index)
+
+    def codes(self) -> np.ndarray:
+        if len(self._parts) != 1:
+            self._parts = [np.concatenate(self._parts) if self._parts
+                           else np.zeros(0, dtype=np.int64)]
+        return self._parts[0]
+
+
+def has_repeat(*columns: np.ndarray) -> bool:
+    """Whether two rows have the same codes in every one of ``columns`` (non-negative codes,
+    one array per column)."""
+    if not len(columns[0]):
+        return False
+    key, room = np.zeros(len(columns[0]), dtype=np.int64), 1
+    for column in columns:
+        size = int(column.max()) + 1
+        if room * size >= 1 << 62:
+            order = np.lexsort(columns)
+            same = np.ones(len(order) - 1, dtype=bool)
+            for c in columns:
+                same &= c[order][1:] == c[order][:-1]
+            return bool(same.any())
+        key, room = key * size + column, room * size
+    key = np.sort(key)
+    return bool((key[1:] == key[:-1]).any())
 
 
 def split_fields(block: bytes, n_fields: int

@@ -46,39 +46,39 @@ class QrelsArrays:
 
     def __init__(self, qrels: DiversityQrels, k: int, alpha: float):
         self.k, self.alpha = k, alpha
-        topics, n_rows = qrels.topic_ids, len(qrels.topic_ids)
-        self.topic_index = {t: i for i, t in enumerate(dict.fromkeys(topics))}
-        t_code = np.fromiter(map(self.topic_index.__getitem__, topics), np.int64, n_rows)
-        # pyndeval's numbering of the subtopics: by first appearance
-        subtopic_code = {s: i for i, s in enumerate(dict.fromkeys(qrels.subtopic_ids))}
-        s_code = np.fromiter(map(subtopic_code.__getitem__, qrels.subtopic_ids), np.int64,
-                             n_rows)
+        (topics, t_code), (subtopics, s_code), (passages, p_code) = qrels.codes()
+        # topics and subtopics numbered by first appearance (pyndeval's numbering of subtopics)
+        self.topic_index = {t: i for i, t in enumerate(topics)}
         relevant = qrels.relevance >= 1
         # a (topic, passage) pair by number: by the passage id alone where no id is judged
         # for two topics (CRUX's ids carry their topic), which is faster to look up
-        self.pair_index = {p: i for i, p in enumerate(dict.fromkeys(qrels.passage_ids))}
-        pair_of_row = np.fromiter(map(self.pair_index.__getitem__, qrels.passage_ids),
-                                  np.int64, n_rows)
-        pair_topic = np.zeros(len(self.pair_index), dtype=np.int64)
+        pair_of_row = p_code
+        pair_topic = np.zeros(len(passages), dtype=np.int64)
         pair_topic[pair_of_row] = t_code
         self.by_passage = bool((pair_topic[pair_of_row] == t_code).all())
-        if not self.by_passage:
-            pairs = list(zip(topics, qrels.passage_ids, strict=True))
-            self.pair_index = {pair: i for i, pair in enumerate(dict.fromkeys(pairs))}
-            pair_of_row = np.fromiter(map(self.pair_index.__getitem__, pairs), np.int64,
-                                      n_rows)
-            pair_topic = np.zeros(len(self.pair_index), dtype=np.int64)
-            pair_topic[pair_of_row] = t_code
+        if self.by_passage:
+            self.pair_index = {p: i for i, p in enumerate(passages)}
+            pair_passage = np.arange(len(passages))
+        else:
+            pair_key = t_code * len(passages) + p_code
+            _, first, pair_of_row = np.unique(pair_key, return_index=True, return_inverse=True)
+            by_first = np.argsort(first, kind="stable")   # pairs by first appearance
+            renumber = np.empty_like(by_first)
+            renumber[by_first] = np.arange(len(by_first))
+            pair_of_row = renumber[pair_of_row.reshape(-1)]
+            first = first[by_first]
+            pair_topic, pair_passage = t_code[first], p_code[first]
+            self.pair_index = {(topics[t], passages[p]): i for i, (t, p) in enumerate(
+                zip(pair_topic.tolist(), pair_passage.tolist(), strict=True))}
         self.pair_topic = pair_topic
         n_topics = len(self.topic_index)
         # each passage's place within its topic (j), and among its topic's ids in string order
         self.pair_slot = _rank_within(pair_topic, np.argsort(pair_topic, kind="stable"),
                                       n_topics)
-        pids = np.array(list(self.pair_index) if self.by_passage
-                        else [p for _, p in self.pair_index] or [""])[:len(pair_topic)]
+        pids = np.array(passages or [""])[pair_passage]
         id_rank = _rank_within(pair_topic, np.lexsort((pids, pair_topic)), n_topics)
         # each subtopic's place within its topic, in pyndeval's order
-        n_sub = max(1, len(subtopic_code))
+        n_sub = max(1, len(subtopics))
         topic_subtopic, slot_of_row = np.unique(t_code * n_sub + s_code, return_inverse=True)
         slots = _rank_within(topic_subtopic // n_sub, np.arange(len(topic_subtopic)), n_topics)
         width = int(np.bincount(pair_topic, minlength=1).max()) if len(pair_topic) else 1

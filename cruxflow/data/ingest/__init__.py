@@ -15,18 +15,14 @@ or lies inside an input, is refused before anything is read.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions
-from cruxflow.data.ingest.crux import crux_runs, read_crux
-from cruxflow.data.ingest.distractors import read_distractors
-from cruxflow.data.ingest.documents import read_documents
-from cruxflow.data.ingest.duc2004 import read_duc2004
-from cruxflow.data.ingest.multinews import read_multinews, read_multinews_src
-from cruxflow.data.ingest.nuggets import read_nuggets
 from cruxflow.data.io import atomic_directory, atomic_write, read_run, read_text
 from cruxflow.data.model import (
     Dataset,
@@ -38,14 +34,41 @@ from cruxflow.data.model import (
 )
 from cruxflow.data.names import DATASET_FILES, MANIFEST
 
-READERS = {
-    "multinews": read_multinews,
-    "multinews-src": read_multinews_src,
-    "duc2004": read_duc2004,
-    "crux": read_crux,
-    "documents": read_documents,
-    "nuggets": read_nuggets,
-}
+
+class _Readers(Mapping):
+    """Format name -> reader, each reader's module imported when it is first asked for: a
+    command that reads one CRUX file (``crux-eval``) imports this package for
+    ``crux_common`` and need not import every corpus reader (a sixth of its start)."""
+
+    _WHERE = {
+        "multinews": ("multinews", "read_multinews"),
+        "multinews-src": ("multinews", "read_multinews_src"),
+        "duc2004": ("duc2004", "read_duc2004"),
+        "crux": ("crux", "read_crux"),
+        "documents": ("documents", "read_documents"),
+        "nuggets": ("nuggets", "read_nuggets"),
+    }
+
+    def __getitem__(self, fmt: str):
+        module, name = self._WHERE[fmt]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+    def __iter__(self):
+        return iter(self._WHERE)
+
+    def __len__(self) -> int:
+        return len(self._WHERE)
+
+
+READERS = _Readers()
+
+
+def __getattr__(name: str):
+    if name == "read_distractors":
+        from cruxflow.data.ingest.distractors import read_distractors
+
+        return read_distractors
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["READERS", "IngestOptions", "read_distractors", "ingest", "ingest_to"]
 
@@ -205,6 +228,9 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
         raise DataError(f"no topics read ({report.clusters_read} clusters, {skipped} skipped "
                         "with too few documents); pass --allow-empty to write an empty dataset",
                         path=src)
+    from cruxflow.data.ingest.crux import crux_runs
+    from cruxflow.data.ingest.distractors import read_distractors
+
     runs = crux_runs(src, options) if fmt == "crux" else []
     extra = []
     if distractors:

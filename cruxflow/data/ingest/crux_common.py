@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 
+from cruxflow.data.columns import Codes
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_qrels import (  # noqa: F401  (read from here by the readers)
     DiversityQrels,
@@ -54,6 +55,7 @@ RATING_LAYOUTS = (
     ("cruxflow", "topic_id", "passage_id", "ratings"),
 )
 BATCHED = ("release-batched", "id", "docids", "ratings")
+RELEASE_FIELDS = RATING_LAYOUTS[0][1:]
 # what str.split() splits on (re's \s is str.isspace()'s set)
 _SPACE = re.compile(r"\s")
 # A release ratings line as the release writes it (json.dumps' separators, ids without an
@@ -146,10 +148,20 @@ class RecordPlaces(MutableMapping):
     more, and most calls ask for none)."""
 
     def __init__(self):
-        self._places: dict[tuple[str, str], tuple[Path, int] | dict] = {}
+        self._places_: dict[tuple[str, str], tuple[Path, int] | dict] = {}
+        self._pending: list[tuple[list, Path, Sequence[int]]] = []
 
-    def add_lines(self, keys, path: Path, lines) -> None:
-        self._places.update(zip(keys, zip(repeat(path), lines, strict=False), strict=False))
+    def add_lines(self, keys: list, path: Path, lines: Sequence[int]) -> None:
+        """``keys[i]`` was read at line ``lines[i]`` of ``path`` (kept as given until asked)."""
+        self._pending.append((keys, path, lines))
+
+    @property
+    def _places(self) -> dict:
+        for keys, path, lines in self._pending:
+            self._places_.update(zip(keys, zip(repeat(path), lines, strict=False),
+                                     strict=False))
+        self._pending.clear()
+        return self._places_
 
     def __getitem__(self, key) -> dict:
         place = self._places[key]
@@ -179,6 +191,8 @@ class JudgeRatings:
 
     ratings: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     where: RecordPlaces = field(default_factory=RecordPlaces)
+    # each record's (topic, passage, ratings) field names where not the release's
+    # (:meth:`field_names`)
     fields: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     layouts: set[str] = field(default_factory=set)
@@ -196,6 +210,10 @@ class JudgeRatings:
             flat = np.fromiter((r for v in values for r in v), np.int64, int(lengths.sum()))
             self._flat = (flat, lengths)
         return self._flat
+
+    def field_names(self, key: tuple[str, str]) -> tuple[str, str, str]:
+        """The (topic, passage, ratings) field names of the record ``key`` was read from."""
+        return self.fields.get(key, RELEASE_FIELDS)
 
     def by_topic(self) -> dict[str, dict[str, list[int]]]:
         """``{topic: {passage: ratings}}`` in the order the ratings were read."""
@@ -283,18 +301,25 @@ def _read_release_ratings(files: list[Path], encoding: str,
             return None
         numbers, tids, pids, flat, lengths = parsed
         keys = list(zip(tids, pids, strict=True))
-        if len(set(keys)) != len(keys) or not out.ratings.keys().isdisjoint(keys):
-            return None
-        by_topic = dict(zip(tids, lengths.tolist(), strict=True))
-        if len(set(zip(tids, lengths.tolist(), strict=True))) != len(by_topic) \
-                or any(known.get(t, n) != n for t, n in by_topic.items()) \
-                or (n_questions is not None
-                    and any(n_questions.get(t, n) != n for t, n in by_topic.items())):
-            return None   # a topic's rating lists of different lengths
-        known.update(by_topic)
+        before = len(out.ratings)
         out.ratings.update(zip(keys, _split(flat, lengths), strict=True))
+        if len(out.ratings) != before + len(keys):
+            return None   # a (topic, passage) twice
+        # one length per topic, in this file and in those before
+        topics = Codes()
+        topics.add(tids)
+        codes = topics.codes()
+        # codes number topics by first appearance: a topic's first row is where their
+        # running maximum grows
+        first = lengths[np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1))]
+        expected = [known.get(t, n) for t, n in zip(topics.values, first.tolist(), strict=True)]
+        if n_questions is not None:
+            expected = [n_questions.get(t, n) for t, n in zip(topics.values, expected,
+                                                             strict=True)]
+        if not np.array_equal(lengths, np.array(expected, dtype=np.int64)[codes]):
+            return None   # a topic's rating lists of different lengths
+        known.update(zip(topics.values, expected, strict=True))
         out.where.add_lines(keys, file, numbers)
-        out.fields.update(dict.fromkeys(keys, RATING_LAYOUTS[0][1:]))
         out.unrated += int(np.count_nonzero(flat == RATING_UNRATED))
         out.layouts.add(RATING_LAYOUTS[0][0])
         flats.append(flat)
@@ -386,7 +411,8 @@ def _read_ratings_checked(files: list[Path], encoding: str,
                     continue
                 out.ratings[key] = ratings
                 out.where[key] = where
-                out.fields[key] = names
+                if names != RELEASE_FIELDS:
+                    out.fields[key] = names
                 out.unrated += sum(r == RATING_UNRATED for r in ratings)
     return out
 

@@ -291,7 +291,7 @@ def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
     ratings: dict[tuple[str, str], list[int]] = {}
     skipped = 0
     for (tid, pid), r in judge.ratings.items():
-        where, (tkey, pkey, rkey) = judge.where[(tid, pid)], judge.fields[(tid, pid)]
+        where, (tkey, pkey, rkey) = judge.where[(tid, pid)], judge.field_names((tid, pid))
         if tid not in topics:
             if unknown_topics == "skip":
                 skipped += 1

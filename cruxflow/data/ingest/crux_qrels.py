@@ -4,12 +4,11 @@ writer: ndeval's ``topic subtopic passage relevance`` lines, read by column (re-
 
 from __future__ import annotations
 
-from itertools import compress
 from pathlib import Path
 
 import numpy as np
 
-from cruxflow.data.columns import integers, split_fields
+from cruxflow.data.columns import Codes, blocks, has_repeat, integers, split_fields
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import decode_text, read_bytes
 
@@ -21,15 +20,46 @@ class DiversityQrels:
     relevance 1 with subtopics from 0; the authors' paper-era writer also emits the 0 lines and
     numbers subtopics from 1. Both read the same; ``zero_lines`` and ``subtopic_base`` say which
     one a file follows. Graded qrels (the 0-5 rating in the relevance column) read too.
+
+    The three id columns are held as :class:`~cruxflow.data.columns.Codes` (:meth:`codes`:
+    one integer per line into the column's distinct ids, by first appearance); the lists
+    ``topic_ids``, ``subtopic_ids`` and ``passage_ids`` are made when asked.
     """
 
-    def __init__(self, path, rows=None, *, columns: tuple | None = None):
+    def __init__(self, path, rows=None, *, columns: tuple | None = None,
+                 codes: tuple[Codes, Codes, Codes] | None = None, relevance=None):
         self.path = Path(path)
-        if columns is None:
-            rows = list(rows or ())
-            columns = tuple([r[i] for r in rows] for i in range(4))
-        self.topic_ids, self.subtopic_ids, self.passage_ids, relevance = columns
+        if codes is None:
+            if columns is None:
+                rows = list(rows or ())
+                columns = tuple([r[i] for r in rows] for i in range(4))
+            codes = (Codes(), Codes(), Codes())
+            for coded, column in zip(codes, columns[:3], strict=False):
+                coded.add(list(column))
+            relevance = columns[3]
+        self._codes = codes
         self.relevance = np.asarray(relevance, dtype=np.int64).reshape(-1)
+
+    def codes(self) -> tuple[tuple[list[str], np.ndarray], ...]:
+        """``((topics, topic code of each line), (subtopics, ...), (passages, ...))``: each
+        column's distinct ids by first appearance, and each line's index into them."""
+        return tuple((c.values, c.codes()) for c in self._codes)
+
+    def _column(self, i: int) -> list[str]:
+        values, codes = self.codes()[i]
+        return list(map(values.__getitem__, codes.tolist()))
+
+    @property
+    def topic_ids(self) -> list[str]:
+        return self._column(0)
+
+    @property
+    def subtopic_ids(self) -> list[str]:
+        return self._column(1)
+
+    @property
+    def passage_ids(self) -> list[str]:
+        return self._column(2)
 
     @property
     def rows(self) -> list[tuple[str, str, str, int]]:
@@ -46,24 +76,26 @@ class DiversityQrels:
 
     @property
     def subtopic_base(self) -> int | None:
-        numbers = [int(s) for s in dict.fromkeys(self.subtopic_ids) if s.isdigit()]
+        numbers = [int(s) for s in self._codes[1].values if s.isdigit()]
         return min(numbers) if numbers else None
 
     def topics(self) -> list[str]:
-        return list(dict.fromkeys(self.topic_ids))
+        return self._codes[0].values
 
     def relevant_topics(self, threshold: int = 1) -> set[str]:
         """The topics with a line of relevance >= ``threshold``."""
-        return set(compress(self.topic_ids, (self.relevance >= threshold).tolist()))
+        topics, codes = self.codes()[0]
+        return {topics[t] for t in np.unique(codes[self.relevance >= threshold]).tolist()}
 
     def binary(self, threshold: int = 1) -> dict[str, dict[str, int]]:
         """``{topic: {passage: 1}}`` for passages with a line of relevance >= ``threshold``
         (rac_eval.py reads the diversity qrels this way for P and nDCG); topics without such a
         line are absent."""
+        (topics, t), _, (passages, p) = self.codes()
+        t, p = t.tolist(), p.tolist()
         out: dict[str, dict[str, int]] = {}
-        keep = (self.relevance >= threshold).tolist()
-        for tid, pid in compress(zip(self.topic_ids, self.passage_ids, strict=True), keep):
-            out.setdefault(tid, {})[pid] = 1
+        for i in np.flatnonzero(self.relevance >= threshold).tolist():
+            out.setdefault(topics[t[i]], {})[passages[p[i]]] = 1
         return out
 
     def frame(self):
@@ -83,16 +115,27 @@ def read_diversity_qrels(path) -> DiversityQrels:
     """Read ndeval (diversity) qrels; a bad line names the file, line and column."""
     data = read_bytes(path)
     # a file of plain lines 'topic subtopic passage integer' (a release's holds 180,000 lines
-    # and more) is checked on its bytes and split once; anything else line by line, which
-    # names the first bad one
-    split = split_fields(data, 4) if b"\r" not in data else None
-    relevance = split and integers(split[0], split[1][3::4], split[2][3::4], signed=True)
-    if relevance is not None:
-        tokens = data.decode("ascii").split()
-        columns = (tokens[0::4], tokens[1::4], tokens[2::4], relevance)
-        if len(set(zip(*columns[:3], strict=True))) == len(relevance):
-            return DiversityQrels(path, columns=columns)
-    return _read_diversity_qrels_checked(path, decode_text(data, path))
+    # and more) is checked on its bytes and its ids coded, a block at a time; anything else
+    # line by line, which names the first bad one
+    fast = _plain_qrels(path, data) if b"\r" not in data and data.isascii() else None
+    return fast if fast is not None else _read_diversity_qrels_checked(path,
+                                                                        decode_text(data, path))
+
+
+def _plain_qrels(path, data: bytes) -> DiversityQrels | None:
+    codes, relevance = (Codes(), Codes(), Codes()), []
+    for block in blocks(data):
+        split = split_fields(block, 4)
+        values = split and integers(split[0], split[1][3::4], split[2][3::4], signed=True)
+        if values is None:
+            return None
+        tokens = block.decode("ascii").split()
+        for i, coded in enumerate(codes):
+            coded.add(tokens[i::4])
+        relevance.append(values)
+    if not relevance or has_repeat(*(c.codes() for c in codes)):
+        return None   # empty, or a (topic, subtopic, passage) twice: the line reader says where
+    return DiversityQrels(path, codes=codes, relevance=np.concatenate(relevance))
 
 
 def _read_diversity_qrels_checked(path, text: str) -> DiversityQrels:
