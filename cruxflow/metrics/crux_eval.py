@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 
@@ -207,24 +208,28 @@ class CruxEvalInputs:
         """rac_eval's Cov of every run topic: the max rating over its first k kept lines in
         file order, rating >= eta, over the counted questions; ``None`` without ratings or
         (filter_by_oracle) without a counted question."""
-        tids = [t for t in top.topics if t in self.topic_index]
-        rows, starts = [], []
-        for tid in tids:
-            starts.append(len(rows))
-            rows.extend(self.row_of.get((tid, pid), self.unjudged)
-                        for pid, _, _ in top.topics[tid][:self.k])
-        out: dict[str, float | None] = dict.fromkeys(top.topics)
-        if not tids:
+        run = top.lines
+        out: dict[str, float | None] = dict.fromkeys(run.topics)
+        known = np.array([self.topic_index.get(t, -1) for t in run.topics] or [-1],
+                         dtype=np.int64)
+        place = np.arange(len(run.topic)) - run.starts()[run.topic]
+        at = np.flatnonzero((place < self.k) & (known[run.topic] >= 0))
+        if not len(at):
             return out
+        keys = zip(map(run.topics.__getitem__, run.topic[at].tolist()),
+                   map(run.passages.__getitem__, run.passage[at].tolist()), strict=True)
+        rows = np.fromiter(map(self.row_of.get, keys, repeat(self.unjudged)), np.int64,
+                           len(at))
+        starts = np.flatnonzero(np.diff(run.topic[at], prepend=-1))   # each topic's first
         best = np.maximum.reduceat(self.matrix[rows], starts, axis=0)
-        t_index = np.fromiter((self.topic_index[t] for t in tids), np.int64, len(tids))
-        counted = self.counted[t_index]
+        tids = run.topic[at][starts]
+        counted = self.counted[known[tids]]
         denominator = counted.sum(axis=1)
         answered = ((best >= self.eta) & counted).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             cov = answered / denominator
-        for tid, value, n in zip(tids, cov.tolist(), denominator.tolist(), strict=True):
-            out[tid] = value if n else None
+        for t, value, n in zip(tids.tolist(), cov.tolist(), denominator.tolist(), strict=True):
+            out[run.topics[t]] = value if n else None
         return out
 
     # --- ir_measures ------------------------------------------------------------------------
@@ -274,13 +279,11 @@ class CruxEvalInputs:
         """``{our name: {topic: value}}`` of P, nDCG and alpha-nDCG, as the script gets them:
         on arrays (:class:`QrelsArrays`), or from pytrec_eval and pyndeval themselves."""
         out: dict[str, dict[str, float]] = {}
-        if not top.topics:
+        if not top.lines.topics:
             return out
         arrays = self.arrays()
         if arrays is not None:
-            lines = [(tid, pid, score) for tid, rows in top.topics.items()
-                     for pid, score, _ in rows]
-            return dict(zip(self.names, arrays.evaluate(list(top.topics), lines), strict=False))
+            return dict(zip(self.names, arrays.evaluate(top.lines), strict=False))
         relevance, ndeval = self.evaluators()
         if relevance is not None:
             evaluator, named = relevance
@@ -350,7 +353,9 @@ def _score_run(run, inputs: CruxEvalInputs, top: TopRun | None = None) -> CruxEv
         top = run if isinstance(run, TopRun) else read_run_top(run, k)
     run = top.path if isinstance(run, TopRun) else run
     qrel_topics = inputs.qrel_topics
-    missing = [t for t in qrel_topics if t not in top.topics]
+    run_topics = top.lines.topics
+    in_run = set(run_topics)
+    missing = [t for t in qrel_topics if t not in in_run]
     # The script's "missing" topics are those of its threshold-1 qrels: a qrels topic with
     # only 0 lines is not one of them. When none is missing it keeps the whole diversity qrels,
     # and ir_measures scores such a topic absent from the run at alpha-nDCG 0, which stays in
@@ -367,7 +372,6 @@ def _score_run(run, inputs: CruxEvalInputs, top: TopRun | None = None) -> CruxEv
         warnings.append(f"{len(missing)} of {len(qrel_topics)} qrels topics are missing from "
                         f"the run and left out: {', '.join(missing[:10])}"
                         + (", ..." if len(missing) > 10 else ""))
-    run_topics = list(top.topics)
     ir = inputs.ir_measures(top)
     cov = inputs.coverage(top)
     per_topic: dict[str, dict[str, float | None]] = {}

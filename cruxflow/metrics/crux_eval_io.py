@@ -6,36 +6,89 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from cruxflow.data.columns import integers, plain_decimals, split_fields
+from cruxflow.data.columns import Codes, blocks, has_repeat, integers, plain_decimals, split_fields
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import decode_text, read_bytes, read_run, read_text
 
 
 @dataclass
-class TopRun:
-    """The lines of a run with rank <= k, per topic in file order: (passage, score, line)."""
+class RunLines:
+    """A run's kept lines by column, each topic's lines together (topics in the order they
+    first appear, a topic's lines in file order): what Cov and the arrays of
+    :mod:`~cruxflow.metrics.crux_eval_measures` read, without a Python object per line."""
 
-    path: Path
-    k: int
-    topics: dict[str, list[tuple[str, float, int]]]
-    beyond_k: int = 0   # lines left out by the rank column
+    topics: list[str]        # the run's topics
+    topic: np.ndarray        # each line's index into ``topics``, ascending
+    passages: list[str]      # the distinct passage ids
+    passage: np.ndarray      # each line's index into ``passages``
+    score: np.ndarray        # float64
+    line: np.ndarray         # the line number in the file, from 1
+
+    @classmethod
+    def from_topics(cls, topics: Mapping[str, list[tuple[str, float, int]]]) -> RunLines:
+        rows = [(t, *row) for t, lines in topics.items() for row in lines]
+        passages = Codes()
+        passages.add([pid for _, pid, _, _ in rows])
+        return cls(list(topics), np.repeat(np.arange(len(topics)), [len(v) for v in
+                                                                     topics.values()]),
+                   passages.values, passages.codes(),
+                   np.array([s for _, _, s, _ in rows], dtype=np.float64),
+                   np.array([ln for _, _, _, ln in rows], dtype=np.int64))
+
+    def starts(self) -> np.ndarray:
+        """Where each topic's lines start."""
+        return np.searchsorted(self.topic, np.arange(len(self.topics)))
+
+    def by_topic(self) -> dict[str, list[tuple[str, float, int]]]:
+        pids = map(self.passages.__getitem__, self.passage.tolist())
+        out: dict[str, list[tuple[str, float, int]]] = {t: [] for t in self.topics}
+        for t, row in zip(self.topic.tolist(), zip(pids, self.score.tolist(),
+                                                    self.line.tolist(), strict=True),
+                          strict=True):
+            out[self.topics[t]].append(row)
+        return out
+
+
+class TopRun:
+    """The lines of a run with rank <= k, per topic in file order: ``topics`` maps each topic
+    to its lines (passage, score, line); :attr:`lines` holds the same by column. Either is
+    given and the other made when first asked."""
+
+    def __init__(self, path, k: int, topics: dict | None = None, beyond_k: int = 0, *,
+                 lines: RunLines | None = None):
+        self.path, self.k, self.beyond_k = Path(path), k, beyond_k   # beyond_k: lines cut
+        self._topics, self._lines = topics, lines
+        if topics is None and lines is None:
+            self._topics = {}
+
+    @property
+    def topics(self) -> dict[str, list[tuple[str, float, int]]]:
+        if self._topics is None:
+            self._topics = self._lines.by_topic()
+        return self._topics
+
+    @property
+    def lines(self) -> RunLines:
+        if self._lines is None:
+            self._lines = RunLines.from_topics(self._topics)
+        return self._lines
 
     def scores(self) -> dict[str, dict[str, float]]:
         return {t: {pid: score for pid, score, _ in rows} for t, rows in self.topics.items()}
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TopRun) and (self.path, self.k, self.topics, self.beyond_k) \
+            == (other.path, other.k, other.topics, other.beyond_k)
 
-# lines of a run handled at once, small so that each block's arrays and strings reuse the
-# memory of the block before: a page of fresh memory costs a fault (about 7 us in a virtual
-# machine, measured), and a 500,000-line run read in blocks of 50,000 lines faulted in 150 MB
-# (0.21 s; in blocks of 2,000: 42 MB, 0.17 s; benchmarks/crux_eval.py's inputs)
-BLOCK_LINES = 2_000
+    def __repr__(self) -> str:
+        return f"TopRun({str(self.path)!r}, k={self.k}, {len(self.lines.topics)} topics)"
 
 
 def read_run_top(path, k: int = 10) -> TopRun:
@@ -48,67 +101,66 @@ def read_run_top(path, k: int = 10) -> TopRun:
     keeps the lines of rank <= k only.)
 
     Half a million lines split one by one cost more than the rest of the evaluation, so a
-    file of plain ASCII lines is read in blocks of bytes, each checked with numpy
-    (:func:`_plain_rows`: six fields a line, digit ranks, plain decimal scores) and only its
-    rows within the cut split. Any other block (an exponent or a sign in a score, a control
+    file of plain ASCII lines is read in small blocks of bytes (:func:`~cruxflow.data.columns.
+    blocks`), each checked with numpy (:func:`_plain_rows`: six fields a line, digit ranks,
+    plain decimal scores), and of its rows within the cut only the topic, passage and score
+    fields are cut out. Any other block (an exponent or a sign in a score, a control
     character, a file with a byte-order mark, CRLF line ends or non-ASCII text, read as
     :func:`~cruxflow.data.io.read_text` reads it) gets its columns from one ``str.split`` and
     the same six-columns check on its bytes (a block with other white space than ASCII's
-    between fields is checked line by line instead).
+    between fields is checked line by line instead). The kept lines come back by column
+    (:class:`RunLines`), the topics and passages as codes.
     """
     data = read_bytes(path)
     plain = data.isascii() and b"\r" not in data
     text = data if plain else decode_text(data, path)
-    topics: dict[str, list[tuple[str, float, int]]] = {}
-    seen: set[tuple[str, str]] = set()
-    rows = beyond = 0
+    topics, passages = Codes(), Codes()
+    scores, lines = [], []
+    rows = kept = 0
     first_line = 1
-    for block in _blocks(text):
+    for block in blocks(text):
         fast = _plain_rows(block, k) if plain else None
         if plain:
             block = block.decode("ascii")   # ASCII: byte offsets are character offsets
         if fast is not None:
-            n_rows, lines_of, starts, ends = fast
-            kept = [block[a:b].split() for a, b in zip(starts.tolist(), ends.tolist(),
-                                                       strict=True)]
-            qids, pids = [f[0] for f in kept], [f[2] for f in kept]
-            scores = [float(f[4]) for f in kept]
-            lines_of = lines_of.tolist()
+            n_rows, line_of_kept, (s0, e0), (s2, e2), (s4, e4) = fast
+            qids = [block[a:b] for a, b in zip(s0.tolist(), e0.tolist(), strict=True)]
+            pids = [block[a:b] for a, b in zip(s2.tolist(), e2.tolist(), strict=True)]
+            score = np.fromiter(map(float, [block[a:b] for a, b in zip(
+                s4.tolist(), e4.tolist(), strict=True)]), np.float64, len(s4))
         else:
             tokens = block.split()
             line_of_row = _six_fields(block, len(tokens))
             if line_of_row is None:
                 _refuse(path)
-            qids, pids = tokens[0::6], tokens[2::6]
-            n_rows = len(qids)
+            n_rows = len(tokens) // 6
             try:
-                rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(qids))
-                score = np.fromiter(map(float, tokens[4::6]), np.float64, len(qids))
+                rank = np.fromiter(map(int, tokens[3::6]), np.int64, n_rows)
+                score = np.fromiter(map(float, tokens[4::6]), np.float64, n_rows)
             except ValueError:
                 _refuse(path)
             if np.isnan(score).any():
                 _refuse(path)
-            kept_at = np.flatnonzero(rank <= k).tolist()
-            lines_of = line_of_row[kept_at].tolist()
-            scores = score.tolist()
-        if fast is None:
-            qids, pids, scores = ([column[j] for j in kept_at]
-                                  for column in (qids, pids, scores))
-        keys = list(zip(qids, pids, strict=True))
-        before = len(seen)
-        seen.update(keys)
-        if len(seen) != before + len(keys):
-            _refuse(path)   # a passage twice for a topic within the cut
-        shift = first_line - 1
-        for qid, row in zip(qids, zip(pids, scores, (line + shift for line in lines_of),
-                                      strict=True), strict=True):
-            topics.setdefault(qid, []).append(row)
+            at = np.flatnonzero(rank <= k)
+            qids = [tokens[6 * j] for j in at.tolist()]
+            pids = [tokens[6 * j + 2] for j in at.tolist()]
+            score, line_of_kept = score[at], line_of_row[at]
+        topics.add(qids)
+        passages.add(pids)
+        scores.append(score)
+        lines.append(line_of_kept + (first_line - 1))
         rows += n_rows
-        beyond += n_rows - len(keys)
+        kept += len(qids)
         first_line += block.count("\n")
     if not rows:
-        return TopRun(Path(path), k, {}, 0)
-    return TopRun(Path(path), k, topics, beyond)
+        return TopRun(path, k, {}, 0)
+    topic, passage = topics.codes(), passages.codes()
+    if has_repeat(topic, passage):
+        _refuse(path)   # a passage twice for a topic within the cut
+    order = np.argsort(topic, kind="stable")   # each topic's lines together, in file order
+    return TopRun(path, k, beyond_k=rows - kept, lines=RunLines(
+        topics.values, topic[order], passages.values, passage[order],
+        np.concatenate(scores)[order], np.concatenate(lines)[order]))
 
 
 class ReadAhead:
@@ -162,19 +214,6 @@ def paused_gc() -> Iterator[None]:
                 gc.enable()
 
 
-def _blocks(text: str | bytes):
-    """``text`` in blocks of about :data:`BLOCK_LINES` whole lines (each but the last ending
-    with its newline)."""
-    newline = "\n" if isinstance(text, str) else b"\n"
-    start, sample = 0, min(len(text), 1 << 20)
-    step = (sample // max(1, text.count(newline, 0, sample)) + 1) * BLOCK_LINES
-    while start < len(text):
-        end = text.find(newline, start + step) if start + step < len(text) else -1
-        end = len(text) if end < 0 else end + 1
-        yield text[start:end]
-        start = end
-
-
 def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
     """The line number (from 1) of every row, when every non-blank line has six fields and
     ``str.split`` found the same fields; None otherwise."""
@@ -192,14 +231,13 @@ def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
     return row_line + 1
 
 
-def _plain_rows(block: bytes, k: int
-                ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray] | None:
+def _plain_rows(block: bytes, k: int) -> tuple | None:
     """Of an ASCII block whose lines all have six fields separated by spaces and tabs, a rank
     of digits and a plain decimal score (:mod:`cruxflow.data.columns`): (number of rows; of
-    each row of rank <= k, its line number from 1, and the offsets where its first field
-    starts and its last ends), so only the kept rows need splitting. None for any other
-    block (a control character, an exponent, a sign, NaN, a bad line), which is read field by
-    field."""
+    each row of rank <= k, its line number from 1, and where its topic, passage and score
+    fields start and end), so only those fields of the kept rows are cut out. None for any
+    other block (a control character, an exponent, a sign, NaN, a bad line), which is read
+    field by field."""
     split = split_fields(block, 6)
     if split is None:
         return None
@@ -208,7 +246,8 @@ def _plain_rows(block: bytes, k: int
     if rank is None or not plain_decimals(data, starts[4::6], ends[4::6]):
         return None
     keep = np.flatnonzero(rank <= k)
-    return len(row_line), row_line[keep], starts[0::6][keep], ends[5::6][keep]
+    return (len(row_line), row_line[keep],
+            *((starts[f::6][keep], ends[f::6][keep]) for f in (0, 2, 4)))
 
 
 def _refuse(path) -> None:

@@ -26,12 +26,13 @@ What is copied from the libraries' definitions (trec_eval ``m_P.c``, ``m_ndcg_cu
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from itertools import repeat
 
 import numpy as np
 
 from cruxflow.data.ingest.crux_common import DiversityQrels
 from cruxflow.metrics.batch import actual_subtopics, ndeval_dcg, ndeval_ideal
+from cruxflow.metrics.crux_eval_io import RunLines
 
 # the (topics x passages x subtopics) judgments above this many cells are left to the libraries
 MAX_CELLS = 50_000_000
@@ -98,25 +99,27 @@ class QrelsArrays:
         self.discount = np.array([1.0 / math.log2(i + 2) for i in range(k)])
         self.ideal_dcg = np.concatenate(([0.0], np.cumsum(self.discount)))  # by relevant count
 
-    def evaluate(self, run_topics: Sequence[str], lines: Sequence[tuple[str, str, float]]
+    def evaluate(self, run: RunLines
                  ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
         """``({topic: P@k}, {topic: nDCG@k}, {topic: alpha_nDCG@k})`` of a run's kept lines
-        ``(topic, passage, score)`` (each topic's lines together, ``run_topics`` in order),
         over the topics each library evaluates."""
-        k, n_lines = self.k, len(lines)
-        run_code = {t: i for i, t in enumerate(run_topics)}
+        k, n_lines, run_topics = self.k, len(run.topic), run.topics
+        r, score = run.topic, run.score
         topic = np.array([self.topic_index.get(t, -1) for t in run_topics], dtype=np.int64)
-        r = np.fromiter((run_code[t] for t, _, _ in lines), np.int64, n_lines)
-        score = np.fromiter((s for _, _, s in lines), np.float64, n_lines)
         if self.by_passage:
-            pair = np.fromiter((self.pair_index.get(p, -1) for _, p, _ in lines), np.int64,
-                               n_lines)
+            known = np.fromiter(map(self.pair_index.get, run.passages, repeat(-1)), np.int64,
+                                len(run.passages))
+            pair = known[run.passage]
             pair = np.where(self.pair_topic[pair] == topic[r], pair, -1)   # -1: not judged
         else:
-            pair = np.fromiter((self.pair_index.get((t, p), -1) for t, p, _ in lines),
-                               np.int64, n_lines)
-        id_rank = np.unique(np.array([p for _, p, _ in lines] or [""]),
-                            return_inverse=True)[1][:n_lines]
+            pairs = zip(map(run_topics.__getitem__, r.tolist()),
+                        map(run.passages.__getitem__, run.passage.tolist()), strict=True)
+            pair = np.fromiter(map(self.pair_index.get, pairs, repeat(-1)), np.int64, n_lines)
+        # each line's passage among the run's ids in string order (strcmp's, for UTF-8)
+        id_rank = np.empty(len(run.passages), dtype=np.int64)
+        id_rank[np.argsort(np.array(run.passages or [""])[:len(run.passages)],
+                           kind="stable")] = np.arange(len(run.passages))
+        id_rank = id_rank[run.passage]
         slot = np.where(pair >= 0, self.pair_slot[np.maximum(pair, 0)], self.none)
         starts = np.searchsorted(r, np.arange(len(run_topics)))
         by_trec = np.lexsort((-id_rank, -score, r))
