@@ -16,6 +16,8 @@ thousand lines reuse the memory of the block before.
 
 from __future__ import annotations
 
+from itertools import filterfalse
+
 import numpy as np
 
 _DIGIT, _DOT, _MINUS = np.uint8(ord("0")), np.uint8(ord(".")), np.uint8(ord("-"))
@@ -49,9 +51,8 @@ class Codes:
 
     def add(self, column: list[str]) -> None:
         index = self.index
-        for value in dict.fromkeys(column):
-            if value not in index:
-                index[value] = len(index)
+        new = list(filterfalse(index.__contains__, dict.fromkeys(column)))
+        index.update(zip(new, range(len(index), len(index) + len(new)), strict=True))
         self._parts.append(np.fromiter(map(index.__getitem__, column), np.int64, len(column)))
 
     @property

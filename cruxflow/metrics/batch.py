@@ -281,8 +281,9 @@ def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
     n_topics = rel.shape[0]
     gain = np.ones((n_topics, rel.shape[2]))
     step = np.zeros((n_topics, NDEVAL_CUTOFF))
+    by_subtopic = _by_subtopic(rel)
     for rank in range(min(NDEVAL_CUTOFF, rel.shape[1])):
-        score = _ndeval_score(rel[:, rank], gain)
+        score = _ndeval_score(by_subtopic[:, :, rank], gain.T)
         gain = np.where(rel[:, rank], gain * (1.0 - alpha), gain)
         step[:, rank] = score * _DISCOUNT[rank]
     actual = np.asarray(actual, dtype=float)
@@ -307,10 +308,11 @@ def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarr
     gain = np.ones((n_topics, rel.shape[2]))
     ranked = np.zeros((n_topics, NDEVAL_CUTOFF, rel.shape[2]), dtype=bool)
     everyone = np.arange(n_topics)
+    by_subtopic = _by_subtopic(rel)
     for rank in range(min(NDEVAL_CUTOFF, judged.shape[1])):
         if not judged.any():
             break
-        score = _ndeval_score(rel, gain[:, None, :])
+        score = _ndeval_score(by_subtopic, gain.T[:, :, None])
         best = np.where(judged, score, -np.inf).max(axis=1)
         tied = judged & (score == best[:, None])
         pick = np.argmax(np.where(tied, id_rank, -2), axis=1)
@@ -336,10 +338,16 @@ def _keys(codes: np.ndarray) -> np.ndarray:
     return (np.arange(codes.shape[0], dtype=np.int64)[:, None] << 32) | codes
 
 
-def _ndeval_score(rel: np.ndarray, gain: np.ndarray) -> np.ndarray:
+def _by_subtopic(rel: np.ndarray) -> np.ndarray:
+    """Judgments (... x subtopics, bool), subtopics first: one contiguous array each."""
+    return np.ascontiguousarray(np.moveaxis(rel, -1, 0))
+
+
+def _ndeval_score(by_subtopic: np.ndarray, gain: np.ndarray) -> np.ndarray:
     """Sum of the gains of the subtopics a passage is judged for, added one subtopic after
-    the other in ndeval's order (adding 0.0 for the others leaves the sum unchanged)."""
-    score = np.zeros(np.broadcast_shapes(rel.shape, gain.shape)[:-1])
-    for s in range(rel.shape[-1]):
-        score = score + np.where(rel[..., s], gain[..., s], 0.0)
+    the other in ndeval's order (``by_subtopic[s]``: True where judged for subtopic s, taken
+    as 1.0; a 0.0 * gain added for the others leaves the sum unchanged, bit for bit)."""
+    score = by_subtopic[0] * gain[0]
+    for s in range(1, len(by_subtopic)):
+        score += by_subtopic[s] * gain[s]
     return score

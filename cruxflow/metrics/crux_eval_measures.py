@@ -58,7 +58,7 @@ class QrelsArrays:
         pair_topic[pair_of_row] = t_code
         self.by_passage = bool((pair_topic[pair_of_row] == t_code).all())
         if self.by_passage:
-            self.pair_index = {p: i for i, p in enumerate(passages)}
+            self.pair_index = qrels.passage_index()
             pair_passage = np.arange(len(passages))
         else:
             pair_key = t_code * len(passages) + p_code

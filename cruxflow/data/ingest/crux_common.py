@@ -336,7 +336,9 @@ def _release_lines(text: str) -> tuple | None:
     if not found or len(found) != text.count("\n", 0, len(text) - 1) + 1:
         return None   # a line of another form (or a blank one): json.loads reads the file
     tids, pids, values = zip(*found, strict=True)
-    lengths = np.fromiter((v.count(",") + 1 if v else 0 for v in values), np.int64, len(values))
+    # a list of n ratings holds n - 1 commas; an empty one none and no character
+    lengths = np.fromiter(map(str.count, values, repeat(",")), np.int64, len(values)) \
+        + (np.fromiter(map(len, values), np.int64, len(values)) > 0)
     flat = np.fromstring(",".join(filter(None, values)), dtype=np.int64, sep=",") \
         if lengths.any() else np.zeros(0, dtype=np.int64)
     return range(1, len(found) + 1), list(tids), list(pids), flat, lengths

@@ -45,6 +45,10 @@ class DiversityQrels:
         column's distinct ids by first appearance, and each line's index into them."""
         return tuple((c.values, c.codes()) for c in self._codes)
 
+    def passage_index(self) -> dict[str, int]:
+        """Each distinct passage id's index in :meth:`codes`' passages."""
+        return self._codes[2].index
+
     def _column(self, i: int) -> list[str]:
         values, codes = self.codes()[i]
         return list(map(values.__getitem__, codes.tolist()))
