@@ -46,7 +46,6 @@ def _cmd_crux_eval(args) -> int:
         inputs.set_token_counts(collection_token_counts(args.collection, args.tokenizer, pids))
         results = crux_eval_runs(runs, inputs, None)
     else:
-        # each run read in a second thread while the inputs are built and the last one scored
         results = crux_eval_runs(runs, args.qrel, args.judge, **inputs)
     out: dict = {"runs": [r.to_json() for r in results]}
     if len(results) > 1 and args.paired != "none" and not args.authors_line:

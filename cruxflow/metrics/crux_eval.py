@@ -58,7 +58,6 @@ from cruxflow.data.ingest.crux_common import (
 )
 from cruxflow.metrics.crux import answerable_questions, coverage, density, select_required
 from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests import them here)
-    ReadAhead,
     TopRun,
     collection_token_counts,
     paused_gc,
@@ -319,24 +318,10 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
 def crux_eval_runs(runs: Sequence, qrels, judge, **options) -> list[CruxEvalResult]:
     """Score every run of ``runs`` as rac_eval.py does, the qrels and ratings read and the
     evaluators built once (``options`` as :func:`crux_eval`'s; ``qrels`` may be
-    :class:`CruxEvalInputs` built already); one result per run, in order.
-
-    Each run is read in a second thread, the first while the inputs are built, the next while
-    one is scored: most of a run's reading is numpy on its bytes, which runs beside the other
-    thread's Python (about a tenth of a one-run call). At most one run is read ahead. An
-    error of the inputs comes first, then each run's in order, as in one thread."""
-    k = qrels.k if isinstance(qrels, CruxEvalInputs) else options.get("k", 10)
-    runs = list(runs)
-    ahead = ReadAhead(runs[0], k) if runs else None
+    :class:`CruxEvalInputs` built already); one result per run, in order."""
     inputs = qrels if isinstance(qrels, CruxEvalInputs) \
         else CruxEvalInputs(qrels, judge, **options)
-    results = []
-    for i, run in enumerate(runs):
-        top = ahead.result()
-        ahead = ReadAhead(runs[i + 1], k) if i + 1 < len(runs) else None
-        with paused_gc():
-            results.append(_score_run(run, inputs, top))
-    return results
+    return [score_run(run, inputs) for run in runs]
 
 
 def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
@@ -346,11 +331,10 @@ def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
         return _score_run(run, inputs)
 
 
-def _score_run(run, inputs: CruxEvalInputs, top: TopRun | None = None) -> CruxEvalResult:
+def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     k, names = inputs.k, inputs.names
     measures = list(names)
-    if top is None:
-        top = run if isinstance(run, TopRun) else read_run_top(run, k)
+    top = run if isinstance(run, TopRun) else read_run_top(run, k)
     run = top.path if isinstance(run, TopRun) else run
     qrel_topics = inputs.qrel_topics
     run_topics = top.lines.topics

@@ -5,7 +5,6 @@ authors' loader cuts it, read once and fast, and the token counts of Den."""
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -163,55 +162,18 @@ def read_run_top(path, k: int = 10) -> TopRun:
         np.concatenate(scores)[order], np.concatenate(lines)[order]))
 
 
-class ReadAhead:
-    """A run read by :func:`read_run_top` in a thread of its own (while the caller builds its
-    inputs or scores another run: most of the reading is numpy on the file's bytes, which
-    runs beside the other thread's Python); :meth:`result` waits for it and raises its
-    error. A thread, not ``concurrent.futures``, whose import alone costs 1% of a call."""
-
-    def __init__(self, run, k: int):
-        self._top: TopRun | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._read, args=(run, k), daemon=True,
-                                        name="crux-eval-read")
-        self._thread.start()
-
-    def _read(self, run, k: int) -> None:
-        try:
-            with paused_gc():
-                self._top = run if isinstance(run, TopRun) else read_run_top(run, k)
-        except BaseException as exc:   # handed to the caller by result()
-            self._error = exc
-
-    def result(self) -> TopRun:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._top
-
-
-_gc_lock = threading.Lock()
-_gc_paused = [0, False]   # sections open, and whether the collector was on before the first
-
-
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector off for the section. Reading the inputs makes millions of
-    small objects and none with a cycle; the collector, run again and again meanwhile over
-    every object alive, doubles the time of a call. Sections of two threads may overlap
-    (:class:`ReadAhead`): the collector is back on, if it was on, when the last one ends."""
-    with _gc_lock:
-        if _gc_paused[0] == 0:
-            _gc_paused[1] = gc.isenabled()
-            gc.disable()
-        _gc_paused[0] += 1
+    """Reading the inputs makes millions of small objects and none with a cycle; the cyclic
+    garbage collector, run again and again meanwhile over every object alive, doubles the
+    time of a call."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        with _gc_lock:
-            _gc_paused[0] -= 1
-            if _gc_paused[0] == 0 and _gc_paused[1]:
-                gc.enable()
+        if enabled:
+            gc.enable()
 
 
 def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
