@@ -239,15 +239,41 @@ def read_bytes(path) -> bytes:
     :class:`DataError` naming the path (:func:`read_text` decodes them)."""
     try:
         return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DataError("no such file", path=path) from None
-    except IsADirectoryError:
-        raise DataError("is a directory, expected a file", path=path) from None
-    except PermissionError:
-        raise DataError("cannot read: permission denied", path=path) from None
-    except OSError as exc:  # a symlink to itself (ELOOP), an I/O error
-        raise DataError(f"cannot read: {os.strerror(exc.errno) if exc.errno else exc}",
-                        path=path) from None
+    except OSError as exc:
+        raise _read_error(exc, path) from None
+
+
+def read_line_blocks(path, size: int = 1 << 17) -> Iterator[bytes]:
+    """A file's bytes in blocks of whole lines of about ``size`` bytes (the last block may
+    lack its newline), read one block at a time, errors as :func:`read_bytes`'s. A reader of
+    a large file that keeps little of each line then never holds the whole file: each page
+    of fresh memory costs a fault (about 7 us in a virtual machine), while a block's memory
+    is reused by the next."""
+    try:
+        with open(path, "rb") as f:
+            start: list[bytes] = []   # the start of a line that goes on in the next chunk
+            while chunk := f.read(size):
+                cut = chunk.rfind(b"\n") + 1
+                if not cut:
+                    start.append(chunk)
+                    continue
+                yield b"".join((*start, chunk[:cut])) if start else chunk[:cut]
+                start = [chunk[cut:]] if cut < len(chunk) else []
+            if start:
+                yield b"".join(start)
+    except OSError as exc:
+        raise _read_error(exc, path) from None
+
+
+def _read_error(exc: OSError, path) -> DataError:
+    if isinstance(exc, FileNotFoundError):
+        return DataError("no such file", path=path)
+    if isinstance(exc, IsADirectoryError):
+        return DataError("is a directory, expected a file", path=path)
+    if isinstance(exc, PermissionError):
+        return DataError("cannot read: permission denied", path=path)
+    # a symlink to itself (ELOOP), an I/O error
+    return DataError(f"cannot read: {os.strerror(exc.errno) if exc.errno else exc}", path=path)
 
 
 def read_text(path, encoding: str = "utf-8") -> str:

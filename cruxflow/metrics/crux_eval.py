@@ -181,22 +181,18 @@ class CruxEvalInputs:
     def _build_matrix(self) -> None:
         """``matrix[row, q]``: every rating, one row per (topic, passage), -1 past the topic's
         questions; the last row is an unjudged passage's (0: answers nothing)."""
-        keys = list(self.ratings.ratings)
         flat, lengths = self.ratings.flat()
-        tids = [tid for tid, _ in keys]
-        self.topic_index: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(tids))}
+        self.row_of, topics, topic_of_row = self.ratings.rows()
+        self.topic_index: dict[str, int] = {t: i for i, t in enumerate(topics)}
         width = int(lengths.max()) if len(lengths) else 1
-        self.matrix = np.full((len(keys) + 1, width), -1, dtype=np.int64)
+        self.matrix = np.full((len(lengths) + 1, width), -1, dtype=np.int64)
         self.matrix[:-1][np.arange(width)[None, :] < lengths[:, None]] = flat
         self.matrix[-1] = 0
-        self.unjudged = len(keys)
-        self.row_of = dict(zip(keys, range(len(keys)), strict=True))
+        self.unjudged = len(lengths)
         n_topics = len(self.topic_index)
         self.n_questions = np.zeros(n_topics, dtype=np.int64)
         oracle = np.full((n_topics, width), -1, dtype=np.int64)
-        if keys:
-            topic_of_row = np.fromiter(map(self.topic_index.__getitem__, tids), np.int64,
-                                       len(tids))
+        if len(lengths):
             self.n_questions[topic_of_row] = lengths
             np.maximum.at(oracle, topic_of_row, self.matrix[:-1])
         questions = np.arange(width)[None, :] < self.n_questions[:, None]

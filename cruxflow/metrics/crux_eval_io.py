@@ -5,7 +5,7 @@ authors' loader cuts it, read once and fast, and the token counts of Den."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +14,7 @@ import numpy as np
 
 from cruxflow.data.columns import Codes, blocks, has_repeat, integers, plain_decimals, split_fields
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import decode_text, read_bytes, read_run, read_text
+from cruxflow.data.io import decode_text, read_bytes, read_line_blocks, read_run, read_text
 
 
 @dataclass
@@ -110,14 +110,24 @@ def read_run_top(path, k: int = 10) -> TopRun:
     between fields is checked line by line instead). The kept lines come back by column
     (:class:`RunLines`), the topics and passages as codes.
     """
-    data = read_bytes(path)
-    plain = data.isascii() and b"\r" not in data
-    text = data if plain else decode_text(data, path)
+    # a file of ASCII lines ending in LF is read block by block and never held whole (see
+    # cruxflow.data.io.read_line_blocks); any other is read whole as text
+    top = _read_top(path, k, read_line_blocks(path), plain=True)
+    if top is None:
+        top = _read_top(path, k, blocks(decode_text(read_bytes(path), path)), plain=False)
+    return top
+
+
+def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> TopRun | None:
+    """:func:`read_run_top` over the blocks of a file (bytes if ``plain``); None when a block
+    of bytes is not ASCII lines ending in LF (a byte-order mark, CRLF, UTF-8 text)."""
     topics, passages = Codes(), Codes()
     scores, lines = [], []
     rows = kept = 0
     first_line = 1
-    for block in blocks(text):
+    for block in text_blocks:
+        if plain and (not block.isascii() or b"\r" in block):
+            return None
         fast = _plain_rows(block, k) if plain else None
         if plain:
             block = block.decode("ascii")   # ASCII: byte offsets are character offsets

@@ -185,6 +185,54 @@ class RecordPlaces(MutableMapping):
         return f"RecordPlaces({len(self)} records)"
 
 
+class RatingRows(MutableMapping):
+    """The ratings of a :class:`JudgeRatings` as its fast reader holds them: every rating in
+    one array (``flat``; ``lengths``: each key's count), each (topic, passage)'s row in
+    ``row`` and each row's topic as codes (``topics``); a key's list is made when asked. A
+    judge folder holds 60,000 lists and more, which ``crux-eval`` reads as one matrix. A
+    write moves the ratings into a plain dict."""
+
+    def __init__(self, row: dict[tuple[str, str], int], flat: np.ndarray, lengths: np.ndarray,
+                 topics: Codes):
+        self.row, self.flat, self.lengths, self.topics = row, flat, lengths, topics
+        self._ends: list[int] | None = None
+        self._written: dict[tuple[str, str], list[int]] | None = None
+
+    @property
+    def pristine(self) -> bool:
+        """Nothing written since read: ``row``, ``flat`` and ``topics`` hold every rating."""
+        return self._written is None
+
+    def _dict(self) -> dict[tuple[str, str], list[int]]:
+        if self._written is None:
+            self._written = dict(self.items())
+        return self._written
+
+    def __getitem__(self, key) -> list[int]:
+        if self._written is not None:
+            return self._written[key]
+        i = self.row[key]
+        if self._ends is None:
+            self._ends = np.cumsum(self.lengths).tolist()
+        end = self._ends[i]
+        return self.flat[end - int(self.lengths[i]):end].tolist()
+
+    def __setitem__(self, key, value: list[int]) -> None:
+        self._dict()[key] = value
+
+    def __delitem__(self, key) -> None:
+        del self._dict()[key]
+
+    def __iter__(self):
+        return iter(self.row if self._written is None else self._written)
+
+    def __len__(self) -> int:
+        return len(self.row if self._written is None else self._written)
+
+    def __repr__(self) -> str:
+        return f"RatingRows({len(self)} rated pairs)"
+
+
 @dataclass
 class JudgeRatings:
     """Ratings by (topic, passage), in the order read; where each was read; what was counted."""
@@ -204,12 +252,25 @@ class JudgeRatings:
 
     def flat(self) -> tuple[np.ndarray, np.ndarray]:
         """(every rating in the order of ``ratings``, each list's length) as int64 arrays."""
+        if isinstance(self.ratings, RatingRows) and self.ratings.pristine:
+            return self.ratings.flat, self.ratings.lengths
         if self._flat is None or len(self._flat[1]) != len(self.ratings):
             values = list(self.ratings.values())
             lengths = np.fromiter(map(len, values), np.int64, len(values))
             flat = np.fromiter((r for v in values for r in v), np.int64, int(lengths.sum()))
             self._flat = (flat, lengths)
         return self._flat
+
+    def rows(self) -> tuple[dict[tuple[str, str], int], list[str], np.ndarray]:
+        """(each (topic, passage)'s row in :meth:`flat`'s order, the topics by first
+        appearance, each row's index into them)."""
+        ratings = self.ratings
+        if isinstance(ratings, RatingRows) and ratings.pristine:
+            return ratings.row, ratings.topics.values, ratings.topics.codes()
+        keys = list(ratings)
+        topics = Codes()
+        topics.add([tid for tid, _ in keys])
+        return dict(zip(keys, range(len(keys)), strict=True)), topics.values, topics.codes()
 
     def field_names(self, key: tuple[str, str]) -> tuple[str, str, str]:
         """The (topic, passage, ratings) field names of the record ``key`` was read from."""
@@ -291,6 +352,8 @@ def _read_release_ratings(files: list[Path], encoding: str,
     so that a bad file fails the same way whichever path meets it."""
     out = JudgeRatings(files=files)
     known: dict[str, int] = {}   # each topic's number of ratings
+    row: dict[tuple[str, str], int] = {}
+    topics = Codes()
     flats, all_lengths = [], []
     for file in files:
         text = read_text(file, encoding)
@@ -301,31 +364,35 @@ def _read_release_ratings(files: list[Path], encoding: str,
             return None
         numbers, tids, pids, flat, lengths = parsed
         keys = list(zip(tids, pids, strict=True))
-        before = len(out.ratings)
-        out.ratings.update(zip(keys, _split(flat, lengths), strict=True))
-        if len(out.ratings) != before + len(keys):
+        before = len(row)
+        row.update(zip(keys, range(before, before + len(keys)), strict=True))
+        if len(row) != before + len(keys):
             return None   # a (topic, passage) twice
         # one length per topic, in this file and in those before
-        topics = Codes()
+        seen = len(topics.index)
         topics.add(tids)
-        codes = topics.codes()
-        # codes number topics by first appearance: a topic's first row is where their
-        # running maximum grows
-        first = lengths[np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1))]
-        expected = [known.get(t, n) for t, n in zip(topics.values, first.tolist(), strict=True)]
+        codes = topics.codes()[before:]
+        expected = np.full(len(topics.index), -1, dtype=np.int64)
+        expected[:seen] = [known[t] for t in topics.values[:seen]]
+        # codes number topics by first appearance: a new topic's first row is where the
+        # running maximum of the codes grows past those seen before
+        running = np.maximum.accumulate(np.maximum(codes, seen - 1))
+        new = np.flatnonzero(np.diff(running, prepend=seen - 1) > 0)
+        expected[codes[new]] = lengths[new]
         if n_questions is not None:
-            expected = [n_questions.get(t, n) for t, n in zip(topics.values, expected,
-                                                             strict=True)]
-        if not np.array_equal(lengths, np.array(expected, dtype=np.int64)[codes]):
+            expected = np.array([n_questions.get(t, n) for t, n in zip(
+                topics.values, expected.tolist(), strict=True)], dtype=np.int64)
+        if not np.array_equal(lengths, expected[codes]):
             return None   # a topic's rating lists of different lengths
-        known.update(zip(topics.values, expected, strict=True))
+        known.update(zip(topics.values, expected.tolist(), strict=True))
         out.where.add_lines(keys, file, numbers)
         out.unrated += int(np.count_nonzero(flat == RATING_UNRATED))
         out.layouts.add(RATING_LAYOUTS[0][0])
         flats.append(flat)
         all_lengths.append(lengths)
     if flats:
-        out._flat = (np.concatenate(flats), np.concatenate(all_lengths))
+        out.ratings = RatingRows(row, np.concatenate(flats), np.concatenate(all_lengths),
+                                 topics)
     return out
 
 
@@ -373,14 +440,6 @@ def _json_lines(text: str) -> tuple | None:
         return None
     lengths = np.fromiter(map(len, values), np.int64, len(values))
     return numbers, tids, pids, np.array(flat, dtype=np.int64), lengths
-
-
-def _split(flat: np.ndarray, lengths: np.ndarray) -> list[list[int]]:
-    """``flat`` cut into lists of ``lengths``."""
-    if len(lengths) and (lengths == lengths[0]).all():
-        return flat.reshape(len(lengths), int(lengths[0])).tolist()
-    values, ends = flat.tolist(), np.cumsum(lengths).tolist()
-    return [values[end - n:end] for end, n in zip(ends, lengths.tolist(), strict=True)]
 
 
 def _read_ratings_checked(files: list[Path], encoding: str,

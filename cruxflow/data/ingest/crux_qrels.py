@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cruxflow.data.columns import Codes, blocks, has_repeat, integers, split_fields
+from cruxflow.data.columns import Codes, has_repeat, integers, split_fields
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import decode_text, read_bytes
+from cruxflow.data.io import decode_text, read_bytes, read_line_blocks
 
 
 class DiversityQrels:
@@ -117,19 +117,18 @@ class DiversityQrels:
 
 def read_diversity_qrels(path) -> DiversityQrels:
     """Read ndeval (diversity) qrels; a bad line names the file, line and column."""
-    data = read_bytes(path)
     # a file of plain lines 'topic subtopic passage integer' (a release's holds 180,000 lines
-    # and more) is checked on its bytes and its ids coded, a block at a time; anything else
-    # line by line, which names the first bad one
-    fast = _plain_qrels(path, data) if b"\r" not in data and data.isascii() else None
-    return fast if fast is not None else _read_diversity_qrels_checked(path,
-                                                                        decode_text(data, path))
+    # and more) is read a block at a time, each checked on its bytes and its ids coded;
+    # anything else is read whole, line by line, which names the first bad one
+    fast = _plain_qrels(path)
+    return fast if fast is not None else _read_diversity_qrels_checked(
+        path, decode_text(read_bytes(path), path))
 
 
-def _plain_qrels(path, data: bytes) -> DiversityQrels | None:
+def _plain_qrels(path) -> DiversityQrels | None:
     codes, relevance = (Codes(), Codes(), Codes()), []
-    for block in blocks(data):
-        split = split_fields(block, 4)
+    for block in read_line_blocks(path):
+        split = split_fields(block, 4) if b"\r" not in block else None
         values = split and integers(split[0], split[1][3::4], split[2][3::4], signed=True)
         if values is None:
             return None
