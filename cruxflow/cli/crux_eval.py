@@ -35,18 +35,18 @@ def _cmd_crux_eval(args) -> int:
     counts = None
     if args.token_counts:
         counts = read_token_counts(args.token_counts)
-    inputs = dict(k=args.k, filter_by_oracle=args.filter_by_oracle, eta=args.eta,
-                  alpha=args.alpha, token_counts=counts, density_weight=args.density_weight)
+    options = dict(k=args.k, filter_by_oracle=args.filter_by_oracle, eta=args.eta,
+                   alpha=args.alpha, token_counts=counts, density_weight=args.density_weight)
     if args.collection:
         # the texts to count are those of the runs' contexts and of the judged passages
-        inputs = CruxEvalInputs(args.qrel, args.judge, **inputs)
+        inputs = CruxEvalInputs(args.qrel, args.judge, **options)
         runs = [read_run_top(r, args.k) for r in runs]
         pids = {p for top in runs for rows in top.topics.values() for p, _, _ in rows}
         pids |= {p for _, p in inputs.ratings.ratings}
         inputs.set_token_counts(collection_token_counts(args.collection, args.tokenizer, pids))
         results = crux_eval_runs(runs, inputs, None)
     else:
-        results = crux_eval_runs(runs, args.qrel, args.judge, **inputs)
+        results = crux_eval_runs(runs, args.qrel, args.judge, **options)
     out: dict = {"runs": [r.to_json() for r in results]}
     if len(results) > 1 and args.paired != "none" and not args.authors_line:
         out["paired"] = compare_runs(results, n_resamples=args.resamples, seed=args.seed,
