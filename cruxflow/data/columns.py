@@ -94,8 +94,10 @@ def split_fields(block: bytes, n_fields: int
     too, and a reader line by line must see what this one sees)."""
     data = np.frombuffer(block, dtype=np.uint8)
     newlines = np.flatnonzero(data == 10)
-    if len(data) == 0 or not block.isascii() \
-            or np.count_nonzero(data < 32) != len(newlines) + block.count(b"\t"):
+    if len(data) == 0 or not block.isascii():
+        return None
+    controls = np.count_nonzero(data < 32)
+    if controls != len(newlines) and controls != len(newlines) + block.count(b"\t"):
         return None
     edge = np.diff((data <= 32).view(np.int8), prepend=np.int8(1), append=np.int8(1))
     starts, ends = np.flatnonzero(edge == -1), np.flatnonzero(edge == 1)

@@ -129,6 +129,7 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
         if plain and (not block.isascii() or b"\r" in block):
             return None
         fast = _plain_rows(block, k) if plain else None
+        n_lines = block.count(b"\n" if plain else "\n")
         if plain:
             block = block.decode("ascii")   # ASCII: byte offsets are character offsets
         if fast is not None:
@@ -160,7 +161,7 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
         lines.append(line_of_kept + (first_line - 1))
         rows += n_rows
         kept += len(qids)
-        first_line += block.count("\n")
+        first_line += n_lines
     if not rows:
         return TopRun(path, k, {}, 0)
     topic, passage = topics.codes(), passages.codes()

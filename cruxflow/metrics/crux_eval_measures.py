@@ -115,11 +115,7 @@ class QrelsArrays:
             pairs = zip(map(run_topics.__getitem__, r.tolist()),
                         map(run.passages.__getitem__, run.passage.tolist()), strict=True)
             pair = np.fromiter(map(self.pair_index.get, pairs, repeat(-1)), np.int64, n_lines)
-        # each line's passage among the run's ids in string order (strcmp's, for UTF-8)
-        id_rank = np.empty(len(run.passages), dtype=np.int64)
-        id_rank[np.argsort(np.array(run.passages or [""])[:len(run.passages)],
-                           kind="stable")] = np.arange(len(run.passages))
-        id_rank = id_rank[run.passage]
+        id_rank = _tie_ranks(run)
         slot = np.where(pair >= 0, self.pair_slot[np.maximum(pair, 0)], self.none)
         starts = np.searchsorted(r, np.arange(len(run_topics)))
         by_trec = np.lexsort((-id_rank, -score, r))
@@ -154,6 +150,24 @@ class QrelsArrays:
             if in_qrels:
                 out_alpha[tid] = float(alpha[i])
         return out_p, out_ndcg, out_alpha
+
+
+def _tie_ranks(run: RunLines) -> np.ndarray:
+    """For each line tied in score with another of its topic, its passage id's place among
+    the tied lines' ids in string order (Python's, which is strcmp's on UTF-8); 0 for the
+    others, whose place no order needs."""
+    r, score = run.topic, run.score
+    order = np.lexsort((-score, r))
+    same = (r[order][1:] == r[order][:-1]) & (score[order][1:] == score[order][:-1])
+    tied = np.zeros(len(r), dtype=bool)
+    tied[order[1:][same]] = True
+    tied[order[:-1][same]] = True
+    at = np.flatnonzero(tied)
+    ranks = np.zeros(len(r), dtype=np.int64)
+    if len(at):
+        pids = list(map(run.passages.__getitem__, run.passage[at].tolist()))
+        ranks[at[sorted(range(len(at)), key=pids.__getitem__)]] = np.arange(len(at))
+    return ranks
 
 
 def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:
