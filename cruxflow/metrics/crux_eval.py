@@ -35,9 +35,11 @@ JSON names carry the parameters where rac_eval's definition differs from ours
 (:data:`NAME_PARAMETERS`); the script's own line (:meth:`CruxEvalResult.line`) keeps its names
 (``P@10`` ...), which is what users diff against.
 
-**Speed.** The qrels and ratings are read once and the ir_measures evaluators built once for
-every run of a call; each run is read in one pass; Cov is computed for all topics at once
-with numpy over one matrix of every rating (``benchmarks/crux_eval.py``).
+**Speed.** The qrels and ratings are read once and what every run is scored against built
+once for all the runs of a call; each run is read a block at a time and kept by column
+(:class:`~cruxflow.metrics.crux_eval_io.RunLines`); P, nDCG and alpha-nDCG
+(:mod:`~cruxflow.metrics.crux_eval_measures`) and Cov are computed for all topics at once
+with numpy (docs/evaluate.md, "Speed"; ``benchmarks/crux_eval.py``).
 """
 
 from __future__ import annotations
