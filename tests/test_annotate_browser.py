@@ -76,6 +76,14 @@ def saved(driver, question: int) -> None:
     wait(driver, lambda d: d.find_element("id", "status").text == f"saved Q-{question}")
 
 
+def cleared(driver) -> None:
+    """Empty the status line once a save is answered, so that the next :func:`saved` waits
+    for the next save: a span's save and the answer's go to the same question, and the
+    span's "saved Q-n" would otherwise let the test press on with the answer's save in flight
+    (its reply landing after the next one's left "saved Q-n" where Q-n+1 was awaited)."""
+    driver.execute_script("document.getElementById('status').textContent = '';")
+
+
 def active(driver) -> list[str]:
     """The chosen answer of each question on the screen ('' where none)."""
     rows = driver.find_elements("css selector", ".question")
@@ -134,6 +142,7 @@ def test_keyboard_ratings_are_kept_across_a_reload(browser, data, tmp_path):
         press(browser, "h")                               # q2's rationale, before its rating
         wait(browser, lambda d: "heavy rain" in d.find_elements(
             "css selector", ".question .span")[2].text)
+        cleared(browser)                                  # the span's save answered
         press(browser, "2")                               # q2: 2, on to q4
         saved(browser, 2)
         assert focused(browser) == 3
@@ -219,6 +228,7 @@ def test_report_labels_export_to_the_kappa_computed_by_hand(browser, data, tmp_p
                     press(browser, "h")
                     wait(browser, lambda d: "12 March 2023" in d.find_elements(
                         "css selector", ".question .span")[0].text)
+                    cleared(browser)                      # the span's save answered
                 press(browser, key)
                 saved(browser, [0, 1, 2, 4][i])
                 assert focused(browser) == min(i + 1, 3)
