@@ -7,11 +7,12 @@ keeps. They accept only the plain case (ASCII, fields separated by spaces and ta
 ``\\n``) and answer None for anything else, which the caller then reads line by line, with
 the error that names the line.
 
-A file is handled in small :func:`blocks`, and a column of ids kept as codes into its distinct
-values (:class:`Codes`), because memory costs time: each page of fresh memory is a fault,
-about 7 us in a virtual machine (measured: touching 176 MB took 0.27-0.34 s), and the split
-of a whole 180,000-line qrels file into strings alone touches 50 MB of it. Blocks of a few
-thousand lines reuse the memory of the block before.
+A file is handled in blocks of a few thousand lines (read from the file by
+:func:`cruxflow.data.io.read_line_blocks`, or cut from a text by :func:`blocks`), and a column
+of ids kept as codes into its distinct values (:class:`Codes`), because memory costs time:
+each page of fresh memory is a fault, about 7 us in a virtual machine (measured: touching
+176 MB took 0.27-0.34 s), and the split of a whole 180,000-line qrels file into strings alone
+touches 50 MB of it, while a block reuses the memory of the block before.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import numpy as np
 
 _DIGIT, _DOT, _MINUS = np.uint8(ord("0")), np.uint8(ord(".")), np.uint8(ord("-"))
 
-# lines handled at once (see the module's note: 2,000 lines read a 500,000-line run in 0.17 s
-# with 42 MB of fresh memory, 50,000 in 0.21 s with 150 MB)
+# lines of a text handled at once (see the module's note: a 500,000-line run in blocks of
+# 2,000 lines took 0.17 s and 42 MB of fresh memory, in blocks of 50,000 0.21 s and 150 MB)
 BLOCK_LINES = 2_000
 
 
@@ -41,8 +42,9 @@ def blocks(text: str | bytes, lines: int = BLOCK_LINES):
 
 
 class Codes:
-    """A column of ids read block by block, kept as one integer per row: the index of its
-    value among the column's distinct values, numbered by first appearance (:attr:`values`).
+    """A column of ids (any hashable values) read block by block, kept as one integer per row:
+    the index of its value among the column's distinct values, numbered by first appearance
+    (:attr:`values`).
     A 180,000-row column of 60,000 passage ids then holds 60,000 strings, not 180,000."""
 
     def __init__(self):
@@ -92,10 +94,10 @@ def split_fields(block: bytes, n_fields: int
     ``n_fields`` fields separated by spaces and tabs; None for any other block (below the
     space only tabs and newlines may appear: ``str.split`` splits on ``\\v \\f \\r \\x1c-\\x1f``
     too, and a reader line by line must see what this one sees)."""
+    if not block or not block.isascii():
+        return None
     data = np.frombuffer(block, dtype=np.uint8)
     newlines = np.flatnonzero(data == 10)
-    if len(data) == 0 or not block.isascii():
-        return None
     controls = np.count_nonzero(data < 32)
     if controls != len(newlines) and controls != len(newlines) + block.count(b"\t"):
         return None

@@ -4,9 +4,7 @@ authors' loader cuts it, read once and fast, and the token counts of Den."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,15 +98,16 @@ def read_run_top(path, k: int = 10) -> TopRun:
     keeps the lines of rank <= k only.)
 
     Half a million lines split one by one cost more than the rest of the evaluation, so a
-    file of plain ASCII lines is read in small blocks of bytes (:func:`~cruxflow.data.columns.
-    blocks`), each checked with numpy (:func:`_plain_rows`: six fields a line, digit ranks,
-    plain decimal scores), and of its rows within the cut only the topic, passage and score
-    fields are cut out. Any other block (an exponent or a sign in a score, a control
-    character, a file with a byte-order mark, CRLF line ends or non-ASCII text, read as
-    :func:`~cruxflow.data.io.read_text` reads it) gets its columns from one ``str.split`` and
-    the same six-columns check on its bytes (a block with other white space than ASCII's
-    between fields is checked line by line instead). The kept lines come back by column
-    (:class:`RunLines`), the topics and passages as codes.
+    file of plain ASCII lines ending in LF is read from the file a block of bytes at a time
+    (:func:`~cruxflow.data.io.read_line_blocks`; never held whole), each block checked with
+    numpy (:func:`_plain_rows`: six fields a line, digit ranks, plain decimal scores), and of
+    its rows within the cut only the topic, passage and score fields are cut out. A block
+    with an exponent or a sign in a score, or a control character, gets its columns from one
+    ``str.split`` and the same six-columns check on its bytes (a block with other white space
+    than ASCII's between fields is checked line by line instead); a file with a byte-order
+    mark, CRLF line ends or non-ASCII text is read whole as
+    :func:`~cruxflow.data.io.read_text` reads it, in blocks cut from the text, the same way.
+    The kept lines come back by column (:class:`RunLines`), the topics and passages as codes.
     """
     # a file of ASCII lines ending in LF is read block by block and never held whole (see
     # cruxflow.data.io.read_line_blocks); any other is read whole as text
@@ -171,20 +170,6 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
     return TopRun(path, k, beyond_k=rows - kept, lines=RunLines(
         topics.values, topic[order], passages.values, passage[order],
         np.concatenate(scores)[order], np.concatenate(lines)[order]))
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Reading the inputs makes millions of small objects and none with a cycle; the cyclic
-    garbage collector, run again and again meanwhile over every object alive, doubles the
-    time of a call."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:

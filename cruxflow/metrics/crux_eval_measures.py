@@ -30,6 +30,7 @@ from itertools import repeat
 
 import numpy as np
 
+from cruxflow.data.columns import Codes
 from cruxflow.data.ingest.crux_common import DiversityQrels
 from cruxflow.metrics.batch import actual_subtopics, ndeval_dcg, ndeval_ideal
 from cruxflow.metrics.crux_eval_io import RunLines
@@ -61,16 +62,13 @@ class QrelsArrays:
             self.pair_index = qrels.passage_index()
             pair_passage = np.arange(len(passages))
         else:
-            pair_key = t_code * len(passages) + p_code
-            _, first, pair_of_row = np.unique(pair_key, return_index=True, return_inverse=True)
-            by_first = np.argsort(first, kind="stable")   # pairs by first appearance
-            renumber = np.empty_like(by_first)
-            renumber[by_first] = np.arange(len(by_first))
-            pair_of_row = renumber[pair_of_row.reshape(-1)]
-            first = first[by_first]
-            pair_topic, pair_passage = t_code[first], p_code[first]
-            self.pair_index = {(topics[t], passages[p]): i for i, (t, p) in enumerate(
-                zip(pair_topic.tolist(), pair_passage.tolist(), strict=True))}
+            pairs = Codes()   # (topic code, passage code), by first appearance
+            pairs.add(list(zip(t_code.tolist(), p_code.tolist(), strict=True)))
+            pair_of_row = pairs.codes()
+            pair_topic, pair_passage = (np.array(c, dtype=np.int64).reshape(-1)
+                                        for c in zip(*pairs.values, strict=True))
+            self.pair_index = {(topics[t], passages[p]): i
+                               for i, (t, p) in enumerate(pairs.values)}
         self.pair_topic = pair_topic
         n_topics = len(self.topic_index)
         # each passage's place within its topic (j), and among its topic's ids in string order

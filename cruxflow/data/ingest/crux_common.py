@@ -282,13 +282,12 @@ def _read_release_ratings(files: list[Path], encoding: str,
         seen = len(topics.index)
         topics.add(tids)
         codes = topics.codes()[before:]
+        # a topic read before keeps its length, a new one takes its first row's
         expected = np.full(len(topics.index), -1, dtype=np.int64)
         expected[:seen] = [known[t] for t in topics.values[:seen]]
-        # codes number topics by first appearance: a new topic's first row is where the
-        # running maximum of the codes grows past those seen before
-        running = np.maximum.accumulate(np.maximum(codes, seen - 1))
-        new = np.flatnonzero(np.diff(running, prepend=seen - 1) > 0)
-        expected[codes[new]] = lengths[new]
+        present, first_row = np.unique(codes, return_index=True)
+        new = present >= seen
+        expected[present[new]] = lengths[first_row[new]]
         if n_questions is not None:
             expected = np.array([n_questions.get(t, n) for t, n in zip(
                 topics.values, expected.tolist(), strict=True)], dtype=np.int64)

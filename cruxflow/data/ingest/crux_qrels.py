@@ -110,7 +110,7 @@ class DiversityQrels:
         return pd.DataFrame(self.rows, columns=["query_id", "iteration", "doc_id", "relevance"])
 
     def summary(self) -> dict:
-        return {"file": str(self.path), "lines": len(self.topic_ids),
+        return {"file": str(self.path), "lines": len(self.relevance),
                 "topics": len(self.topics()), "zero_lines": self.zero_lines,
                 "subtopic_base": self.subtopic_base}
 
