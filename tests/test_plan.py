@@ -47,7 +47,7 @@ def _template(t, **fixed):
 def tiny(tmp_path):
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    (tmp_path / "tiny.gguf").write_bytes(b"")   # the plan checks that the model file exists
+    (tmp_path / "tiny.gguf").write_bytes(b"")
     config = resolve(with_defaults({
         "datasets": {"tiny": {"format": "multinews", "input": str(raw), "prefix": "t",
                               "n_questions": 2}},
@@ -217,17 +217,28 @@ def test_missing_data_without_a_known_size_is_one_line(tmp_path, capsys):
     assert "\n" not in err and "datasets.mine.input" in err and "published size" in err
 
 
-def test_missing_model_file_and_unknown_kind_are_one_line(tmp_path, capsys):
+def test_missing_model_file_is_assumed_and_unknown_kind_is_one_line(tmp_path, capsys):
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    for spec, key in (("{kind: llamacpp, model: models/none.gguf}", "model"),
-                      ("{kind: ollama, model: x}", "kind")):
-        config = tmp_path / "c.yaml"
+    config = tmp_path / "c.yaml"
+
+    def write(spec):
         config.write_text(f"datasets:\n  t: {{format: multinews, input: {raw}}}\n"
                           f"rag: {{datasets: []}}\nllm: {{backend: b, backends: {{b: {spec}}}}}\n")
-        assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 2
-        err = capsys.readouterr().err.strip()
-        assert "\n" not in err and f"llm.backends.b.{key}" in err
+
+    # a model file the user has not downloaded yet: planned by its name, and said so
+    write("{kind: llamacpp, model: models/none.gguf}")
+    assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 0
+    assert "llm.backends.b.model: models/none.gguf is not on disk" in capsys.readouterr().out
+    # ... which calibrating cannot do without: one line
+    assert main(["plan", "--config", str(config), "--workdir", str(tmp_path),
+                 "--calibrate"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "none.gguf" in err
+    write("{kind: ollama, model: x}")
+    assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "llm.backends.b.kind" in err
 
 
 def test_tensor_parallel_instances_and_table_rates(tmp_path):

@@ -61,11 +61,8 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     documents = list(documents)
     pieces = document_pieces(documents, max_words, chunk_words, distractors)
 
-    def parse(text: str) -> list[str] | None:
-        return [p for p in extract_tagged(text, "p") if count_words(p) >= min_words] or None
-
-    answers = ask_with_retries(runner, [passage_prompt(c) for _, c in pieces],
-                               sampling, parse, attempts=attempts)
+    answers = ask_with_retries(runner, [passage_prompt(c) for _, c in pieces], sampling,
+                               lambda text: parse_passages(text, min_words), attempts=attempts)
     texts: dict[str, list[str]] = defaultdict(list)
     for (doc, chunk), answer in zip(pieces, answers, strict=True):
         texts[doc.doc_id].extend((answer.value or [" ".join(chunk.split())])[:max_passages])
@@ -80,6 +77,12 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
                                     doc.doc_id))
             counters[group] += 1
     return passages
+
+
+def parse_passages(text: str, min_words: int = 5) -> list[str] | None:
+    """The passages of one decontextualization output (Fig. 7's ``<p>`` tags), or ``None``
+    when it holds none of at least ``min_words`` words."""
+    return [p for p in extract_tagged(text, "p") if count_words(p) >= min_words] or None
 
 
 DISTRACTORS = ("llm", "split")

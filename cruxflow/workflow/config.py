@@ -290,8 +290,8 @@ def file_problems(config: dict, basedir=".", *,
                   data_optional: bool = False) -> list[tuple[str, str]]:
     """The files and folders the config names that are not there, each under its key (found
     as :func:`locate` finds them): Snakemake would report them as a rule's missing input.
-    ``data_optional``: the datasets' inputs may be missing (``cruxflow plan`` plans them from
-    published sizes before the data exist)."""
+    ``data_optional``: what a user brings may be missing (the datasets' inputs and distractors,
+    the tokenizer): ``cruxflow plan`` plans before they exist and says what it assumed."""
     named: list[tuple[str, str | None]] = []
     for name, d in config["datasets"].items():
         if not data_optional:
@@ -302,7 +302,8 @@ def file_problems(config: dict, basedir=".", *,
     for metric in ("udcg", "support", "kpr"):
         for job, spec in config["beyond"][metric].items():
             named.append((f"beyond.{metric}.{job}.input", spec.get("input")))
-    named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
+    if not data_optional:
+        named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
     out = []
     for key, path in named:
         if isinstance(path, str) and path and not Path(locate(path, basedir)).exists():

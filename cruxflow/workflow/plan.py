@@ -76,6 +76,14 @@ class StagePlan:
     # Of todo_prompt_tokens, those a prompt cache computes once for several requests (a
     # passage rated against its questions, passage first): not computed again, still sent.
     reused_prompt_tokens: int = 0
+    # Jobs that send the uncached requests: each starts a process and builds its backend.
+    jobs: int = 1
+    # A few uncached requests exactly as the run will send them (counted rows only), for
+    # --calibrate to time; not part of the plan's JSON.
+    sample: list = field(default_factory=list, repr=False, compare=False)
+
+    def public(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "sample"}
 
 
 @dataclass
@@ -86,7 +94,7 @@ class Plan:
     assumed: list[str] = field(default_factory=list)   # datasets planned from published sizes
 
     def to_json(self) -> dict:
-        return {"tokenizer": self.tokenizer, "stages": [asdict(s) for s in self.stages],
+        return {"tokenizer": self.tokenizer, "stages": [s.public() for s in self.stages],
                 "not_planned": self.not_planned, "assumed": self.assumed}
 
 
@@ -168,15 +176,21 @@ class CacheLookup:
         return [k in found for k in keys]
 
 
+SAMPLE = 8      # requests kept per counted row for --calibrate
+
+
 def _stage(name, dataset, backend, prompt, output, hit, *, prompts="counted",
-           outputs="estimate", note="", reused=None) -> StagePlan:
-    """A row from per-request prompt and output tokens, cache hits (``None``: unknown) and
-    prompt tokens a prompt cache reuses (``None``: none)."""
+           outputs="estimate", note="", reused=None, jobs=1, requests=None) -> StagePlan:
+    """A row from per-request prompt and output tokens, cache hits (``None``: unknown),
+    prompt tokens a prompt cache reuses (``None``: none), the jobs that send the requests
+    (none when the cache answers them all) and, where counted, the requests themselves."""
     todo = [i for i, h in enumerate(hit or [False] * len(prompt)) if not h]
+    sample = [requests[i] for i in todo[:SAMPLE]] if requests is not None else []
     return StagePlan(name, dataset, backend, len(prompt),
                      None if hit is None else sum(hit), sum(prompt), sum(output),
                      sum(prompt[i] for i in todo), sum(output[i] for i in todo),
-                     prompts, outputs, note, sum(reused[i] for i in todo) if reused else 0)
+                     prompts, outputs, note, sum(reused[i] for i in todo) if reused else 0,
+                     jobs if todo else 0, sample)
 
 
 def reuses_prefix(config: dict, backend: str) -> bool:
@@ -261,10 +275,26 @@ def covers(generated: dict, dataset: Dataset) -> bool:
 
 
 @dataclass
+class Observed:
+    """What ``--calibrate`` saw the backends write, which the plan then uses instead of its
+    assumptions: mean output tokens per request by stage (for rows whose outputs are
+    estimates) and passages per decontextualized piece (for the ratings' estimate)."""
+
+    output_tokens: dict[str, float] = field(default_factory=dict)
+    passages_per_piece: float | None = None
+
+
+@dataclass
 class _Context:
     config: dict
     counter: Counter
     cache: CacheLookup
+    observed: Observed = field(default_factory=Observed)
+
+
+def questions_of(topic: Topic, n_questions: int) -> int:
+    """Sub-questions a topic will have: its own, when it brings them, else ``n_questions``."""
+    return len(topic.questions) if topic.questions else n_questions
 
 
 def _passages_per_piece(words: int, max_passages: int | None) -> int:
@@ -293,12 +323,13 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
     piece_tokens = counter.many(texts)
     fixed = _template_tokens(counter, PASSAGES)
     s = sampling(llm, "generation", max_tokens=stage["max_tokens"])
-    hit = ctx.cache.answered(identity, [Request(passage_stage.passage_prompt(c), s)
-                                        for c in texts])
+    requests = [Request(passage_stage.passage_prompt(c), s) for c in texts]
+    hit = ctx.cache.answered(identity, requests)
     # A rewrite of the piece in its own words, within the output limit.
     rows.append(_stage("passages", name, backend, [fixed + t for t in piece_tokens],
                        [min(stage["max_tokens"], t) for t in piece_tokens], hit,
-                       note="output: about the piece's length (Fig. 7 rewrites it)"))
+                       note="output: about the piece's length (Fig. 7 rewrites it)",
+                       jobs=llm["shards"], requests=requests))
 
     ratio = counter.per_word(texts[:2000])
     docs = dataset.documents
@@ -319,7 +350,8 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
         references = [r if t.reference is not None else n for t, r, n in
                       zip(topics_todo, references, counter.many(prompts), strict=True)]
         s = sampling(llm, "generation", max_tokens=limit)
-        hit = ctx.cache.answered(identity, [Request(p, s) for p in prompts])
+        requests = [Request(p, s) for p in prompts]
+        hit = ctx.cache.answered(identity, requests)
         if produced is not None:
             out = counter.many(" ".join(produced.get(t.topic_id) or "")
                                if isinstance(produced.get(t.topic_id), list)
@@ -327,7 +359,8 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
             basis = "counted"
         else:
             out, basis = [min(limit, round(words * ratio))] * len(topics_todo), "estimate"
-        rows.append(_stage(key, name, backend, references, out, hit, outputs=basis))
+        rows.append(_stage(key, name, backend, references, out, hit, outputs=basis,
+                           requests=requests))
     rows.append(_plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
                               piece_tokens, ratio))
     return rows
@@ -374,28 +407,38 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         order = {slot: j for j, slot in enumerate(slots)}
         hit = [hit[order[(i, qi)]] for i, (qs, _) in enumerate(items) for qi in range(len(qs))]
         return _stage("ratings", name, backend, prompt, [out] * len(prompt), hit,
-                      outputs=out_basis, reused=reused)
-    # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), rated against
-    # n questions of QUESTION_WORDS words; each topic's summary is rated too.
+                      outputs=out_basis, reused=reused, jobs=llm["shards"],
+                      requests=[requests[order[(i, qi)]] for i, (qs, _) in enumerate(items)
+                                for qi in range(len(qs))])
+    # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), or as many as
+    # --calibrate saw the backend write, rated against the topic's questions (its own, else
+    # n_questions of QUESTION_WORDS words); a topic's summary, where it has one, is rated too.
     q_tokens = round(QUESTION_WORDS * ratio)
     max_passages = llm["passages"]["max_passages"]
+    observed = ctx.observed.passages_per_piece
     reuse = reuses_prefix(ctx.config, backend)
     prompt, reused = [], []
+    topics = dataset.topics
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
         if doc.topic_id is None:
             continue  # distractors are retrieved, never rated
-        n = _passages_per_piece(count_words(chunk), max_passages)
-        passage = min(t // n, round(clip * ratio))
-        prompt += [fixed + q_tokens + passage] * (n * n_questions)
-        reused += _group_reuse(fixed + passage, n_questions, reuse) * n
-    summaries = counter.many(clip_words(t.reference or "", clip) for t in dataset.topics.values())
-    for s in summaries:
-        prompt += [fixed + q_tokens + s] * n_questions
-        reused += _group_reuse(fixed + s, n_questions, reuse)
+        nq = questions_of(topics[doc.topic_id], n_questions)
+        n = observed or _passages_per_piece(count_words(chunk), max_passages)
+        passage = min(int(t // n), round(clip * ratio))
+        k = round(n * nq)
+        prompt += [fixed + q_tokens + passage] * k
+        reused += (_group_reuse(fixed + passage, nq, reuse) * math.ceil(n))[:k]
+    with_summary = [t for t in topics.values() if t.reference]
+    summaries = counter.many(clip_words(t.reference, clip) for t in with_summary)
+    for topic, s in zip(with_summary, summaries, strict=True):
+        nq = questions_of(topic, n_questions)
+        prompt += [fixed + q_tokens + s] * nq
+        reused += _group_reuse(fixed + s, nq, reuse)
+    per_piece = (f"{observed:.2f} passages per piece (measured by --calibrate)" if observed
+                 else f"{PASSAGES_PER_PIECE} passages per piece at most")
     return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis, reused=reused,
-                  note="before passages and sub-questions exist: "
-                       f"{PASSAGES_PER_PIECE} passages per piece at most, "
+                  prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
+                  note=f"before passages and sub-questions exist: {per_piece}, "
                        f"{QUESTION_WORDS}-word questions")
 
 
@@ -409,22 +452,39 @@ def _scaled(rows: list[StagePlan], loaded: plan_sizes.Loaded) -> list[StagePlan]
     scale = loaded.scale
     keys = ("requests", "prompt_tokens", "output_tokens", "todo_prompt_tokens",
             "todo_output_tokens")
-    return [StagePlan(**{**asdict(r), **{k: round(getattr(r, k) * scale) for k in keys},
+    return [StagePlan(**{**r.public(), **{k: round(getattr(r, k) * scale) for k in keys},
                          "cached": None,
-                         "prompts": "estimate", "outputs": "estimate"}) for r in rows]
+                         "prompts": "estimate", "outputs": "estimate"}, sample=r.sample)
+            for r in rows]
 
 
-def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
-    from cruxflow.workflow.plan_estimated import plan_lancer, plan_rag  # they import this module
+def _with_observed_outputs(rows: list[StagePlan], observed: Observed) -> list[StagePlan]:
+    """Rows whose outputs are estimates, at the mean output that --calibrate measured."""
+    for r in rows:
+        mean = observed.output_tokens.get(r.stage)
+        if mean is None or r.outputs not in ("estimate", "limit"):
+            continue
+        todo = r.requests - (r.cached or 0)
+        r.output_tokens, r.todo_output_tokens = round(mean * r.requests), round(mean * todo)
+        r.outputs = "calibrated"
+    return rows
 
+
+def make_plan(config: dict, *, root=".", tokenizer: str | None = None,
+              observed: Observed | None = None) -> Plan:
     """The plan of a validated, resolved config (:func:`cruxflow.workflow.config.resolve`),
-    with its relative paths under ``root`` (the workflow's working directory)."""
+    with its relative paths under ``root`` (the workflow's working directory); ``observed``:
+    what --calibrate measured, used instead of the assumptions it replaces."""
+    from cruxflow.workflow.plan_estimated import plan_lancer  # it imports this module
+    from cruxflow.workflow.plan_rag import plan_rag
+
     root = Path(root)
     spec, described = choose_tokenizer(config, tokenizer)
     ctx = _Context(config, Counter(spec), CacheLookup(root / config["llm"]["cache"]
-                                                      if config["llm"]["cache"] else None))
-    plan_sizes.check_backends(config, root)
+                                                      if config["llm"]["cache"] else None),
+                   observed or Observed())
     stages, loaded, assumed = [], {}, []
+    plan_sizes.check_backends(config, root, assumed)
     for name, d in config["datasets"].items():
         if d["generate"]:
             loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
@@ -440,13 +500,14 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
         for name in evaluated:
             if name not in loaded:
                 loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
-            stages += _scaled(plan_lancer(ctx, name, loaded[name].dataset), loaded[name])
+            stages += _scaled(plan_lancer(ctx, name, loaded[name].dataset, loaded[name].topics),
+                              loaded[name])
     not_planned = [f"beyond.{metric}.{job}" for metric in ("udcg", "support", "kpr")
                    for job in config["beyond"][metric]]
     not_planned += [f"retrieval.rerankers.{n} (listwise, cruxflow engine)"
                     for n, r in config["retrieval"]["rerankers"].items()
                     if r["kind"] == "listwise" and r.get("engine", "cruxflow") == "cruxflow"]
-    return Plan(stages, described, not_planned, assumed)
+    return Plan(_with_observed_outputs(stages, ctx.observed), described, not_planned, assumed)
 
 
 def load_config(path, basedir=".") -> dict:

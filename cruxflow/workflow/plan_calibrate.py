@@ -1,29 +1,42 @@
 """``cruxflow plan --calibrate``: measure the configured backends instead of trusting a table
 (docs/plan.md, "Calibrating").
 
-For every stage of the plan, a short batch of real requests of that stage's shape (its mean
-prompt tokens, its mean output tokens as ``max_tokens``) is sent to the stage's backend through
-cruxflow's LLM layer, without the cache: calibration requests must really run, and must not
-answer a later run's requests. Each batch is timed; prompt and output tokens are counted by the
-plan's own counter (so that the rates are in the units the plan counts), and one prefill rate
-and one generation rate per backend are fitted to all its batches by non-negative least
-squares: seconds = prompt tokens / prefill rate + output tokens / generation rate.
+For every stage of the plan with requests the cache does not answer, a short batch is sent to
+the stage's backend through cruxflow's LLM layer, without the cache (calibration requests must
+really run, and must not answer a later run's requests): the stage's own first requests,
+exactly as its jobs will send them, where the plan built them from real inputs; else requests
+of the stage's shape (its mean prompt tokens, its estimated output as ``max_tokens``). Each
+batch is timed; prompt and output tokens are counted by the plan's own counter (so that the
+rates are in the units the plan counts), and one prefill rate and one generation rate per
+backend are fitted to all its batches by non-negative least squares: seconds = prompt tokens /
+prefill rate + output tokens / generation rate.
+
+What the batches show beyond speed goes back into the plan (:class:`Observed`): how long the
+model's outputs run (a small model may write up to ``max_tokens`` where the plan assumed a
+rewrite of the piece's length), and how many passages a decontextualization yields (which sizes
+the ratings before the passages exist). And what every job pays before its first request, its
+start-up (a Python process with the job's imports, the model loaded and warmed up), is measured
+once per backend.
 """
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 
 from cruxflow.llm import Request, Sampling, make_backend
-from cruxflow.workflow.plan import Counter, Plan
+from cruxflow.workflow.plan import Counter, Observed, Plan
 from cruxflow.workflow.plan_rates import InstanceRate
 from cruxflow.workflow.plan_sizes import FILLER
 
 ASK = "\n\nRewrite the text above in your own words, at full length:\n"
-MODEL_TOKENS_PER_COUNTED = 1.3   # max_tokens is in the model's tokens; a margin over ours
+# What a job imports before its first request (a Snakemake script job of an LLM stage).
+JOB_IMPORTS = "import snakemake.script, cruxflow.workflow.job, cruxflow.stages.ratings, " \
+              "cruxflow.llm"
 
 
 @dataclass
@@ -34,6 +47,14 @@ class Batch:
     prompt_tokens: int
     output_tokens: int
     seconds: float
+    real: bool = False             # the stage's own requests, not stand-ins of its shape
+
+
+@dataclass
+class Calibration:
+    rates: dict[str, InstanceRate]
+    batches: list[Batch]
+    observed: Observed
 
 
 def stage_prompt(counter: Counter, tokens: int, salt: int) -> str:
@@ -46,47 +67,75 @@ def stage_prompt(counter: Counter, tokens: int, salt: int) -> str:
     return f"[{salt}] " + " ".join(words) + ASK
 
 
-def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> list[Batch]:
-    """Time ``n`` requests of every stage's shape on its backend (each backend built once)."""
+def process_start_seconds() -> float:
+    """Wall seconds of a fresh Python process importing what an LLM job imports."""
+    start = time.perf_counter()
+    code = JOB_IMPORTS
+    try:
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    except subprocess.CalledProcessError:       # no Snakemake here (a core install)
+        subprocess.run([sys.executable, "-c", "import cruxflow.llm"], capture_output=True)
+    return time.perf_counter() - start
+
+
+def _requests(s, counter: Counter, n: int, salt: int) -> tuple[list[Request], bool]:
+    """The stage's own first requests where the plan built them (and no prompt cache would
+    reuse their prefixes, which would blur the prefill rate), else stand-ins of its shape."""
+    if s.sample and not s.reused_prompt_tokens:
+        return list(s.sample[:n]), True
+    prompt_tokens = max(1, round(s.prompt_tokens / s.requests))
+    output_tokens = max(1, math.ceil(s.output_tokens / s.requests))
+    return [Request(stage_prompt(counter, prompt_tokens, salt + i),
+                    Sampling(temperature=0.7, top_p=0.95, seed=0, max_tokens=output_tokens))
+            for i in range(n)], False
+
+
+def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
+            ) -> tuple[list[Batch], dict[str, float], list[int]]:
+    """Time ``n`` requests of every stage that has uncached requests, on its backend (each
+    backend built once). Returns the batches, each backend's start-up seconds and the number of
+    passages each real decontextualization output holds."""
+    from cruxflow.stages.passages import parse_passages
+
     llm = config["llm"]
     by_backend = defaultdict(list)
     for s in plan.stages:
-        if s.requests:
+        if s.requests and (s.cached is None or s.cached < s.requests):
             by_backend[s.backend].append(s)
-    batches = []
+    batches, startup, per_piece = [], {}, []
+    process = process_start_seconds() if by_backend else 0.0
     salt = 0
     for name, stages in by_backend.items():
+        start = time.perf_counter()
         backend = make_backend(llm["backends"][name], threads=llm["threads"])
         try:
             # one throw-away request: the first call pays for loading and warming up
             list(backend.generate_iter([Request(stage_prompt(counter, 16, -1),
                                                 Sampling(max_tokens=1))]))
+            startup[name] = process + time.perf_counter() - start
             for s in stages:
-                prompt_tokens = max(1, round(s.prompt_tokens / s.requests))
-                output_tokens = max(1, round(s.output_tokens / s.requests))
-                requests = []
-                for _ in range(n):
-                    salt += 1
-                    requests.append(Request(
-                        stage_prompt(counter, prompt_tokens, salt),
-                        Sampling(temperature=0.7, top_p=0.95, seed=0,
-                                 max_tokens=math.ceil(output_tokens * MODEL_TOKENS_PER_COUNTED))))
+                requests, real = _requests(s, counter, n, salt)
+                salt += len(requests)
                 start = time.perf_counter()
                 outputs = [out for _, out in backend.generate_iter(requests)]
                 took = time.perf_counter() - start
-                batches.append(Batch(s.stage, name, n,
+                if real and s.stage == "passages":
+                    per_piece += [len(parse_passages(o.text) or [None]) for o in outputs]
+                batches.append(Batch(s.stage, name, len(requests),
                                      sum(counter.many(r.prompt for r in requests)),
-                                     sum(counter.many(o.text for o in outputs)), took))
+                                     sum(counter.many(o.text for o in outputs)), took, real))
         finally:
             backend.close()
-    return batches
+    return batches, startup, per_piece
 
 
-def fit(batches: list[Batch]) -> dict[str, InstanceRate]:
+def fit(batches: list[Batch], startup: dict[str, float] | None = None
+        ) -> dict[str, InstanceRate]:
     """One prefill and one generation rate per backend, fitted to its batches."""
     import numpy as np
     from scipy.optimize import nnls
 
+    startup = startup or {}
     rates = {}
     for name in dict.fromkeys(b.backend for b in batches):
         mine = [b for b in batches if b.backend == name]
@@ -101,18 +150,31 @@ def fit(batches: list[Batch]) -> dict[str, InstanceRate]:
         rates[name] = InstanceRate(
             1 / per_prompt, 1 / per_output, 1,
             f"measured: {sum(b.requests for b in mine)} requests in {len(mine)} stage-shaped "
-            f"batches, {sum(b.seconds for b in mine):.1f} s")
+            f"batches, {sum(b.seconds for b in mine):.1f} s; {startup.get(name, 0):.1f} s to "
+            "start each job", startup.get(name, 0.0))
     return rates
 
 
-def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3
-              ) -> tuple[dict[str, InstanceRate], list[Batch]]:
-    batches = measure(plan, config, counter, n=n)
-    rates = fit(batches)
+def observed(plan: Plan, batches: list[Batch], per_piece: list[int]) -> Observed:
+    """Mean output tokens per request of each calibrated stage, passages per piece."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for b in batches:
+        out[b.stage] += [b.output_tokens, b.requests]
+    means = {stage: sum(v[0::2]) / max(1, sum(v[1::2])) for stage, v in out.items()}
+    return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None)
+
+
+def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Calibration | None:
+    """The measured rates, batches and observations; ``None`` when the cache answers every
+    request of the plan (nothing left to time)."""
+    batches, startup, per_piece = measure(plan, config, counter, n=n)
+    if not batches:
+        return None
+    rates = fit(batches, startup)
     # A measured instance uses the GPUs its backend entry names (llama.cpp: the CPU).
     for name, rate in rates.items():
         spec = config["llm"]["backends"][name]
         tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
-                                   rate.source)
-    return rates, batches
+                                   rate.source, rate.startup_s)
+    return Calibration(rates, batches, observed(plan, batches, per_piece))

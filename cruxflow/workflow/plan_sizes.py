@@ -144,9 +144,10 @@ class Loaded:
     topics: int | None = None      # published topics (a stand-in), else None
 
 
-def check_backends(config: dict, root: Path) -> None:
-    """One line for a backend the plan cannot stand for: an unknown kind, or a model file
-    (a path, not a hub id or a package: resource) that does not exist."""
+def check_backends(config: dict, root: Path, assumed: list[str]) -> None:
+    """One line for a backend the plan cannot stand for (an unknown kind). A model file (a
+    path, not a hub id or a package: resource) that is not there yet is planned by its name
+    (the rate table reads the model's size from it) and noted in ``assumed``."""
     for name, spec in config["llm"]["backends"].items():
         kind, model = spec.get("kind"), str(spec.get("model", ""))
         if kind not in ("llamacpp", "openai", "vllm"):
@@ -157,7 +158,8 @@ def check_backends(config: dict, root: Path) -> None:
             path = Path(model).expanduser()
             path = path if path.is_absolute() else root / path
             if not path.exists():
-                raise ConfigError([(f"llm.backends.{name}.model", f"no such model file {model}")])
+                assumed.append(f"llm.backends.{name}.model: {model} is not on disk: planned by "
+                               "its name (--calibrate needs it)")
 
 
 def load_or_stand_in(config: dict, name: str, root: Path, assumed: list[str]) -> Loaded:
@@ -176,5 +178,6 @@ def load_or_stand_in(config: dict, name: str, root: Path, assumed: list[str]) ->
                             "DUC 2004)")])
     topics = size.topics if d["max_topics"] is None else min(size.topics, d["max_topics"])
     sample = stand_in(size, d["prefix"] or name, min(SAMPLE_TOPICS, topics))
-    assumed.append(f"{name} ({d['input']}): {size.describe(topics)}")
+    assumed.append(f"not on disk, planned from published sizes: {name} ({d['input']}): "
+                   f"{size.describe(topics)}")
     return Loaded(sample, topics / len(sample.topics), topics)
