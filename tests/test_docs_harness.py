@@ -4,9 +4,8 @@ script writes back, and that a broken block fails."""
 
 from __future__ import annotations
 
-import pytest
-
 import docs_harness as h
+import pytest
 
 DOC = '''# Title
 

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from cruxflow.data.model import Document, Passage
 from cruxflow.data.text import count_words, split_long_document, split_sentences_into_passages
 from cruxflow.llm import GENERATION, LLMRunner, Sampling
-from cruxflow.llm.parsing import extract_tagged
-from cruxflow.llm.retry import ask_with_retries
+from cruxflow.llm.parsing import PASSAGE_TEXT, extract_tagged, instructions_of
+from cruxflow.llm.retry import Checked, ask_with_retries
 from cruxflow.stages.prompts import PASSAGES
 
 
@@ -61,8 +61,13 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     documents = list(documents)
     pieces = document_pieces(documents, max_words, chunk_words, distractors)
 
-    answers = ask_with_retries(runner, [passage_prompt(c) for _, c in pieces], sampling,
-                               lambda text: parse_passages(text, min_words), attempts=attempts)
+    checked = Checked(PASSAGE_TEXT.with_min_words(min_words), runner)
+    instructions = instructions_of(PASSAGES)
+    answers = ask_with_retries(
+        runner, [passage_prompt(c) for _, c in pieces], sampling,
+        lambda text: checked.keep(parse_passages(text, 1) or [], instructions) or None,
+        attempts=attempts)
+    checked.log(sum(a.failed for a in answers), "their own text kept as one passage")
     texts: dict[str, list[str]] = defaultdict(list)
     for (doc, chunk), answer in zip(pieces, answers, strict=True):
         texts[doc.doc_id].extend((answer.value or [" ".join(chunk.split())])[:max_passages])

@@ -13,10 +13,15 @@ import re
 from collections.abc import Sequence
 
 from cruxflow.data.model import Document, Topic, require_reference
-from cruxflow.data.text import clip_words, count_words
+from cruxflow.data.text import clip_words
 from cruxflow.llm import GENERATION, LLMRunner, Sampling
-from cruxflow.llm.parsing import extract_tagged
-from cruxflow.llm.retry import ask_with_retries
+from cruxflow.llm.parsing import (
+    REPORT_REQUEST_TEXT,
+    SUBQUESTION_TEXT,
+    extract_tagged,
+    instructions_of,
+)
+from cruxflow.llm.retry import Checked, ask_with_retries
 from cruxflow.stages.prompts import (
     REPORT_REQUEST,
     REPORT_REQUEST_DOCUMENTS,
@@ -52,6 +57,10 @@ def documents_text(topic: Topic, documents: dict[str, Document] | None,
     return "\n\n".join(parts)
 
 
+def _own_prompt(topic: Topic, documents) -> bool:
+    return topic.reference is None and documents is not None
+
+
 def report_request_prompts(topics: Sequence[Topic],
                            documents: dict[str, Document] | None = None) -> list[str]:
     """Fig. 9's prompt for each topic, from its human summary; ours from its documents where
@@ -78,20 +87,32 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
     """The open-ended query x of each topic, generated from its human summary y*.
 
     An output without any ``<r>`` tag is taken whole (whitespace collapsed). One with tags but
-    no item is retried; after ``attempts`` it falls back to its text with the tags removed, and
-    a topic still without a query is an error (it cannot be retrieved for).
+    no item, or whose request is not text of the kind asked for (``REPORT_REQUEST_TEXT``: no
+    words, a timestamp, a copy of the prompt, far from Fig. 9's 50 words), is retried; after
+    ``attempts`` it falls back to its text with the tags removed (kept, and counted as a parse
+    failure), and a topic still without a query is an error (it cannot be retrieved for).
     """
-    def parse(text: str) -> str | None:
-        if "<r>" not in text.lower() and "</r>" not in text.lower():
-            return " ".join(text.split()) or None
-        items = extract_tagged(text, "r")
-        return items[0] if items else None
+    checked = Checked(REPORT_REQUEST_TEXT, runner)
+
+    def parser(instructions: str):
+        def parse(text: str) -> str | None:
+            if "<r>" not in text.lower() and "</r>" not in text.lower():
+                items = [" ".join(text.split())]
+            else:
+                items = extract_tagged(text, "r")[:1]
+            kept = checked.keep([i for i in items if i], instructions)
+            return kept[0] if kept else None
+        return parse
 
     def untagged(text: str) -> str:
         return " ".join(re.sub(r"</?r>", " ", text, flags=re.IGNORECASE).split())
 
-    answers = ask_with_retries(runner, report_request_prompts(topics, documents),
-                               sampling, parse, attempts=attempts, fallback=untagged)
+    own = instructions_of(REPORT_REQUEST_DOCUMENTS)
+    paper = instructions_of(REPORT_REQUEST)
+    answers = ask_with_retries(runner, report_request_prompts(topics, documents), sampling,
+                               [parser(own if _own_prompt(t, documents) else paper)
+                                for t in topics], attempts=attempts, fallback=untagged)
+    checked.log(sum(a.failed for a in answers), "their last output kept")
     out = {}
     for t, answer in zip(topics, answers, strict=True):
         if not answer.value:
@@ -107,13 +128,21 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     """Up to ``n`` sub-questions per topic from its human summary (the first ``n`` parsed items
     of at least ``min_words`` words; shorter ones are fragments such as "Question:").
 
-    A topic left with no question after ``attempts`` tries gets none (counted); it then has no
-    answerable question and drops out of every metric, as a topic whose questions are all
-    filtered would.
+    A question that is not text of the kind asked for (``SUBQUESTION_TEXT``: no words, a
+    timestamp, a copy of the prompt, far too long) is dropped and counted; an output left with
+    none is asked again. A topic left with no question after ``attempts`` tries gets none
+    (counted); it then has no answerable question and drops out of every metric, as a topic
+    whose questions are all filtered would.
     """
-    def parse(text: str) -> list[str] | None:
-        return [q for q in extract_tagged(text, "q") if count_words(q) >= min_words] or None
+    checked = Checked(SUBQUESTION_TEXT.with_min_words(min_words), runner)
 
-    answers = ask_with_retries(runner, subquestion_prompts(topics, n, documents), sampling, parse,
-                               attempts=attempts, fallback=[])
+    def parser(instructions: str):
+        return lambda text: checked.keep(extract_tagged(text, "q"), instructions) or None
+
+    own = instructions_of(SUBQUESTIONS_DOCUMENTS).replace("Write  diverse", f"Write {n} diverse")
+    paper = instructions_of(SUBQUESTIONS).replace("Write  diverse", f"Write {n} diverse")
+    answers = ask_with_retries(runner, subquestion_prompts(topics, n, documents), sampling,
+                               [parser(own if _own_prompt(t, documents) else paper)
+                                for t in topics], attempts=attempts, fallback=[])
+    checked.log(sum(a.failed for a in answers), "those topics have no sub-question")
     return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}
