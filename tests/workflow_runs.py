@@ -65,14 +65,19 @@ def demo_config(workdir: Path, **metrics) -> Path:
     return workdir / "config.yaml"
 
 
+def make_demo_run(work: Path):
+    """The demo slice above, run in ``work``; returns the snakemake process."""
+    work.mkdir(parents=True, exist_ok=True)
+    demo_config(work)
+    return snakemake(work)
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
-    """The demo slice above, run once per session: tests/test_workflow.py checks it, the docs
+    """The demo slice, run once per session: tests/test_workflow.py checks it, the docs
     harness reuses it (``reuse="demo"``). Returns (folder, the snakemake process)."""
     work = tmp_path_factory.mktemp("wf")
-    demo_config(work)
-    first = snakemake(work)
-    return work, first
+    return work, make_demo_run(work)
 
 
 @pytest.fixture(scope="session")
@@ -88,14 +93,13 @@ OWN_INIT = ["init", "myproject", "--example", "--backend", "smollm2", "--questio
 OWN_TARGET = "results/metrics/own/eta3/context_metrics.md"
 
 
-@pytest.fixture(scope="session")
-def own_project(tmp_path_factory):
-    """``cruxflow init myproject --example --backend smollm2 --questions 3`` in a scratch copy of
-    the checkout, then ``snakemake -s ../Snakefile ... --cores 2`` up to the dataset's context
-    metrics, with the packaged SmolLM2 in process. Returns the project folder."""
+def make_own_project(folder: Path) -> Path:
+    """``cruxflow init myproject --example --backend smollm2 --questions 3`` in a scratch copy
+    of the checkout under ``folder``, then ``snakemake -s ../Snakefile ... --cores 2`` up to the
+    dataset's context metrics, with the packaged SmolLM2 in process. Returns the project."""
     import docs_harness
 
-    root = docs_harness.scratch_copy(tmp_path_factory.mktemp("own") / "cruxflow")
+    root = docs_harness.scratch_copy(folder / "cruxflow")
     env = docs_harness.environment(root)
     cruxflow = Path(sys.executable).with_name("cruxflow")
     subprocess.run([str(cruxflow), *OWN_INIT], cwd=root, env=env, check=True,
@@ -107,3 +111,10 @@ def own_project(tmp_path_factory):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return project
+
+
+@pytest.fixture(scope="session")
+def own_project(tmp_path_factory):
+    """The README's and docs/own-data.md's walk-through, run once per session:
+    tests/test_init.py checks it, the docs harness reuses it (``reuse="own-project"``)."""
+    return make_own_project(tmp_path_factory.mktemp("own"))

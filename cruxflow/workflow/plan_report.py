@@ -125,6 +125,12 @@ def _basis(s: StagePlan) -> str:
     return f"{s.prompts}/{s.outputs}" if s.outputs else s.prompts
 
 
+# What the table's rows add up to, by part of the workflow.
+PARTS = {"passages": "data generation", "report_requests": "data generation",
+         "subquestions": "data generation", "ratings": "data generation",
+         "rag_generate": "RAG", "rag_judge": "RAG", "lancer": "LANCER reranking"}
+
+
 def plan_table(plan: Plan, rates: Rates) -> str:
     """The plan as a fixed-width table with its assumptions underneath."""
     money = rates.price_in is not None
@@ -146,6 +152,13 @@ def plan_table(plan: Plan, rates: Rates) -> str:
 
     rule = "  ".join("-" * w for w in widths)
     out = [line(head), rule, *map(line, rows[:-1]), rule, line(rows[-1]), ""]
+    if not money:
+        parts = {}
+        for s in plan.stages:
+            part = PARTS.get(s.stage.split(":")[0], s.stage)
+            parts[part] = parts.get(part, 0.0) + rates.seconds(s)
+        if len(parts) > 1:
+            out.append("by part: " + ", ".join(f"{p} {duration(t)}" for p, t in parts.items()))
     tok = plan.tokenizer
     out.append("tokens: " + (f"counted with {tok['path']}" if tok["kind"] == "tokenizer"
                              else "regex counter (words and punctuation), an estimate")
