@@ -102,7 +102,7 @@ class Checked:
     the kind asked for are dropped, counted in the runner's ``malformed`` and by reason, and
     said in the log (the stage's parse fails when none is left, and asks again)."""
 
-    def __init__(self, check: TextCheck, runner):
+    def __init__(self, check: TextCheck, runner=None):
         self.check, self.runner, self.reasons = check, runner, Counter()
 
     def keep(self, items: list[str], instructions: str) -> list[str]:
@@ -113,7 +113,8 @@ class Checked:
                 kept.append(item)
                 continue
             self.reasons[problem.split(" (")[0]] += 1
-            self.runner.stats.malformed += 1
+            if self.runner is not None:
+                self.runner.stats.malformed += 1
         return kept
 
     def log(self, failures: int, fallback: str) -> None:

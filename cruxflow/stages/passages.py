@@ -62,11 +62,8 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     pieces = document_pieces(documents, max_words, chunk_words, distractors)
 
     checked = Checked(PASSAGE_TEXT.with_min_words(min_words), runner)
-    instructions = instructions_of(PASSAGES)
-    answers = ask_with_retries(
-        runner, [passage_prompt(c) for _, c in pieces], sampling,
-        lambda text: checked.keep(parse_passages(text, 1) or [], instructions) or None,
-        attempts=attempts)
+    answers = ask_with_retries(runner, [passage_prompt(c) for _, c in pieces], sampling,
+                               passage_parser(checked), attempts=attempts)
     checked.log(sum(a.failed for a in answers), "their own text kept as one passage")
     texts: dict[str, list[str]] = defaultdict(list)
     for (doc, chunk), answer in zip(pieces, answers, strict=True):
@@ -82,6 +79,13 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
                                     doc.doc_id))
             counters[group] += 1
     return passages
+
+
+def passage_parser(checked: Checked):
+    """How the passage stage reads an output: its ``<p>`` passages that are text of the kind
+    asked for (``None`` when none is)."""
+    instructions = instructions_of(PASSAGES)
+    return lambda text: checked.keep(parse_passages(text, 1) or [], instructions) or None
 
 
 def parse_passages(text: str, min_words: int = 5) -> list[str] | None:

@@ -57,8 +57,35 @@ def documents_text(topic: Topic, documents: dict[str, Document] | None,
     return "\n\n".join(parts)
 
 
-def _own_prompt(topic: Topic, documents) -> bool:
-    return topic.reference is None and documents is not None
+def _instructions(prompt: str, paper, own) -> str:
+    """The instructions of whichever of the two templates ``prompt`` was made from."""
+    pieces = re.split(r"\{(?:" + "|".join(own.fields) + r")\}", own.text)
+    template = own if re.fullmatch(".*?".join(map(re.escape, pieces)), prompt, re.S) else paper
+    n = re.search(r"Write (\d+) diverse", prompt)
+    return instructions_of(template).replace("Write  diverse", f"Write {n.group(1)} diverse") \
+        if n else instructions_of(template)
+
+
+def report_request_parser(prompt: str, checked: Checked):
+    """How the report request stage reads an output of ``prompt``: the first ``<r>`` item (the
+    whole text when untagged), kept when it is text of the kind asked for."""
+    instructions = _instructions(prompt, REPORT_REQUEST, REPORT_REQUEST_DOCUMENTS)
+
+    def parse(text: str) -> str | None:
+        if "<r>" not in text.lower() and "</r>" not in text.lower():
+            items = [" ".join(text.split())]
+        else:
+            items = extract_tagged(text, "r")[:1]
+        kept = checked.keep([i for i in items if i], instructions)
+        return kept[0] if kept else None
+    return parse
+
+
+def subquestion_parser(prompt: str, checked: Checked):
+    """How the sub-question stage reads an output of ``prompt``: its ``<q>`` items that are
+    text of the kind asked for (``None`` when none is)."""
+    instructions = _instructions(prompt, SUBQUESTIONS, SUBQUESTIONS_DOCUMENTS)
+    return lambda text: checked.keep(extract_tagged(text, "q"), instructions) or None
 
 
 def report_request_prompts(topics: Sequence[Topic],
@@ -93,25 +120,14 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
     failure), and a topic still without a query is an error (it cannot be retrieved for).
     """
     checked = Checked(REPORT_REQUEST_TEXT, runner)
-
-    def parser(instructions: str):
-        def parse(text: str) -> str | None:
-            if "<r>" not in text.lower() and "</r>" not in text.lower():
-                items = [" ".join(text.split())]
-            else:
-                items = extract_tagged(text, "r")[:1]
-            kept = checked.keep([i for i in items if i], instructions)
-            return kept[0] if kept else None
-        return parse
+    prompts = report_request_prompts(topics, documents)
 
     def untagged(text: str) -> str:
         return " ".join(re.sub(r"</?r>", " ", text, flags=re.IGNORECASE).split())
 
-    own = instructions_of(REPORT_REQUEST_DOCUMENTS)
-    paper = instructions_of(REPORT_REQUEST)
-    answers = ask_with_retries(runner, report_request_prompts(topics, documents), sampling,
-                               [parser(own if _own_prompt(t, documents) else paper)
-                                for t in topics], attempts=attempts, fallback=untagged)
+    answers = ask_with_retries(runner, prompts, sampling,
+                               [report_request_parser(p, checked) for p in prompts],
+                               attempts=attempts, fallback=untagged)
     checked.log(sum(a.failed for a in answers), "their last output kept")
     out = {}
     for t, answer in zip(topics, answers, strict=True):
@@ -135,14 +151,9 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     whose questions are all filtered would.
     """
     checked = Checked(SUBQUESTION_TEXT.with_min_words(min_words), runner)
-
-    def parser(instructions: str):
-        return lambda text: checked.keep(extract_tagged(text, "q"), instructions) or None
-
-    own = instructions_of(SUBQUESTIONS_DOCUMENTS).replace("Write  diverse", f"Write {n} diverse")
-    paper = instructions_of(SUBQUESTIONS).replace("Write  diverse", f"Write {n} diverse")
-    answers = ask_with_retries(runner, subquestion_prompts(topics, n, documents), sampling,
-                               [parser(own if _own_prompt(t, documents) else paper)
-                                for t in topics], attempts=attempts, fallback=[])
+    prompts = subquestion_prompts(topics, n, documents)
+    answers = ask_with_retries(runner, prompts, sampling,
+                               [subquestion_parser(p, checked) for p in prompts],
+                               attempts=attempts, fallback=[])
     checked.log(sum(a.failed for a in answers), "those topics have no sub-question")
     return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}

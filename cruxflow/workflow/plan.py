@@ -216,61 +216,6 @@ def _template_tokens(counter: Counter, template, **fixed) -> int:
     return counter.one(template.render(**{f: fixed.get(f, "") for f in template.fields}))
 
 
-# --- inputs
-
-
-def ingest_options(config: dict, name: str):
-    """The :class:`IngestOptions` that the ``ingest`` rule builds for a dataset."""
-    from cruxflow.data.ingest import IngestOptions
-
-    d, stage = config["datasets"][name], config["llm"]["passages"]
-    keys = ("prefix", "id_scheme", "min_docs", "encoding", "summary_length", "reference",
-            "corpus", "count_empty_documents", "chunk_documents")
-    return IngestOptions(**{k: d[k] for k in keys}, max_document_words=stage["max_document_words"],
-                         chunk_words=stage["chunk_words"])
-
-
-def load_input(config: dict, name: str, root: Path) -> Dataset:
-    """The dataset as ``ingest`` leaves it, read from the raw corpus in memory the same way
-    (nothing is written). Not from ``results/ingested``: that holds what an earlier config
-    asked for (another max_topics, say), and the plan is for this one."""
-    from cruxflow.data.ingest import ingest, read_distractors
-
-    d = config["datasets"][name]
-    options = ingest_options(config, name)
-    dataset, _ = ingest(d["format"], root / d["input"], options)
-    if d["distractors"]:
-        for doc in read_distractors(root / d["distractors"], f"{options.prefix}-distractors",
-                                    options.encoding):
-            dataset.documents[doc.doc_id] = doc
-    return dataset if d["max_topics"] is None else dataset.head(d["max_topics"])
-
-
-def _generated(root: Path, name: str, shards: int) -> dict:
-    """The generated files of a dataset that exist (all shards, or no passages)."""
-    from cruxflow.stages.prepare import read_passages, read_topic_field
-
-    g = root / "results" / "generated" / name
-    out = {}
-    for key, file, field_name in (("queries", "report_requests.jsonl", "query"),
-                                  ("questions", "subquestions.jsonl", "questions")):
-        if (g / file).is_file():
-            out[key] = read_topic_field(g / file, field_name)
-    shard_files = [g / "passages" / f"shard{s}-of{shards}.jsonl" for s in range(shards)]
-    if all(f.is_file() for f in shard_files):
-        out["passages"] = read_passages(shard_files)
-    return out
-
-
-def covers(generated: dict, dataset: Dataset) -> bool:
-    """Whether earlier generated files hold sub-questions and passages for every topic of
-    ``dataset`` (files of an earlier config with fewer topics do not: the plan then
-    estimates)."""
-    topics = set(dataset.topics)
-    return (topics <= set(generated.get("questions", {}))
-            and topics <= {p.topic_id for p in generated.get("passages", {}).values()})
-
-
 # --- the stages of rules/generate.smk
 
 
@@ -278,10 +223,13 @@ def covers(generated: dict, dataset: Dataset) -> bool:
 class Observed:
     """What ``--calibrate`` saw the backends write, which the plan then uses instead of its
     assumptions: mean output tokens per request by stage (for rows whose outputs are
-    estimates) and passages per decontextualized piece (for the ratings' estimate)."""
+    estimates), passages per decontextualized piece (for the ratings' estimate), and per stage
+    the requests that one costs when some outputs do not parse and are asked again, with the
+    share that did not."""
 
     output_tokens: dict[str, float] = field(default_factory=dict)
     passages_per_piece: float | None = None
+    asked_again: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -309,7 +257,7 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
     llm, d = config["llm"], config["datasets"][name]
     backend = d["llm_backend"] or llm["backend"]
     identity = spec_identity(llm["backends"][backend])
-    generated = _generated(root, name, llm["shards"])
+    generated = plan_sizes.generated(root, name, llm["shards"])
     topics = list(dataset.topics.values())
     rows = []
 
@@ -381,7 +329,7 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     fixed = _template_tokens(counter, rating_prompt(layout))
     out, out_basis = _rating_output(llm)
     questions = generated.get("questions")
-    if questions is not None and "passages" in generated and covers(generated, dataset):
+    if questions is not None and "passages" in generated and plan_sizes.covers(generated, dataset):
         # Everything the stage reads exists: its own requests, counted and looked up.
         topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query,
                         questions.get(t.topic_id, []), t.references, t.source_id)
@@ -459,14 +407,22 @@ def _scaled(rows: list[StagePlan], loaded: plan_sizes.Loaded) -> list[StagePlan]
 
 
 def _with_observed_outputs(rows: list[StagePlan], observed: Observed) -> list[StagePlan]:
-    """Rows whose outputs are estimates, at the mean output that --calibrate measured."""
+    """Rows whose outputs are estimates, at the mean output that --calibrate measured; the
+    tokens still to pay for, times the requests that outputs asked again add."""
     for r in rows:
         mean = observed.output_tokens.get(r.stage)
-        if mean is None or r.outputs not in ("estimate", "limit"):
-            continue
-        todo = r.requests - (r.cached or 0)
-        r.output_tokens, r.todo_output_tokens = round(mean * r.requests), round(mean * todo)
-        r.outputs = "calibrated"
+        if mean is not None and r.outputs in ("estimate", "limit"):
+            todo = r.requests - (r.cached or 0)
+            r.output_tokens, r.todo_output_tokens = round(mean * r.requests), round(mean * todo)
+            r.outputs = "calibrated"
+        if r.stage in observed.asked_again:
+            factor, share = observed.asked_again[r.stage]
+            r.todo_prompt_tokens = round(r.todo_prompt_tokens * factor)
+            r.todo_output_tokens = round(r.todo_output_tokens * factor)
+            r.reused_prompt_tokens = round(r.reused_prompt_tokens * factor)
+            r.note = "; ".join(filter(None, [
+                r.note, f"x {factor:.2f} for outputs asked again ({share:.0%} of those "
+                        "--calibrate saw did not parse)"]))
     return rows
 
 

@@ -90,11 +90,30 @@ def _requests(s, counter: Counter, n: int, salt: int) -> tuple[list[Request], bo
             for i in range(n)], False
 
 
+def usable(stage: str, dataset: dict, prompt: str, text: str) -> bool | None:
+    """Whether the stage's own parser keeps an output (``None``: a stage without one here)."""
+    from cruxflow.llm.parsing import PASSAGE_TEXT, REPORT_REQUEST_TEXT, SUBQUESTION_TEXT
+    from cruxflow.llm.retry import Checked
+    from cruxflow.stages import passages, questions
+
+    if stage == "passages":
+        min_words = dataset.get("min_passage_words") or 5
+        return passages.passage_parser(Checked(PASSAGE_TEXT.with_min_words(min_words)))(
+            text) is not None
+    if stage == "report_requests":
+        return questions.report_request_parser(prompt, Checked(REPORT_REQUEST_TEXT))(
+            text) is not None
+    if stage == "subquestions":
+        return questions.subquestion_parser(prompt, Checked(SUBQUESTION_TEXT))(text) is not None
+    return None
+
+
 def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
-            ) -> tuple[list[Batch], dict[str, float], list[int]]:
+            ) -> tuple[list[Batch], dict[str, float], list[int], dict[str, list[bool]]]:
     """Time ``n`` requests of every stage that has uncached requests, on its backend (each
-    backend built once). Returns the batches, each backend's start-up seconds and the number of
-    passages each real decontextualization output holds."""
+    backend built once). Returns the batches, each backend's start-up seconds, the number of
+    passages each real decontextualization output holds, and per stage whether each real
+    output was one its parser keeps."""
     from cruxflow.stages.passages import parse_passages
 
     llm = config["llm"]
@@ -102,7 +121,8 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
     for s in plan.stages:
         if s.requests and (s.cached is None or s.cached < s.requests):
             by_backend[s.backend].append(s)
-    batches, startup, per_piece = [], {}, []
+    batches, startup, per_piece, kept = [], {}, [], defaultdict(list)
+    passage_options = {"min_passage_words": llm["passages"]["min_passage_words"]}
     process = process_start_seconds() if by_backend else 0.0
     salt = 0
     for name, stages in by_backend.items():
@@ -121,12 +141,17 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                 took = time.perf_counter() - start
                 if real and s.stage == "passages":
                     per_piece += [len(parse_passages(o.text) or [None]) for o in outputs]
+                if real:
+                    for r, o in zip(requests, outputs, strict=True):
+                        ok = usable(s.stage, passage_options, r.prompt, o.text)
+                        if ok is not None:
+                            kept[s.stage].append(ok)
                 batches.append(Batch(s.stage, name, len(requests),
                                      sum(counter.many(r.prompt for r in requests)),
                                      sum(counter.many(o.text for o in outputs)), took, real))
         finally:
             backend.close()
-    return batches, startup, per_piece
+    return batches, startup, per_piece, kept
 
 
 def fit(batches: list[Batch], startup: dict[str, float] | None = None
@@ -155,19 +180,27 @@ def fit(batches: list[Batch], startup: dict[str, float] | None = None
     return rates
 
 
-def observed(plan: Plan, batches: list[Batch], per_piece: list[int]) -> Observed:
-    """Mean output tokens per request of each calibrated stage, passages per piece."""
+def observed(batches: list[Batch], per_piece: list[int], kept: dict[str, list[bool]],
+             attempts: int) -> Observed:
+    """Mean output tokens per request of each calibrated stage, passages per piece, and the
+    requests one first request costs where some outputs did not parse (asked again, up to
+    ``attempts`` times: 1 + p + p^2 + ..., p the share that failed)."""
     out: dict[str, list[int]] = defaultdict(list)
     for b in batches:
         out[b.stage] += [b.output_tokens, b.requests]
     means = {stage: sum(v[0::2]) / max(1, sum(v[1::2])) for stage, v in out.items()}
-    return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None)
+    again = {}
+    for stage, oks in kept.items():
+        p = oks.count(False) / len(oks)
+        if p:
+            again[stage] = (sum(p ** a for a in range(attempts)), p)
+    return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None, again)
 
 
 def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Calibration | None:
     """The measured rates, batches and observations; ``None`` when the cache answers every
     request of the plan (nothing left to time)."""
-    batches, startup, per_piece = measure(plan, config, counter, n=n)
+    batches, startup, per_piece, kept = measure(plan, config, counter, n=n)
     if not batches:
         return None
     rates = fit(batches, startup)
@@ -177,4 +210,5 @@ def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Cali
         tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
                                    rate.source, rate.startup_s)
-    return Calibration(rates, batches, observed(plan, batches, per_piece))
+    return Calibration(rates, batches,
+                       observed(batches, per_piece, kept, config["llm"]["attempts"]))

@@ -165,8 +165,6 @@ def check_backends(config: dict, root: Path, assumed: list[str]) -> None:
 def load_or_stand_in(config: dict, name: str, root: Path, assumed: list[str]) -> Loaded:
     """The dataset from its input, or, when the input is not on disk, a stand-in of its
     published size (noted in ``assumed``); a one-line error when no size is known."""
-    from cruxflow.workflow.plan import load_input
-
     d = config["datasets"][name]
     if (root / d["input"]).exists():
         return Loaded(load_input(config, name, root))
@@ -181,3 +179,58 @@ def load_or_stand_in(config: dict, name: str, root: Path, assumed: list[str]) ->
     assumed.append(f"not on disk, planned from published sizes: {name} ({d['input']}): "
                    f"{size.describe(topics)}")
     return Loaded(sample, topics / len(sample.topics), topics)
+
+
+# --- the inputs as ingest and the LLM stages leave them
+
+
+def ingest_options(config: dict, name: str):
+    """The :class:`IngestOptions` that the ``ingest`` rule builds for a dataset."""
+    from cruxflow.data.ingest import IngestOptions
+
+    d, stage = config["datasets"][name], config["llm"]["passages"]
+    keys = ("prefix", "id_scheme", "min_docs", "encoding", "summary_length", "reference",
+            "corpus", "count_empty_documents", "chunk_documents")
+    return IngestOptions(**{k: d[k] for k in keys}, max_document_words=stage["max_document_words"],
+                         chunk_words=stage["chunk_words"])
+
+
+def load_input(config: dict, name: str, root: Path) -> Dataset:
+    """The dataset as ``ingest`` leaves it, read from the raw corpus in memory the same way
+    (nothing is written). Not from ``results/ingested``: that holds what an earlier config
+    asked for (another max_topics, say), and the plan is for this one."""
+    from cruxflow.data.ingest import ingest, read_distractors
+
+    d = config["datasets"][name]
+    options = ingest_options(config, name)
+    dataset, _ = ingest(d["format"], root / d["input"], options)
+    if d["distractors"]:
+        for doc in read_distractors(root / d["distractors"], f"{options.prefix}-distractors",
+                                    options.encoding):
+            dataset.documents[doc.doc_id] = doc
+    return dataset if d["max_topics"] is None else dataset.head(d["max_topics"])
+
+
+def generated(root: Path, name: str, shards: int) -> dict:
+    """The generated files of a dataset that exist (all shards, or no passages)."""
+    from cruxflow.stages.prepare import read_passages, read_topic_field
+
+    g = root / "results" / "generated" / name
+    out = {}
+    for key, file, field_name in (("queries", "report_requests.jsonl", "query"),
+                                  ("questions", "subquestions.jsonl", "questions")):
+        if (g / file).is_file():
+            out[key] = read_topic_field(g / file, field_name)
+    shard_files = [g / "passages" / f"shard{s}-of{shards}.jsonl" for s in range(shards)]
+    if all(f.is_file() for f in shard_files):
+        out["passages"] = read_passages(shard_files)
+    return out
+
+
+def covers(generated: dict, dataset: Dataset) -> bool:
+    """Whether earlier generated files hold sub-questions and passages for every topic of
+    ``dataset`` (files of an earlier config with fewer topics do not: the plan then
+    estimates)."""
+    topics = set(dataset.topics)
+    return (topics <= set(generated.get("questions", {}))
+            and topics <= {p.topic_id for p in generated.get("passages", {}).values()})
