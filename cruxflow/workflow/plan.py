@@ -231,6 +231,13 @@ class Observed:
     passages_per_piece: float | None = None
     asked_again: dict[str, tuple[float, float]] = field(default_factory=dict)
 
+    @property
+    def passage_tokens(self) -> float | None:
+        """A passage's tokens as the model writes them: its outputs shared among their
+        passages."""
+        out = self.output_tokens.get("passages")
+        return out / self.passages_per_piece if out and self.passages_per_piece else None
+
 
 @dataclass
 class _Context:
@@ -372,7 +379,8 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
             continue  # distractors are retrieved, never rated
         nq = questions_of(topics[doc.topic_id], n_questions)
         n = observed or _passages_per_piece(count_words(chunk), max_passages)
-        passage = min(int(t // n), round(clip * ratio))
+        written = ctx.observed.passage_tokens
+        passage = min(round(written) if written else int(t // n), round(clip * ratio))
         k = round(n * nq)
         prompt += [fixed + q_tokens + passage] * k
         reused += (_group_reuse(fixed + passage, nq, reuse) * math.ceil(n))[:k]

@@ -11,6 +11,12 @@ rates are in the units the plan counts), and one prefill rate and one generation
 backend are fitted to all its batches by non-negative least squares: seconds = prompt tokens /
 prefill rate + output tokens / generation rate.
 
+A llama.cpp backend runs in this process on the CPU: its batches are timed by the process's CPU
+time (divided by its threads), the time they take on cores of their own, so that a machine
+busy with other work (as the shared build machines are) does not make the model look slower
+than it is; the run's jobs are compared by their benchmark files' ``cpu_time`` likewise. A
+server or a GPU engine is timed by the wall clock.
+
 What the batches show beyond speed goes back into the plan (:class:`Observed`): how long the
 model's outputs run (a small model may write up to ``max_tokens`` where the plan assumed a
 rewrite of the piece's length), and how many passages a decontextualization yields (which sizes
@@ -22,6 +28,7 @@ once per backend.
 from __future__ import annotations
 
 import math
+import resource
 import subprocess
 import sys
 import time
@@ -67,15 +74,33 @@ def stage_prompt(counter: Counter, tokens: int, salt: int) -> str:
     return f"[{salt}] " + " ".join(words) + ASK
 
 
-def process_start_seconds() -> float:
-    """Wall seconds of a fresh Python process importing what an LLM job imports."""
-    start = time.perf_counter()
-    code = JOB_IMPORTS
+class Clock:
+    """Seconds of work: the process's CPU time per thread for a backend in this process on the
+    CPU (llama.cpp), else the wall clock."""
+
+    def __init__(self, cpu_threads: int | None):
+        self.threads = cpu_threads
+
+    def now(self) -> float:
+        if self.threads:
+            return time.process_time() / self.threads
+        return time.perf_counter()
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_start_seconds(cpu: bool) -> float:
+    """Seconds of a fresh Python process importing what an LLM job imports: its CPU time, or
+    the wall clock (``cpu`` False)."""
+    start, cpu_start = time.perf_counter(), _children_cpu()
     try:
-        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        subprocess.run([sys.executable, "-c", JOB_IMPORTS], check=True, capture_output=True)
     except subprocess.CalledProcessError:       # no Snakemake here (a core install)
         subprocess.run([sys.executable, "-c", "import cruxflow.llm"], capture_output=True)
-    return time.perf_counter() - start
+    return (_children_cpu() - cpu_start) if cpu else (time.perf_counter() - start)
 
 
 def _requests(s, counter: Counter, n: int, salt: int) -> tuple[list[Request], bool]:
@@ -123,22 +148,24 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
             by_backend[s.backend].append(s)
     batches, startup, per_piece, kept = [], {}, [], defaultdict(list)
     passage_options = {"min_passage_words": llm["passages"]["min_passage_words"]}
-    process = process_start_seconds() if by_backend else 0.0
     salt = 0
     for name, stages in by_backend.items():
-        start = time.perf_counter()
+        on_cpu = llm["backends"][name]["kind"] == "llamacpp"
+        clock = Clock(llm["threads"] if on_cpu else None)
+        process = process_start_seconds(on_cpu)
+        start = clock.now()
         backend = make_backend(llm["backends"][name], threads=llm["threads"])
         try:
             # one throw-away request: the first call pays for loading and warming up
             list(backend.generate_iter([Request(stage_prompt(counter, 16, -1),
                                                 Sampling(max_tokens=1))]))
-            startup[name] = process + time.perf_counter() - start
+            startup[name] = process + clock.now() - start
             for s in stages:
                 requests, real = _requests(s, counter, n, salt)
                 salt += len(requests)
-                start = time.perf_counter()
+                start = clock.now()
                 outputs = [out for _, out in backend.generate_iter(requests)]
-                took = time.perf_counter() - start
+                took = clock.now() - start
                 if real and s.stage == "passages":
                     per_piece += [len(parse_passages(o.text) or [None]) for o in outputs]
                 if real:

@@ -196,6 +196,8 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
             words, stage["max_passages"])
         shares.append(words / per_piece)
     passage_words = sum(shares) / len(shares) if shares else PASSAGE_WORDS
+    if ctx.observed.passage_tokens:       # as long as --calibrate saw the model write them
+        passage_words = ctx.observed.passage_tokens / ratio
     oracle = ORACLE_PASSAGES.get(d["format"], ORACLE_DEFAULT)
     passage = round(passage_words * ratio)
     budget = round(oracle * passage)

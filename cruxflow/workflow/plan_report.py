@@ -182,7 +182,8 @@ def plan_table(plan: Plan, rates: Rates) -> str:
     out.append("counted: built from the real inputs; estimate: from the configured limits "
                "(cached '?': not known before the inputs exist); limit: the configured maximum; "
                "calibrated: as long as --calibrate saw the model write")
-    out.append("first attempts only: outputs that do not parse are asked again (llm.attempts)")
+    out.append("first attempts only: outputs that do not parse are asked again (llm.attempts), "
+               "which --calibrate counts where it saw some")
     for s in plan.stages:
         if s.note:
             out.append(f"{s.stage} {s.dataset}: {s.note}")
