@@ -97,9 +97,12 @@ class Block:
         return self.lang in RUN_LANGS and "skip" not in self.marks
 
     @property
+    def docname(self) -> str:
+        return str(self.doc.relative_to(ROOT)) if self.doc.is_relative_to(ROOT) else self.doc.name
+
+    @property
     def where(self) -> str:
-        return f"{self.doc.relative_to(ROOT) if self.doc.is_relative_to(ROOT) else self.doc}" \
-               f":{self.line}"
+        return f"{self.docname}:{self.line}"
 
 
 def doc_paths(root: Path = ROOT) -> list[Path]:
@@ -121,6 +124,7 @@ def parse_marks(text: str, where: str) -> dict[str, str]:
 def parse(path: Path) -> list[Block]:
     """The fenced blocks of a Markdown file, with markers, sections and shown outputs."""
     lines = path.read_text(encoding="utf-8").splitlines()
+    name = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
     blocks: list[Block] = []
     section, pending, pending_line, i = "", None, 0, 0
     last_end = -10
@@ -130,16 +134,15 @@ def parse(path: Path) -> list[Block]:
         if fence is None:
             if HEADING.match(line):
                 section = line.lstrip("#").strip()
-            found = MARKER.search(line)
-            if found or (line.lstrip().startswith("<!-- docs-test") and "-->" not in line):
+            if line.lstrip().startswith("<!-- docs-test"):    # a marker is a line of its own
                 text = line
                 while "-->" not in text and i + 1 < len(lines):
                     i += 1
                     text += "\n" + lines[i]
-                pending = parse_marks(MARKER.search(text).group(1), f"{path.name}:{i + 1}")
+                pending = parse_marks(MARKER.search(text).group(1), f"{name}:{i + 1}")
                 pending_line = i
             elif line.strip() and pending is not None and i > pending_line:
-                raise DocsError(f"{path.name}:{pending_line + 1}: a docs-test marker must be "
+                raise DocsError(f"{name}:{pending_line + 1}: a docs-test marker must be "
                                 f"right above a block's fence")
             i += 1
             continue
@@ -151,7 +154,7 @@ def parse(path: Path) -> list[Block]:
             body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
             i += 1
         if i == len(lines):
-            raise DocsError(f"{path.name}:{start + 1}: unclosed code fence")
+            raise DocsError(f"{name}:{start + 1}: unclosed code fence")
         lang = lang.lower()
         only_blank_between = all(not x.strip() for x in lines[last_end + 1:start])
         prev = blocks[-1] if blocks else None
@@ -461,20 +464,20 @@ def failures(block: Block, results: list[Result]) -> list[str]:
         last = r is results[-1] and len(results) == len(block.commands)
         status_ok = r.status == (want if last else 0) or (last and want == 0 and r.status == 0)
         if not status_ok:
-            problems.append(f"{block.doc.name}:{r.command.line}: `{_short(r.command.text)}` "
+            problems.append(f"{block.docname}:{r.command.line}: `{_short(r.command.text)}` "
                             f"exited {r.status} (expected {want if last else 0}):\n"
                             f"{_tail(r.output)}")
             return problems
         missing = compare(r.command.shown, r.output)
         if missing:
-            problems.append(f"{block.doc.name}:{r.command.line}: `{_short(r.command.text)}` "
+            problems.append(f"{block.docname}:{r.command.line}: `{_short(r.command.text)}` "
                             f"printed no line matching:\n  " + "\n  ".join(missing) +
                             f"\nit printed:\n{_tail(r.output)}")
     if block.shown is not None and results:
         printed = "\n".join(r.output for r in results)
         missing = compare(block.shown, printed)
         if missing:
-            problems.append(f"{block.doc.name}:{block.shown_line}: the output shown under "
+            problems.append(f"{block.docname}:{block.shown_line}: the output shown under "
                             f"{block.where} has lines nothing printed:\n  " +
                             "\n  ".join(missing) + f"\nit printed:\n{_tail(printed)}")
     return problems
