@@ -1,9 +1,11 @@
 """How right the cost plan was: a plan's seconds per LLM stage (``cruxflow plan --json PATH``,
-made before the run) against what the run's jobs took, from their Snakemake benchmark files
-(``benchmarks/results/<rule>/...tsv``): the sum of ``cpu_time`` (a 1-thread llama.cpp job's time
-on a core of its own, what a calibrated plan predicts for a CPU backend) and of ``s`` (wall
-time, which on a machine shared with other work includes the waits for a core). Also the
-requests the run sent (``logs/<rule>/...calls.json``) against the planned ones.
+made before the run) against what the run's jobs took: the CPU seconds each job records of
+itself in ``logs/<rule>/...calls.json`` (``cpu_seconds``: its imports, model load and calls; a
+1-thread llama.cpp job's time on a core of its own, what a calibrated plan predicts for a CPU
+backend), and the wall seconds of its Snakemake benchmark file (``benchmarks/results/<rule>/
+...tsv``, ``s``; on a machine shared with other work they include the waits for a core; the
+files' ``cpu_time`` is sampled every few seconds and misses short jobs, so it is not used). Also
+the requests the run sent against the planned ones.
 
     .venv/bin/python benchmarks/plan_accuracy.py --plan myproject/plan_cal.json --workdir myproject
 """
@@ -24,13 +26,13 @@ def measured(workdir: Path, rule: str) -> dict:
     for path in (workdir / "benchmarks" / "results" / rule).rglob("*.tsv"):
         rows = list(csv.DictReader(path.open(), delimiter="\t"))
         wall += float(rows[-1]["s"])
-        cpu += float(rows[-1]["cpu_time"])
         jobs += 1
     requests = calls = 0
     for path in (workdir / "logs" / rule).rglob("*.calls.json"):
         counts = json.loads(path.read_text())
         requests += counts["requests"]
         calls += counts["calls"]
+        cpu += counts.get("cpu_seconds") or 0.0
     return {"jobs": jobs, "wall": wall, "cpu": cpu, "requests": requests, "calls": calls}
 
 

@@ -429,8 +429,8 @@ def _with_observed_outputs(rows: list[StagePlan], observed: Observed) -> list[St
             r.todo_output_tokens = round(r.todo_output_tokens * factor)
             r.reused_prompt_tokens = round(r.reused_prompt_tokens * factor)
             r.note = "; ".join(filter(None, [
-                r.note, f"x {factor:.2f} for outputs asked again ({share:.0%} of those "
-                        "--calibrate saw did not parse)"]))
+                r.note, f"x {factor:.2f} for outputs asked again (--calibrate's first "
+                        f"outputs: {share:.0%} refused)"]))
     return rows
 
 

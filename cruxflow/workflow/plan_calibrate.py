@@ -115,39 +115,63 @@ def _requests(s, counter: Counter, n: int, salt: int) -> tuple[list[Request], bo
             for i in range(n)], False
 
 
-def usable(stage: str, dataset: dict, prompt: str, text: str) -> bool | None:
-    """Whether the stage's own parser keeps an output (``None``: a stage without one here)."""
+def parser_of(stage: str, llm: dict, prompt: str):
+    """The stage's own parser of an output of ``prompt`` (``None``: a stage without one here):
+    what the passages, report request and sub-question stages keep."""
     from cruxflow.llm.parsing import PASSAGE_TEXT, REPORT_REQUEST_TEXT, SUBQUESTION_TEXT
     from cruxflow.llm.retry import Checked
     from cruxflow.stages import passages, questions
 
     if stage == "passages":
-        min_words = dataset.get("min_passage_words") or 5
-        return passages.passage_parser(Checked(PASSAGE_TEXT.with_min_words(min_words)))(
-            text) is not None
+        min_words = llm["passages"]["min_passage_words"]
+        return passages.passage_parser(Checked(PASSAGE_TEXT.with_min_words(min_words)))
     if stage == "report_requests":
-        return questions.report_request_parser(prompt, Checked(REPORT_REQUEST_TEXT))(
-            text) is not None
+        return questions.report_request_parser(prompt, Checked(REPORT_REQUEST_TEXT))
     if stage == "subquestions":
-        return questions.subquestion_parser(prompt, Checked(SUBQUESTION_TEXT))(text) is not None
+        return questions.subquestion_parser(prompt, Checked(SUBQUESTION_TEXT))
     return None
 
 
-def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
-            ) -> tuple[list[Batch], dict[str, float], list[int], dict[str, list[bool]]]:
-    """Time ``n`` requests of every stage that has uncached requests, on its backend (each
-    backend built once). Returns the batches, each backend's start-up seconds, the number of
-    passages each real decontextualization output holds, and per stage whether each real
-    output was one its parser keeps."""
-    from cruxflow.stages.passages import parse_passages
+def _as_the_stage_asks(backend, requests: list[Request], stage: str, llm: dict
+                       ) -> tuple[list[Request], list, list, int]:
+    """Each request sent as the stage sends it: asked again (the stage's next seeds) while its
+    parser refuses the output, up to ``llm.attempts``. Returns every request sent, its output,
+    per request the parsed value of its last output (``None``: refused every time), and how many
+    first outputs the parser refused."""
+    from cruxflow.llm.retry import retry_sampling
 
+    sent, outputs, values, refused = [], [], [], 0
+    for r in requests:
+        parse = parser_of(stage, llm, r.prompt)
+        value = None
+        for attempt in range(1, llm["attempts"] + 1):
+            sampling = retry_sampling(r.sampling, attempt)
+            if sampling is None or (attempt > 1 and parse is None):
+                break
+            request = Request(r.prompt, sampling, system=r.system)
+            out = next(iter(backend.generate_iter([request])))[1]
+            sent.append(request)
+            outputs.append(out)
+            value = parse(out.text) if parse else out.text
+            refused += attempt == 1 and value is None
+            if value is not None:
+                break
+        values.append(value)
+    return sent, outputs, values, refused
+
+
+def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
+            ) -> tuple[list[Batch], dict[str, float], list[int], dict[str, tuple[int, int, int]]]:
+    """Time ``n`` requests of every stage that has uncached requests, on its backend (each
+    backend built once); a stage's own requests are asked again as the stage does. Returns the
+    batches, each backend's start-up seconds, the passages each decontextualization gave, and
+    per stage (first requests, requests sent, first outputs refused)."""
     llm = config["llm"]
     by_backend = defaultdict(list)
     for s in plan.stages:
         if s.requests and (s.cached is None or s.cached < s.requests):
             by_backend[s.backend].append(s)
-    batches, startup, per_piece, kept = [], {}, [], defaultdict(list)
-    passage_options = {"min_passage_words": llm["passages"]["min_passage_words"]}
+    batches, startup, per_piece, again = [], {}, [], {}
     salt = 0
     for name, stages in by_backend.items():
         on_cpu = llm["backends"][name]["kind"] == "llamacpp"
@@ -164,21 +188,22 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                 requests, real = _requests(s, counter, n, salt)
                 salt += len(requests)
                 start = clock.now()
-                outputs = [out for _, out in backend.generate_iter(requests)]
-                took = clock.now() - start
-                if real and s.stage == "passages":
-                    per_piece += [len(parse_passages(o.text) or [None]) for o in outputs]
                 if real:
-                    for r, o in zip(requests, outputs, strict=True):
-                        ok = usable(s.stage, passage_options, r.prompt, o.text)
-                        if ok is not None:
-                            kept[s.stage].append(ok)
-                batches.append(Batch(s.stage, name, len(requests),
-                                     sum(counter.many(r.prompt for r in requests)),
+                    sent, outputs, values, refused = _as_the_stage_asks(backend, requests,
+                                                                        s.stage, llm)
+                    again[s.stage] = (len(requests), len(sent), refused)
+                    if s.stage == "passages":   # a piece refused every time keeps its text
+                        per_piece += [len(v) if v else 1 for v in values]
+                else:
+                    sent = requests
+                    outputs = [out for _, out in backend.generate_iter(requests)]
+                took = clock.now() - start
+                batches.append(Batch(s.stage, name, len(sent),
+                                     sum(counter.many(r.prompt for r in sent)),
                                      sum(counter.many(o.text for o in outputs)), took, real))
         finally:
             backend.close()
-    return batches, startup, per_piece, kept
+    return batches, startup, per_piece, again
 
 
 def fit(batches: list[Batch], startup: dict[str, float] | None = None
@@ -207,27 +232,23 @@ def fit(batches: list[Batch], startup: dict[str, float] | None = None
     return rates
 
 
-def observed(batches: list[Batch], per_piece: list[int], kept: dict[str, list[bool]],
-             attempts: int) -> Observed:
+def observed(batches: list[Batch], per_piece: list[int],
+             again: dict[str, tuple[int, int, int]]) -> Observed:
     """Mean output tokens per request of each calibrated stage, passages per piece, and the
-    requests one first request costs where some outputs did not parse (asked again, up to
-    ``attempts`` times: 1 + p + p^2 + ..., p the share that failed)."""
+    requests one first request cost where the stage asked again."""
     out: dict[str, list[int]] = defaultdict(list)
     for b in batches:
         out[b.stage] += [b.output_tokens, b.requests]
     means = {stage: sum(v[0::2]) / max(1, sum(v[1::2])) for stage, v in out.items()}
-    again = {}
-    for stage, oks in kept.items():
-        p = oks.count(False) / len(oks)
-        if p:
-            again[stage] = (sum(p ** a for a in range(attempts)), p)
-    return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None, again)
+    asked = {stage: (sent / first, refused / first)
+             for stage, (first, sent, refused) in again.items() if sent > first}
+    return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None, asked)
 
 
 def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Calibration | None:
     """The measured rates, batches and observations; ``None`` when the cache answers every
     request of the plan (nothing left to time)."""
-    batches, startup, per_piece, kept = measure(plan, config, counter, n=n)
+    batches, startup, per_piece, again = measure(plan, config, counter, n=n)
     if not batches:
         return None
     rates = fit(batches, startup)
@@ -237,5 +258,4 @@ def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Cali
         tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
                                    rate.source, rate.startup_s)
-    return Calibration(rates, batches,
-                       observed(batches, per_piece, kept, config["llm"]["attempts"]))
+    return Calibration(rates, batches, observed(batches, per_piece, again))
