@@ -329,3 +329,25 @@ def test_llamacpp_runs_on_the_cpu_at_the_measured_rate():
     assert rate.prompt_tokens_per_s == pytest.approx(96 * 0.1 * 2)
     assert rate.output_tokens_per_s == pytest.approx(69 * 0.1 * 2)
     assert Rates(gpus=8, backends={"b": rate}).instances("b") == 1
+
+
+@pytest.mark.workflow
+def test_after_a_run_everything_is_counted_and_found_cached(demo_run):
+    """The session's demo slice, finished: every LLM stage counted from its real inputs (RAG
+    included: contexts, judgments, reports) and every request found in the cache, so nothing
+    is left to pay for; the RAG rows are the requests the jobs logged."""
+    from cruxflow.workflow.plan import load_config
+
+    work, _ = demo_run
+    plan = make_plan(load_config(work / "config.yaml", work), root=work)
+    rows = {s.stage: s for s in plan.stages}
+    assert set(rows) == {"passages", "report_requests", "subquestions", "ratings",
+                         "rag_generate", "rag_judge"}
+    for s in plan.stages:
+        assert (s.prompts, s.cached, s.jobs) == ("counted", s.requests, 0), s
+        assert s.requests > 0 and s.todo_prompt_tokens == s.todo_output_tokens == 0
+    for rule in ("rag_generate", "rag_judge"):
+        logged = sum(json.loads(p.read_text())["requests"]
+                     for p in (work / "logs" / rule).rglob("*.calls.json"))
+        assert rows[rule].requests == logged
+    assert total(plan).cached == total(plan).requests
