@@ -312,8 +312,12 @@ def test_prompt_cache_reuse_of_passage_first_ratings(tmp_path):
         "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
     ratings = {s.stage: s for s in make_plan(config, root=tmp_path).stages}["ratings"]
     # 6 (text, 2 questions) groups: the second question reuses the template and the text:
-    # articles 5 + 4 (t-0), 5 + 4 (t-1), summaries 6 and 4 -> 28 text tokens
-    assert ratings.reused_prompt_tokens == 6 * _template(RATING_PASSAGE_FIRST) + 28
+    # articles 5 + 4 (t-0), 5 + 4 (t-1), summaries 6 and 4 -> 28 text tokens; the first
+    # question of each reuses the instructions before the context, the same in every prompt
+    instructions = RATING_PASSAGE_FIRST.text[:RATING_PASSAGE_FIRST.text.index("{context}")]
+    assert instructions.endswith("Context: ")
+    assert ratings.reused_prompt_tokens == (6 * _template(RATING_PASSAGE_FIRST) + 28
+                                            + 6 * regex_token_count(instructions))
     rates = Rates(output_tokens_per_s=1e9, prompt_tokens_per_s=100)
     assert rates.seconds(ratings) == pytest.approx(
         (ratings.todo_prompt_tokens - ratings.reused_prompt_tokens) / 100, rel=1e-6)

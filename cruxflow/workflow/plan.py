@@ -19,6 +19,7 @@ Only the first attempt of each request is planned: outputs that do not parse are
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -185,7 +186,10 @@ def _stage(name, dataset, backend, prompt, output, hit, *, prompts="counted",
     prompt tokens a prompt cache reuses (``None``: none), the jobs that send the requests
     (none when the cache answers them all) and, where counted, the requests themselves."""
     todo = [i for i, h in enumerate(hit or [False] * len(prompt)) if not h]
-    sample = [requests[i] for i in todo[:SAMPLE]] if requests is not None else []
+    # spread over the stage (its first requests may all be one topic's)
+    spread = sorted({todo[round(j * (len(todo) - 1) / max(1, SAMPLE - 1))]
+                     for j in range(min(SAMPLE, len(todo)))}) if todo else []
+    sample = [requests[i] for i in spread] if requests is not None else []
     return StagePlan(name, dataset, backend, len(prompt),
                      None if hit is None else sum(hit), sum(prompt), sum(output),
                      sum(prompt[i] for i in todo), sum(output[i] for i in todo),
@@ -205,10 +209,16 @@ def reuses_prefix(config: dict, backend: str) -> bool:
     return spec["kind"] == "vllm" and spec.get("prompt_cache") is not False
 
 
-def _group_reuse(shared: int, n: int, reuse: bool) -> list[int]:
-    """Reused prompt tokens of ``n`` requests that share a ``shared``-token prefix: all but
-    the first, when the backend reuses prefixes."""
-    return [0] + [shared if reuse else 0] * (n - 1) if n else []
+def _group_reuse(shared: int, n: int, reuse: bool, prefix: int = 0) -> list[int]:
+    """Reused prompt tokens of ``n`` requests that share a ``shared``-token prefix, when the
+    backend reuses prefixes: all but the first; the first reuses the ``prefix`` it shares with
+    the request before it (the template's instructions, the same in every prompt)."""
+    return [prefix if reuse else 0] + [shared if reuse else 0] * (n - 1) if n else []
+
+
+def _prefix_tokens(counter: Counter, template) -> int:
+    """A template's text before its first field: what every prompt of it begins with."""
+    return counter.one(re.split(r"\{\w+\}", template.text, maxsplit=1)[0])
 
 
 def _template_tokens(counter: Counter, template, **fixed) -> int:
@@ -230,13 +240,7 @@ class Observed:
     output_tokens: dict[str, float] = field(default_factory=dict)
     passages_per_piece: float | None = None
     asked_again: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-    @property
-    def passage_tokens(self) -> float | None:
-        """A passage's tokens as the model writes them: its outputs shared among their
-        passages."""
-        out = self.output_tokens.get("passages")
-        return out / self.passages_per_piece if out and self.passages_per_piece else None
+    passage_tokens: float | None = None      # a kept passage's, as the model wrote it
 
 
 @dataclass
@@ -334,6 +338,7 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     clip = llm["ratings"]["max_context_words"]
     layout = llm["ratings"]["layout"]
     fixed = _template_tokens(counter, rating_prompt(layout))
+    prefix = _prefix_tokens(counter, rating_prompt(layout))
     out, out_basis = _rating_output(llm)
     questions = generated.get("questions")
     if questions is not None and "passages" in generated and plan_sizes.covers(generated, dataset):
@@ -351,7 +356,7 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
                   for qt in counter.many(qs)]
         reuse = reuses_prefix(ctx.config, backend)
         reused = [r for i, (qs, _) in enumerate(items)
-                  for r in _group_reuse(fixed + context[i], len(qs), reuse)]
+                  for r in _group_reuse(fixed + context[i], len(qs), reuse, prefix)]
         requests, slots = rating_requests(items, sampling=sampling(llm, "judgment"),
                                           max_context_words=clip,
                                           decoding=llm["ratings"]["decoding"],
@@ -383,13 +388,13 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         passage = min(round(written) if written else int(t // n), round(clip * ratio))
         k = round(n * nq)
         prompt += [fixed + q_tokens + passage] * k
-        reused += (_group_reuse(fixed + passage, nq, reuse) * math.ceil(n))[:k]
+        reused += (_group_reuse(fixed + passage, nq, reuse, prefix) * math.ceil(n))[:k]
     with_summary = [t for t in topics.values() if t.reference]
     summaries = counter.many(clip_words(t.reference, clip) for t in with_summary)
     for topic, s in zip(with_summary, summaries, strict=True):
         nq = questions_of(topic, n_questions)
         prompt += [fixed + q_tokens + s] * nq
-        reused += _group_reuse(fixed + s, nq, reuse)
+        reused += _group_reuse(fixed + s, nq, reuse, prefix)
     per_piece = (f"{observed:.2f} passages per piece (measured by --calibrate)" if observed
                  else f"{PASSAGES_PER_PIECE} passages per piece at most")
     return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,

@@ -107,7 +107,8 @@ def _requests(s, counter: Counter, n: int, salt: int) -> tuple[list[Request], bo
     """The stage's own first requests where the plan built them (and no prompt cache would
     reuse their prefixes, which would blur the prefill rate), else stand-ins of its shape."""
     if s.sample and not s.reused_prompt_tokens:
-        return list(s.sample[:n]), True
+        step = max(1, len(s.sample) // n)           # spread over the stage's sample
+        return list(s.sample[::step][:n]), True
     prompt_tokens = max(1, round(s.prompt_tokens / s.requests))
     output_tokens = max(1, math.ceil(s.output_tokens / s.requests))
     return [Request(stage_prompt(counter, prompt_tokens, salt + i),
@@ -161,7 +162,7 @@ def _as_the_stage_asks(backend, requests: list[Request], stage: str, llm: dict
 
 
 def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
-            ) -> tuple[list[Batch], dict[str, float], list[int], dict[str, tuple[int, int, int]]]:
+            ) -> tuple[list[Batch], dict[str, float], tuple, dict[str, tuple[int, int, int]]]:
     """Time ``n`` requests of every stage that has uncached requests, on its backend (each
     backend built once); a stage's own requests are asked again as the stage does. Returns the
     batches, each backend's start-up seconds, the passages each decontextualization gave, and
@@ -171,7 +172,7 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
     for s in plan.stages:
         if s.requests and (s.cached is None or s.cached < s.requests):
             by_backend[s.backend].append(s)
-    batches, startup, per_piece, again = [], {}, [], {}
+    batches, startup, per_piece, again, kept_tokens = [], {}, [], {}, []
     salt = 0
     for name, stages in by_backend.items():
         on_cpu = llm["backends"][name]["kind"] == "llamacpp"
@@ -194,6 +195,7 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                     again[s.stage] = (len(requests), len(sent), refused)
                     if s.stage == "passages":   # a piece refused every time keeps its text
                         per_piece += [len(v) if v else 1 for v in values]
+                        kept_tokens += counter.many(p for v in values if v for p in v)
                 else:
                     sent = requests
                     outputs = [out for _, out in backend.generate_iter(requests)]
@@ -203,7 +205,7 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                                      sum(counter.many(o.text for o in outputs)), took, real))
         finally:
             backend.close()
-    return batches, startup, per_piece, again
+    return batches, startup, (per_piece, kept_tokens), again
 
 
 def fit(batches: list[Batch], startup: dict[str, float] | None = None
@@ -232,23 +234,25 @@ def fit(batches: list[Batch], startup: dict[str, float] | None = None
     return rates
 
 
-def observed(batches: list[Batch], per_piece: list[int],
+def observed(batches: list[Batch], passages: tuple[list[int], list[int]],
              again: dict[str, tuple[int, int, int]]) -> Observed:
-    """Mean output tokens per request of each calibrated stage, passages per piece, and the
-    requests one first request cost where the stage asked again."""
+    """Mean output tokens per request of each calibrated stage, passages per piece and a kept
+    passage's tokens, and the requests one first request cost where the stage asked again."""
+    per_piece, kept_tokens = passages
     out: dict[str, list[int]] = defaultdict(list)
     for b in batches:
         out[b.stage] += [b.output_tokens, b.requests]
     means = {stage: sum(v[0::2]) / max(1, sum(v[1::2])) for stage, v in out.items()}
     asked = {stage: (sent / first, refused / first)
              for stage, (first, sent, refused) in again.items() if sent > first}
-    return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None, asked)
+    return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None, asked,
+                    sum(kept_tokens) / len(kept_tokens) if kept_tokens else None)
 
 
 def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Calibration | None:
     """The measured rates, batches and observations; ``None`` when the cache answers every
     request of the plan (nothing left to time)."""
-    batches, startup, per_piece, again = measure(plan, config, counter, n=n)
+    batches, startup, passages, again = measure(plan, config, counter, n=n)
     if not batches:
         return None
     rates = fit(batches, startup)
@@ -258,4 +262,4 @@ def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Cali
         tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
                                    rate.source, rate.startup_s)
-    return Calibration(rates, batches, observed(batches, per_piece, again))
+    return Calibration(rates, batches, observed(batches, passages, again))

@@ -36,6 +36,7 @@ from cruxflow.workflow.plan import (
     _Context,
     _group_reuse,
     _passages_per_piece,
+    _prefix_tokens,
     _rating_output,
     _stage,
     _template_tokens,
@@ -67,18 +68,24 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
     paths = rag_paths(config, name, root)
     ready = paths["judgments"].is_file() and paths["collection"].is_file() and all(
         s == names.DIRECT or paths["contexts"](s, k).is_file() for s, k in pairs)
-    generate = _counted_reports(ctx, name, root, pairs, paths) if ready else None
+    generate, reports = (_counted_reports(ctx, name, root, pairs, paths) if ready
+                         else (None, None))
     judged = (_counted_ratings(ctx, name, pairs, paths)
               if all(paths["reports"](s, k).is_file() for s, k in pairs)
               and paths["topics"].is_file() else None)
+    if judged is None and reports is not None:
+        judged = _ratings_of_reports(ctx, name, dataset, reports)
     if generate is not None and judged is not None:
         return [generate, judged]
     estimated = _estimated(ctx, name, dataset, root, pairs, n_topics)
     return [generate or estimated[0], judged or estimated[1]]
 
 
-def _counted_reports(ctx: _Context, name: str, root: Path, pairs, paths) -> StagePlan:
-    """rag_generate's requests as its jobs build them (workflow_scripts/rag_generate.py)."""
+def _counted_reports(ctx: _Context, name: str, root: Path, pairs, paths
+                     ) -> tuple[StagePlan, list[tuple[str, int, bool, str]]]:
+    """rag_generate's requests as its jobs build them (workflow_scripts/rag_generate.py), and
+    per request its topic, its bound, whether a run pays for it (not cached, not a prompt
+    another job sends first) and its job."""
     from cruxflow.data.io import iter_jsonl
     from cruxflow.metrics.judgments import read_judgments
     from cruxflow.metrics.tokens import make_token_counter
@@ -98,7 +105,7 @@ def _counted_reports(ctx: _Context, name: str, root: Path, pairs, paths) -> Stag
     count = make_token_counter(config["metrics"]["tokenizer"])
     base = sampling(llm, "generation")
     identity = spec_identity(llm["backends"][generator])
-    requests, jobs_todo = [], set()
+    requests, jobs_todo, topic_of = [], set(), []
     for system, k in pairs:
         contexts = None
         if system != names.DIRECT:
@@ -113,6 +120,7 @@ def _counted_reports(ctx: _Context, name: str, root: Path, pairs, paths) -> Stag
             prompt, _ = report_prompt(task, rag["max_context_words"])
             requests.append((Request(prompt, dataclasses.replace(base, max_tokens=max(1, budget))),
                              (system, k)))
+            topic_of.append(tid)
     hit = ctx.cache.answered(identity, [r for r, _ in requests])
     # the same prompt twice is one call: the second is answered by the cache the first fills
     seen, pending = set(), []
@@ -124,10 +132,42 @@ def _counted_reports(ctx: _Context, name: str, root: Path, pairs, paths) -> Stag
         if todo:
             jobs_todo.add(pair)
     prompt_tokens = counter.many(r.prompt for r, _ in requests)
-    return _stage("rag_generate", name, generator, prompt_tokens,
-                  [r.sampling.max_tokens for r, _ in requests], [not p for p in pending],
-                  outputs="limit", jobs=len(jobs_todo), requests=[r for r, _ in requests],
-                  note=f"{len(pairs)} contexts; the same prompt in two jobs counted cached once")
+    row = _stage("rag_generate", name, generator, prompt_tokens,
+                 [r.sampling.max_tokens for r, _ in requests], [not p for p in pending],
+                 outputs="limit", jobs=len(jobs_todo), requests=[r for r, _ in requests],
+                 note=f"{len(pairs)} contexts; the same prompt in two jobs counted cached once")
+    return row, [(t, r.sampling.max_tokens, todo, f"{pair[0]}.k{pair[1]}")
+                 for (r, pair), t, todo in zip(requests, topic_of, pending, strict=True)]
+
+
+def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> StagePlan:
+    """rag_judge before the reports exist, from rag_generate's counted requests: every report
+    against its topic's questions, as long as its bound (or as --calibrate saw the generator
+    write); a report of a prompt already paid for is the same report, rated once."""
+    config, counter = ctx.config, ctx.counter
+    llm, d = config["llm"], config["datasets"][name]
+    judge = config["rag"]["judge"] or d["llm_backend"] or llm["backend"]
+    template = rating_prompt(llm["ratings"]["layout"])
+    fixed, prefix = _template_tokens(counter, template), _prefix_tokens(counter, template)
+    question = round(QUESTION_WORDS * counter.per_word(
+        [doc.text for doc in list(dataset.documents.values())[:200]]))
+    written = ctx.observed.output_tokens.get("rag_generate")
+    reuse = reuses_prefix(config, judge)
+    prompt, reused, hit, jobs = [], [], [], set()
+    for topic, budget, todo, job in reports:
+        nq = questions_of(dataset.topics[topic], d["n_questions"]) \
+            if topic in dataset.topics else d["n_questions"]
+        report = min(budget, round(written)) if written else budget
+        prompt += [fixed + question + report] * nq
+        reused += _group_reuse(fixed + report, nq, reuse, prefix)
+        hit += [not todo] * nq
+        if todo:
+            jobs.add(job)
+    out, out_basis = _rating_output(llm)
+    return _stage("rag_judge", name, judge, prompt, [out] * len(prompt), hit,
+                  prompts="estimate", outputs=out_basis, reused=reused, jobs=len(jobs),
+                  note="from the reports' counted prompts and bounds: every report against its "
+                       "topic's sub-questions; a report made twice is rated once")
 
 
 def _counted_ratings(ctx: _Context, name: str, pairs, paths) -> StagePlan:
@@ -223,14 +263,15 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
     own = {t: questions_of(dataset.topics[t], d["n_questions"]) for t in topic_ids
            if t in dataset.topics}
     per_topic = [own.get(t, d["n_questions"]) for t in topic_ids]
-    rating = (_template_tokens(counter, rating_prompt(llm["ratings"]["layout"]))
-              + round(QUESTION_WORDS * ratio) + budget)
+    template = rating_prompt(llm["ratings"]["layout"])
+    rating = _template_tokens(counter, template) + round(QUESTION_WORDS * ratio) + budget
+    prefix = _prefix_tokens(counter, template)
     reuse = reuses_prefix(config, judge)
     judged, reused = [], []
     for _ in pairs:
         for nq in per_topic:
             judged += [rating] * nq
-            reused += _group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse)
+            reused += _group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse, prefix)
     out, out_basis = _rating_output(llm)
     rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
                        prompts="estimate", outputs=out_basis, reused=reused, jobs=len(pairs),
