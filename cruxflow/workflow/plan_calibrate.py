@@ -107,8 +107,9 @@ def _requests(s, counter: Counter, n: int, salt: int) -> tuple[list[Request], bo
     """The stage's own first requests where the plan built them (and no prompt cache would
     reuse their prefixes, which would blur the prefill rate), else stand-ins of its shape."""
     if s.sample and not s.reused_prompt_tokens:
-        step = max(1, len(s.sample) // n)           # spread over the stage's sample
-        return list(s.sample[::step][:n]), True
+        k = min(n, len(s.sample))                   # spread over the stage's sample
+        picks = sorted({round(j * (len(s.sample) - 1) / max(1, k - 1)) for j in range(k)})
+        return [s.sample[i] for i in picks], True
     prompt_tokens = max(1, round(s.prompt_tokens / s.requests))
     output_tokens = max(1, math.ceil(s.output_tokens / s.requests))
     return [Request(stage_prompt(counter, prompt_tokens, salt + i),
