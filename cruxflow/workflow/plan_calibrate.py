@@ -41,6 +41,7 @@ from cruxflow.workflow.plan_rates import InstanceRate
 from cruxflow.workflow.plan_sizes import FILLER
 
 ASK = "\n\nRewrite the text above in your own words, at full length:\n"
+PROBE = "(probe)"
 # What a job imports before its first request (a Snakemake script job of an LLM stage).
 JOB_IMPORTS = "import snakemake.script, cruxflow.workflow.job, cruxflow.stages.ratings, " \
               "cruxflow.llm"
@@ -186,6 +187,18 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
             list(backend.generate_iter([Request(stage_prompt(counter, 16, -1),
                                                 Sampling(max_tokens=1))]))
             startup[name] = process + clock.now() - start
+            # two probes that tell prefill from generation whatever stages are left to time:
+            # long prompts with one token out, a short prompt with a long output
+            for probe in ([Request(stage_prompt(counter, 600, -2 - i), Sampling(max_tokens=1))
+                           for i in range(2)],
+                          [Request(stage_prompt(counter, 24, -4),
+                                   Sampling(temperature=0.7, seed=0, max_tokens=160))]):
+                start = clock.now()
+                outputs = [out for _, out in backend.generate_iter(probe)]
+                batches.append(Batch(PROBE, name, len(probe),
+                                     sum(counter.many(r.prompt for r in probe)),
+                                     sum(counter.many(o.text for o in outputs)),
+                                     clock.now() - start))
             for s in stages:
                 requests, real = _requests(s, counter, n, salt)
                 salt += len(requests)
@@ -242,7 +255,8 @@ def observed(batches: list[Batch], passages: tuple[list[int], list[int]],
     per_piece, kept_tokens = passages
     out: dict[str, list[int]] = defaultdict(list)
     for b in batches:
-        out[b.stage] += [b.output_tokens, b.requests]
+        if b.stage != PROBE:
+            out[b.stage] += [b.output_tokens, b.requests]
     means = {stage: sum(v[0::2]) / max(1, sum(v[1::2])) for stage, v in out.items()}
     asked = {stage: (sent / first, refused / first)
              for stage, (first, sent, refused) in again.items() if sent > first}
