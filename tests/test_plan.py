@@ -292,8 +292,9 @@ def test_calibrate_runs_real_requests_and_leaves_the_cache_alone(tiny, capsys):
     assert main(["plan", "--config", str(config), "--workdir", str(root), "--calibrate",
                  "--calibrate-requests", "1", "--json", str(root / "p.json")]) == 0
     err = capsys.readouterr().err
-    # passages, report_requests, subquestions, ratings, and 2 probes (prefill, generation)
-    assert err.count("calibration: ") == 6 and err.count("calibration: (probe)") == 2
+    # passages, report_requests, subquestions, ratings, and 3 probes (prefill, generation,
+    # requests)
+    assert err.count("calibration: ") == 7 and err.count("calibration: (probe)") == 3
     assert not (root / "cache.sqlite").exists()
     backend = json.loads((root / "p.json").read_text())["rates"]["backends"]["smollm2"]
     assert backend["source"].startswith("measured") and backend["output_tokens_per_s"] > 0

@@ -56,6 +56,7 @@ class Batch:
     output_tokens: int
     seconds: float
     real: bool = False             # the stage's own requests, not stand-ins of its shape
+    reused_tokens: int = 0         # of prompt_tokens, those the plan counts as reused
 
 
 @dataclass
@@ -104,18 +105,45 @@ def process_start_seconds(cpu: bool) -> float:
     return (_children_cpu() - cpu_start) if cpu else (time.perf_counter() - start)
 
 
-def _requests(s, counter: Counter, n: int, salt: int) -> tuple[list[Request], bool]:
-    """The stage's own first requests where the plan built them (and no prompt cache would
-    reuse their prefixes, which would blur the prefill rate), else stand-ins of its shape."""
+def _rating_stand_ins(s, config: dict, counter: Counter, n: int, salt: int
+                      ) -> tuple[list[Request], int]:
+    """Rating requests as a rating stage sends them where a prompt cache reuses prefixes: the
+    stage's own template, one stand-in passage of the row's mean size asked ``n`` questions in
+    a row (passage first); and the prompt tokens the plan counts as reused among them."""
+    from cruxflow.stages.ratings import rating_prompt
+    from cruxflow.workflow.plan import QUESTION_WORDS, _prefix_tokens, _template_tokens
+
+    template = rating_prompt(config["llm"]["ratings"]["layout"])
+    fixed = _template_tokens(counter, template)
+    question_tokens = round(QUESTION_WORDS * counter.per_word([" ".join(FILLER)]))
+    passage = max(1, round(s.prompt_tokens / s.requests) - fixed - question_tokens)
+    context = stage_prompt(counter, passage, salt).removesuffix(ASK)
+    questions = [" ".join(FILLER[(salt + 3 * i) % len(FILLER):][:QUESTION_WORDS]) + "?"
+                 for i in range(n)]
+    sampling = Sampling(temperature=0.0, max_tokens=1)
+    requests = [Request(template.render(question=q, context=context), sampling)
+                for q in questions]
+    shared = _prefix_tokens(counter, template) + counter.one(context)
+    return requests, shared * (n - 1)
+
+
+def _requests(s, counter: Counter, n: int, salt: int, config: dict
+              ) -> tuple[list[Request], bool, int]:
+    """The stage's own first requests where the plan built them, else stand-ins of its shape:
+    rating-shaped ones where a prompt cache reuses their prefixes. Also the prompt tokens the
+    plan counts as reused among them."""
     if s.sample and not s.reused_prompt_tokens:
         k = min(n, len(s.sample))                   # spread over the stage's sample
         picks = sorted({round(j * (len(s.sample) - 1) / max(1, k - 1)) for j in range(k)})
-        return [s.sample[i] for i in picks], True
+        return [s.sample[i] for i in picks], True, 0
+    if s.reused_prompt_tokens and s.stage in ("ratings", "rag_judge"):
+        requests, reused = _rating_stand_ins(s, config, counter, n, salt)
+        return requests, False, reused
     prompt_tokens = max(1, round(s.prompt_tokens / s.requests))
     output_tokens = max(1, math.ceil(s.output_tokens / s.requests))
     return [Request(stage_prompt(counter, prompt_tokens, salt + i),
                     Sampling(temperature=0.7, top_p=0.95, seed=0, max_tokens=output_tokens))
-            for i in range(n)], False
+            for i in range(n)], False, 0
 
 
 def parser_of(stage: str, llm: dict, prompt: str):
@@ -187,12 +215,14 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
             list(backend.generate_iter([Request(stage_prompt(counter, 16, -1),
                                                 Sampling(max_tokens=1))]))
             startup[name] = process + clock.now() - start
-            # two probes that tell prefill from generation whatever stages are left to time:
-            # long prompts with one token out, a short prompt with a long output
+            # two probes that tell prefill from generation whatever stages are left to time,
+            # and one of many short requests for what each request costs beside its tokens
             for probe in ([Request(stage_prompt(counter, 600, -2 - i), Sampling(max_tokens=1))
                            for i in range(2)],
                           [Request(stage_prompt(counter, 24, -4),
-                                   Sampling(temperature=0.7, seed=0, max_tokens=160))]):
+                                   Sampling(temperature=0.7, seed=0, max_tokens=160))],
+                          [Request(f"[{i}] " + stage_prompt(counter, 8, -5 - i),
+                                   Sampling(max_tokens=1)) for i in range(8)]):
                 start = clock.now()
                 outputs = [out for _, out in backend.generate_iter(probe)]
                 batches.append(Batch(PROBE, name, len(probe),
@@ -200,7 +230,7 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                                      sum(counter.many(o.text for o in outputs)),
                                      clock.now() - start))
             for s in stages:
-                requests, real = _requests(s, counter, n, salt)
+                requests, real, reused = _requests(s, counter, n, salt, config)
                 salt += len(requests)
                 start = clock.now()
                 if real:
@@ -216,7 +246,8 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                 took = clock.now() - start
                 batches.append(Batch(s.stage, name, len(sent),
                                      sum(counter.many(r.prompt for r in sent)),
-                                     sum(counter.many(o.text for o in outputs)), took, real))
+                                     sum(counter.many(o.text for o in outputs)), took, real,
+                                     reused))
         finally:
             backend.close()
     return batches, startup, (per_piece, kept_tokens), again
@@ -224,7 +255,9 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
 
 def fit(batches: list[Batch], startup: dict[str, float] | None = None
         ) -> dict[str, InstanceRate]:
-    """One prefill and one generation rate per backend, fitted to its batches."""
+    """Per backend, a prefill rate (prompt tokens computed, those the plan counts as reused
+    left out), a generation rate and what each request costs beside its tokens, fitted to its
+    batches."""
     import numpy as np
     from scipy.optimize import nnls
 
@@ -232,9 +265,10 @@ def fit(batches: list[Batch], startup: dict[str, float] | None = None
     rates = {}
     for name in dict.fromkeys(b.backend for b in batches):
         mine = [b for b in batches if b.backend == name]
-        a = np.array([[b.prompt_tokens, b.output_tokens] for b in mine], dtype=float)
+        a = np.array([[b.requests, b.prompt_tokens - b.reused_tokens, b.output_tokens]
+                      for b in mine], dtype=float)
         t = np.array([b.seconds for b in mine])
-        (per_prompt, per_output), _ = nnls(a, t)
+        (per_request, per_prompt, per_output), _ = nnls(a, t)
         # A coefficient at 0 (too few shapes to tell them apart): charge all time to the other.
         if per_prompt <= 0:
             per_prompt = 1e-9
@@ -244,7 +278,8 @@ def fit(batches: list[Batch], startup: dict[str, float] | None = None
             1 / per_prompt, 1 / per_output, 1,
             f"measured: {sum(b.requests for b in mine)} requests in {len(mine)} stage-shaped "
             f"batches, {sum(b.seconds for b in mine):.1f} s; {startup.get(name, 0):.1f} s to "
-            "start each job", startup.get(name, 0.0))
+            f"start each job, {per_request:.2f} s a request", startup.get(name, 0.0),
+            per_request)
     return rates
 
 
@@ -276,5 +311,5 @@ def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Cali
         spec = config["llm"]["backends"][name]
         tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
-                                   rate.source, rate.startup_s)
+                                   rate.source, rate.startup_s, rate.request_s)
     return Calibration(rates, batches, observed(batches, passages, again))

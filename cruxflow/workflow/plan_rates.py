@@ -86,6 +86,7 @@ class InstanceRate:
     gpus_per_instance: int
     source: str
     startup_s: float = 0.0
+    request_s: float = 0.0        # what each request costs beside its tokens (measured)
 
     def __post_init__(self):
         if self.prompt_tokens_per_s <= 0 or self.output_tokens_per_s <= 0:

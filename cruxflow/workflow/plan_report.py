@@ -54,8 +54,9 @@ class Rates:
     def seconds(self, s: StagePlan) -> float:
         rate = self.rate(s.backend)
         computed = s.todo_prompt_tokens - s.reused_prompt_tokens
+        todo = s.requests - (s.cached or 0)
         tokens = (computed / rate.prompt_tokens_per_s
-                  + s.todo_output_tokens / rate.output_tokens_per_s)
+                  + s.todo_output_tokens / rate.output_tokens_per_s + todo * rate.request_s)
         # each job starts its backend once; jobs run side by side on the instances
         return (tokens + s.jobs * rate.startup_s) / self.instances(s.backend)
 
@@ -103,6 +104,7 @@ def plan_json(plan: Plan, rates: Rates, seconds_to_plan: float | None = None) ->
                                      "output_tokens_per_s": rates.rate(b).output_tokens_per_s,
                                      "gpus_per_instance": rates.rate(b).gpus_per_instance,
                                      "startup_s": rates.rate(b).startup_s,
+                                     "request_s": rates.rate(b).request_s,
                                      "instances": rates.instances(b),
                                      "source": rates.rate(b).source}
                                  for b in _used_backends(plan)}}
