@@ -187,8 +187,8 @@ def _stage(name, dataset, backend, prompt, output, hit, *, prompts="counted",
     (none when the cache answers them all) and, where counted, the requests themselves."""
     todo = [i for i, h in enumerate(hit or [False] * len(prompt)) if not h]
     # spread over the stage (its first requests may all be one topic's)
-    spread = sorted({todo[round(j * (len(todo) - 1) / max(1, SAMPLE - 1))]
-                     for j in range(min(SAMPLE, len(todo)))}) if todo else []
+    k = min(SAMPLE, len(todo))
+    spread = sorted({todo[round(j * (len(todo) - 1) / max(1, k - 1))] for j in range(k)})
     sample = [requests[i] for i in spread] if requests is not None else []
     return StagePlan(name, dataset, backend, len(prompt),
                      None if hit is None else sum(hit), sum(prompt), sum(output),
