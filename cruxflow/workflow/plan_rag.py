@@ -159,7 +159,9 @@ def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> 
             if topic in dataset.topics else d["n_questions"]
         report = min(budget, round(written)) if written else budget
         prompt += [fixed + question + report] * nq
-        reused += _group_reuse(fixed + report, nq, reuse, prefix)
+        # a job's first request finds nothing cached: it computes the instructions too
+        first_of_job = job not in jobs and todo
+        reused += _group_reuse(fixed + report, nq, reuse, 0 if first_of_job else prefix)
         hit += [not todo] * nq
         if todo:
             jobs.add(job)
@@ -269,9 +271,10 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
     reuse = reuses_prefix(config, judge)
     judged, reused = [], []
     for _ in pairs:
-        for nq in per_topic:
+        for i, nq in enumerate(per_topic):       # a job's first request computes everything
             judged += [rating] * nq
-            reused += _group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse, prefix)
+            reused += _group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse,
+                                   prefix if i else 0)
     out, out_basis = _rating_output(llm)
     rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
                        prompts="estimate", outputs=out_basis, reused=reused, jobs=len(pairs),
