@@ -40,6 +40,12 @@ def test_every_block_is_run_or_says_why_not(path):
             assert b.marks["status"].isdigit(), f"{b.where}: status must be a number"
         if "reuse" in b.marks:
             assert b.marks["reuse"] in h.REUSE, f"{b.where}: unknown run {b.marks['reuse']!r}"
+        for test in re.findall(r"(tests/test_\w+\.py)(?:::(\w+))?", b.marks.get("skip", "")):
+            # a test a reason names must be there
+            source = h.ROOT / test[0]
+            assert source.is_file(), f"{b.where}: {test[0]} does not exist"
+            assert not test[1] or f"def {test[1]}(" in source.read_text(), \
+                f"{b.where}: {test[0]} has no {test[1]}"
         if "after" in b.marks:
             assert any(c.text.lstrip().startswith(b.marks["after"]) for c in b.commands), \
                 f"{b.where}: no command starts with {b.marks['after']!r}"
