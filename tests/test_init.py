@@ -101,7 +101,7 @@ def test_walk_through(own_project):
         (project / "logs/subquestions/own.log").read_text()
     calls = json.loads((project / "logs/subquestions/own.calls.json").read_text())
     # the congress topic only: one request, asked again while its output does not parse
-    config = yaml.safe_load((project / "config.yaml").read_text())
+    config = with_defaults(yaml.safe_load((project / "config.yaml").read_text()))
     assert 1 <= calls["requests"] <= config["llm"]["attempts"]
     ratings = [json.loads(x) for x in
                (project / "results/data/own/answerability.jsonl").read_text().splitlines()]
