@@ -170,6 +170,8 @@ rule paper_tables:
         etas=sorted({ETA, *RAG["etas"]}),
         bootstrap=RAG["bootstrap"],
         permutations=RAG["permutations"],
+        paired_test=RAG["paired_test"],
+        paired_correction=RAG["paired_correction"],
         seed=METRICS["random_seed"],
         captions=TABLE_CAPTIONS,
         tokenizer=METRICS["tokenizer"],

@@ -10,7 +10,7 @@ from scipy import stats
 
 from cruxflow.cli import main
 from cruxflow.data.ingest.crux_common import read_ratings
-from cruxflow.paper.meta_eval import agree, majority, meta_eval, read_human_ratings, tau_ap
+from cruxflow.paper.meta_eval import agree, majority, meta_eval, read_human_ratings
 
 pytest.importorskip("krippendorff")
 
@@ -19,20 +19,6 @@ JUDGE = DATA / "paper" / "testb_judgements.jsonl"          # paper-era layout
 ANN1 = DATA / "labels" / "annotator1" / "qrels.jsonl"       # the labeling tool's Task 2 export
 ANN2 = DATA / "labels" / "annotator2" / "qrels.jsonl"
 RUNS = [DATA / "paper" / f"{s}.run" for s in ("bm25", "dr_rankfirst", "oracle")]
-
-
-def test_tau_ap_by_hand():
-    ref = [4, 3, 2, 1]                                   # A > B > C > D
-    assert tau_ap(ref, [4, 3, 2, 1]) == pytest.approx(1.0)
-    assert tau_ap(ref, [1, 2, 3, 4]) == pytest.approx(-1.0)
-    # estimate A, C, B, D: C(2) = 1/1, C(3) = 1/2 (A above B, C not), C(4) = 3/3
-    assert tau_ap(ref, [4, 2, 3, 1]) == pytest.approx(2 / 3 * 2.5 - 1)
-    # estimate A, B, D, C: C(2) = 1, C(3) = 1, C(4) = 2/3; a swap at the bottom costs less
-    assert tau_ap(ref, [4, 3, 1, 2]) == pytest.approx(2 / 3 * (2 + 2 / 3) - 1)
-    # Kendall's tau does not tell the two swaps apart
-    assert stats.kendalltau(ref, [4, 2, 3, 1]).statistic == pytest.approx(
-        stats.kendalltau(ref, [4, 3, 1, 2]).statistic)
-    assert tau_ap([1], [1]) is None
 
 
 def test_item_statistics_by_hand():

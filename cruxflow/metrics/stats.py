@@ -1,24 +1,32 @@
-"""Statistics shared by every report: means, rank correlations, agreement coefficients, paired
-tests and bootstrap intervals, each from a well-kept library (scipy, statsmodels,
-scikit-learn) behind one convention.
+"""Statistics shared by every report: means, rank correlations (Kendall's tau, Spearman's rho,
+tau_AP), agreement coefficients (Cohen's and Fleiss' kappa, Krippendorff's alpha), bootstrap
+intervals over topics, and the paired tests between runs with their multiple-testing
+corrections. This module is their one home: the paper tables, ``meta-eval``, ``evaluate``,
+``crux-eval``, the workflow's significance table and ``cruxflow.compare`` call it.
 
 **Undefined is ``None``.** A statistic that has no value (a mean of nothing, a correlation with
-fewer than two finite pairs or a constant side, a kappa whose chance agreement is 1) is
-returned as ``None``, never as NaN and never silently dropped; the caller decides whether to
-leave it out and reports how many it left out. Code that puts statistics into a pandas frame
-turns ``None`` into NaN there (:func:`nan_if_none`).
+fewer than two finite pairs or a constant side, a kappa whose chance agreement is 1, a paired
+test over fewer than two topics) is returned as ``None``, never as NaN and never silently
+dropped; the caller decides whether to leave it out and reports how many it left out. Code that
+puts statistics into a pandas frame turns ``None`` into NaN there (:func:`nan_if_none`).
+
+**One paired-test policy.** :data:`POLICY` declares the default paired test, its resamples and
+seed, and the multiple-testing correction; every door takes its defaults from it
+(docs/evaluate.md, "Several runs at once").
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from cruxflow.metrics.policy import ALTERNATIVES, CORRECTIONS, POLICY, TESTS, Policy
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +59,10 @@ def nan_if_none(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
+def _is_defined(value) -> bool:
+    return value is not None and not math.isnan(float(value))
+
+
 # --- rank correlation -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -67,8 +79,7 @@ def rank_correlation(x: Sequence[float | None], y: Sequence[float | None],
     if len(x) != len(y):
         raise ValueError(f"{len(x)} values against {len(y)}")
     pairs = [(float(a), float(b)) for a, b in zip(x, y, strict=True)
-             if a is not None and b is not None and not math.isnan(float(a))
-             and not math.isnan(float(b))]
+             if _is_defined(a) and _is_defined(b)]
     if len(pairs) < 2:
         return RankCorrelation(None, None, len(pairs))
     a = np.array([p[0] for p in pairs])
@@ -77,6 +88,115 @@ def rank_correlation(x: Sequence[float | None], y: Sequence[float | None],
         return RankCorrelation(None, None, len(pairs))
     res = _correlation(method)(a, b)
     return RankCorrelation(float(res.statistic), float(res.pvalue), len(pairs))
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's tau-b of two lists of scores (scipy.stats.kendalltau); ``None`` with fewer
+    than two values or a constant side."""
+    return rank_correlation(x, y, "kendall").value
+
+
+def tau_ap(reference: Sequence[float], estimate: Sequence[float]) -> float | None:
+    """Yilmaz, Aslam and Robertson's AP rank correlation (SIGIR 2008) of ``estimate``'s ranking
+    of systems against ``reference``'s (higher scores first):
+    tau_AP = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1, where C(i) counts the systems that
+    ``estimate`` ranks above its i-th one and ``reference`` ranks above it too.
+
+    **Ties**: the expected tau_AP over every way of breaking them, each tied group of either
+    ranking ordered uniformly at random and independently. A pair tied in ``reference`` is
+    then concordant with probability 1/2; a system in a tie group of ``estimate`` of size g,
+    with p systems strictly above it, sits at each of ranks p + 1 .. p + g with probability
+    1/g and has each other member of its group above it with probability (rank - p - 1) /
+    (g - 1). Without ties this is Yilmaz et al.'s tau_AP; with ties in ``estimate`` only it is
+    Urbano and Marrero's tau_AP,a (ICTIR 2017), which is this expectation.
+
+    ``None`` (undefined) with fewer than two systems or when either side is constant (every
+    system tied: no ranking to compare, as for Kendall's tau-b).
+    """
+    ref = np.asarray(reference, dtype=float)
+    est = np.asarray(estimate, dtype=float)
+    n = len(ref)
+    if n != len(est):
+        raise ValueError(f"{n} reference values against {len(est)}")
+    if n < 2 or np.isnan(ref).any() or np.isnan(est).any() or np.ptp(ref) == 0 \
+            or np.ptp(est) == 0:
+        return None
+    # concordance of s above t in the reference: 1, 1/2 on a reference tie, 0
+    above = (ref[:, None] > ref[None, :]) + 0.5 * (ref[:, None] == ref[None, :])
+    np.fill_diagonal(above, 0.0)
+    total = 0.0
+    for t in range(n):
+        higher = est > est[t]
+        group = (est == est[t])
+        group[t] = False
+        p, g = int(higher.sum()), int(group.sum()) + 1
+        a_t = float(above[higher, t].sum())       # systems surely above t
+        b_t = float(above[group, t].sum())        # t's group: above t with some probability
+        for m in range(1, g + 1):                 # t at rank p + m, with probability 1/g
+            if p + m == 1:
+                continue                          # the top rank has no one above it
+            share = (m - 1) / (g - 1) if g > 1 else 0.0
+            total += (a_t + share * b_t) / (p + m - 1) / g
+    return 2.0 * total / (n - 1) - 1.0
+
+
+# --- bootstrap over topics --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile bootstrap interval and what it rests on: ``topics`` resampled with
+    replacement ``resamples`` times; ``undefined`` of those resamples gave no value (a side
+    constant in the resample, a system without a value in it) and were left out."""
+
+    low: float | None
+    high: float | None
+    confidence: float
+    topics: int
+    resamples: int
+    undefined: int
+
+    def describe(self) -> str:
+        """What was resampled: ``95% percentile bootstrap, 1000 resamples of the 4 topics
+        with replacement``."""
+        return (f"{self.confidence:.0%} percentile bootstrap, {self.resamples} resamples of "
+                f"the {self.topics} topic{'s' if self.topics != 1 else ''} with replacement")
+
+
+def topic_bootstrap(tables: Sequence[np.ndarray], statistic: Callable[..., float | None], *,
+                    n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                    min_topics: int = 2) -> Interval:
+    """A percentile bootstrap interval of ``statistic`` over topics.
+
+    ``tables`` are topics x systems arrays (NaN: no value), one per side; a resample draws
+    topics (rows) with replacement, ``rng.integers(0, n, (n_resamples, n))`` as
+    ``scipy.stats.bootstrap`` draws them, and passes each table's per-system mean over the
+    drawn rows to ``statistic``. A resample whose statistic is undefined (``None`` or NaN, or
+    a system without a value among the drawn rows) is left out and counted; the interval is
+    the percentiles of the others (``None`` when none is left, with fewer than ``min_topics``
+    topics or no resamples). Where every resample is defined this equals
+    ``scipy.stats.bootstrap(method="percentile")`` with the same generator (tests/test_stats.py).
+    """
+    n = tables[0].shape[0] if tables else 0
+    if n < min_topics or n_resamples < 1:
+        return Interval(None, None, confidence, n, 0, 0)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, (n_resamples, n))
+    values = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # a system with no value: NaN
+        for idx in draws:
+            means = [np.nanmean(t[idx], axis=0) for t in tables]
+            if any(np.isnan(m).any() for m in means):
+                continue
+            value = statistic(*means)
+            if value is not None and not math.isnan(value):
+                values.append(float(value))
+    undefined = n_resamples - len(values)
+    if not values:
+        return Interval(None, None, confidence, n, n_resamples, undefined)
+    tail = (1 - confidence) / 2
+    low, high = np.percentile(values, [100 * tail, 100 * (1 - tail)])
+    return Interval(float(low), float(high), confidence, n, n_resamples, undefined)
 
 
 @dataclass
@@ -89,14 +209,13 @@ class Correlation:
     high: float | None
     n_systems: int
     n_topics: int
+    interval: Interval | None = None
 
 
-def _system_means(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    # table is topics x systems (NaN where a system has no value for a topic); sampled topics
-    # may repeat. The mean over the present values, as groupby().mean() takes it.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)   # a system with no value: NaN
-        return np.nanmean(table[idx], axis=0)
+def _tau_statistic(method: str):
+    def statistic(a, b):
+        return rank_correlation(list(a), list(b), method).value
+    return statistic
 
 
 def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "kendall",
@@ -105,64 +224,88 @@ def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "k
     """Correlate two metrics at the system level: means over topics, then tau (or rho).
 
     ``per_query`` has columns ``topic``, ``system`` and the metric columns. The interval is a
-    percentile bootstrap that resamples topics with replacement (scipy.stats.bootstrap), so it
-    reflects how much the system ranking depends on the topic sample; ``None`` where it is
-    undefined (one topic, fewer than three systems, or resamples whose tau is undefined).
+    percentile bootstrap that resamples topics with replacement (:func:`topic_bootstrap`), so
+    it reflects how much the system ranking depends on the topic sample; ``None`` where it is
+    undefined (one topic, fewer than three systems, or no resample with a defined value).
     """
-    from scipy import stats
-
-    corr = _correlation(method)
     # topics x systems tables, pivoted once: a resample is then a row selection
     tables = {col: per_query.pivot_table(index="topic", columns="system", values=col,
                                          aggfunc="mean", dropna=False).sort_index()
                                                                       .sort_index(axis=1)
               for col in (x, y)}
-    topics = tables[x].index.to_numpy()
     systems = per_query["system"].nunique()
     means = per_query.groupby("system")[[x, y]].mean().sort_index()
     value = rank_correlation(means[x].tolist(), means[y].tolist(), method).value
-    table_x, table_y = tables[x].to_numpy(float), tables[y].to_numpy(float)
-
-    def statistic(idx):
-        return corr(_system_means(table_x, idx), _system_means(table_y, idx)).statistic
-
-    low = high = None
-    if len(topics) > 1 and systems > 2 and n_resamples > 0:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", (stats.ConstantInputWarning, RuntimeWarning))
-            res = stats.bootstrap((np.arange(len(topics)),), statistic,
-                                  n_resamples=n_resamples, confidence_level=confidence,
-                                  method="percentile", vectorized=False,
-                                  rng=np.random.default_rng(seed))
-        ci = res.confidence_interval
-        if math.isfinite(ci.low) and math.isfinite(ci.high):
-            low, high = float(ci.low), float(ci.high)
-    return Correlation(x, y, method, value, low, high, systems, len(topics))
+    n_topics = len(tables[x].index)
+    interval = None
+    if systems > 2:
+        interval = topic_bootstrap([tables[x].to_numpy(float), tables[y].to_numpy(float)],
+                                   _tau_statistic(method), n_resamples=n_resamples,
+                                   confidence=confidence, seed=seed)
+    low, high = (interval.low, interval.high) if interval else (None, None)
+    return Correlation(x, y, method, value, low, high, systems, n_topics, interval)
 
 
 def mean_interval(values: Sequence[float], n_resamples: int = 1000, confidence: float = 0.95,
                   seed: int = 0) -> tuple[float | None, float | None]:
-    """A percentile bootstrap interval of the mean of ``values`` (scipy.stats.bootstrap,
-    resampling the values with replacement); ``(None, None)`` with fewer than two values or no
+    """A percentile bootstrap interval of the mean of ``values`` (resampling the values with
+    replacement, :func:`topic_bootstrap`); ``(None, None)`` with fewer than two values or no
     resamples, the value itself twice when every value is the same."""
-    from scipy import stats
-
     x = np.asarray(defined(values), dtype=float)
     if len(x) < 2 or n_resamples < 1:
         return None, None
     if np.ptp(x) == 0:
         return float(x[0]), float(x[0])
-    res = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                          method="percentile", rng=np.random.default_rng(seed))
-    ci = res.confidence_interval
-    return float(ci.low), float(ci.high)
+    res = topic_bootstrap([x[:, None]], lambda m: float(m[0]), n_resamples=n_resamples,
+                          confidence=confidence, seed=seed)
+    return res.low, res.high
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """Two rankings of the same systems from two sources of scores over the same topics:
+    Kendall's tau-b and tau_AP (``reference`` as the truth) of the systems' means, each with
+    its bootstrap interval over those topics."""
+
+    n_systems: int
+    n_topics: int
+    tau: float | None
+    tau_ap: float | None
+    tau_interval: Interval
+    tau_ap_interval: Interval
+    reference_means: tuple[float, ...]
+    estimate_means: tuple[float, ...]
+
+
+def rank_agreement(reference: np.ndarray, estimate: np.ndarray, *, n_resamples: int = 1000,
+                   confidence: float = 0.95, seed: int = 0) -> RankAgreement:
+    """Kendall's tau and tau_AP between the systems' means of two topics x systems tables of
+    the same topics (every cell defined), with percentile bootstrap intervals over the topics
+    (:func:`topic_bootstrap`: two or more topics and three or more systems, else none)."""
+    reference, estimate = np.asarray(reference, float), np.asarray(estimate, float)
+    if reference.shape != estimate.shape:
+        raise ValueError(f"tables of shapes {reference.shape} and {estimate.shape}")
+    n_topics, n_systems = reference.shape
+    ref_means, est_means = reference.mean(axis=0), estimate.mean(axis=0)
+    boot = {"n_resamples": n_resamples if n_systems > 2 else 0, "confidence": confidence,
+            "seed": seed}
+    tables = [reference, estimate]
+    return RankAgreement(
+        n_systems, n_topics,
+        kendall_tau(ref_means, est_means) if n_topics else None,
+        tau_ap(ref_means, est_means) if n_topics else None,
+        topic_bootstrap(tables, kendall_tau, **boot),
+        topic_bootstrap(tables, tau_ap, **boot),
+        tuple(ref_means.tolist()), tuple(est_means.tolist()))
 
 
 # --- agreement --------------------------------------------------------------------------------
 
-def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> float | None:
-    """Cohen's (unweighted) kappa of two label sequences (scikit-learn); ``None`` when it is
-    0/0 (chance agreement 1, e.g. one label everywhere) or there is nothing to compare."""
+def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None,
+                weights: str | None = None) -> float | None:
+    """Cohen's kappa of two label sequences (scikit-learn; ``weights="linear"`` or
+    ``"quadratic"`` for an ordinal scale); ``None`` when it is 0/0 (chance agreement 1, e.g.
+    one label everywhere) or there is nothing to compare."""
     from sklearn.metrics import cohen_kappa_score
 
     if len(a) != len(b):
@@ -171,7 +314,7 @@ def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> flo
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        kappa = float(cohen_kappa_score(a, b, labels=labels))
+        kappa = float(cohen_kappa_score(a, b, labels=labels, weights=weights))
     return None if math.isnan(kappa) else kappa
 
 
@@ -189,142 +332,292 @@ def fleiss_kappa(ratings: np.ndarray, n_categories: int) -> float | None:
     return None if math.isnan(kappa) else kappa
 
 
+def krippendorff_alpha(a: Sequence[int], b: Sequence[int], *,
+                       level: str = "ordinal", values: Sequence[int] | None = None
+                       ) -> float | None:
+    """Krippendorff's alpha of two raters' labels of the same items (the ``krippendorff``
+    package, the 'judge' extra) at ``level``, over the value domain ``values``; ``None`` when
+    it is 0/0 (one label everywhere) or there is nothing to compare."""
+    from cruxflow._extras import extra
+
+    with extra(__name__, "judge"):
+        import krippendorff
+
+    if not len(a) or len(set(a) | set(b)) < 2:
+        return None
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float(krippendorff.alpha(reliability_data=np.array([a, b], dtype=float),
+                                         level_of_measurement=level,
+                                         value_domain=None if values is None else list(values)))
+    return None if math.isnan(value) else value
+
+
 # --- paired tests -----------------------------------------------------------------------------
 
-def _mean_diff(x, y, axis):
-    return np.mean(x - y, axis=axis)
+SIGN_BLOCK = 1024   # resamples per block of random signs (a multiple of 64)
+_MAX_CELLS = 1 << 23  # differences held at once (64 MB of float64); more go in column chunks
+_TIE = 100 * np.finfo(float).eps
 
 
-def paired_randomization(x: Sequence[float], y: Sequence[float], *, n_resamples: int = 9999,
-                         seed: int = 0, alternative: str = "two-sided") -> float | None:
-    """p-value of a paired randomization (sign-flip) test of the mean difference
-    (scipy.stats.permutation_test, permutation_type="samples"; exact when 2^n <= n_resamples,
-    else ``n_resamples`` draws seeded with ``seed``); ``None`` with fewer than two pairs (scipy
-    refuses one)."""
+def _sign_block(seed: int, block: int, n: int) -> np.ndarray:
+    """Block ``block`` of the shared random signs: ``SIGN_BLOCK`` x ``n`` of +-1.0.
+
+    Drawn from ``default_rng([seed, block])``, topic position by topic position (64 signs per
+    raw 64-bit draw), so that the signs of the first n positions do not depend on how many
+    positions the call needs: a test's p-value depends on its own differences, the seed and
+    the number of resamples only, not on the other tests of the call.
+    """
+    raw = np.random.default_rng([seed, block]).bit_generator.random_raw((n, SIGN_BLOCK // 64))
+    bits = np.unpackbits(raw.astype("<u8").view(np.uint8), axis=1, bitorder="little")
+    return 1.0 - 2.0 * bits.T
+
+
+def _all_signs(n: int) -> np.ndarray:
+    """Every one of the 2^n sign patterns of n pairs, as a 2^n x n array of +-1.0."""
+    codes = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n)[None, :]
+    return 1.0 - 2.0 * (codes & 1)
+
+
+def _counts(null: np.ndarray, observed: np.ndarray, tol: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    return ((null <= observed + tol).sum(axis=0), (null >= observed - tol).sum(axis=0))
+
+
+def _p_from_counts(less, greater, total: int, adjustment: int, alternative: str) -> np.ndarray:
+    p_less = (less + adjustment) / (total + adjustment)
+    p_greater = (greater + adjustment) / (total + adjustment)
+    p = {"less": p_less, "greater": p_greater,
+         "two-sided": 2 * np.minimum(p_less, p_greater)}[alternative]
+    return np.clip(p, 0.0, 1.0)
+
+
+def randomization_p_values(diffs: Sequence[np.ndarray], *, resamples: int = POLICY.resamples,
+                           seed: int = POLICY.seed, alternative: str = POLICY.alternative
+                           ) -> list[float | None]:
+    """p-values of the paired randomization (sign-flip) test of the mean difference, one per
+    vector of paired differences (``x - y`` over the topics both runs define, in a fixed topic
+    order); ``None`` with fewer than two pairs.
+
+    The statistic and p-values are scipy's ``permutation_test(..., permutation_type="samples")``
+    of ``mean(x - y)``: with 2^n <= ``resamples`` every sign pattern is enumerated (exact,
+    p = count / 2^n, equal to scipy's); otherwise ``resamples`` random sign patterns and
+    p = (count + 1) / (resamples + 1). Two-sided is twice the smaller one-sided p, capped at 1.
+    A resample whose statistic lies within 100 machine epsilons of the observed one counts as
+    reaching it (scipy's tolerance for values that are equal but rounded differently; scaled
+    here by the sum of |differences|, the size of any rounding error, where scipy scales by
+    the observed value, which can itself be a rounding error away from 0).
+
+    **Shared draws.** Every sampled test of one call uses the same matrix of random signs,
+    generated from ``seed`` in blocks of :data:`SIGN_BLOCK` resamples (:func:`_sign_block`),
+    and the statistics of all the tests of a block come from one matrix product: 840 tests
+    over 5,000 topics take seconds, in tens of MB. The same seed gives the same p-values;
+    they differ from scipy's sampled ones, whose generator draws other signs.
+    """
+    out: list[float | None] = [None] * len(diffs)
+    exact: dict[int, list[int]] = {}
+    sampled: list[int] = []
+    for i, d in enumerate(diffs):
+        if len(d) < 2:
+            continue
+        (exact.setdefault(len(d), []) if 2 ** min(len(d), 62) <= resamples
+         else sampled).append(i)
+    for n, idx in exact.items():
+        d = np.stack([np.asarray(diffs[i], float) for i in idx], axis=1)   # n x tests
+        null = _all_signs(n) @ d
+        observed = null[0]                       # the pattern of no flip, computed alike
+        less, greater = _counts(null, observed, _TIE * np.abs(d).sum(axis=0))
+        for i, p in zip(idx, _p_from_counts(less, greater, 2 ** n, 0, alternative).tolist(),
+                        strict=True):
+            out[i] = p
+    if sampled:
+        n_max = max(len(diffs[i]) for i in sampled)
+        per_chunk = max(1, _MAX_CELLS // n_max)
+        for start in range(0, len(sampled), per_chunk):
+            idx = sampled[start:start + per_chunk]
+            d = np.zeros((n_max, len(idx)))
+            for j, i in enumerate(idx):
+                d[:len(diffs[i]), j] = diffs[i]
+            observed = d.sum(axis=0)
+            tol = _TIE * np.abs(d).sum(axis=0)
+            less = np.zeros(len(idx), dtype=np.int64)
+            greater = np.zeros(len(idx), dtype=np.int64)
+            for block in range(-(-resamples // SIGN_BLOCK)):
+                rows = min(SIGN_BLOCK, resamples - block * SIGN_BLOCK)
+                null = _sign_block(seed, block, n_max)[:rows] @ d
+                lo, hi = _counts(null, observed, tol)
+                less += lo
+                greater += hi
+            for i, p in zip(idx, _p_from_counts(less, greater, resamples, 1,
+                                                alternative).tolist(), strict=True):
+                out[i] = p
+    return out
+
+
+def t_test_p_value(x: Sequence[float], y: Sequence[float],
+                   alternative: str = POLICY.alternative) -> float | None:
+    """p-value of a paired t-test (scipy.stats.ttest_rel); 1.0 when every difference is 0
+    (scipy: NaN), ``None`` with fewer than two pairs."""
     from scipy import stats
 
     x, y = np.asarray(x, float), np.asarray(y, float)
     if len(x) < 2:
         return None
-    res = stats.permutation_test((x, y), _mean_diff, permutation_type="samples",
-                                 vectorized=True, n_resamples=n_resamples,
-                                 alternative=alternative, rng=np.random.default_rng(seed))
-    return float(min(res.pvalue, 1.0))
+    if np.all(x == y):
+        return 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # constant differences: t infinite
+        return float(stats.ttest_rel(x, y, alternative=alternative).pvalue)
 
 
-def paired_t(x: Sequence[float], y: Sequence[float],
-             alternative: str = "two-sided") -> float | None:
-    """p-value of a paired t-test (scipy.stats.ttest_rel); 1.0 when every difference is 0,
-    ``None`` with fewer than two pairs."""
+def wilcoxon_p_value(x: Sequence[float], y: Sequence[float],
+                     alternative: str = POLICY.alternative) -> float | None:
+    """p-value of the Wilcoxon signed-rank test of the differences x - y
+    (scipy.stats.wilcoxon, zero differences dropped: ``zero_method="wilcox"``); 1.0 when
+    every difference is 0, ``None`` with fewer than two pairs."""
     from scipy import stats
 
     d = np.asarray(x, float) - np.asarray(y, float)
     if len(d) < 2:
         return None
     if np.all(d == 0):
-        return 1.0  # no difference at all; scipy would return NaN
-    return float(stats.ttest_rel(x, y, alternative=alternative).pvalue)
+        return 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (RuntimeWarning, UserWarning))
+        return float(stats.wilcoxon(d, zero_method="wilcox", alternative=alternative).pvalue)
 
 
-def wilcoxon(d: Sequence[float], alternative: str = "two-sided") -> float | None:
-    """p-value of the Wilcoxon signed-rank test of differences ``d``; 1.0 when every difference
-    is 0, ``None`` without differences."""
-    from scipy import stats
+def paired_p_values(pairs: Sequence[tuple[np.ndarray, np.ndarray]], policy: Policy = POLICY
+                    ) -> list[float | None]:
+    """The raw p-value of ``policy``'s test for each (x, y) of paired scores (aligned arrays
+    over the topics both runs define, in one fixed topic order); ``None`` where undefined."""
+    if policy.test == "randomization":
+        return randomization_p_values([np.asarray(x, float) - np.asarray(y, float)
+                                       for x, y in pairs], resamples=policy.resamples,
+                                      seed=policy.seed, alternative=policy.alternative)
+    one = t_test_p_value if policy.test == "t-test" else wilcoxon_p_value
+    return [one(x, y, policy.alternative) for x, y in pairs]
 
-    d = np.asarray(d, float)
-    if len(d) == 0:
-        return None
-    if np.all(d == 0):
-        return 1.0  # no difference at all; scipy would return NaN
-    return float(stats.wilcoxon(d, zero_method="wilcox", alternative=alternative).pvalue)
 
+# --- corrections ------------------------------------------------------------------------------
 
-def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control) of the
-    defined ones, the family being those; ``None`` stays ``None``."""
-    from scipy import stats
-
-    idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(p)]
+def _adjust(p_values: Sequence[float | None], method) -> list[float | None]:
+    idx = [i for i, p in enumerate(p_values) if _is_defined(p)]
     out: list[float | None] = [None] * len(p_values)
     if idx:
-        adjusted = stats.false_discovery_control([p_values[i] for i in idx], method="bh")
-        for i, p in zip(idx, adjusted, strict=True):
-            out[i] = float(p)
-    return out
-
-
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjusted p-values of the defined ones, the family being those;
-    ``None`` stays ``None``: the i-th smallest of m times (m - i + 1), made non-decreasing
-    and capped at 1. (statsmodels' ``multipletests(method="holm")`` gives the same numbers,
-    tests/test_stats.py checks it, but runs a full ``gc.collect()`` on every call: 0.2 s each
-    in a large process, seconds for the families of one ``evaluate`` call.)"""
-    idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(p)]
-    out: list[float | None] = [None] * len(p_values)
-    if idx:
-        p = np.asarray([p_values[i] for i in idx], dtype=float)
-        order = np.argsort(p, kind="stable")
-        steps = len(p) - np.arange(len(p))
-        adjusted = np.empty(len(p))
-        adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps * p[order]))
+        adjusted = method(np.asarray([p_values[i] for i in idx], dtype=float))
         for i, value in zip(idx, adjusted.tolist(), strict=True):
             out[i] = value
     return out
 
 
+def _holm(p: np.ndarray) -> np.ndarray:
+    order = np.argsort(p, kind="stable")
+    steps = len(p) - np.arange(len(p))
+    adjusted = np.empty(len(p))
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps * p[order]))
+    return adjusted
+
+
+def _bh(p: np.ndarray) -> np.ndarray:
+    order = np.argsort(p, kind="stable")
+    m = len(p)
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return adjusted
+
+
+def _bonferroni(p: np.ndarray) -> np.ndarray:
+    return np.minimum(1.0, p * len(p))
+
+
+_CORRECT = {"holm": _holm, "bh": _bh, "bonferroni": _bonferroni, "none": lambda p: p}
+
+
+def adjust(p_values: Sequence[float | None], correction: str = POLICY.correction
+           ) -> list[float | None]:
+    """p-values adjusted by ``correction`` over the defined ones (the family), ``None`` staying
+    ``None``: ``holm`` (step-down: the i-th smallest of m times m - i + 1, made
+    non-decreasing), ``bh`` (Benjamini-Hochberg step-up: the i-th smallest times m / i, made
+    non-decreasing from the top), ``bonferroni`` (m times), each capped at 1, or ``none``.
+    The values equal statsmodels' ``multipletests`` (holm, fdr_bh, bonferroni;
+    tests/test_stats.py), which is not called: it runs a full ``gc.collect()`` every time,
+    0.2 s in a large process."""
+    if correction not in _CORRECT:
+        raise ValueError(f"unknown correction {correction!r} ({', '.join(CORRECTIONS)})")
+    return _adjust(p_values, _CORRECT[correction])
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values (:func:`adjust`)."""
+    return adjust(p_values, "holm")
+
+
+def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg adjusted p-values (:func:`adjust`)."""
+    return adjust(p_values, "bh")
+
+
 # --- many runs --------------------------------------------------------------------------------
 
-PAIRED_TESTS = ("t_test", "randomization")
+Scores = Mapping[str, Mapping[str, "float | None"]]   # system -> topic -> value
 
 
-def compare(per_topic: Mapping[str, Mapping[str, Mapping[str, float | None]]],
-            measures: Sequence[str] | None = None, *, n_resamples: int = 9999, seed: int = 0,
-            correction: str = "holm", tests: Sequence[str] = PAIRED_TESTS) -> list[dict]:
-    """Paired tests between every pair of runs, per measure, with a multiple-testing
-    correction over the pairs (ranx's ``compare`` convention).
+def pairwise_tests(families: Iterable[tuple[Mapping, Scores]], policy: Policy = POLICY
+                   ) -> list[dict]:
+    """Every pair of systems of every family compared by ``policy``'s paired test, the
+    p-values adjusted by its correction within each family.
 
-    ``per_topic`` is ``{run: {topic: {measure: value}}}`` (``None`` or NaN: undefined); the
-    runs' order gives the pairs' order (a, b) with a before b. For each measure, over the topics
-    both runs define: the means, their difference a - b, the two-sided p-values of a paired
-    t-test (:func:`paired_t`) and a paired randomization test (:func:`paired_randomization`)
-    and, for each test, the p-values adjusted by Holm's method (:func:`holm`) over the
-    ``n(n - 1) / 2`` pairs of that measure and test (``correction="none"`` leaves them as they
-    are). One dict per (measure, pair), measures in the order given (default: the first run's).
-    ``tests`` picks the tests (the randomization test costs about 0.3 s a pair and measure at
-    5,000 topics; a test left out is ``None``).
+    A family is ``(key, {system: {topic: value}})``: one measure (at one k, in one group),
+    ``None`` or NaN for an undefined value. Its pairs are (a, b) with a before b in the
+    mapping's order; each is tested over the topics both define, in sorted topic order (so a
+    pair's p-value does not depend on the order in which a door lists topics). One dict per
+    pair, families in the order given: ``**key, a, b, topics, mean_a, mean_b, diff`` (the mean
+    of a - b over those topics), ``test``, ``p``, ``correction``, ``p_adjusted``. All the
+    families of a call share the randomization test's signs (:func:`randomization_p_values`).
     """
-    if correction not in ("holm", "none"):
-        raise ValueError(f"unknown correction {correction!r} (holm or none)")
-    names = list(per_topic)
-    if measures is None:
-        first = next(iter(per_topic.values()), {})
-        measures = list(dict.fromkeys(m for row in first.values() for m in row))
-    rows = []
-    for measure in measures:
-        block = []
-        for a, b in combinations(names, 2):
-            ta, tb = per_topic[a], per_topic[b]
-            topics = [t for t in ta if t in tb and _is_defined(ta[t].get(measure))
-                      and _is_defined(tb[t].get(measure))]
-            xa = [float(ta[t][measure]) for t in topics]
-            xb = [float(tb[t][measure]) for t in topics]
-            mean_a, mean_b = mean_of_defined(xa), mean_of_defined(xb)
-            block.append({
-                "measure": measure, "a": a, "b": b, "topics": len(topics),
-                "mean_a": mean_a, "mean_b": mean_b,
-                "diff": None if mean_a is None else mean_a - mean_b,
-                "p_t_test": paired_t(xa, xb) if "t_test" in tests else None,
-                "p_randomization": paired_randomization(xa, xb, n_resamples=n_resamples,
-                                                        seed=seed)
-                if "randomization" in tests else None})
-        for test in PAIRED_TESTS:
-            raw = [r[f"p_{test}"] for r in block]
-            adjusted = holm(raw) if correction == "holm" else raw
-            for r, p in zip(block, adjusted, strict=True):
-                r[f"p_{test}_{correction}"] = p
-        rows.extend(block)
+    rows: list[dict] = []
+    pairs: list[tuple[np.ndarray, np.ndarray]] = []
+    spans: list[tuple[int, int]] = []
+    for key, scores in families:
+        systems = list(scores)
+        topics = sorted({t for s in systems for t in scores[s]})
+        table = np.array([[_value(scores[s].get(t)) for s in systems] for t in topics],
+                         dtype=float).reshape(len(topics), len(systems))
+        start = len(rows)
+        for i, j in combinations(range(len(systems)), 2):
+            both = ~np.isnan(table[:, i]) & ~np.isnan(table[:, j])
+            x, y = table[both, i], table[both, j]
+            pairs.append((x, y))
+            rows.append({**key, "a": systems[i], "b": systems[j], "topics": int(both.sum()),
+                         "mean_a": float(x.mean()) if len(x) else None,
+                         "mean_b": float(y.mean()) if len(y) else None,
+                         "diff": float((x - y).mean()) if len(x) else None,
+                         "test": policy.test})
+        spans.append((start, len(rows)))
+    raw = paired_p_values(pairs, policy)
+    for start, stop in spans:
+        for row, p, q in zip(rows[start:stop], raw[start:stop],
+                             adjust(raw[start:stop], policy.correction), strict=True):
+            row.update(p=p, correction=policy.correction, p_adjusted=q)
     return rows
 
 
-def _is_defined(value) -> bool:
-    return value is not None and not math.isnan(float(value))
+def _value(v) -> float:
+    return float(v) if _is_defined(v) else math.nan
+
+
+def pairwise(per_topic: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+             measures: Sequence[str] | None = None, policy: Policy = POLICY,
+             key: Mapping | None = None) -> list[dict]:
+    """:func:`pairwise_tests` on ``{run: {topic: {measure: value}}}``, one family per measure
+    (default: the first run's measures, in its order); each row starts with ``measure`` (and
+    ``key``'s fields before it)."""
+    if measures is None:
+        first = next(iter(per_topic.values()), {})
+        measures = list(dict.fromkeys(m for row in first.values() for m in row))
+    families = [({**(key or {}), "measure": m},
+                 {run: {t: row.get(m) for t, row in topics.items()}
+                  for run, topics in per_topic.items()}) for m in measures]
+    return pairwise_tests(families, policy)
