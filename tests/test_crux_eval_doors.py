@@ -10,7 +10,6 @@ in the qrels, C has none (its judged passages answer nothing at eta 3).
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 
