@@ -37,8 +37,7 @@ write(out.table3_csv, tables.to_csv(t3))
 write(out.table3_md, tables.table3_markdown(t3))
 write(out.table3_tex, tables.table3_latex(t3, caption=p.captions["table3"]))
 at_k = tables.select(per_query, eta=p.eta, k=ORACLE_K)
-policy = Policy(test=p.paired_test, correction=p.paired_correction, resamples=p.permutations,
-                seed=p.seed)
+policy = Policy(**p.significance)   # the config's rag.significance: the policy's defaults
 tests = significance.paired_tests(at_k, ["Cov_y", "Cov"], policy=policy)
 write(out.significance_csv, tables.to_csv(tests))
 write(out.significance_md, significance.paired_tests_markdown(tests))
