@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from cruxflow.metrics import stats
+from cruxflow.metrics import paired, stats
 from cruxflow.metrics.policy import POLICY, Policy
 
 
@@ -216,7 +216,7 @@ def test_randomization_by_hand_and_where_scipy_rounds():
     assert scipy_randomization(x, y, "less") == 0.5           # scipy's rounding, not ours
 
 
-def test_sampled_randomization_is_seeded_shared_and_independent_of_the_call():
+def test_sampled_randomization_is_seeded_shared_and_independent_of_the_call(monkeypatch):
     rng = np.random.default_rng(8)
     diffs = [rng.normal(0.02, 0.2, 300), rng.normal(0, 0.2, 40), rng.normal(0.05, 0.3, 1000)]
     first = stats.randomization_p_values(diffs, resamples=2500, seed=1)
@@ -226,12 +226,8 @@ def test_sampled_randomization_is_seeded_shared_and_independent_of_the_call():
     # (the signs of the first n topic positions do not depend on the longest test) ...
     assert stats.randomization_p_values(diffs[1:2], resamples=2500, seed=1) == first[1:2]
     # ... nor on how many tests are held at once
-    small = stats._MAX_CELLS
-    try:
-        stats._MAX_CELLS = 1000
-        assert stats.randomization_p_values(diffs, resamples=2500, seed=1) == first
-    finally:
-        stats._MAX_CELLS = small
+    monkeypatch.setattr(paired, "_MAX_CELLS", 1000)
+    assert stats.randomization_p_values(diffs, resamples=2500, seed=1) == first
     # a sampled p is (count + 1) / (R + 1); near scipy's, whose draws differ (Monte Carlo
     # error of a p near 0.3 with 2,500 draws: about 0.01)
     for d, p in zip(diffs, first, strict=True):

@@ -34,7 +34,10 @@ def _sign_block(seed: int, block: int, n: int) -> np.ndarray:
     """
     raw = np.random.default_rng([seed, block]).bit_generator.random_raw((n, SIGN_BLOCK // 64))
     bits = np.unpackbits(raw.astype("<u8").view(np.uint8), axis=1, bitorder="little")
-    return 1.0 - 2.0 * bits.T
+    signs = bits.T.astype(float)      # one allocation: 0/1 -> +1/-1 in place
+    signs *= -2.0
+    signs += 1.0
+    return signs
 
 
 def _all_signs(n: int) -> np.ndarray:
