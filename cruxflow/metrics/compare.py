@@ -3,7 +3,7 @@
     import cruxflow
     report = cruxflow.compare({"bm25": "bm25.run", "dense": "dense.run"}, "crux-mds-duc04/judge",
                               measures=["Cov@10", "nDCG@10"])
-    print(report)                 # the means, each marked with the runs it beats significantly
+    print(report)                 # the means (marked with the runs each beats), every pair
     report.tests                  # one row per measure and pair: means, diff, p, adjusted p
 
 The argument order is ranx's ``compare(qrels, runs, metrics, stat_test=...)`` with the runs
@@ -79,9 +79,10 @@ class Comparison:
         return (f"{self.policy.describe()}; a letter marks a run whose mean is higher than "
                 f"that run's with adjusted p < {self.alpha}")
 
-    def to_markdown(self, digits: int = 4) -> str:
+    def to_markdown(self, digits: int = 4, pairs: bool = True) -> str:
         """The means as a Markdown table, each cell followed by the letters of the runs it
-        beats, and a note naming the test and the correction."""
+        beats, a note naming the test and the correction, and (``pairs``) the table of every
+        pair: difference of the means, p and adjusted p."""
         letters, beats = self._letters(), self.beats()
         lines = ["| run | " + " | ".join(self.measures) + " |",
                  "|:---|" + "---:|" * len(self.measures)]
@@ -92,7 +93,15 @@ class Comparison:
                 cells.append(_number(self.means.loc[run, m], digits)
                              + (f" {marks}" if marks else ""))
             lines.append(f"| ({letters[run]}) {_md(run)} | " + " | ".join(cells) + " |")
-        return "\n".join(lines) + f"\n\n{self.note()}.\n"
+        text = "\n".join(lines) + f"\n\n{self.note()}.\n"
+        if not pairs:
+            return text
+        rows = ["| measure | a | b | topics | a - b | p | " + self.policy.adjusted_header + " |",
+                "|:---|:---|:---|---:|---:|---:|---:|"]
+        rows += [f"| {_md(r['measure'])} | {_md(r['a'])} | {_md(r['b'])} | {r['topics']} | "
+                 f"{_number(r['diff'], digits)} | {_number(r['p'], digits)} | "
+                 f"{_number(r['p_adjusted'], digits)} |" for r in self.tests.to_dict("records")]
+        return text + "\n" + "\n".join(rows) + "\n"
 
     def to_latex(self, digits: int = 4, caption: str | None = None) -> str:
         """The means as a LaTeX ``tabular`` (inside a ``table`` with the note as its caption),
