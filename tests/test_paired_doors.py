@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 import cruxflow
 from cruxflow.cli import build_parser, main
@@ -21,7 +22,9 @@ from cruxflow.metrics import crux_eval, stats
 from cruxflow.metrics.evaluate import evaluate_run
 from cruxflow.metrics.policy import POLICY, Policy
 from cruxflow.paper import significance
-from cruxflow.workflow.config import _schema
+from cruxflow.workflow.config import _schema, with_defaults
+
+ROOT = Path(__file__).resolve().parents[1]
 
 N_TOPICS, N_PASSAGES, N_QUESTIONS = 20, 6, 4
 RUNS = ("first", "second", "third")
@@ -71,6 +74,10 @@ def test_every_door_defaults_to_the_policy():
         assert Policy(test=args.test, correction=args.correction, resamples=args.resamples,
                       seed=args.seed) == POLICY, command
     assert workflow_policy() == POLICY                              # the workflow's config
+    # ... as the workflow fills it in: config.yaml validated, its defaults set, then the
+    # Policy paper_tables.py builds from rag.significance
+    config = with_defaults(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    assert Policy(**config["rag"]["significance"]) == POLICY
     for function in (significance.paired_tests, stats.pairwise_tests, stats.pairwise,
                      stats.paired_p_values):
         assert inspect.signature(function).parameters["policy"].default is POLICY
