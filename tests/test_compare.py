@@ -76,5 +76,5 @@ def test_options_and_inputs(tmp_path):
         cruxflow.compare([PAPER / "bm25.run"], PAPER / "testb_judgements.jsonl")
     with pytest.raises(TypeError, match="name other runs in a mapping"):
         cruxflow.compare([runs["good"], runs["bad"]], judgments)
-    with pytest.raises(ValueError, match="unknown paired test 'ttest'"):
+    with pytest.raises(ValueError, match="unknown test 'ttest'"):
         cruxflow.compare(runs, judgments, test="ttest")

@@ -305,7 +305,7 @@ def test_policy_is_declared_once_and_checked():
     assert (POLICY.test, POLICY.correction, POLICY.resamples, POLICY.seed,
             POLICY.alternative) == ("randomization", "holm", 9999, 0, "two-sided")
     assert stats.POLICY is POLICY
-    assert POLICY.replace(test="t-test", seed=None).seed == 0
+    assert POLICY.with_(test="t-test", seed=None).seed == 0
     assert POLICY.describe() == (
         "two-sided paired randomization test (sign flips) of the mean difference (9,999 "
         "resamples, exact when 2^topics <= 9,999; seed 0); p-values Holm-adjusted over the "

@@ -67,7 +67,7 @@ def paired_policy(args):
 
     if args.test == NO_TEST:
         return None
-    return POLICY.replace(test=args.test, correction=args.correction,
+    return POLICY.with_(test=args.test, correction=args.correction,
                           resamples=args.resamples, seed=args.seed)
 
 

@@ -196,7 +196,7 @@ def compare(runs, judgments, measures=None, *, test: str | None = None,
     named = _named_runs(runs)
     if len(named) < 2:
         raise ValueError(f"compare needs two runs or more, got {len(named)}")
-    policy = POLICY.replace(test=test, correction=correction, resamples=resamples, seed=seed)
+    policy = POLICY.with_(test=test, correction=correction, resamples=resamples, seed=seed)
     if isinstance(judgments, (str, Path)):
         judgments = api._dataset(judgments)     # read once, not once per run
     kwargs = {"options": options, "texts": texts, "tokens": tokens}

@@ -35,19 +35,17 @@ class Policy:
     alternative: str = "two-sided"
 
     def __post_init__(self):
-        if self.test not in TESTS:
-            raise ValueError(f"unknown paired test {self.test!r} ({', '.join(TESTS)})")
-        if self.correction not in CORRECTIONS:
-            raise ValueError(f"unknown correction {self.correction!r} "
-                             f"({', '.join(CORRECTIONS)})")
-        if self.alternative not in ALTERNATIVES:
-            raise ValueError(f"unknown alternative {self.alternative!r} "
-                             f"({', '.join(ALTERNATIVES)})")
+        for name, allowed in (("test", TESTS), ("correction", CORRECTIONS),
+                              ("alternative", ALTERNATIVES)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"unknown {name} {getattr(self, name)!r} "
+                                 f"({', '.join(allowed)})")
         if int(self.resamples) < 1 or int(self.seed) < 0:
             raise ValueError("resamples must be at least 1 and the seed at least 0")
 
-    def replace(self, **changes) -> Policy:
-        """This policy with ``changes``; a ``None`` value keeps the policy's own."""
+    def with_(self, **changes) -> Policy:
+        """A copy with ``changes`` (None values keep the policy's own, as
+        :meth:`cruxflow.metrics.options.MetricOptions.with_`)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def to_json(self) -> dict:
