@@ -165,7 +165,7 @@ def _paired(results, policy) -> list[dict]:
 def _print_paired(rows, policy, family: str) -> None:
     print(f"\npaired tests between every pair of systems over the topics both define: "
           f"{policy.describe(family)}:")
-    keys = ["k"] if "k" in rows[0] and not family.endswith("script") else []
+    keys = ["k"] if "k" in rows[0] else []
     header = (*keys, "measure", "a", "b", "topics", "a - b", "p", policy.adjusted_header)
     table = [header] + [
         (*(r[k] for k in keys), r["measure"], r["a"], r["b"], str(r["topics"]),
