@@ -300,7 +300,10 @@ def rank_agreement(reference: np.ndarray, estimate: np.ndarray, *, n_resamples: 
     if reference.shape != estimate.shape:
         raise ValueError(f"tables of shapes {reference.shape} and {estimate.shape}")
     n_topics, n_systems = reference.shape
-    ref_means, est_means = reference.mean(axis=0), estimate.mean(axis=0)
+    if n_topics:
+        ref_means, est_means = reference.mean(axis=0), estimate.mean(axis=0)
+    else:                                    # no topic: no mean, no ranking
+        ref_means = est_means = np.full(n_systems, np.nan)
     boot = {"n_resamples": n_resamples if n_systems > 2 else 0, "confidence": confidence,
             "seed": seed}
     tables = [reference, estimate]

@@ -257,8 +257,8 @@ class SystemLevel:
         return {"metric": self.metric, "n_systems": self.n_systems, "n_topics": self.n_topics,
                 "topics": self.topics, "topics_labelled": self.topics_labelled,
                 "left_out": self.left_out,
-                "means": {s: {"judge": self.judge_means[s], "human": self.human_means[s]}
-                          for s in self.systems},
+                "means": {s: {"judge": _none(self.judge_means[s]),
+                              "human": _none(self.human_means[s])} for s in self.systems},
                 "tau": self.tau, "tau_low": self.tau_interval.low,
                 "tau_high": self.tau_interval.high, "tau_ap": self.tau_ap,
                 "tau_ap_low": self.tau_ap_interval.low,
