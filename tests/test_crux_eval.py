@@ -32,6 +32,7 @@ from cruxflow.metrics.crux_eval import (
     measure_names,
     read_token_counts,
 )
+from cruxflow.metrics.policy import Policy
 
 DATA = Path(__file__).parent / "data" / "crux"
 DUC = DATA / "release" / "crux-mds-duc04"
@@ -187,10 +188,11 @@ def test_paired_tests_between_two_runs():
     row = {r["measure"]: r for r in compare_runs([a, b])}[p10]
     assert (row["a"], row["b"]) == (str(PAPER / "oracle.run"), str(PAPER / "bm25.run"))
     assert row["topics"] == 2 and math.isclose(row["diff"], 0.15)
-    # one pair: Holm changes nothing
-    assert row["p_t_test_holm"] == row["p_t_test"]
-    assert math.isclose(row["p_t_test"], 1 - 2 / math.pi * math.atan(3), rel_tol=1e-6)
-    assert math.isclose(row["p_randomization"], 0.5)
+    # the policy's default, the randomization test; one pair: Holm changes nothing
+    assert (row["test"], row["correction"]) == ("randomization", "holm")
+    assert math.isclose(row["p"], 0.5) and row["p_adjusted"] == row["p"]
+    row = {r["measure"]: r for r in compare_runs([a, b], Policy(test="t-test"))}[p10]
+    assert math.isclose(row["p"], 1 - 2 / math.pi * math.atan(3), rel_tol=1e-6)
 
 
 def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
@@ -239,7 +241,7 @@ def test_cli_density_from_a_collection_and_run_b(capsys):
     # the same run twice: labelled apart, every difference 0, so p = 1
     p10 = next(iter(measure_names(10)))
     rows = [re.split(r"\s{2,}", line.strip()) for line in lines]
-    assert [p10, str(RUN), f"{RUN} (2)", "2", "0.2000", "0.2000", "0.0000"] + ["1.0000"] * 4 \
+    assert [p10, str(RUN), f"{RUN} (2)", "2", "0.2000", "0.2000", "0.0000"] + ["1.0000"] * 2 \
         in rows
 
 

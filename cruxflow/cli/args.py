@@ -36,8 +36,39 @@ def non_negative_int(text: str) -> int:
     return _integer(text, 0, None, "must be at least 0")
 
 
-# ``--paired`` of evaluate and crux-eval: which paired tests (cruxflow.metrics.stats.compare)
-PAIRED_CHOICES = {"both": ("t_test", "randomization"), "t-test": ("t_test",), "none": ()}
+# The paired tests of evaluate and crux-eval with several runs: flags and defaults come from
+# the paired-test policy (cruxflow.metrics.policy), so that the CLI's are the API's and the
+# workflow's; ``--test none`` compares nothing.
+NO_TEST = "none"
+
+
+def add_paired_options(parser) -> None:
+    """``--test``, ``--correction``, ``--resamples``, ``--seed``: the paired tests between
+    every pair of runs (:data:`cruxflow.metrics.policy.POLICY` by default)."""
+    from cruxflow.metrics.policy import CORRECTIONS, POLICY, TESTS
+
+    group = parser.add_argument_group("paired tests between every pair of runs (several runs)")
+    group.add_argument("--test", choices=[*TESTS, NO_TEST], default=POLICY.test,
+                       help="the paired test: randomization (sign flips of the mean "
+                            "difference, the default), t-test, wilcoxon (signed-rank), or none")
+    group.add_argument("--correction", choices=list(CORRECTIONS), default=POLICY.correction,
+                       help="the multiple-testing correction over the pairs of each measure: "
+                            "holm (the default), bh (Benjamini-Hochberg), bonferroni, none")
+    group.add_argument("--resamples", type=positive_int, default=POLICY.resamples,
+                       help="randomization test resamples (default %(default)s; exact when "
+                            "2^topics is fewer)")
+    group.add_argument("--seed", type=non_negative_int, default=POLICY.seed,
+                       help="randomization test seed (default %(default)s)")
+
+
+def paired_policy(args):
+    """The policy the paired-test flags ask for; ``None`` for ``--test none``."""
+    from cruxflow.metrics.policy import POLICY
+
+    if args.test == NO_TEST:
+        return None
+    return POLICY.with_(test=args.test, correction=args.correction,
+                          resamples=args.resamples, seed=args.seed)
 
 
 def rank_cutoff(text: str) -> int:

@@ -28,7 +28,8 @@ Where the script would fail or print nan, we leave the topic out of that measure
 say so: a run topic without ratings (the script stops with an error), and, with
 ``filter_by_oracle``, a topic whose judged passages answer nothing (0/0: the script's mean
 becomes nan). Beyond the script (its TODOs): ``Den@10`` (Eq. 6) when token counts are given,
-and :func:`compare_runs`, paired tests between every pair of runs with Holm's correction.
+and :func:`compare_runs`, paired tests between every pair of runs (the paired-test policy of
+:mod:`cruxflow.metrics.stats`).
 
 **Names.** These numbers are not the workflow's (docs/evaluate.md, "Names"): the printed and
 JSON names carry the parameters where rac_eval's definition differs from ours
@@ -472,18 +473,17 @@ def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
     return labels
 
 
-def compare_runs(results: Sequence[CruxEvalResult], *, n_resamples: int = 9999, seed: int = 0,
-                 correction: str = "holm", tests: Sequence[str] = ("t_test", "randomization")
-                 ) -> list[dict]:
-    """Paired tests between every pair of runs per measure (:func:`cruxflow.metrics.stats.
-    compare`: t-test and randomization test over the topics both runs define, Holm-adjusted
-    over the pairs of a measure)."""
-    from cruxflow.metrics.stats import compare
+def compare_runs(results: Sequence[CruxEvalResult], policy=None,
+                 labels: Sequence[str] | None = None) -> list[dict]:
+    """Paired tests between every pair of runs per measure, over the topics both runs define
+    (:func:`cruxflow.metrics.stats.pairwise`, by ``policy``: default
+    :data:`~cruxflow.metrics.stats.POLICY`, the randomization test, Holm-adjusted over the
+    pairs of a measure). Runs are named by ``labels``, else by :func:`run_labels`."""
+    from cruxflow.metrics.stats import POLICY, pairwise
 
     if not results:
         return []
-    labels = run_labels(results)
+    labels = list(labels) if labels is not None else run_labels(results)
     measures = [m for m in results[0].measures if all(m in r.measures for r in results)]
-    return compare({label: r.per_topic for label, r in zip(labels, results, strict=True)},
-                   measures, n_resamples=n_resamples, seed=seed, correction=correction,
-                   tests=tests)
+    return pairwise({label: r.per_topic for label, r in zip(labels, results, strict=True)},
+                    measures, policy or POLICY)
