@@ -94,7 +94,7 @@ def test_release_neuclir_reads_requests_nuggets_and_human_ratings():
 def test_release_corpus_option_and_runs_written(tmp_path):
     out = tmp_path / "out"
     corpus = DATA / "release" / "crux-mds-corpus" / "collections" / "duc04-test-docs.jsonl"
-    summary = ingest_to("crux", DUC, out, IngestOptions(prefix="crux", corpus=str(corpus)))
+    summary = ingest_to("crux", DUC, out, IngestOptions(collection=str(corpus)))
     assert summary["layout"] == "Hugging Face release clone" and summary["runs"] == 1
     assert summary["passages"] == 11
     assert (out / "runs" / "bm25.run").read_text() == (DUC / "run" / "bm25.run").read_text()
@@ -376,7 +376,8 @@ def test_cli_strict_collection_and_number_like_flags(tmp_path, capsys):
     assert rc == 2 and "bm25.run: line 6: field 'docid'" in err
     rc = main(["ingest", "--format", "crux", "--input", str(LABELING), "--output",
                str(tmp_path / "out"), "--number-like", str(LABELING / "testb_passages.jsonl")])
-    assert rc == 2 and "--number-like numbers DUC 2004 clusters" in capsys.readouterr().err
+    assert rc == 2 and ("--number-like does not apply to the crux format (it applies to "
+                        "duc2004)") in capsys.readouterr().err
     rc = main(["ingest", "--format", "crux", "--input", str(LABELING), "--output",
                str(tmp_path / "out")])
     out = capsys.readouterr().out

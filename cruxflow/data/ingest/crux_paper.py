@@ -308,9 +308,11 @@ def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
 
 
 def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, IngestReport]:
-    """Read an own crux directory or a paper-era folder into a dataset."""
+    """Read an own crux directory or a paper-era folder into a dataset; ``options.collection``
+    adds a passage collection, ``options.judge`` gives the ratings in place of the folder's."""
     report = IngestReport("crux", str(files.root), layout=files.layout)
-    passages = read_passages(files.passages, options.encoding)
+    passage_files = files.passages + ([Path(options.collection)] if options.collection else [])
+    passages = read_passages(passage_files, options.encoding)
     by_topic: dict[str, list[str]] = {}
     for p in passages.values():
         if p.topic_id is not None:
@@ -324,28 +326,48 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
         rec.topic.doc_ids = list(dict.fromkeys(docs))
         topics[tid] = rec.topic
         report.clusters_read += 1
-    ratings: dict[tuple[str, str], list[int]] = {}
-    if files.judgements:
-        judge = read_ratings(files.judgements, options.encoding,
-                             n_questions={tid: len(t.questions) for tid, t in topics.items()})
-        ratings, _ = attach_ratings(judge, topics, passages)
-        report.counts["unrated_values"] = judge.unrated
-        if judge.unrated:
-            report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
-                                "no question")
-        if judge.repeated:  # the same ratings twice: kept once, but said (issue 31)
-            report.notes.append(f"{judge.repeated} (topic, passage) pairs rated twice with the "
-                                "same ratings: each kept once")
+    judgements = [Path(p) for p in options.judge] or files.judgements
+    if options.judge and files.judgements:
+        report.notes.append(f"{len(files.judgements)} ratings files of the folder not used "
+                            f"(--judge given): {', '.join(p.name for p in files.judgements)}")
+    ratings = attach_judge(judgements, topics, passages, options, report) if judgements else {}
     for path in files.qrels:
         report.counts.setdefault("qrels", []).append(read_diversity_qrels(path).summary())
     report.counts["files"] = {
         "topics": [p.name for p in files.topics], "passages": [p.name for p in files.passages],
         "judgements": [p.name for p in files.judgements], "runs": [p.name for p in files.runs],
         "ignored": [p.name for p in files.ignored]}
-    if not passages and files.passages:  # a file that is there but empty is no layout
+    if not passages and passage_files:  # a file that is there but empty is no layout
         raise DataError("no passage in the passages file (empty): the judgements and runs "
-                        "would name passages without texts", path=files.passages[0])
+                        "would name passages without texts", path=passage_files[0])
     if not passages:
         report.notes.append("no passages file: the dataset has no passage texts")
     return Dataset(topics, {}, passages, ratings), report
 
+
+def attach_judge(paths: list[Path], topics: dict[str, Topic], passages: dict[str, Passage],
+                 options: IngestOptions, report: IngestReport, *, unknown_topics: str = "error"
+                 ) -> dict[tuple[str, str], list[int]]:
+    """The ratings of ``paths`` (judge or the labeling tool's human ones) that fit the
+    topics, with what was read counted and noted in ``report``."""
+    judge = read_ratings(paths, options.encoding, merge=options.judge_merge,
+                         n_questions={tid: len(t.questions) for tid, t in topics.items()})
+    ratings, skipped = attach_ratings(judge, topics, passages, unknown_topics=unknown_topics)
+    report.counts.update(unrated_values=judge.unrated, judge=judge.summary())
+    if skipped:
+        report.counts["ratings_of_other_topics"] = skipped
+    if judge.unrated:
+        report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
+                            "no question")
+    if judge.repeated:  # the same ratings twice: kept once, but said (issue 31)
+        report.notes.append(f"{judge.repeated} (topic, passage) pairs rated twice with the "
+                            "same ratings: each kept once")
+    human = judge.human
+    if human is not None:
+        report.notes.append(
+            f"human ratings of {len(human['annotator_files'])} annotators (the labeling "
+            f"tool's): {human['human_labels']} ratings of {len(ratings)} passages; "
+            f"{human['questions_rated_by_several']} questions rated by several annotators, "
+            f"{human['questions_rated_differently']} of them differently, merged by their "
+            f"{human['merge']}; a question no annotator rated answers nothing")
+    return ratings

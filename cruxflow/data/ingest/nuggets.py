@@ -19,7 +19,7 @@ corners, each counted in the report: a topic whose nuggets come only with its as
 topic is one question (its assignments merged, the strongest kept); a topic without nuggets is
 kept without questions and scores as no topic (metrics skip it).
 
-``--corpus SEGMENTS.jsonl`` (MS MARCO v2.1 segmented: ``{"docid", "segment", ...}``) gives the
+``--collection SEGMENTS.jsonl`` (MS MARCO v2.1 segmented: ``{"docid", "segment", ...}``) gives the
 passage texts and checks every cited segment id against it: an unknown one is an error naming
 the file, line and field.
 """
@@ -85,7 +85,7 @@ def read_nuggets(path, options: IngestOptions) -> tuple:
         files = [path]
     else:
         raise DataError("no such file or folder", path=path)
-    segments = _segments(Path(options.corpus), options.encoding) if options.corpus else None
+    segments = _segments(Path(options.collection), options.encoding) if options.collection else None
     report = IngestReport("nuggets", str(path), layout="autonuggetizer")
     counts = report.counts
     counts.update(topics_without_nuggets=0, duplicate_nuggets=0,
@@ -103,13 +103,13 @@ def read_nuggets(path, options: IngestOptions) -> tuple:
                 docid = _str(obj, "docid", where)
                 if segments is not None and docid not in segments:
                     raise DataError(f"cites segment {docid!r}, which is not in the corpus "
-                                    f"{options.corpus}", field="docid", **where)
+                                    f"{options.collection}", field="docid", **where)
                 if (qid, docid) in labels:
                     raise DataError(f"a second record of segment {docid!r} for topic {qid!r}",
                                     field="docid", **where)
                 text = segments[docid] if segments is not None else obj.get("candidate_text")
                 if not isinstance(text, str) or not text.strip():
-                    raise DataError("missing or empty (give --corpus with the segments)",
+                    raise DataError("missing or empty (give --collection with the segments)",
                                     field="candidate_text", **where)
                 texts[docid] = text
                 queries.setdefault(qid, obj.get("text") or "")
