@@ -22,14 +22,23 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _cmd_ingest(args) -> int:
+def options_from_args(args) -> registry.IngestOptions:
+    """The options the flags give (those not given keep the registry's defaults); a flag
+    given for a format that does not read it is refused."""
     given = {name: getattr(args, name) for name in registry.options()
              if getattr(args, name) is not None}
     for name, why in registry.misapplied(args.format, given):
         value = given[name]
         raise DataError(f"{flag(name)} {why}", path=value if isinstance(value, Path) else None)
-    options = registry.IngestOptions(**given)
-    summary = ingest_to(args.format, args.input, args.output, options, eta=args.eta)
+    paths = {name: [str(p) for p in value] if isinstance(value, list) else str(value)
+             for name, value in given.items()
+             if registry.options()[name].kind in ("path", "paths")}
+    return registry.IngestOptions(**{**given, **paths})
+
+
+def _cmd_ingest(args) -> int:
+    summary = ingest_to(args.format, args.input, args.output, options_from_args(args),
+                        eta=args.eta)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
