@@ -246,3 +246,10 @@ def test_duc04_testb_refuses_clusters_that_are_not_duc2004s():
         ingest("duc2004", demo, IngestOptions(prefix="duc04-testb"))
     ds, _ = ingest("duc2004", demo, IngestOptions(prefix="duc04-testb", id_scheme="source"))
     assert next(iter(ds.topics)) == "duc04-testb-d41001t"   # an explicit scheme wins
+
+
+def test_docs_ingest_shows_the_registrys_formats_and_options():
+    text = (REPO / "docs" / "ingest.md").read_text()
+    assert registry.markdown() in text, (
+        "docs/ingest.md's tables differ from the format registry: paste "
+        "python -c 'import cruxflow.data.ingest.formats as f; print(f.markdown())'")

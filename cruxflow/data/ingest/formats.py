@@ -164,17 +164,20 @@ class IngestOptions:
         workflow="llm.passages.chunk_words")
     distractors: str | None = _option(
         None, "JSONL of unrelated articles ({docno, headline, text}) added to the collection "
-        "as documents of no topic", GENERATED, "path")
+        "as documents of no topic", GENERATED, "path", default_help="none")
     collection: str | None = _option(
         None, "the passage collection: crux: JSONL {id, contents} (a file, a folder of them, "
         "or a folder of one-record files such as the labeling tool's documents/; default: "
         "crux-mds-corpus beside a release subset folder); nuggets: the segments (MS MARCO "
-        "v2.1 segmented JSONL) the assignments cite", ("crux", "nuggets"), "path")
+        "v2.1 segmented JSONL) the assignments cite", ("crux", "nuggets"), "path",
+        default_help="crux: crux-mds-corpus beside a release subset folder, else none; nuggets: "
+        "the records' candidate_text")
     judge: list[str] = _option(
         [], "ratings of the dataset's passages, files or folders read as one, in place of those "
         "the input holds: any layout crux-eval's judge reads, the CRUX labeling tool's human "
         "annotator*/qrels.jsonl included (several annotators merged by {judge_merge})",
-        ("crux",), "paths")
+        ("crux",), "paths", default_help="the input's own (a release's judge/, the ratings "
+        "files of a folder)")
     judge_merge: str = _option(
         "mean", "how the ratings of one (passage, question) by several annotators become one: "
         "the mean of those who rated it, rounded half up (3 and 2 give 3), the max or the min; "
@@ -370,6 +373,35 @@ def schema_properties() -> dict:
         prop["description"] = description[0].upper() + description[1:] + "."
         props[name] = prop
     return props
+
+
+def markdown() -> str:
+    """The formats and the options as docs/ingest.md shows them (a test checks it does)."""
+    from cruxflow.metrics.options import DEFAULTS
+
+    flag = lambda n: "--" + n.replace("_", "-")   # noqa: E731 - as cruxflow.cli.ingest
+
+    def text(words) -> str:   # outside code, a bare <prefix> would be read as an HTML tag
+        return str(words).replace("<", "&lt;").replace(">", "&gt;")
+
+    rows = ["| format | input | topic prefix | workflow | comes rated | what |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    rows += [f"| `{f.name}` | {text(f.input)} | {f'`{f.prefix}`' if f.prefix else 'its own ids'}"
+             f" | {'yes' if f.workflow else 'no'} | {'yes' if f.rated else 'no'} | "
+             f"{text(f.description)} |" for f in FORMATS.values()]
+    rows += ["", "| flag | config key | default | formats | what |",
+             "| --- | --- | --- | --- | --- |"]
+    plain = defaults()
+    for name, spec in options().items():
+        default = spec.default_help or ("off" if spec.kind == "flag" else plain[name])
+        where = "all" if spec.formats == ALL else ", ".join(spec.formats)
+        rows.append(f"| `{flag(name)}` | `{spec.key(name)}` | {text(default)} | {where} | "
+                    f"{text(_in_words(spec.help, flag))} |")
+    for name, spec in COMMAND_FLAGS.items():
+        key = f"`{spec.workflow}`" if spec.workflow else f"none: {text(spec.why)}"
+        default = DEFAULTS.eta if name == "eta" else ""
+        rows.append(f"| `{flag(name)}` | {key} | {default} | all | {text(spec.help)} |")
+    return "\n".join(rows) + "\n"
 
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.json"
