@@ -220,7 +220,7 @@ def ratings_layout(obj: dict) -> tuple[str, str, str, str] | None:
 
 def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tuple]]:
     """(layout, topic, passage, ratings value, (topic, passage, ratings field)) of a record."""
-    for layout, tkey, pkey, rkey in RATING_LAYOUTS:
+    for layout, tkey, pkey, rkey in (*RATING_LAYOUTS, HUMAN):   # one value per record
         if tkey in obj and pkey in obj:
             if rkey not in obj:
                 raise DataError("missing", field=rkey, **where)
@@ -238,13 +238,6 @@ def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tu
         for i, value in enumerate(values):
             yield (layout, tid, read_id({pkey: docids[i]}, pkey, where), value,
                    (tkey, pkey, f"{rkey}[{i}]"))
-        return
-    layout, tkey, pkey, rkey = HUMAN
-    if tkey in obj and pkey in obj:
-        if rkey not in obj:
-            raise DataError("missing", field=rkey, **where)
-        yield (layout, read_id(obj, tkey, where), read_id(obj, pkey, where), obj[rkey],
-               (tkey, pkey, rkey))
         return
     wanted = "; ".join(f"{t} + {p} + {r}" for _, t, p, r in (*RATING_LAYOUTS, BATCHED, HUMAN))
     raise DataError(f"not a ratings record: expected the fields {wanted}", **where)
