@@ -260,3 +260,11 @@ def test_bad_nugget_files(tmp_path, capsys, row, message):
     err = capsys.readouterr().err
     assert f"n.jsonl: {message}" in err, err
     assert not out.exists()
+
+
+def test_a_topic_known_only_from_its_assignments_is_said_by_name(tmp_path, capsys):
+    # issue 40: a qid the nuggets records lack (a typo, say) makes a topic: said on screen
+    rc, _ = ingest_nuggets(tmp_path, FIXTURE)
+    assert rc == 0
+    assert ("note: 1 topics have no nuggets record, only assignments (their nuggets taken "
+            "from those): 2024-1") in capsys.readouterr().out

@@ -26,6 +26,7 @@ counted; any other value outside 0..5 is an error naming the file, line and fiel
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -70,14 +71,33 @@ _RELEASE_LINE = re.compile(r'^\{"id": "([^"\\\s\x00-\x1f]+)", "docid": "([^"\\\s
                            r'"rating": \[((?:-1|[0-5])(?:, (?:-1|[0-5]))*)?\]\}$', re.M)
 
 
+NOT_A_FILE = ("not a readable file (a folder, a broken symlink, a loop of them, or a special "
+              "file) where a reader expects one: refused rather than skipped")
+
+
+def regular_files(paths) -> list[Path]:
+    """Of ``paths`` (entries a reader recognises by their names), those that are regular
+    files; one that is there as anything else (a folder, a broken or looping symlink, a FIFO)
+    is an error, not a file skipped in silence."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_file():
+            out.append(p)
+        elif os.path.lexists(p):
+            raise DataError(NOT_A_FILE, path=p)
+    return out
+
+
 def jsonl_files(path, what: str) -> list[Path]:
     """``path`` itself, or every ``*.jsonl`` directly inside the folder ``path`` (sorted)."""
     p = Path(path)
     if p.is_file():
         return [p]
     if not p.is_dir():
+        if os.path.lexists(p):
+            raise DataError(NOT_A_FILE, path=p)
         raise DataError(f"no such {what} (file or folder)", path=p)
-    files = sorted(f for f in p.glob("*.jsonl") if f.is_file())
+    files = regular_files(sorted(p.glob("*.jsonl")))
     if not files:
         raise DataError(f"no *.jsonl {what} file in the folder", path=p)
     return files
@@ -435,10 +455,10 @@ def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list
     p = Path(path)
     if not p.exists():
         raise DataError("no such passage collection", path=p)
-    files = [p] if p.is_file() else sorted(f for f in p.rglob("*.jsonl") if f.is_file())
+    files = [p] if p.is_file() else regular_files(sorted(p.rglob("*.jsonl")))
     if not files and p.is_dir():
         # the labeling tool's documents/: one file per passage (named by its id), one record
-        files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+        files = regular_files(sorted(f for f in p.iterdir() if not f.name.startswith(".")))
     if not files:
         raise DataError("no *.jsonl file (nor a file of one record each) in the passage "
                         "collection folder", path=p)

@@ -33,6 +33,7 @@ from cruxflow.data.ingest.crux_common import (
     read_collection,
     read_diversity_qrels,
     read_ratings,
+    regular_files,
     report_topics,
     split_report_id,
 )
@@ -109,7 +110,9 @@ def paper_files(path, encoding: str = "utf-8") -> FlatFiles | None:
     p = Path(path)
     root = p.parent if p.is_file() else p
     found = FlatFiles(PAPER, root)
-    for f in sorted(x for x in root.iterdir() if x.is_file() and not x.name.startswith(".")):
+    entries = sorted(x for x in root.iterdir() if not x.name.startswith("."))
+    found.ignored += [x for x in entries if x.is_dir()]   # a folder: not a file of the layout
+    for f in regular_files(x for x in entries if not x.is_dir()):
         kind = classify(f, encoding)
         if kind == "topics" and p.is_file() and f != p:
             kind = None  # a topics file was named: the folder's other splits stay out
@@ -120,14 +123,17 @@ def paper_files(path, encoding: str = "utf-8") -> FlatFiles | None:
 
 def own_files(root: Path) -> FlatFiles:
     found = FlatFiles(OWN, root, topics=[root / "topics.jsonl"])
-    passages = [root / n for n in ("passages.jsonl", "corpus.jsonl") if (root / n).is_file()]
+    passages = regular_files(root / n for n in ("passages.jsonl", "corpus.jsonl"))
     if not passages:
         raise DataError("no passages.jsonl or corpus.jsonl in the CRUX directory", path=root)
     found.passages = passages[:1]
-    found.judgements = [root / n for n in ("judgements.jsonl", "judgments.jsonl")
-                        if (root / n).is_file()][:1]
+    found.judgements = regular_files(root / n for n in ("judgements.jsonl", "judgments.jsonl"))
+    if len(found.judgements) > 1:
+        raise DataError("holds both judgements.jsonl and judgments.jsonl: which are the "
+                        "ratings? keep one", path=root)
     runs = root / "runs"
-    found.runs = sorted(f for f in runs.iterdir() if f.is_file()) if runs.is_dir() else []
+    found.runs = regular_files(sorted(f for f in runs.iterdir() if not f.name.startswith(".")
+                                      )) if runs.is_dir() else []
     return found
 
 
@@ -337,6 +343,11 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
         "topics": [p.name for p in files.topics], "passages": [p.name for p in files.passages],
         "judgements": [p.name for p in files.judgements], "runs": [p.name for p in files.runs],
         "ignored": [p.name for p in files.ignored]}
+    if files.ignored:   # said, not only listed in the manifest
+        names = [p.name + ("/" if p.is_dir() else "") for p in files.ignored]
+        report.notes.append(f"{len(names)} entries of the folder not used (no topics, passages, "
+                            f"ratings or run inside): {', '.join(names[:5])}"
+                            + (", ..." if len(names) > 5 else ""))
     if not passages and passage_files:  # a file that is there but empty is no layout
         raise DataError("no passage in the passages file (empty): the judgements and runs "
                         "would name passages without texts", path=passage_files[0])

@@ -32,6 +32,7 @@ from cruxflow.data.ingest.crux_common import (
     read_collection,
     read_diversity_qrels,
     read_id,
+    regular_files,
 )
 from cruxflow.data.ingest.crux_paper import attach_judge
 from cruxflow.data.io import iter_jsonl
@@ -168,7 +169,7 @@ def release_runs(root: Path) -> list[Path]:
     for name in ("run", "runs"):
         d = root / name
         if d.is_dir():
-            return sorted(f for f in d.iterdir() if f.is_file() and not f.name.startswith("."))
+            return regular_files(sorted(f for f in d.iterdir() if not f.name.startswith(".")))
     return []
 
 
@@ -232,8 +233,9 @@ def read_release(root: Path, options: IngestOptions) -> tuple[Dataset, IngestRep
             report.notes.append("the ratings are human ones (crux-neuclir)")
     else:
         report.notes.append("no judge/ folder: the dataset has no ratings")
-    qrels = [read_diversity_qrels(f).summary() for f in sorted((root / "qrels").glob("*"))
-             if f.is_file()] if (root / "qrels").is_dir() else []
+    qrels = [read_diversity_qrels(f).summary() for f in regular_files(sorted(
+        f for f in (root / "qrels").glob("*") if not f.name.startswith(".")))] \
+        if (root / "qrels").is_dir() else []
     report.counts.update(qrels=qrels, topics_without_subquestions=no_questions,
                          subquestions_of_other_topics=len(set(subquestions) - set(topics)),
                          reference_files=[str(f) for f in summary_files])

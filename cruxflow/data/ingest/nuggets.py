@@ -30,6 +30,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport
+from cruxflow.data.ingest.crux_common import regular_files
 from cruxflow.data.io import iter_jsonl
 from cruxflow.data.model import Dataset, Passage, Topic
 
@@ -78,9 +79,13 @@ def _segments(path: Path, encoding: str) -> dict[str, str]:
 def read_nuggets(path, options: IngestOptions) -> tuple:
     path = Path(path)
     if path.is_dir():
-        files = [path / name for name in FOLDER_FILES if (path / name).is_file()]
+        files = regular_files(path / name for name in FOLDER_FILES)
         if not files:
             raise DataError(f"holds neither of {', '.join(FOLDER_FILES)}", path=path)
+        if files == [path / FOLDER_FILES[0]]:   # topics that no passage could ever answer
+            raise DataError(f"holds {FOLDER_FILES[0]} but no {FOLDER_FILES[1]}: the topics "
+                            "would have no passages and no ratings (give the assignments, "
+                            "nuggetizer's assign output, beside it)", path=path)
     elif path.is_file():
         files = [path]
     else:
@@ -152,6 +157,12 @@ def read_nuggets(path, options: IngestOptions) -> tuple:
     counts["unassigned_nuggets"] = sum(len(set(t.questions) - supported.get(t.topic_id, set()))
                                        for t in topics.values())
     report.clusters_read = len(topics)
+    only_assigned = [qid for qid in topics if qid not in created and qid in questions]
+    if only_assigned and created:   # a typo in a qid would make such a topic: said, by name
+        report.notes.append(f"{len(only_assigned)} topics have no nuggets record, only "
+                            f"assignments (their nuggets taken from those): "
+                            f"{', '.join(only_assigned[:5])}"
+                            + (", ..." if len(only_assigned) > 5 else ""))
     if counts["duplicate_nuggets"]:
         report.notes.append(f"{counts['duplicate_nuggets']} repeated nuggets merged")
     if counts["topics_without_nuggets"]:
