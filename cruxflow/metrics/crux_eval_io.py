@@ -87,7 +87,12 @@ class TopRun:
 
     @property
     def not_a_rank(self) -> RankColumn | None:
-        return None if self.steady else self._every_line()[1]
+        """Where the rank column is not a rank. Without reading the file again (``steady``),
+        one blind spot: a topic whose every line continues the ranks of the topic before
+        beyond k (a line counter across topics) is seen once the file is read again, as it
+        is where that topic is a qrels topic the run misses."""
+        return self._whole[1] if self._whole is not None \
+            else None if self.steady else self._every_line()[1]
 
     def cut_topics(self) -> list[str]:
         """The topics of the file with no line of rank <= k."""
