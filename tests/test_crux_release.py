@@ -450,3 +450,13 @@ def test_qrels_read_at_once_as_line_by_line(qrels, tmp_path):
     messy = tmp_path / "messy.txt"
     messy.write_text("\n" + text.replace(" ", "\t", 1))
     assert read_diversity_qrels(messy).rows == got.rows
+
+
+def test_judge_names_the_ratings_of_a_release_in_place_of_its_judge_folder(tmp_path):
+    # one file of the judge folder given: its ratings only, and the folder's said unused
+    first = sorted((DUC / "judge").glob("*.jsonl"))[0]
+    ds, report = read(DUC, judge=[str(first)])
+    whole, _ = read(DUC)
+    mine = read_ratings(first).ratings
+    assert ds.ratings == {k: v for k, v in whole.ratings.items() if k in mine}
+    assert "the folder's judge/ not used (--judge given)" in report.notes

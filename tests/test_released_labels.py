@@ -230,3 +230,16 @@ def test_a_dataset_without_ratings_says_so_and_evaluate_names_it(tmp_path, capsy
                    "nothing to score (the dataset has no ratings: ingest it with ratings "
                    "(cruxflow ingest --judge) or let the workflow rate it)")
     assert "None" not in err
+
+
+def test_the_api_takes_an_annotators_file_as_judgments():
+    import cruxflow
+
+    frame = cruxflow.evaluate(str(TESTB / "bm25.run"), str(A1), ["Cov@10"])
+    ratings = merged([A1])
+    bm25 = run_lines(TESTB / "bm25.run")
+    for t in ("duc04-testb-3", "duc04-testb-13"):
+        answerable = answered(ratings, t, [p for tt, p in ratings if tt == t])
+        context = [p for tt, p, _ in bm25 if tt == t]
+        want = len(answered(ratings, t, context) & answerable) / len(answerable)
+        assert frame.loc[t, "Cov@10"] == pytest.approx(want)
