@@ -197,6 +197,6 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
         dataset, _ = read_crux(crux_root, IngestOptions(collection=corpus))
         texts = {pid: p.contents for pid, p in dataset.passages.items()}
         if texts:
-            evaluation = evaluate_run(dataset=dataset, texts=texts, **kw)
+            evaluation = evaluate_run(crux_root, dataset=dataset, texts=texts, **kw)
             evaluation.info["dataset"] = str(crux_root)
     return evaluation, authors
