@@ -69,7 +69,7 @@ def test_coverage_per_topic_equal_across_doors(tmp_path):
     from cruxflow.data.ingest.crux import read_crux
     from cruxflow.metrics.evaluate import evaluate_run
 
-    dataset, _ = read_crux(DUC, IngestOptions(corpus=str(DATA / "release" / "crux-mds-corpus")))
+    dataset, _ = read_crux(DUC, IngestOptions(collection=str(DATA / "release" / "crux-mds-corpus")))
     texts = {pid: p.contents for pid, p in dataset.passages.items()}
     ours = evaluate_run(dataset=dataset, texts=texts, run=RUN, ks=[10]).per_query
     ours = ours.set_index("topic")["Cov"]
@@ -98,7 +98,7 @@ def test_a_tied_run_is_cut_in_file_order_by_the_script_only(tmp_path):
     from cruxflow.data.ingest.crux import read_crux
     from cruxflow.metrics.evaluate import evaluate_run
 
-    dataset, _ = read_crux(DUC, IngestOptions(corpus=str(DATA / "release" / "crux-mds-corpus")))
+    dataset, _ = read_crux(DUC, IngestOptions(collection=str(DATA / "release" / "crux-mds-corpus")))
     texts = {pid: p.contents for pid, p in dataset.passages.items()}
     ours = evaluate_run(dataset=dataset, texts=texts, run=run, ks=[1]).per_query
     assert ours.set_index("topic").loc[A, "Cov"] != 1.0

@@ -66,7 +66,8 @@ def _cmd_evaluate(args) -> int:
         dataset, texts = load_texts(args.dataset, args.collection)
         for source, name in zip(inputs, names, strict=True):
             kind = {"run": source} if args.run else {"contexts": source}
-            result = evaluate_run(dataset=dataset, texts=texts, eta=args.eta, alpha=args.alpha,
+            result = evaluate_run(args.dataset, dataset=dataset, texts=texts, eta=args.eta,
+                                  alpha=args.alpha,
                                   ks=args.k, density_weight=args.density_weight,
                                   tokenizer=args.tokenizer, judgments=args.judgments,
                                   name=name, allow_empty=args.allow_empty,

@@ -82,8 +82,9 @@ def read_human_ratings(specs: Sequence[str]) -> pd.DataFrame:
         for name, path in _label_files([spec]):
             first = next((obj for _, obj in iter_jsonl(path)), None)
             layout = None if first is None else ratings_layout(first)
-            # our T2 export has topic_id and passage_id too, but one rating, not a list
-            if layout is None or layout[3] not in first:
+            # our T2 export has topic_id and passage_id too, but one rating, not a list; the
+            # labeling tool's exports name their annotators by their folders
+            if layout is None or layout[3] not in first or layout[0] == "labeling-tool":
                 label_specs.append(f"{name}={path}" if name else str(path))
                 continue
             rated = read_ratings(path)
