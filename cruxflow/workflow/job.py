@@ -125,11 +125,10 @@ def write_call_stats(snakemake, stats: dict | None, log: logging.Logger) -> None
 def write_checked_run(snakemake, ranking: dict, queries, tag: str,
                       log: logging.Logger) -> None:
     """Check a first-stage ranking query by query against the rule's corpus, then write it."""
-    from cruxflow.data.io import write_run
+    from cruxflow.data.io import iter_lines, write_run
     from cruxflow.retrieval.corpus import check_hits
 
-    with open(snakemake.input.collection, encoding="utf-8") as f:
-        corpus_size = sum(1 for line in f if line.strip())
+    corpus_size = sum(1 for _, line in iter_lines(snakemake.input.collection) if line.strip())
     summary = check_hits(ranking, queries, depth=snakemake.params.depth,
                          corpus_size=corpus_size, path=snakemake.output[0])
     write_run(snakemake.output[0], ranking, tag=tag)

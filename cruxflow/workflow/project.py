@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import atomic_write
+from cruxflow.data.io import atomic_write, read_yaml
 
 WORKFLOW = Path(__file__).resolve().parents[2]
 EXAMPLE = WORKFLOW / "resources" / "own-data" / "constitution"
@@ -51,7 +51,7 @@ def workflow_config(workflow: Path = WORKFLOW) -> dict:
     if not path.is_file() or not (Path(workflow) / "Snakefile").is_file():
         raise DataError("not a cruxflow workflow folder (no Snakefile and config.yaml): pass "
                         "--workflow with the folder of a cruxflow checkout", path=workflow)
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return read_yaml(path)
 
 
 def project_config(base: dict, *, name: str, input_path: str, backend: str,
