@@ -11,8 +11,9 @@
 Every call goes through the persistent cache (``--cache``; by default ``llm_cache.sqlite`` in
 the command's output directory), so a re-run or a crash never pays twice. ``--timeout``,
 ``--max-retries`` and ``--constrain`` set (or, with ``--config``, override) how a server is
-called; each retry is logged with its reason, and a run that gives up names the server and
-what is already cached. ``--model-revision`` joins the cache key (docs/llm.md, "the cache").
+called (``--deadline`` bounds a request's attempts and waits together); each retry is logged
+with its reason, and a run that gives up names the server, the bound it hit and what is
+already cached. ``--model-revision`` joins the cache key (docs/llm.md, "the cache").
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from cruxflow.llm.openai_compat import CONSTRAINTS
 from cruxflow.weights import DEFAULT_GGUF
 
 # Options that only a server (an ``openai`` backend) takes: option -> backend config key.
-SERVER_OPTIONS = {"timeout": "timeout_s", "max_retries": "max_retries", "constrain": "constrain"}
+SERVER_OPTIONS = {"timeout": "timeout_s", "deadline": "deadline_s", "max_retries": "max_retries",
+                  "constrain": "constrain"}
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +52,12 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--n-ctx", type=types.positive_int, default=4096,
                    help="llama.cpp context window")
     g.add_argument("--timeout", type=types.positive_number, metavar="SECONDS",
-                   help="a server's time to answer one request (default 300)")
+                   help="the time one attempt at a request may take on the wall clock: "
+                        "connecting, sending and the whole answer (default 300)")
+    g.add_argument("--deadline", type=types.positive_number, metavar="SECONDS",
+                   help="the time one request may take in all: every attempt and every wait "
+                        "between them, a server's Retry-After included (default: what the "
+                        "attempts and their backoffs can take)")
     g.add_argument("--max-retries", type=types.non_negative_int, metavar="N",
                    help="retries of a request after a timeout, a connection error, 429 or 5xx, "
                         "each logged with its reason and wait (default 5)")
