@@ -153,6 +153,33 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
         raise
 
 
+# SQLite's result codes for what the system refused (a full disk, a read-only file system, a
+# folder one may not write) and for a file that is no database (sqlite3.Error.sqlite_errorcode).
+_SQLITE_SYSTEM = {13: errno.ENOSPC, 8: errno.EROFS, 3: errno.EACCES, 14: errno.EACCES,
+                  10: errno.EIO}
+_SQLITE_NOT_A_DATABASE = {26, 11}   # SQLITE_NOTADB, SQLITE_CORRUPT
+
+
+def sqlite_error(exc, path, what: str, option: str) -> DataError | Exception:
+    """One line for an SQLite error on a database the user named (``what``: "an LLM cache",
+    given as ``option``): the system's refusal as "cannot write: No space left on device"
+    (a database a full disk left empty is no reason to move it away), a file that is no
+    database as such; anything else is returned as it is (a bug: its traceback)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:   # before Python 3.11, or no code: SQLite's words
+        text = str(exc)
+        code = (13 if "full" in text else 8 if "readonly" in text else
+                26 if "not a database" in text else None)
+    if code in _SQLITE_SYSTEM:
+        reason = os.strerror(_SQLITE_SYSTEM[code])
+        return DataError(f"cannot write: {reason} (SQLite: {exc}); what was stored before "
+                         "stays", path=path)
+    if code in _SQLITE_NOT_A_DATABASE:
+        return DataError(f"not {what} (SQLite says: {exc}); give another {option} or move "
+                         "the file away", path=path)
+    return exc
+
+
 # What the system answers a write it will not do; anything else is a bug worth a traceback.
 _SYSTEM_REFUSALS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM,
                     errno.EFBIG, errno.EIO}
