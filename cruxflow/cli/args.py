@@ -92,6 +92,16 @@ def output_dir(text: str):
     return path
 
 
+def name(text: str) -> str:
+    """A name that becomes part of file names (a topic id prefix, a dataset or collection
+    name): :func:`cruxflow.data.names.name_problem`'s rule, the config schema's too."""
+    from cruxflow.data.names import name_problem
+
+    if problem := name_problem(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def port(text: str) -> int:
     return _integer(text, 1, 65535, "must be a port from 1 to 65535")
 

@@ -14,16 +14,14 @@ from cruxflow.metrics.options import DEFAULTS
 
 
 def _cmd_export(args) -> int:
-    out, src = args.output.resolve(), args.dataset.resolve()
-    if out == src or src in out.parents:
-        raise DataError("lies inside the dataset: choose another --output", path=args.output)
+    out = args.output.resolve()
     if out.exists() and not out.is_dir():
         raise DataError("is a file, not a directory", path=args.output)
     dataset = Dataset.load(args.dataset)
     if not dataset.ratings:
         raise DataError("has no answerability ratings to export (run the workflow's LLM "
                         "stages or ingest a rated CRUX release first)", path=args.dataset)
-    collection = args.collection or src.name
+    collection = args.collection or args.dataset.resolve().name
     if args.format == "autonuggetizer":
         created, assigned = autonuggetizer_records(dataset, args.eta)
         files = {"nuggets.jsonl": created, "assignments.jsonl": assigned}
@@ -46,6 +44,7 @@ def add_command(subparsers) -> None:
                         "nugget_banks.jsonl (nuggetbank)")
     p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
                    help="rating from which a passage supports a question (default %(default)s)")
-    p.add_argument("--collection", help="NuggetBank test_collection (default: the dataset "
-                                        "folder's name)")
+    p.add_argument("--collection", type=types.name,
+                   help="NuggetBank test_collection, a name (default: the dataset folder's "
+                        "name)")
     p.set_defaults(func=_cmd_export)

@@ -5,7 +5,6 @@ registry's help, default and formats."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
@@ -59,15 +58,6 @@ def _cmd_ingest(args) -> int:
 PREFIX = re.compile(registry.PREFIX_PATTERN)
 
 
-def _prefix(text: str) -> str:
-    """The schema's rule for datasets.<name>.prefix: topic ids become parts of file names, so
-    "a/../b" would write outside results/, and "" would silently be the default."""
-    if not PREFIX.match(text) or text in (".", ".."):
-        raise argparse.ArgumentTypeError(f"{text!r}: letters, digits, '_', '.' and '-' only "
-                                         "(topic ids become file names)")
-    return text
-
-
 # how each kind of option is read from the command line
 _KINDS = {
     "text": {}, "encoding": {"type": types.encoding}, "count": {"type": types.positive_int},
@@ -104,7 +94,7 @@ def add_command(subparsers) -> None:
         if spec.kind == "choice":
             kwargs["choices"] = list(spec.choices)
         if name == "prefix":
-            kwargs["type"] = _prefix
+            kwargs["type"] = types.name
         if spec.kind in ("path", "paths"):
             kwargs["metavar"] = "PATH"
         # None: not given (the option's default then holds, and a format that does not read

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-import re
 from pathlib import Path
 
 from cruxflow.cli import args as types
 from cruxflow.workflow.project import BACKENDS, WORKFLOW, init_project
-
-
-def _name(text: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", text):
-        raise argparse.ArgumentTypeError(f"{text!r}: letters, digits, '_', '.' and '-' only")
-    return text
 
 
 def _cmd_init(args) -> int:
@@ -35,7 +27,7 @@ def add_command(subparsers) -> None:
     """Add ``cruxflow init`` to the CLI's subparsers."""
     p = subparsers.add_parser("init", help="write a starting project for your own documents")
     p.add_argument("directory", type=Path, help="project folder (made if missing)")
-    p.add_argument("--name", type=_name, default="own",
+    p.add_argument("--name", type=types.name, default="own",
                    help="the dataset's name (output paths) and distractor prefix (default: own)")
     p.add_argument("--input", help="your topics: a .jsonl file or a folder of topic folders, "
                                    "relative to the project folder or absolute (default: data)")

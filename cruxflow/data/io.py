@@ -124,9 +124,62 @@ def _write_failed(exc: OSError, path) -> DataError:
     return DataError(f"cannot write: {reason}; nothing was replaced", path=path)
 
 
+# --- a command's outputs together -----------------------------------------------------------
+
+# The open stage (at most one): the finished temporaries of atomic_write, each with its target,
+# moved into place when the stage ends without an error; and the temporary folders of
+# atomic_directory, inside which files are written as they come.
+_STAGE: list[list[tuple[str, Path]]] = []
+_OPEN_DIRECTORIES: list[Path] = []
+
+
+@contextlib.contextmanager
+def outputs_together():
+    """For the block (one console command): every :func:`atomic_write` keeps its finished
+    temporary file beside its target, and all of them are moved into place when the block
+    ends without an error; when it fails (a full disk, a bad record met late, Ctrl-C), they
+    are removed and every output stays as it was. So a command's files appear together or not
+    at all: never a new ``per_query.tsv`` beside an old ``aggregate.tsv``. The moves are
+    renames within each target's folder, done one after the other at the end; a folder
+    written by :func:`atomic_directory` is swapped in as a whole when it is complete."""
+    if _STAGE:   # already inside one: the outer block decides
+        yield
+        return
+    stage: list[tuple[str, Path]] = []
+    _STAGE.append(stage)
+    try:
+        yield
+    except BaseException:
+        for tmp, _ in stage:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    finally:
+        _STAGE.remove(stage)
+    for i, (tmp, target) in enumerate(stage):
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            for rest, _ in stage[i:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(rest)
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            done = f"{i} of the {len(stage)} outputs were replaced before it" if i else \
+                "nothing was replaced"
+            raise DataError(f"cannot write: {reason}; {done}", path=target) from None
+
+
+def _staged(path: Path) -> bool:
+    """Whether a finished ``path`` waits for the end of the stage (not inside a temporary
+    folder of :func:`atomic_directory`, which is swapped in as a whole)."""
+    return bool(_STAGE) and not any(d == path.parent or d in path.parents
+                                    for d in _OPEN_DIRECTORIES)
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
-    """Open a temporary file next to ``path``; on success move it over ``path``."""
+    """Open a temporary file next to ``path``; on success move it over ``path`` (at the end of
+    the command, under :func:`outputs_together`)."""
     path = Path(path)
     refuse_input(path)
     ensure_dir(path.parent)
@@ -144,7 +197,10 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        if _staged(path):
+            _STAGE[0].append((tmp, path))
+        else:
+            os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -206,9 +262,11 @@ def atomic_directory(path):
         raise DataError("cannot write: permission denied", path=path.parent) from None
     except OSError as exc:
         raise _write_failed(exc, path) from None
+    _OPEN_DIRECTORIES.append(tmp)
     try:
         os.chmod(tmp, _new_mode(path, 0o777))
         yield tmp
+        _OPEN_DIRECTORIES.remove(tmp)
         if path.is_dir() and any(path.iterdir()):
             old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
             os.rename(path, old / path.name)
@@ -217,6 +275,8 @@ def atomic_directory(path):
         else:  # absent or empty: rename replaces an empty directory
             os.rename(tmp, path)
     except BaseException as exc:
+        if tmp in _OPEN_DIRECTORIES:
+            _OPEN_DIRECTORIES.remove(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
             raise _write_failed(exc, path) from None
@@ -252,6 +312,49 @@ def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -
 def nan_to_none(value):
     """``None`` for a float NaN (JSON has no NaN), anything else unchanged."""
     return None if isinstance(value, float) and value != value else value
+
+
+# --- files a reader recognises in a folder the user named -----------------------------------
+
+NOT_A_FILE = ("not a readable file (a folder, a broken symlink, a loop of them, or a special "
+              "file) where a reader expects one: refused rather than skipped")
+
+
+def list_folder(path) -> list[Path]:
+    """The entries of a folder the user named, sorted; one that cannot be listed (no read
+    permission, not a folder) is a :class:`DataError` naming it."""
+    try:
+        return sorted(Path(path) / name for name in os.listdir(path))
+    except PermissionError:
+        raise DataError("cannot read the folder: permission denied", path=path) from None
+    except NotADirectoryError:
+        raise DataError("is a file, expected a folder", path=path) from None
+    except OSError as exc:
+        raise _read_error(exc, path) from None
+
+
+def regular_files(paths) -> list[Path]:
+    """Of ``paths`` (entries a reader recognises by their names), those that are regular
+    files; one that is there as anything else (a folder, a broken or looping symlink, a FIFO)
+    is an error, not a file skipped in silence."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_file():
+            out.append(p)
+        elif os.path.lexists(p):
+            raise DataError(NOT_A_FILE, path=p)
+    return out
+
+
+def not_used_note(entries, root, what: str = "read") -> str | None:
+    """One line counting the entries of a folder (under ``root``) that no reader took, so
+    that nothing is skipped in silence; None when there are none."""
+    entries = list(entries)
+    if not entries:
+        return None
+    names = [os.path.relpath(p, root) + ("/" if Path(p).is_dir() else "") for p in entries]
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return f"{len(names)} entries of {root} not {what}: {shown}"
 
 
 def existing(path, what: str) -> Path:

@@ -33,11 +33,10 @@ from cruxflow.data.ingest.crux_common import (
     read_collection,
     read_diversity_qrels,
     read_ratings,
-    regular_files,
     report_topics,
     split_report_id,
 )
-from cruxflow.data.io import TOO_DEEP, iter_jsonl, iter_lines
+from cruxflow.data.io import TOO_DEEP, iter_jsonl, iter_lines, regular_files
 from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id
 
 OWN, PAPER = "cruxflow crux directory", "paper-era files"

@@ -30,8 +30,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport
-from cruxflow.data.ingest.crux_common import regular_files
-from cruxflow.data.io import iter_jsonl
+from cruxflow.data.io import iter_jsonl, regular_files
 from cruxflow.data.model import Dataset, Passage, Topic
 
 RATING = {"support": 5, "partial_support": 2, "not_support": 0}
