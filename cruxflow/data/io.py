@@ -17,6 +17,7 @@ import json
 import math
 import mmap
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -549,10 +550,28 @@ def decode_text(data: bytes, path, encoding: str = "utf-8") -> str:
 TOO_DEEP = "invalid JSON: nested too deeply (arrays or objects inside each other)"
 
 
+# A \uD800-\uDFFF escape: half of a UTF-16 pair, which json.loads takes even alone; a string
+# holding one alone cannot be written as UTF-8 (it would fail at the first output, far away).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _no_lone_surrogate(obj, text: str, path, record=None):
+    """``obj`` (parsed from ``text``) unless one of its strings holds half a UTF-16 pair."""
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DataError(f"a string holds {exc.object[exc.start]!r}, half of a UTF-16 "
+                            "surrogate pair without its other half: not text",
+                            path=path, record=record) from None
+    return obj
+
+
 def read_json(path, encoding: str = "utf-8"):
     """A whole JSON file's value; bad JSON names the file, line and column."""
+    text = read_text(path, encoding)
     try:
-        return json.loads(read_text(path, encoding))
+        return _no_lone_surrogate(json.loads(text), text, path)
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                         path=path) from None
@@ -618,7 +637,7 @@ def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
         if not isinstance(obj, dict):
             raise DataError(f"expected a JSON object, got {type(obj).__name__}",
                             path=path, record=f"line {lineno}")
-        yield lineno, obj
+        yield lineno, _no_lone_surrogate(obj, line, path, f"line {lineno}")
 
 
 def read_jsonl(path, encoding: str = "utf-8") -> list[dict]:
