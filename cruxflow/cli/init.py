@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from cruxflow.cli import args as types
-from cruxflow.workflow.project import BACKENDS, WORKFLOW, init_project
+from cruxflow.workflow.project import BACKENDS, PROMPT_CACHE_HELP, WORKFLOW, init_project
 
 
 def _cmd_init(args) -> int:
     path = init_project(args.directory, name=args.name, input_path=args.input,
                         example=args.example, backend=args.backend, n_questions=args.questions,
-                        workflow=args.workflow, force=args.force)
+                        workflow=args.workflow, force=args.force,
+                        prompt_cache=args.prompt_cache)
     snakefile = (Path(args.workflow) / "Snakefile").resolve()
     print(f"wrote {path}")
     if args.example:
@@ -42,5 +43,6 @@ def add_command(subparsers) -> None:
                    help="sub-questions to generate per topic (default: 10, as for Multi-News)")
     p.add_argument("--workflow", type=Path, default=WORKFLOW,
                    help="the cruxflow checkout whose Snakefile and config.yaml to use")
+    p.add_argument("--prompt-cache", action="store_true", help=PROMPT_CACHE_HELP)
     p.add_argument("--force", action="store_true", help="overwrite an existing config.yaml")
     p.set_defaults(func=_cmd_init)
