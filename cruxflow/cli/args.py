@@ -102,6 +102,16 @@ def name(text: str) -> str:
     return text
 
 
+def base_url(text: str) -> str:
+    """An OpenAI-compatible server's URL: the rule of
+    :func:`cruxflow.llm.openai_compat.check_base_url`, which the config check applies too."""
+    from cruxflow.llm.openai_compat import check_base_url
+
+    if problem := check_base_url(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def port(text: str) -> int:
     return _integer(text, 1, 65535, "must be a port from 1 to 65535")
 

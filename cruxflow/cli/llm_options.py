@@ -37,7 +37,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model",
                    help=f"GGUF path or package:<module>/<file> for llama.cpp, or the served "
                         f"model name with --base-url (default {DEFAULT_GGUF})")
-    g.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://host:8000/v1")
+    g.add_argument("--base-url", type=types.base_url,
+                   help="OpenAI-compatible server, e.g. http://host:8000/v1")
     g.add_argument("--api-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the key for --base-url")
     g.add_argument("--endpoint", choices=["chat", "completion"], default="chat")
@@ -137,7 +138,8 @@ def add_role_arguments(parser: argparse.ArgumentParser, role: str, what: str) ->
     g = parser.add_argument_group(f"{role} LLM ({what}; default: the LLM above)")
     g.add_argument(f"--{role}-model", help="GGUF for llama.cpp, or the served model's name "
                                            f"with --{role}-base-url")
-    g.add_argument(f"--{role}-base-url", help=f"OpenAI-compatible server of the {role} LLM")
+    g.add_argument(f"--{role}-base-url", type=types.base_url,
+                   help=f"OpenAI-compatible server of the {role} LLM")
     g.add_argument(f"--{role}-backend", help="a backend of --config's llm section")
 
 

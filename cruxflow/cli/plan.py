@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from cruxflow.cli import args as types
+
 
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow plan`` to the CLI's subparsers."""
@@ -27,7 +29,7 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--tokenizer",
                    help="a tokenizer.json (or a directory holding one) to count with "
                         "(default: metrics.tokenizer, else the regex counter, an estimate)")
-    p.add_argument("--gpus", type=int,
+    p.add_argument("--gpus", type=types.positive_int,
                    help="GPUs available: each backend runs as many instances as fit (its "
                         "'gpus' is one instance, tensor parallel); default: one instance of "
                         "every backend")
@@ -38,16 +40,17 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--calibrate", action="store_true",
                    help="measure the configured backends (a few real requests of each "
                         "stage's shape, never cached) and plan with the measured rates")
-    p.add_argument("--calibrate-requests", type=int, default=3, metavar="N",
+    p.add_argument("--calibrate-requests", type=types.positive_int, default=3, metavar="N",
                    help="requests per stage when calibrating (default %(default)s; for a "
                         "batching server, about its batch size)")
-    p.add_argument("--tokens-per-second", type=float,
+    p.add_argument("--tokens-per-second", type=types.positive_number,
                    help="generated tokens per second of one instance of every backend "
                         "(instead of the table)")
-    p.add_argument("--prompt-tokens-per-second", type=float,
+    p.add_argument("--prompt-tokens-per-second", type=types.positive_number,
                    help="prompt (prefill) tokens per second of one instance (instead of the "
                         "table)")
-    p.add_argument("--price-per-million", type=float, nargs=2, metavar=("PROMPT", "OUTPUT"),
+    p.add_argument("--price-per-million", type=types.non_negative, nargs=2,
+                   metavar=("PROMPT", "OUTPUT"),
                    help="the cost of a served model per million prompt and output tokens: "
                         "print money instead of time")
     p.add_argument("--json", type=Path, metavar="PATH",

@@ -77,7 +77,7 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=DEFAULTS.depth,
                    help="the protocol samples from each question's first DEPTH passages "
                         f"(default {DEFAULTS.depth})")
-    p.add_argument("--seed", type=int, default=DEFAULTS.seed,
+    p.add_argument("--seed", type=types.non_negative_int, default=DEFAULTS.seed,
                    help=f"seed of the context sampler (default {DEFAULTS.seed})")
     p.add_argument("--max-answer-tokens", type=int, default=DEFAULTS.max_answer_tokens,
                    help="tokens of the LLM's answer to a context with --protocol "

@@ -358,6 +358,30 @@ def not_used_note(entries, root, what: str = "read") -> str | None:
     return f"{len(names)} entries of {root} not {what}: {shown}"
 
 
+def what_is_there(path) -> str:
+    """What ``path`` is, in words, where a reader wanted something else: "no such file or
+    folder", "a folder", "a broken symlink (or a loop of them)", "a special file (a pipe or
+    a device)", "a file"."""
+    p = Path(path)
+    if not os.path.lexists(p):
+        return "no such file or folder"
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return "a broken symlink (or a loop of them)"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a file" if stat.S_ISREG(mode) else "a special file (a pipe or a device)"
+
+
+def wrong_kind(path, expected: str) -> DataError:
+    """The one line for ``path`` that is not what a reader expects (``expected``: "a Multi-News
+    .jsonl or .parquet file"), saying what is there instead of a blanket "no such file"."""
+    return DataError(f"is {what_is_there(path)}, expected {expected}"
+                     if os.path.lexists(path) else f"no such file or folder (expected "
+                     f"{expected})", path=path)
+
+
 def existing(path, what: str) -> Path:
     """``path`` as a Path; a missing file is a :class:`DataError` saying what was expected."""
     p = Path(path)

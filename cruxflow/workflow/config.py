@@ -293,6 +293,16 @@ def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
         yield from _backend_problem("beyond.backend", beyond["backend"], config)
 
 
+def _llm_problems(config: dict) -> Iterator[tuple[str, str]]:
+    """A served backend's URL by the rule the CLI's --base-url applies (check_base_url)."""
+    from cruxflow.llm.openai_compat import check_base_url
+
+    for name, spec in config["llm"]["backends"].items():
+        if spec.get("kind") == "openai":
+            if problem := check_base_url(spec.get("base_url", "")):
+                yield f"llm.backends.{name}.base_url", problem
+
+
 def _number_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
     """NaN and infinities pass the schema's "number" and its bounds (NaN compares false with
     everything): every float of the config must be finite."""
@@ -343,7 +353,7 @@ def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
     checks = (_number_problems, _dataset_problems, _corpus_problems, _rag_problems,
-              _passage_problems, _reranker_problems, _backend_user_problems)
+              _passage_problems, _reranker_problems, _backend_user_problems, _llm_problems)
     return [p for check in checks for p in check(config)]
 
 

@@ -29,7 +29,14 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport, RawArticle, _documents
-from cruxflow.data.io import iter_jsonl, list_folder, not_used_note, read_text, regular_files
+from cruxflow.data.io import (
+    iter_jsonl,
+    list_folder,
+    not_used_note,
+    read_text,
+    regular_files,
+    wrong_kind,
+)
 from cruxflow.data.model import Dataset, Document, Reference, Topic
 from cruxflow.data.names import name_problem
 
@@ -238,6 +245,5 @@ def read_documents(path, options: IngestOptions) -> tuple:
         report.layout = "jsonl"
         _read_jsonl(path, options, builder)
     else:
-        raise DataError("no such file or folder (expected a .jsonl file of topics or a folder "
-                        "of topic folders)", path=path)
+        raise wrong_kind(path, "a .jsonl file of topics or a folder of topic folders")
     return builder.dataset(), report
