@@ -80,8 +80,11 @@ def test_server_options_that_cannot_work_fail_at_once(argv, expect, tmp_path, ca
 
     monkeypatch.delenv("CRUXFLOW_TEST_UNSET_KEY", raising=False)
     (tmp_path / "u.json").write_text(json.dumps([UDCG_ITEM]))
-    rc = main(["udcg", "--input", str(tmp_path / "u.json"), "--output", str(tmp_path / "out"),
-               *argv])
+    try:
+        rc = main(["udcg", "--input", str(tmp_path / "u.json"), "--output",
+                   str(tmp_path / "out"), *argv])
+    except SystemExit as exc:   # refused by the argument's type, before the command runs
+        rc = exc.code
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and expect in err, err
     assert "Traceback" not in err
