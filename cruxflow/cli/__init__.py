@@ -89,17 +89,23 @@ def _inputs_and_outputs(args):
 
 
 def _refuse_outputs_inside_datasets(outputs, inputs) -> None:
-    """No output lies inside a dataset the command reads (given as ``--dataset``, or any input
-    folder with ingest's manifest): the dataset would then hold files that are not its own,
-    and a later ``ingest --output`` over it would refuse to replace it."""
-    datasets = [(p, option) for p, option in inputs if p.is_dir() and (
-        option == "--dataset" or (p / "manifest.json").is_file())]
+    """No output lies inside a dataset the command reads: a folder given as ``--dataset``, or
+    one with ingest's manifest that holds an input (``--run data/judgments/eta3/oracle.run``).
+    The dataset would then hold files that are not its own, and a later ``ingest --output``
+    over it would refuse to replace it."""
+    datasets: dict[Path, str] = {}
+    for path, option in inputs:
+        if option == "--dataset" and path.is_dir():
+            datasets.setdefault(path, option)
+        for folder in (path, *path.absolute().parents):
+            if (folder / "manifest.json").is_file():
+                datasets.setdefault(folder, f"of {option}")
     if not datasets:
         return
     from cruxflow.data.ingest import is_our_manifest
 
     for out, option, _ in outputs:
-        for folder, named in datasets:
+        for folder, named in datasets.items():
             if named != "--dataset" and not is_our_manifest(folder / "manifest.json"):
                 continue
             if same_file(out, folder) or any(same_file(parent, folder)

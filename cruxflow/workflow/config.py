@@ -381,6 +381,8 @@ def check(config: dict, basedir=".", *, data_optional: bool = False) -> dict:
         raise ConfigError([("(top level)", f"its YAML aliases expand to more than "
                                            f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
     with_defaults(config)
+    if "datasets" not in config:   # the schema leaves it to the merged config files
+        raise ConfigError([("datasets", "missing: the config names no dataset to evaluate")])
     fill_format_defaults(config)
     use_annotation_exports(config)
     found = problems(config) + file_problems(config, basedir, data_optional=data_optional)
