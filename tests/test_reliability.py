@@ -357,3 +357,20 @@ def test_a_detached_process_of_the_session_is_found_by_its_mark():
     while pid in marked_processes(mark):
         assert time.monotonic() < deadline
         time.sleep(0.05)
+
+
+def test_a_run_in_the_config_that_is_a_folder_is_refused_up_front(tmp_path):
+    from cruxflow.data.errors import ConfigError
+    from cruxflow.workflow.config import check
+
+    (tmp_path / "runs" / "mine.run").mkdir(parents=True)
+    config = {"datasets": {"demo-crux": {"format": "crux", "input": str(DEMO / "crux")}},
+              "runs": {"demo-crux": {"mine": "runs/mine.run"}},
+              "llm": {"backends": {"srv": {"kind": "openai", "model": "m",
+                                           "base_url": "ftp://host/v1"}}}}
+    with pytest.raises(ConfigError) as err:
+        check(config, tmp_path)
+    assert ("runs.demo-crux.mine", "is a folder or a special file, expected a file: "
+                                   "runs/mine.run") in err.value.problems
+    assert ("llm.backends.srv.base_url", "base URL 'ftp://host/v1': an OpenAI-compatible server "
+            "is an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1") in err.value.problems

@@ -343,9 +343,15 @@ def file_problems(config: dict, basedir=".", *,
             named.append((f"beyond.{metric}.{job}.input", spec.get("input")))
     named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
     out = []
+    files = ("runs.", "beyond.")   # read as one file each: a folder there would be dropped late
     for key, path in named:
-        if isinstance(path, str) and path and not Path(locate(path, basedir)).exists():
+        if not (isinstance(path, str) and path):
+            continue
+        found = Path(locate(path, basedir))
+        if not found.exists():
             out.append((key, f"no such file or directory: {path}"))
+        elif key.startswith(files) and not found.is_file():
+            out.append((key, f"is a folder or a special file, expected a file: {path}"))
     return out
 
 
