@@ -20,6 +20,10 @@ import pytest
 
 INVASIVE = "CRUXFLOW_INVASIVE_TESTS"
 MARK = "CRUXFLOW_TEST_SESSION"
+# Helpers of Python's multiprocessing (and joblib's) in this process: each watches the pipe to
+# its parent and ends with it, so none outlives the suite.
+WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkserver",
+                     "joblib.externals.loky")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -55,7 +59,11 @@ def marked_processes(mark: str) -> dict[int, str]:
         try:
             if needle in (entry / "environ").read_bytes().split(b"\0"):
                 command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").strip()
-                found[int(entry.name)] = command.decode(errors="replace")[:200]
+                text = command.decode(errors="replace")
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if parent == os.getpid() and any(h in text for h in WITH_THEIR_PARENT):
+                    continue
+                found[int(entry.name)] = text[:200]
         except OSError:   # gone meanwhile, or not ours to read
             continue
     return found
