@@ -171,8 +171,10 @@ def outputs_together():
 def _staged(path: Path) -> bool:
     """Whether a finished ``path`` waits for the end of the stage (not inside a temporary
     folder of :func:`atomic_directory`, which is swapped in as a whole)."""
-    return bool(_STAGE) and not any(d == path.parent or d in path.parents
-                                    for d in _OPEN_DIRECTORIES)
+    if not _STAGE:
+        return False
+    here = Path(os.path.abspath(path))
+    return not any(Path(os.path.abspath(d)) in here.parents for d in _OPEN_DIRECTORIES)
 
 
 @contextlib.contextmanager
