@@ -42,7 +42,10 @@ stop() {
     done
     for _ in $(seq 60); do   # until every one has exited (30 s), then by force
         local left=()
-        for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && left+=("$pid"); done
+        for pid in "${pids[@]}"; do   # gone, or a zombie nobody reaps (PID 1 of a container)
+            [ -d "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] \
+                && left+=("$pid")
+        done
         [ "${#left[@]}" -eq 0 ] && return 0
         sleep 0.5
     done
