@@ -191,3 +191,19 @@ def test_gzipped_collections_read_and_a_broken_one_is_named(tmp_path):
     (tmp_path / "d.jsonl.gz").write_bytes(b"not gzip")
     err = pytest.raises(DataError, read_collection, tmp_path).value
     assert "gzip" in str(err) and "d.jsonl.gz" in str(err)
+
+
+def test_a_subset_without_qrels_scores_after_ingest(tmp_path):
+    """crux-researchy ships ratings but no qrels: ingested, the workflow's scorer scores it.
+    By hand: rq-1's h1 [5, 1] and h2 [0, 4] answer both questions; the run's top 2 holds
+    both (Cov@2 1); rq-2's one rating is -1, so it has no answerable question."""
+    from cruxflow.data.ingest import ingest_to
+    from cruxflow.metrics.evaluate import evaluate_run
+
+    out = tmp_path / "researchy"
+    ingest_to("crux", RELEASE / "crux-researchy", out, IngestOptions())
+    run = out / "runs" / "run.researchy-test-init-q.bm25.clueweb22-b.txt"
+    result = evaluate_run(out, run=run, ks=[2])
+    row = result.aggregate.set_index("k").loc["2"]
+    assert row["topics"] == 1 and row["Cov"] == 1.0
+    assert result.info["topics_not_evaluated"] == ["rq-2"]
