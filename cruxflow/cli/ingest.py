@@ -3,14 +3,11 @@ data model (docs/data-model.md) and print the counts."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
-from pathlib import Path
+from functools import partial
 
-from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.data.ingest import READERS, IngestOptions, ingest_to
-from cruxflow.metrics.options import DEFAULTS
 
 
 def _cmd_ingest(args) -> int:
@@ -49,18 +46,6 @@ def _cmd_ingest(args) -> int:
     return 0
 
 
-# The config schema's rule for datasets.<name>.prefix: topic ids become parts of file names,
-# so "a/../b" would write outside results/, and "" would silently be the default.
-PREFIX = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-
-def _prefix(text: str) -> str:
-    if not PREFIX.match(text) or text in (".", ".."):
-        raise argparse.ArgumentTypeError(f"{text!r}: letters, digits, '_', '.' and '-' only "
-                                         "(topic ids become file names)")
-    return text
-
-
 def _default_prefix(fmt: str) -> str:
     return {"multinews": "multi_news-test", "multinews-src": "multi_news-test",
             "duc2004": "duc04-test", "crux": "crux", "documents": "own",
@@ -69,54 +54,39 @@ def _default_prefix(fmt: str) -> str:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow ingest`` to the CLI's subparsers."""
-    p = subparsers.add_parser("ingest", help="read a raw corpus into the CRUX data model")
-    p.add_argument("--format", required=True, choices=sorted(READERS))
-    p.add_argument("--input", required=True, type=Path,
-                   help="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt "
-                        "beside it); duc2004: the directory with docs/ and models/; crux: the "
-                        "release directory; documents: a .jsonl file of topics or a folder "
-                        "of topic folders (docs/own-data.md); nuggets: AutoNuggetizer JSONL or "
-                        "a folder with nuggets.jsonl and assignments.jsonl (docs/nuggets.md)")
-    p.add_argument("--output", required=True, type=Path,
-                   help="dataset directory to write; an earlier dataset there (its "
-                        "manifest.json written by ingest, no other file) is replaced as a "
-                        "whole; any other non-empty directory and a path inside the input are "
-                        "refused")
-    p.add_argument("--prefix", type=_prefix,
-                   help="topic id prefix (default: multi_news-test, duc04-test)")
-    p.add_argument("--id-scheme", choices=["index", "source"], default="index")
-    p.add_argument("--min-docs", type=types.positive_int, default=2,
-                   help="drop clusters with fewer non-empty documents (CRUX: 2)")
-    p.add_argument("--encoding", type=types.encoding, default="utf-8")
-    p.add_argument("--summary-length", type=types.positive_int, default=100,
-                   help="DUC: read <CLUSTER>.M.<len>.T.* summaries")
-    p.add_argument("--reference", choices=["concat", "first"], default="concat",
-                   help="DUC: y* = all model summaries joined (CRUX) or the first")
-    p.add_argument("--count-empty-documents", action="store_true",
-                   help="count empty articles in --min-docs and in document numbering, as the "
-                        "CRUX authors did (they never become documents)")
-    p.add_argument("--chunk-documents", action="store_true",
-                   help="cut documents over --max-document-words words into --chunk-words "
-                        "chunks, each its own document (the CRUX release's numbering)")
-    p.add_argument("--max-document-words", type=types.positive_int, default=1024)
-    p.add_argument("--chunk-words", type=types.positive_int, default=512)
-    p.add_argument("--distractors", type=Path, help="JSONL of unrelated articles to add")
-    p.add_argument("--corpus", type=Path,
-                   help="crux: the passage collection of a release clone (default: the "
-                        "crux-mds-corpus folder beside the subset folder, if any); nuggets: "
-                        "the segments (MS MARCO v2.1 segmented JSONL) the assignments cite")
-    p.add_argument("--max-topics", type=types.positive_int, help="keep only the first N topics")
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="answerability threshold for judgments (1-5, default %(default)s)")
-    p.add_argument("--number-like", type=Path, metavar="PASSAGES",
-                   help="duc2004: number the clusters as the CRUX release whose passages "
-                        "(JSONL {id, contents}, ids <prefix>-<i>:<doc>#<n>) this file holds, "
-                        "matching each cluster's documents to them (docs/data-model.md)")
-    p.add_argument("--strict-collection", action="store_true",
-                   help="crux: refuse a shipped run that ranks a passage outside the passage "
-                        "collection (default: count it as an unjudged passage)")
-    p.add_argument("--allow-empty", action="store_true",
-                   help="write a dataset with no topic (or go on with an empty distractors or "
-                        "run file) instead of failing")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p = vocabulary.command(
+        subparsers, "ingest", help="read a raw corpus into the CRUX data model",
+        description="Read a raw corpus (Multi-News, DUC 2004, a CRUX release, your own "
+                    "documents, nuggets) and write it as a dataset directory of the CRUX data "
+                    "model, with its counts. See docs/ingest.md and docs/data-model.md.")
+    add = partial(vocabulary.add, p)
+    add("format", required=True, choices=sorted(READERS), detail="the input's")
+    add("input", required=True,
+        detail="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt beside "
+               "it); duc2004: the directory with docs/ and models/; crux: the release "
+               "directory; documents: a .jsonl file of topics or a folder of topic folders "
+               "(docs/own-data.md); nuggets: AutoNuggetizer JSONL or a folder with "
+               "nuggets.jsonl and assignments.jsonl (docs/nuggets.md)")
+    add("output", required=True,
+        detail="the dataset; an earlier dataset there (its manifest.json written by ingest, no "
+               "other file) is replaced as a whole; any other non-empty directory and a path "
+               "inside the input are refused")
+    add("prefix")
+    add("id-scheme")
+    add("min-docs")
+    add("encoding")
+    add("summary-length")
+    add("reference")
+    add("count-empty-documents")
+    add("chunk-documents")
+    add("max-document-words")
+    add("chunk-words")
+    add("distractors")
+    add("corpus")
+    add("max-topics")
+    add("eta", detail="for the judgments")
+    add("number-like")
+    add("strict-collection", detail="crux: a shipped run's")
+    add("allow-empty", detail="a dataset with no topic, or an empty distractors or run file")
+    add("json", detail="the summary")
     p.set_defaults(func=_cmd_ingest)
