@@ -324,3 +324,46 @@ def test_k_has_one_grammar(capsys):
     args = build_parser("crux_eval").parse_args(
         ["crux-eval", "--run", "r", "--qrel", "q", "--judge", "j", "--k", "20"])
     assert args.k == 20
+
+
+# --- the docs show the flags as they are --------------------------------------------------------
+
+def _doc_invocations():
+    """(file, command, flags) of every `cruxflow COMMAND ...` in a code block of README.md and
+    docs/*.md, with its continuation lines (a trailing backslash, or a usage block's indented
+    `[--flag ...]` lines)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        lines = path.read_text().splitlines()
+        in_code = False
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith("```"):
+                in_code = not in_code
+                continue
+            m = re.match(r"^\s*(?:\$ )?cruxflow ([a-z-]+)\b(.*)$", line)
+            if not in_code or not m:
+                continue
+            text, j = m.group(2), i
+            while (text.rstrip().endswith("\\") or (j + 1 < len(lines)
+                   and re.match(r"^\s+[\[(]?--", lines[j + 1]))) and j + 1 < len(lines):
+                j += 1
+                text = text.rstrip().rstrip("\\") + " " + lines[j]
+            text = text.split(" #")[0]
+            yield path.name, m.group(1), set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9_-]*)", text))
+
+
+def test_the_docs_show_each_command_with_its_current_flags():
+    seen = 0
+    for doc, command, flags in _doc_invocations():
+        if command not in COMMAND_PARSERS:
+            continue
+        parser = COMMAND_PARSERS[command]
+        for flag in flags - {"--help", "--version"}:
+            action = parser._option_string_actions.get(flag)
+            assert action is not None, f"{doc}: cruxflow {command} has no {flag}"
+            assert not isinstance(action, V._Refused), f"{doc}: {command} {flag} is refused"
+            assert flag in action.option_strings, f"{doc}: {command} {flag} is an old spelling"
+            seen += 1
+    assert seen > 150
