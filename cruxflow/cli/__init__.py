@@ -62,7 +62,7 @@ def _command(argv) -> str | None:
 
 
 # Options whose path a command writes (a file, or a folder it writes ``args.writes`` into).
-OUTPUT_OPTIONS = ("output", "cache", "db", "export", "json")
+OUTPUT_OPTIONS = ("output", "cache", "db", "export")
 
 
 def _paths(value):

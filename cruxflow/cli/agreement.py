@@ -81,10 +81,10 @@ def add_command(subparsers) -> None:
     add = partial(vocabulary.add, p)
     add("human-reports")
     add("human")
-    add("judge", detail="passage ratings, and ratings of the Task 1 reports whose passage field "
-                        "is the report's id (<system>_<topic>, or the topic for the oracle)")
+    add("judge", detail="here also of the Task 1 reports: the records whose passage field is a "
+                        "report's id (<system>_<topic>, or the topic for the oracle)")
     add("judge-reports")
     add("eta")
-    add("output", detail="the tables (TSV) and summary.json")
-    add("json", detail="the summary")
+    add("output", detail="here the tables (TSV) and summary.json")
+    add("json", detail="here the summary")
     p.set_defaults(func=_cmd_agreement)

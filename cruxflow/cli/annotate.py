@@ -180,16 +180,17 @@ def add_command(subparsers) -> None:
     add = partial(vocabulary.add, p)
     # The options that define a database stay None when not given, so that resuming one can
     # tell a change from an option left out (_open): their help shows the default they get.
-    add("dataset", detail="with the judge's ratings; the ratings task needs its passages")
+    add("dataset", detail="here one with the judge's ratings (the ratings task needs its "
+                          "passages too)")
     add("task")
-    add("reports", detail="the reports task's")
+    add("reports", detail="for the reports task")
     add("annotators")
     add("overlap")
     add("sample")
     add("uncertain-share")
     add("for-ppi", default=None, keep_unset=True)
-    add("seed", default=None, keep_unset=True, detail="the sample's")
-    add("eta", default=None, keep_unset=True, detail="decides the kept sub-questions")
+    add("seed", default=None, keep_unset=True, detail="here the sample's")
+    add("eta", default=None, keep_unset=True, detail="here it decides the kept sub-questions")
     add("db")
     add("review")
     add("show-system")

@@ -63,7 +63,6 @@ def context_sizes(text: str) -> list[int | str]:
 
     out: list[int | str] = []
     for part in (x.strip() for x in text.split(",")):
-        _context_size_error(part)
         try:
             k = part if part == "all" else parse_context_size(part)
         except ValueError:
@@ -79,6 +78,8 @@ def context_sizes(text: str) -> list[int | str]:
 def rank_cutoff(text: str) -> int:
     """``--k`` where a command takes one context size, a positive integer: a cut of each ranked
     list at k (``oracle`` and ``all`` cut by score and mean nothing there)."""
+    if "," not in text:
+        _context_size_error(text.strip())
     sizes = context_sizes(text)
     if len(sizes) > 1:
         raise argparse.ArgumentTypeError(f"this command takes one context size, got {text!r}")

@@ -220,33 +220,32 @@ def add_command(subparsers) -> None:
                     "and their means per context size k. See docs/evaluate.md.")
     add = partial(vocabulary.add, p)
     add("dataset")
-    add("crux-root", detail="score --run with the authors' script on its qrels/ and judge/, "
-                            "and with the workflow's scorer on the dataset they make when the "
-                            "passage texts are known")
-    add("qrel", detail="with --judge: scored by the authors' script")
-    add("judge", single=True, detail="with --qrel: scored by the authors' script")
+    add("crux-root", detail="scores --run with both")
+    add("qrel", detail="with --judge, scores --run with the authors' script")
+    add("judge", single=True, detail="here one file or folder; with --qrel, scores --run with "
+                                     "the authors' script")
     add("filter-by-oracle")
     src = p.add_mutually_exclusive_group(required=True)
-    vocabulary.add(src, "run", detail="compared pairwise")
+    vocabulary.add(src, "run", detail="several are also compared pairwise")
     vocabulary.add(src, "contexts")
     add("eta")
     add("alpha")
     add("k", default=None, default_text="oracle,10,20 for --run, all for --contexts")
     add("density-weight")
-    add("tokenizer")
+    add("tokenizer", detail="here Den's token counts")
     add("relevance-grades")
     add("judgments")
-    add("collection", detail="when the run searched a corpus larger than the dataset's own "
+    add("collection", detail="for a run that searched a corpus larger than the dataset's own "
                              "passages")
     add("run-name")
     add("paired")
-    add("resamples", detail="several runs")
-    add("seed", default=0, detail="several runs: the randomization test's")
-    add("output", detail="per_query.tsv and aggregate.tsv (and crux_eval.json, the authors' "
-                         "script's values; paired.tsv for several runs)")
+    add("resamples")
+    add("seed", default=0, detail="here the randomization test's")
+    add("output", detail="here per_query.tsv and aggregate.tsv (and crux_eval.json, the "
+                         "authors' script's values; paired.tsv for several runs)")
     add("json")
     add("strict-collection")
-    add("allow-empty", detail="every topic scored as an empty context")
+    add("allow-empty", detail="here every topic then scores as an empty context")
     # what --output gets, so an input there under one of these names is refused before any work
     p.set_defaults(func=_cmd_evaluate,
                    writes=("per_query.tsv", "aggregate.tsv", "crux_eval.json", "paired.tsv"))

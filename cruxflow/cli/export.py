@@ -43,10 +43,10 @@ def add_command(subparsers) -> None:
                     "from --eta on as their support: AutoNuggetizer's nuggets.jsonl and "
                     "assignments.jsonl, or NuggetBank (v3) records. See docs/nuggets.md.")
     add = partial(vocabulary.add, p)
-    add("format", required=True, choices=FORMATS, detail="the nuggets' format")
-    add("dataset", required=True, detail="a rated one")
-    add("output", required=True, detail="nuggets.jsonl and assignments.jsonl "
+    add("format", required=True, choices=FORMATS, detail="here the nuggets'")
+    add("dataset", required=True, detail="here a rated one")
+    add("output", required=True, detail="here nuggets.jsonl and assignments.jsonl "
                                         "(autonuggetizer) or nugget_banks.jsonl (nuggetbank)")
-    add("eta", detail="a passage rated this or more supports the question")
+    add("eta", detail="here a passage rated this or more supports the question")
     add("collection-name")
     p.set_defaults(func=_cmd_export)

@@ -60,7 +60,7 @@ def add_command(subparsers) -> None:
                     "documents, nuggets) and write it as a dataset directory of the CRUX data "
                     "model, with its counts. See docs/ingest.md and docs/data-model.md.")
     add = partial(vocabulary.add, p)
-    add("format", required=True, choices=sorted(READERS), detail="the input's")
+    add("format", required=True, choices=sorted(READERS), detail="here the input's")
     add("input", required=True,
         detail="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt beside "
                "it); duc2004: the directory with docs/ and models/; crux: the release "
@@ -84,9 +84,10 @@ def add_command(subparsers) -> None:
     add("distractors")
     add("corpus")
     add("max-topics")
-    add("eta", detail="for the judgments")
+    add("eta", detail="here for the judgments")
     add("number-like")
-    add("strict-collection", detail="crux: a shipped run's")
-    add("allow-empty", detail="a dataset with no topic, or an empty distractors or run file")
-    add("json", detail="the summary")
+    add("strict-collection", detail="crux: a run shipped with the release")
+    add("allow-empty", detail="here a dataset with no topic, or an empty distractors or run "
+                              "file")
+    add("json", detail="here the summary")
     p.set_defaults(func=_cmd_ingest)

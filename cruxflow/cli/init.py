@@ -35,9 +35,9 @@ def add_command(subparsers) -> None:
     p.add_argument("directory", type=Path, help="the project folder (made if missing)")
     add = partial(vocabulary.add, p)
     add("dataset-name")
-    add("input", default_text="data", detail="your topics: a .jsonl file or a folder of topic "
-                                             "folders, relative to the project folder or "
-                                             "absolute")
+    add("input", default_text="data", detail="here your topics: a .jsonl file or a folder of "
+                                             "topic folders, relative to the project folder "
+                                             "or absolute")
     add("example")
     add("backend", choices=BACKENDS, default="served",
         detail="served: an OpenAI-compatible server (cruxflow llm-serve, vLLM's); smollm2: the "

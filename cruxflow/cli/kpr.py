@@ -24,13 +24,13 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                     "and F1 (Sec. 6.4). See docs/kpr.md.")
     add = partial(vocabulary.add, p)
     add("questions", required=True,
-        detail='JSONL, one line per question: {"id", "question", "documents": [{"id"?, '
+        detail='here JSONL, one line per question: {"id", "question", "documents": [{"id"?, '
                '"text"}] or "key_points": [...], "response", other columns}')
     add("output", required=True)
     add("key-points")
     add("extract-only")
     add("pipeline", choices=tuple(PIPELINES), default=DEFAULTS.pipeline,
-        detail=f"paper's: {PIPELINES['paper']['rounds']} rounds, the filter at "
+        detail=f"the paper's: {PIPELINES['paper']['rounds']} rounds, the filter at "
                f"{FILTER_THRESHOLD}")
     add("rounds", default=DEFAULTS.rounds)
     add("group-by", default=DEFAULTS.group_by)
@@ -40,11 +40,12 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     add("drop-unfound-spans")
     add("aggregate", default=DEFAULTS.aggregate)
     add("filter-threshold", default=DEFAULTS.filter_threshold, const=FILTER_THRESHOLD,
-        detail=f"the paper's is {FILTER_THRESHOLD}")
+        detail=f"here {FILTER_THRESHOLD}")
     add("failures", choices=FAILURES, default=DEFAULTS.failures)
     add("max-words", default=DEFAULTS.max_words)
     add("extract-max-tokens", default=DEFAULTS.extract_max_tokens)
-    add("judge-max-tokens", default=DEFAULTS.judge_max_tokens, detail="an entailment verdict")
+    add("judge-max-tokens", default=DEFAULTS.judge_max_tokens, detail="here an entailment "
+                                                                      "verdict")
     add("attempts", default=DEFAULTS.attempts)
     llm_options.add_llm_arguments(p)
     llm_options.add_role_arguments(p, "judge", "entailment judgments")

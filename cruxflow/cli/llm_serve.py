@@ -65,7 +65,7 @@ def add_command(subparsers) -> None:
                     "'served' backend and the commands' --base-url, until Ctrl-C. See "
                     "docs/llm.md.")
     add = partial(vocabulary.add, p)
-    add("model", default=DEFAULT_GGUF, detail="here a GGUF path or package:<module>/<file>")
+    add("model", default=DEFAULT_GGUF)
     add("host")
     add("port", default=8080, detail="a fixed one (1-65535): the clients must know it")
     add("n-ctx")

@@ -108,12 +108,13 @@ def add_command(subparsers) -> None:
     add = partial(vocabulary.add, p)
     add("judge", required=True)
     add("human", required=True)
-    add("run", metavar="[NAME=]RUN", detail="for the system level; NAME= names a run (else its "
-                                            "file name up to the first dot)")
-    add("k", default=10, single=True, detail="the system level's Cov@k and alpha_nDCG_crux@k")
+    add("run", metavar="[NAME=]RUN", detail="here for the system level; NAME= names a run "
+                                            "(else its file name up to the first dot)")
+    add("k", default=10, single=True, detail="of the system level's Cov@k and "
+                                             "alpha_nDCG_crux@k")
     add("eta")
-    add("confidence", detail="of PPI's intervals")
-    add("bootstrap", default=1000, detail="for the intervals of the rank correlations")
-    add("seed", default=0, detail="the bootstrap's")
+    add("confidence", detail="here PPI's intervals'")
+    add("bootstrap", default=1000, detail="here for the intervals of the rank correlations")
+    add("seed", default=0, detail="here the bootstrap's")
     add("json")
     p.set_defaults(func=_cmd_meta_eval)

@@ -29,7 +29,7 @@ def add_command(subparsers) -> argparse.ArgumentParser:
         detail="a complete one, e.g. presets/paper.yaml")
     add("workdir")
     add("tokenizer", default_text="metrics.tokenizer, else the regex counter, an estimate",
-        detail="to count the prompts' tokens with")
+        detail="here the prompts' and outputs' tokens")
     add("gpus")
     add("gpu-kind")
     add("calibrate")
@@ -37,8 +37,8 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     add("tokens-per-second")
     add("prompt-tokens-per-second")
     add("price-per-million")
-    add("json", detail="the plan")
-    add("output", detail=f"{PLAN_FILE}, the plan as JSON, beside the table")
+    add("json", detail="here the plan")
+    add("output", detail=f"here {PLAN_FILE}, the plan as JSON, beside the table")
     p.set_defaults(func=run, writes=(PLAN_FILE,))
     return p
 

@@ -50,8 +50,8 @@ def add_command(subparsers) -> None:
     add = partial(vocabulary.add, p)
     add("judge-values", required=True)
     add("human-values", required=True)
-    add("confidence", detail="of both intervals")
+    add("confidence", detail="here both intervals'")
     add("method")
-    add("json", detail="estimate, ci_low, ci_high, judge_only, human_only, n_labeled, "
+    add("json", detail="here estimate, ci_low, ci_high, judge_only, human_only, n_labeled, "
                        "n_total, ...")
     p.set_defaults(func=_cmd_ppi)

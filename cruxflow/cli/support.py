@@ -34,22 +34,22 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     add("answers", required=True)
     add("output", required=True)
     add("labels")
-    add("passages", detail="the cited passages' texts, for the judge")
+    add("passages", detail="here the cited passages' texts, for the judge")
     add("judge-pairs", choices=JUDGE_MODES, default=DEFAULTS.judge_pairs)
     add("all-citations")
     add("topics")
     add("average", choices=AVERAGES, default=DEFAULTS.average)
     add("compare")
     add("prompt", choices=PROMPTS, default=DEFAULTS.prompt)
-    add("temperature", default=DEFAULTS.temperature, detail="the judge's; the track's "
-                                                            f"{DEFAULTS.temperature:g}")
+    add("temperature", default=DEFAULTS.temperature,
+        detail="here the judge's; the default is the track's")
     add("attempts", default=DEFAULTS.attempts,
-        detail=f"each with the next seed (at temperature 0 the retries sample at "
+        detail=f"here each with the next seed (at temperature 0 the retries sample at "
                f"{RETRY_TEMPERATURE})")
-    add("bootstrap", default=DEFAULTS.bootstrap, detail="for the intervals of --compare's "
-                                                        "Kendall taus")
+    add("bootstrap", default=DEFAULTS.bootstrap, detail="here for the intervals of "
+                                                        "--compare's Kendall taus")
     add("max-passage-words", default=DEFAULTS.max_passage_words)
-    add("json", detail="the summary")
+    add("json", detail="here the summary")
     llm_options.add_llm_arguments(p)
     # what --output gets, so an input there under one of these names is refused before any work
     p.set_defaults(func=_cmd_support,

@@ -27,19 +27,19 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                     "nDCG/MRR/MAP/P/Hits; with --protocol, correlate them with the LLM's "
                     "graded answers (Sec. 7.2). See docs/udcg.md.")
     add = partial(vocabulary.add, p)
-    add("questions", required=True, detail="JSON list or JSONL of items {question, answers, "
-                                           "passages}")
+    add("questions", required=True, detail="here a JSON list or JSONL of items {question, "
+                                           "answers, passages}")
     add("output", required=True)
     # every option is a flag of the same name, its default UdcgOptions' (tests/test_udcg.py)
     for name in ("gamma", "utility", "no-response-token", "logprobs", "samples"):
         add(name, **_home(name))
-    add("temperature", **_home("temperature"), detail="of --utility sampling (App. D)")
+    add("temperature", **_home("temperature"), detail="here of --utility sampling (App. D)")
     for name in ("sample-max-tokens", "given-model", "judge-relevance", "protocol", "grading",
                  "contexts-per-question", "context-size", "depth", "seed", "max-answer-tokens"):
         add(name, **_home(name))
     add("judge-max-tokens", **_home("judge-max-tokens"),
-        detail="a relevance or grading judgment, JSON with a motivation")
-    add("attempts", **_home("attempts"), detail="per relevance or grading judgment")
+        detail="here a relevance or grading judgment, JSON with a motivation")
+    add("attempts", **_home("attempts"), detail="here per relevance or grading judgment")
     g = p.add_mutually_exclusive_group()
     vocabulary.add(g, "fit-theta")
     vocabulary.add(g, "theta")

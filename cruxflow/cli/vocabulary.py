@@ -114,8 +114,8 @@ _flags(
                     "system is the record's, else SYSTEM=, else the file name up to its first "
                     "dot", nargs="+", metavar="[SYSTEM=]FILE", default_text="none"),
     Flag("config", "a workflow config.yaml", type=Path, metavar="FILE", home="the command"),
-    Flag("tokenizer", "a local tokenizer.json (or a directory holding one) for Den's token "
-                      "counts", metavar="PATH", default_text="the regex counter"),
+    Flag("tokenizer", "a local tokenizer.json (or a directory holding one) to count tokens with",
+         metavar="PATH", default_text="the regex counter"),
 )
 
 # --- outputs ----------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ _flags(
                    "a summary) and exit", type=Path, metavar="DIR", default_text="none: serve"),
     Flag("host", "the address to listen on (127.0.0.1: this machine only)",
          default="127.0.0.1"),
-    Flag("port", "the port to listen on (0: any free one, where the command says so)",
+    Flag("port", "the port to listen on",
          type=types.port, metavar="PORT", home="the command"),
 )
 
