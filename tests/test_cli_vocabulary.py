@@ -266,6 +266,7 @@ def test_every_renamed_flag_is_refused_or_still_read():
         if V.is_refused(old):
             assert isinstance(action, V._Refused)
             assert renamed.new in action.message
+            assert V.VOCABULARY[old.removeprefix("--")].short, old   # says what it is now
         else:
             assert action is parser._option_string_actions[renamed.new]
             assert old not in action.option_strings      # hidden from --help
@@ -283,7 +284,7 @@ def test_a_refused_old_name_says_the_new_one_in_one_line(capsys):
     with pytest.raises(SystemExit):
         main(["support", "--input", "a.jsonl", "--output", "out"])
     err = capsys.readouterr().err
-    assert "--input is now --answers" in err and "raw corpus" in err
+    assert "--input is now --answers; in every command, --input is the raw corpus" in err
 
 
 def test_a_deprecated_old_name_works_with_one_warning(capsys):
@@ -367,3 +368,19 @@ def test_the_docs_show_each_command_with_its_current_flags():
             assert flag in action.option_strings, f"{doc}: {command} {flag} is an old spelling"
             seen += 1
     assert seen > 150
+
+
+def test_the_docs_table_of_renamed_flags_is_the_vocabularys():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    section = text[text.index("## Renamed flags"):]
+    table = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) == 4 and cells[0].startswith("`") and cells[0] != "`plan`":
+            old, new = (re.match(r"`(--[a-z-]+)", c).group(1) for c in cells[1:3])
+            table[(cells[0].strip("`"), old)] = (new, cells[3])
+    assert {k: v[0] for k, v in table.items()} == {k: r.new for k, r in V.RENAMED.items()}
+    for (_, old), (_, how) in table.items():
+        assert how == ("refused" if V.is_refused(old) else "read, with a warning"), old

@@ -46,6 +46,7 @@ class Flag:
     single: str | None = None        # the meaning where a command takes one value only
     spellings: tuple[str, ...] = ()  # other accepted spellings, shown (the authors' script's)
     dest: str | None = None          # the attribute, where an options field is named otherwise
+    short: str | None = None         # what the flag is, in a few words (for messages)
 
     @property
     def option(self) -> str:
@@ -94,14 +95,9 @@ def is_refused(old: str) -> bool:
 
 def refusal(old: str, renamed: Renamed) -> str:
     """The one line a refused old spelling gets."""
-    now = VOCABULARY[old.removeprefix("--")].meaning
+    flag = VOCABULARY[old.removeprefix("--")]
     note = f" ({renamed.note})" if renamed.note else ""
-    return (f"{old} is now {renamed.new}{note}; {old} means {_first_clause(now)} in every "
-            "command")
-
-
-def _first_clause(text: str) -> str:
-    return text.split(":")[0].split(";")[0]
+    return f"{old} is now {renamed.new}{note}; in every command, {old} is {flag.short}"
 
 
 # --- building a parser -------------------------------------------------------------------------

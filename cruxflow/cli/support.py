@@ -37,7 +37,8 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     add("passages", detail="here the cited passages' texts, for the judge")
     add("judge-pairs", choices=JUDGE_MODES, default=DEFAULTS.judge_pairs)
     add("all-citations")
-    add("topics")
+    add("topics", default=None, default_text="every topic in --answers",
+        detail="here the track's")
     add("average", choices=AVERAGES, default=DEFAULTS.average)
     add("compare")
     add("prompt", choices=PROMPTS, default=DEFAULTS.prompt)

@@ -57,16 +57,19 @@ _flags(
                      '[ids, best first]} ("context" is accepted for "passages"); several as --run',
          type=Path, nargs="+", action="extend", metavar="FILE", default_text="none"),
     Flag("questions", "the questions to score, one record per question with what the metric "
-                      "needs (its format: the command's docs page)", type=Path, metavar="FILE"),
+                      "needs (its format: the command's docs page)", type=Path, metavar="FILE",
+         short="the questions file of udcg and kpr"),
     Flag("answers", "RAG answers with citations: JSONL, one (topic, run) answer per line (the "
                     "TREC 2024 RAG format, or topic_id/run_id/sentences), optionally with inline "
                     "'support' labels", type=Path, metavar="FILE"),
     Flag("input", "the raw corpus to read (topics with their documents; its layout is the "
-                  "format's)", metavar="PATH"),
+                  "format's)", metavar="PATH",
+         short="the raw corpus that ingest reads"),
     Flag("judge", "the judge's 0-5 answerability ratings of (passage, question) pairs: ratings "
                   "files or folders in any ratings layout (the CRUX release's judge/, cruxflow's "
                   "answerability.jsonl)", type=Path, nargs="+", action="extend", metavar="PATH",
-         default_text="none"),
+         default_text="none",
+         short="the judge's answerability ratings"),
     Flag("judge-reports", "the judge's ratings of generated reports (the workflow's results/rag/"
                           ".../ratings/<system>.k<k>.jsonl), one file per system; SYSTEM= names "
                           "it", nargs="+", metavar="[SYSTEM=]PATH", default_text="none"),
@@ -74,7 +77,8 @@ _flags(
                   "paper's Task 2): the labeling tool's exports (qrels.jsonl), `cruxflow "
                   "annotate --export`'s passage_ratings.jsonl, or ratings in any judge layout; "
                   "NAME= names the annotator (else the file stem, else its folder)", nargs="+",
-         metavar="[NAME=]PATH", default_text="none"),
+         metavar="[NAME=]PATH", default_text="none",
+         short="the annotators' answerability ratings"),
     Flag("human-reports", "annotators' labels of RAG reports (the paper's Task 1): label files "
                           "or folders; NAME= names the annotator (else the file stem, else its "
                           "folder)", nargs="+", metavar="[NAME=]PATH", default_text="none"),
@@ -92,10 +96,12 @@ _flags(
          type=Path, metavar="FILE", default_text="derived from the dataset's ratings"),
     Flag("collection", "the passage texts of a corpus: a JSONL file (id/_id, contents/text; a "
                        "JsonCollection) or a folder of them (passages.jsonl)", type=Path,
-         metavar="PATH", default_text="none"),
+         metavar="PATH", default_text="none",
+         short="a passage corpus"),
     Flag("passages", "passage texts: a JSONL file (id/docid + contents/segment/text) or a "
                      "pyserini Lucene index directory", type=Path, metavar="PATH",
-         default_text="none"),
+         default_text="none",
+         short="a file of passage texts"),
     Flag("token-counts", "token counts of passages: TSV passage<TAB>tokens or JSONL {id, tokens}",
          type=Path, metavar="FILE", default_text="none"),
     Flag("labels", "support labels kept apart from the answers (TSV or JSONL: topic_id run_id "
@@ -105,14 +111,15 @@ _flags(
                     "a label file, or a labels.jsonl written by support): confusion matrix, "
                     "agreement, Cohen's kappa, Kendall's tau of the run rankings", type=Path,
          metavar="FILE", default_text="none"),
-    Flag("topics", "the track's topics (one id per line, a topics TSV or JSONL)", type=Path,
-         metavar="FILE", default_text="every topic in --answers"),
+    Flag("topics", "the topics to score over: one id per line, a topics TSV or JSONL",
+         type=Path, metavar="FILE", home="the command"),
     Flag("key-points", "key_points.jsonl of an earlier run (e.g. --extract-only): its key points "
                        "are used for the same ids, nothing is extracted for them", type=Path,
          metavar="FILE", default_text="none"),
     Flag("reports", "RAG reports (rule rag_generate's JSONL: topic_id, system, report); the "
                     "system is the record's, else SYSTEM=, else the file name up to its first "
-                    "dot", nargs="+", metavar="[SYSTEM=]FILE", default_text="none"),
+                    "dot", nargs="+", metavar="[SYSTEM=]FILE", default_text="none",
+         short="a file of RAG reports"),
     Flag("config", "a workflow config.yaml", type=Path, metavar="FILE", home="the command"),
     Flag("tokenizer", "a local tokenizer.json (or a directory holding one) to count tokens with",
          metavar="PATH", default_text="the regex counter"),
@@ -133,7 +140,8 @@ _flags(
     Flag("eta", "answerability threshold: the rating (1-5) from which a passage answers a "
                 "question", type=types.eta, metavar="ETA", default=DEFAULTS.eta),
     Flag("alpha", "alpha-nDCG's redundancy penalty, 0..1", type=types.unit_interval,
-         metavar="ALPHA", default=DEFAULTS.alpha),
+         metavar="ALPHA", default=DEFAULTS.alpha,
+         short="alpha-nDCG's redundancy penalty"),
     Flag("density-weight", "the exponent w of Den (Eq. 6)", type=types.non_negative,
          metavar="W", default=DEFAULTS.density_weight),
     Flag("relevance-grades", "nDCG's grades: 2-1 is P** 2, the rest of P* 1; 3-2-1 the CRUX "
