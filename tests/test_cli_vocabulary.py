@@ -128,8 +128,11 @@ def test_unset_defaults_show_the_vocabularys():
 
 
 def _home_defaults(home: str):
-    module, _, cls = home.rpartition(".")
-    return getattr(importlib.import_module(module), cls)()
+    """The object holding a method's defaults: an options class (instantiated) or an instance
+    (a policy object)."""
+    module, _, name = home.rpartition(".")
+    holder = getattr(importlib.import_module(module), name)
+    return holder() if isinstance(holder, type) else holder
 
 
 def test_a_methods_defaults_are_its_options_class():
