@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 # name -> (module, attribute): loaded when first asked for
 _LAZY = {
     "evaluate": ("cruxflow.metrics.api", "evaluate"),
+    "compare": ("cruxflow.metrics.compare", "compare"),
     "MetricOptions": ("cruxflow.metrics.options", "MetricOptions"),
     "parse_measure": ("cruxflow.metrics.names", "parse"),
 }

@@ -118,13 +118,17 @@ def test_the_help_defaults_are_the_parsers_when_formatted():
 
 def test_unset_defaults_show_the_vocabularys():
     """annotate leaves the options that define its database unset (to tell a resumed one from a
-    changed one) and shows the default they then get."""
+    changed one), ingest its options of reading (to refuse one the format does not read), and
+    each shows the default they then get: the vocabulary's, or its home's (below)."""
+    unset = 0
     for command, action in _uses():
         if getattr(action, "keep_unset", False):
             flag = V.flag_of(action)
             assert action.default is None
-            if not flag.is_switch:
+            unset += 1
+            if not flag.is_switch and flag.home is None and flag.default is not None:
                 assert _shown_default(action) == V.show(flag.default), (command, flag.name)
+    assert unset >= 20
 
 
 def _home_defaults(home: str):
@@ -148,7 +152,14 @@ def test_a_methods_defaults_are_its_options_class():
             assert tuple(action.choices) == getattr(importlib.import_module(module), name)
             continue
         options = _home_defaults(home)
-        assert action.default == getattr(options, action.dest), (command, flag.name)
+        value = getattr(options, action.dest)
+        if action.keep_unset and action.default is None:   # not given: the home's holds
+            if flag.is_switch:
+                assert value is False, (command, flag.name)
+            elif value is not None:                         # else described in words
+                assert _shown_default(action) == V.show(value), (command, flag.name)
+        else:
+            assert action.default == value, (command, flag.name)
         checked += 1
     assert checked >= 25
     # the per-method flags of several commands take each method's own
@@ -168,7 +179,7 @@ def test_a_command_cannot_give_a_flag_another_grammar_or_default():
     with pytest.raises(ValueError, match="default is the vocabulary's"):
         V.add(p, "eta", default=4)
     with pytest.raises(ValueError, match="choices and const are the vocabulary's"):
-        V.add(p, "paired", choices=("x",))
+        V.add(p, "endpoint", choices=("x",))
     with pytest.raises(ValueError, match="declared twice"):
         V.register(V.Flag("eta", "another meaning"))
     with pytest.raises(TypeError):
@@ -200,7 +211,7 @@ CONFIG_NAMES = [
     ("--prefix", "datasets.*.prefix"),
     ("--min-docs", "datasets.*.min_docs"),
     ("--distractors", "datasets.*.distractors"),
-    ("--corpus", "datasets.*.corpus"),
+    ("--collection", "datasets.*.collection"),
     ("--max-topics", "datasets.*.max_topics"),
 ]
 

@@ -50,7 +50,7 @@ def demo_config(workdir: Path, **metrics) -> Path:
     # RAG on the 2 generated topics: short reports, k in {|Z*|, 10}, the demo's 1 sample per
     # retriever
     config["rag"].update(max_tokens=RAG_MAX_TOKENS, context_sizes=["oracle", 10],
-                         bootstrap=50, permutations=200)
+                         bootstrap=50, significance={"resamples": 200})
     config["metrics"] = {**config["metrics"], **metrics}
     # Beyond CRUX: UDCG from the published-style utilities in the file (no LLM), support with
     # the LLM judging only the unlabelled citations, KPR judging given key points (recall only).

@@ -8,6 +8,7 @@ import codecs
 import math
 import re
 
+from cruxflow.data.ingest.formats import PREFIX_PATTERN
 from cruxflow.data.model import RATING_MAX, RATING_MIN
 
 
@@ -52,8 +53,34 @@ def non_negative_int(text: str) -> int:
     return _integer(text, 0, None, "must be at least 0")
 
 
-# ``--paired`` of evaluate and crux-eval: which paired tests (cruxflow.metrics.stats.compare)
-PAIRED_CHOICES = {"both": ("t_test", "randomization"), "t-test": ("t_test",), "none": ()}
+# The paired tests of evaluate and crux-eval with several runs: flags and defaults come from
+# the paired-test policy (cruxflow.metrics.policy), so that the CLI's are the API's and the
+# workflow's; ``--test none`` compares nothing.
+NO_TEST = "none"
+
+
+def add_paired_options(parser) -> None:
+    """``--test``, ``--correction``, ``--resamples``, ``--seed``: the paired tests between
+    every pair of runs, one group of the vocabulary's flags with the choices and defaults of
+    :data:`cruxflow.metrics.policy.POLICY`."""
+    from cruxflow.cli import vocabulary
+    from cruxflow.metrics.policy import CORRECTIONS, POLICY, TESTS
+
+    group = parser.add_argument_group("paired tests between every pair of runs (several runs)")
+    vocabulary.add(group, "test", choices=[*TESTS, NO_TEST], default=POLICY.test)
+    vocabulary.add(group, "correction", choices=list(CORRECTIONS), default=POLICY.correction)
+    vocabulary.add(group, "resamples", default=POLICY.resamples)
+    vocabulary.add(group, "seed", default=POLICY.seed, detail="here the randomization test's")
+
+
+def paired_policy(args):
+    """The policy the paired-test flags ask for; ``None`` for ``--test none``."""
+    from cruxflow.metrics.policy import POLICY
+
+    if args.test == NO_TEST:
+        return None
+    return POLICY.with_(test=args.test, correction=args.correction,
+                          resamples=args.resamples, seed=args.seed)
 
 
 def context_sizes(text: str) -> list[int | str]:
@@ -157,9 +184,10 @@ def columns(text: str) -> tuple[str, ...]:
     return tuple(c.strip() for c in text.split(",") if c.strip())
 
 
-# The config schema's rule for datasets.<name>.prefix: topic ids become parts of file names,
-# so "a/../b" would write outside results/, and "" would silently be the default.
-PREFIX = re.compile(r"^[A-Za-z0-9_.-]+$")
+# The format registry's rule for a topic prefix (the config schema's for datasets.<name>.prefix
+# too): topic ids become parts of file names, so "a/../b" would write outside results/, and ""
+# would silently be the default.
+PREFIX = re.compile(PREFIX_PATTERN)
 
 
 def topic_prefix(text: str) -> str:

@@ -48,9 +48,10 @@ def _cmd_crux_eval(args) -> int:
     else:
         results = crux_eval_runs(runs, args.qrel, args.judge, **options)
     out: dict = {"runs": [r.to_json() for r in results]}
-    if len(results) > 1 and args.paired != "none" and not args.authors_line:
-        out["paired"] = compare_runs(results, n_resamples=args.resamples, seed=args.seed,
-                                     tests=types.PAIRED_CHOICES[args.paired])
+    policy = types.paired_policy(args)
+    if len(results) > 1 and policy is not None and not args.authors_line:
+        out["paired_policy"] = policy.to_json()
+        out["paired"] = compare_runs(results, policy)
     for r in results:
         for w in r.warnings:
             print(f"cruxflow: warning: {r.run}: {w}", file=sys.stderr)
@@ -67,7 +68,7 @@ def _cmd_crux_eval(args) -> int:
         return 0
     _print_table(results, run_labels(results))
     if "paired" in out:
-        _print_paired(out["paired"])
+        _print_paired(out["paired"], policy)
     if args.output is not None:
         print(f"wrote {args.output / OUTPUT_FILE}")
     return 0
@@ -87,15 +88,14 @@ def _print_table(results, labels) -> None:
                                  for m, a in first.authors_names.items()))
 
 
-def _print_paired(rows) -> None:
-    print(f"\npaired tests between every pair of runs, two-sided, over the topics both define; "
-          f"Holm-adjusted over the {_pairs(rows)} pairs of each measure:")
-    header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p t-test",
-              "(Holm)", "p random.", "(Holm)")
+def _print_paired(rows, policy) -> None:
+    print(f"\npaired tests between every pair of runs over the topics both define: "
+          f"{policy.describe()} ({_pairs(rows)} pairs):")
+    header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p",
+              policy.adjusted_header)
     table = [header] + [
         (r["measure"], r["a"], r["b"], str(r["topics"]), _num(r["mean_a"]), _num(r["mean_b"]),
-         _num(r["diff"]), _num(r["p_t_test"]), _num(r["p_t_test_holm"]),
-         _num(r["p_randomization"]), _num(r["p_randomization_holm"])) for r in rows]
+         _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
@@ -135,9 +135,7 @@ def add_command(subparsers) -> None:
     vocabulary.add(dens, "collection", detail="they give Den@k, counted with --tokenizer")
     add("tokenizer", detail="here Den's token counts of --collection")
     add("density-weight")
-    add("paired")
-    add("resamples")
-    add("seed", default=0, detail="here the randomization test's")
+    types.add_paired_options(p)
     shown = p.add_mutually_exclusive_group()
     vocabulary.add(shown, "json", detail="here every value, per topic at full precision")
     vocabulary.add(shown, "authors-line")

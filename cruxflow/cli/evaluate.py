@@ -48,7 +48,8 @@ def _cmd_evaluate(args) -> int:
         dataset, texts = load_texts(args.dataset, args.collection)
         for source, name in zip(inputs, names, strict=True):
             kind = {"run": source} if args.run else {"contexts": source}
-            result = evaluate_run(dataset=dataset, texts=texts, eta=args.eta, alpha=args.alpha,
+            result = evaluate_run(args.dataset, dataset=dataset, texts=texts, eta=args.eta,
+                                  alpha=args.alpha,
                                   ks=args.k, density_weight=args.density_weight,
                                   tokenizer=args.tokenizer, judgments=args.judgments,
                                   name=name, allow_empty=args.allow_empty,
@@ -60,7 +61,13 @@ def _cmd_evaluate(args) -> int:
     for r in scored:   # the tie warning, once per run
         for line in r.info.get("warnings", []):
             print(f"cruxflow: warning: {r.info['system']}: {line}", file=sys.stderr)
-    paired = _paired(scored, args) if len(scored) > 1 and args.paired != "none" else None
+    policy = types.paired_policy(args)
+    paired = _paired(scored, policy) if len(scored) > 1 and policy is not None else None
+    authors_paired = None
+    if len(authors) > 1 and policy is not None:   # the authors' script's measures, compared too
+        from cruxflow.metrics.crux_eval import compare_runs
+
+        authors_paired = compare_runs(authors, policy, names)
     if len(inputs) == 1:
         return _report_one(args, results[0], authors[0] if authors else None)
     import pandas as pd
@@ -71,8 +78,10 @@ def _cmd_evaluate(args) -> int:
         if per_query is not None:
             write_tsv(args.output / "per_query.tsv", per_query)
             write_tsv(args.output / "aggregate.tsv", table)
-        if paired is not None:
-            write_tsv(args.output / "paired.tsv", pd.DataFrame(paired))
+        if paired is not None or authors_paired is not None:
+            write_tsv(args.output / "paired.tsv", pd.DataFrame(
+                [{"source": "cruxflow", **r} for r in paired or []]
+                + [{"source": "crux_eval", **r} for r in authors_paired or []]))
         if authors:
             write_json(args.output / "crux_eval.json", {"runs": [a.to_json() for a in authors]})
     if args.json:
@@ -81,8 +90,12 @@ def _cmd_evaluate(args) -> int:
                    {k: nan_to_none(v) for k, v in row.items()}
                    for row in table.to_dict(orient="records")],
                "paired": paired or []}
+        if policy is not None and (paired or authors_paired):
+            out["paired_policy"] = policy.to_json()
         if authors:
             out["crux_eval"] = [a.to_json() for a in authors]
+        if authors_paired:
+            out["crux_eval_paired"] = authors_paired
         print(json.dumps(out, indent=2))
         return 0
     if table is not None:
@@ -90,11 +103,13 @@ def _cmd_evaluate(args) -> int:
         for r in scored:
             _print_notes(r.info, f"{r.info['system']}: ")
     if paired:
-        _print_paired(paired)
+        _print_paired(paired, policy, "k and measure")
     if authors:
         print("\nthe CRUX authors' script (rac_eval.py):")
         for a in authors:
             print(a.line())
+    if authors_paired:
+        _print_paired(authors_paired, policy, "measure of the authors' script")
     if args.output is not None:
         print(f"wrote {args.output}")
     return 0
@@ -112,38 +127,35 @@ def _system_names(inputs: list[Path], name: str | None) -> list[str]:
     return names
 
 
-def _paired(results, args) -> list[dict]:
-    """Paired tests between every pair of systems, per context size and metric, Holm-adjusted
-    over the pairs (:func:`cruxflow.metrics.stats.compare`)."""
-    from cruxflow.metrics.stats import compare
+def _paired(results, policy) -> list[dict]:
+    """Paired tests between every pair of systems, per context size and measure, by
+    ``policy`` (:func:`cruxflow.metrics.stats.pairwise_tests`; the family: the pairs of one
+    k and measure)."""
+    from cruxflow.metrics.stats import pairwise_tests
 
     first = results[0].aggregate
     metrics = [c for c in first.columns if c not in ("system", "k", "topics", "missing_in_run")]
-    rows = []
+    families = []
     for k in first["k"].unique():
-        per_topic = {}
-        for r in results:
-            frame = r.per_query[r.per_query["k"] == k].set_index("topic")[metrics]
-            per_topic[r.info["system"]] = {t: {m: nan_to_none(v) for m, v in row.items()}
-                                           for t, row in frame.iterrows()}
-        rows += [{"k": str(k), **row} for row in compare(
-            per_topic, metrics, n_resamples=args.resamples, seed=args.seed,
-            tests=types.PAIRED_CHOICES[args.paired])]
-    return rows
+        frames = {r.info["system"]: r.per_query[r.per_query["k"] == k].set_index("topic")
+                  for r in results}
+        families += [({"k": str(k), "measure": m},
+                      {name: frame[m].to_dict() for name, frame in frames.items()})
+                     for m in metrics]
+    return pairwise_tests(families, policy)
 
 
-def _print_paired(rows) -> None:
-    print("\npaired tests between every pair of systems, two-sided, over the topics both "
-          "define; p-values Holm-adjusted over the pairs of each k and metric:")
-    header = ("k", "metric", "a", "b", "topics", "a - b", "p t-test", "(Holm)", "p random.",
-              "(Holm)")
+def _print_paired(rows, policy, family: str) -> None:
+    print(f"\npaired tests between every pair of systems over the topics both define: "
+          f"{policy.describe(family)}:")
+    keys = ["k"] if "k" in rows[0] else []
+    header = (*keys, "measure", "a", "b", "topics", "a - b", "p", policy.adjusted_header)
     table = [header] + [
-        (r["k"], r["measure"], r["a"], r["b"], str(r["topics"]), _num(r["diff"]),
-         _num(r["p_t_test"]), _num(r["p_t_test_holm"]), _num(r["p_randomization"]),
-         _num(r["p_randomization_holm"])) for r in rows]
+        (*(r[k] for k in keys), r["measure"], r["a"], r["b"], str(r["topics"]),
+         _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
-        print("  ".join(c.ljust(w) if i < 4 else c.rjust(w)
+        print("  ".join(c.ljust(w) if i < len(keys) + 3 else c.rjust(w)
                         for i, (c, w) in enumerate(zip(row, widths, strict=True))))
 
 
@@ -238,9 +250,7 @@ def add_command(subparsers) -> None:
     add("collection", detail="for a run that searched a corpus larger than the dataset's own "
                              "passages")
     add("run-name")
-    add("paired")
-    add("resamples")
-    add("seed", default=0, detail="here the randomization test's")
+    types.add_paired_options(p)
     add("output", detail="here per_query.tsv and aggregate.tsv (and crux_eval.json, the "
                          "authors' script's values; paired.tsv for several runs)")
     add("json")

@@ -141,7 +141,8 @@ def add(container, name: str, *, detail: str | None = None, required: bool = Fal
     ``choices`` and ``const``: only for a flag whose default lives with the method (``home``);
     ``default``
     may also be None with ``keep_unset`` (a command that must know whether the flag was given:
-    the help then shows the vocabulary's default). ``single``: the command takes one value
+    the help then shows the vocabulary's default, or for a flag with a ``home`` its
+    ``default_text``). ``single``: the command takes one value
     (the flag's ``single_type``, else one value of its type)."""
     flag = VOCABULARY[name]
     if default is not _UNSET and flag.home is None and not (keep_unset and default is None):
@@ -176,7 +177,7 @@ def add(container, name: str, *, detail: str | None = None, required: bool = Fal
     elif not (flag.is_switch and default is _UNSET):   # a switch: off (argparse's) unless given
         kwargs["default"] = value
     shown_text = default_text
-    if keep_unset and value is None and shown_text is None:
+    if keep_unset and value is None and shown_text is None and flag.default is not None:
         shown_text = show(flag.default)
     kwargs["help"] = _help(flag, detail, value, shown_text, required, single)
     action = container.add_argument(flag.option, *flag.spellings, **kwargs)

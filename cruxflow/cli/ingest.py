@@ -1,34 +1,43 @@
 """``cruxflow ingest --format FORMAT --input PATH --output DIR``: read a raw corpus, write the
-data model (docs/data-model.md) and print the counts."""
+data model (docs/data-model.md) and print the counts. Its flags are built from the format
+registry (:mod:`cruxflow.data.ingest.formats`): one flag per option of reading, declared in the
+vocabulary from the registry's help, kind, default and formats
+(:func:`cruxflow.cli.vocabulary.option_flag`)."""
 
 from __future__ import annotations
 
 import json
 from functools import partial
+from pathlib import Path
 
 from cruxflow.cli import vocabulary
-from cruxflow.data.ingest import READERS, IngestOptions, ingest_to
+from cruxflow.data.errors import DataError
+from cruxflow.data.ingest import formats as registry
+from cruxflow.data.ingest import ingest_to
+
+
+def flag(name: str) -> str:
+    """An option's flag: ``max_topics`` -> ``--max-topics``."""
+    return "--" + vocabulary.option_flag(name)
+
+
+def options_from_args(args) -> registry.IngestOptions:
+    """The options the flags give (those not given keep the registry's defaults); a flag
+    given for a format that does not read it is refused."""
+    given = {name: getattr(args, name) for name in registry.options()
+             if getattr(args, name) is not None}
+    for name, why in registry.misapplied(args.format, given):
+        value = given[name]
+        raise DataError(f"{flag(name)} {why}", path=value if isinstance(value, Path) else None)
+    paths = {name: [str(p) for p in value] if isinstance(value, list) else str(value)
+             for name, value in given.items()
+             if registry.options()[name].kind in ("path", "paths")}
+    return registry.IngestOptions(**{**given, **paths})
 
 
 def _cmd_ingest(args) -> int:
-    if args.number_like is not None and args.format != "duc2004":
-        from cruxflow.data.errors import DataError
-
-        raise DataError("--number-like numbers DUC 2004 clusters (--format duc2004)",
-                        path=args.number_like)
-    options = IngestOptions(prefix=args.prefix or _default_prefix(args.format),
-                            id_scheme=args.id_scheme, min_docs=args.min_docs,
-                            encoding=args.encoding, summary_length=args.summary_length,
-                            reference=args.reference, corpus=args.corpus,
-                            count_empty_documents=args.count_empty_documents,
-                            chunk_documents=args.chunk_documents,
-                            max_document_words=args.max_document_words,
-                            chunk_words=args.chunk_words,
-                            strict_collection=args.strict_collection,
-                            number_like=args.number_like and str(args.number_like))
-    summary = ingest_to(args.format, args.input, args.output, options,
-                        distractors=args.distractors, eta=args.eta,
-                        max_topics=args.max_topics, allow_empty=args.allow_empty)
+    summary = ingest_to(args.format, args.input, args.output, options_from_args(args),
+                        eta=args.eta)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -46,48 +55,31 @@ def _cmd_ingest(args) -> int:
     return 0
 
 
-def _default_prefix(fmt: str) -> str:
-    return {"multinews": "multi_news-test", "multinews-src": "multi_news-test",
-            "duc2004": "duc04-test", "crux": "crux", "documents": "own",
-            "nuggets": "nuggets"}[fmt]
-
-
 def add_command(subparsers) -> None:
     """Add ``cruxflow ingest`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "ingest", help="read a raw corpus into the CRUX data model",
-        description="Read a raw corpus (Multi-News, DUC 2004, a CRUX release, your own "
-                    "documents, nuggets) and write it as a dataset directory of the CRUX data "
-                    "model, with its counts. See docs/ingest.md and docs/data-model.md.")
+        subparsers, "ingest", help="read a corpus into the CRUX data model",
+        description="Read a corpus (" + "; ".join(
+            f"{f.name}: {f.description}" for f in registry.FORMATS.values())
+        + ") and write it as a dataset directory (docs/data-model.md), with its counts. "
+          "See docs/ingest.md.")
+    # the flags of other commands too: their meaning, then what the registry says of them here
+    command = {name: f"here: {spec.help}" for name, spec in registry.COMMAND_FLAGS.items()}
     add = partial(vocabulary.add, p)
-    add("format", required=True, choices=sorted(READERS), detail="here the input's")
-    add("input", required=True,
-        detail="multinews: .jsonl/.parquet; multinews-src: the .src file (the .tgt beside "
-               "it); duc2004: the directory with docs/ and models/; crux: the release "
-               "directory; documents: a .jsonl file of topics or a folder of topic folders "
-               "(docs/own-data.md); nuggets: AutoNuggetizer JSONL or a folder with "
-               "nuggets.jsonl and assignments.jsonl (docs/nuggets.md)")
-    add("output", required=True,
-        detail="the dataset; an earlier dataset there (its manifest.json written by ingest, no "
-               "other file) is replaced as a whole; any other non-empty directory and a path "
-               "inside the input are refused")
-    add("prefix")
-    add("id-scheme")
-    add("min-docs")
-    add("encoding")
-    add("summary-length")
-    add("reference")
-    add("count-empty-documents")
-    add("chunk-documents")
-    add("max-document-words")
-    add("chunk-words")
-    add("distractors")
-    add("corpus")
-    add("max-topics")
-    add("eta", detail="here for the judgments")
-    add("number-like")
-    add("strict-collection", detail="crux: a run shipped with the release")
-    add("allow-empty", detail="here a dataset with no topic, or an empty distractors or run "
-                              "file")
-    add("json", detail="here the summary")
+    add("format", required=True, choices=list(registry.FORMATS), detail=command["format"])
+    add("input", required=True, detail=command["input"] + ": " + "; ".join(
+        f"{f.name}: {f.input}" for f in registry.FORMATS.values()))
+    add("output", required=True, detail=command["output"])
+    for name, spec in registry.options().items():
+        # None: not given (the option's default then holds, and a format that does not read
+        # the option is not refused for it)
+        option = vocabulary.option_flag(name)
+        if option in vocabulary.SHARED_OPTIONS:
+            add(option, default=None, keep_unset=True,
+                detail=f"here: {vocabulary.option_help(name)}",
+                default_text=None if spec.kind == "flag" else vocabulary.option_default_text(name))
+        else:
+            add(option, default=None, keep_unset=True)
+    add("eta", detail=command["eta"])
+    add("json", detail=command["json"])
     p.set_defaults(func=_cmd_ingest)

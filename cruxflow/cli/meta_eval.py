@@ -53,16 +53,11 @@ def _print(result, k: int) -> None:
     if result.judge_scores is None:
         return
     print(f"\nSystem level: {result.counts['topics_labelled']} topics labelled, "
-          f"{result.counts['topics_judged']} judged")
-    means = pd.DataFrame(result.to_json()["system_means"])
-    wide = means.pivot(index="system", columns="source")
-    wide.columns = [f"{m} ({src})" for m, src in wide.columns]
-    print(wide.reset_index().to_markdown(index=False, floatfmt=".3f"))
+          f"{result.counts['topics_judged']} judged; each run scored from the judge's and "
+          "from the humans' ratings, ranked by its mean over the labelled topics where both "
+          "are defined for every run (humans: the reference)")
     for r in result.ranks:
-        note = f" (only {r.n_topics} topics)" if r.n_topics < FEW_TOPICS else ""
-        print(f"{r.metric}: Kendall tau {_fmt(r.tau)} [{_fmt(r.tau_low)}, {_fmt(r.tau_high)}], "
-              f"tau_AP {_fmt(r.tau_ap)} [{_fmt(r.tau_ap_low)}, {_fmt(r.tau_ap_high)}] over "
-              f"{r.n_systems} runs, 95% bootstrap over {r.n_topics} topics{note}")
+        _print_system_level(r)
     print(f"\nCov@{k} corrected by PPI (judge on every judged topic, humans on the labelled):")
     for system, res in result.ppi.items():
         if isinstance(res, str):
@@ -75,6 +70,55 @@ def _print(result, k: int) -> None:
 
 
 FEW_TOPICS = 30
+
+
+def _print_system_level(r) -> None:
+    from cruxflow.paper.meta_eval import LEFT_OUT
+
+    left = ", ".join(f"{n} {LEFT_OUT[why]}" for why, n in r.left_out.items() if n)
+    print(f"\n{r.metric} over {r.n_topics} of the {r.topics_labelled} labelled topics"
+          + (f" (left out: {left})" if left else "") + ":")
+    if not r.topics:
+        print("  no topic left: no ranking to compare")
+        return
+    width = max(len(s) for s in r.systems + ["system"])
+    print(f"  {'system':{width}s}   judge   human")
+    for system in r.systems:
+        print(f"  {system:{width}s}  {r.judge_means[system]:.3f}   {r.human_means[system]:.3f}")
+    note = f" (only {r.n_topics} topics)" if r.n_topics < FEW_TOPICS else ""
+    print(f"  Kendall tau {_fmt(r.tau)}{_why_undefined(r, r.tau)} "
+          f"{_interval(r.tau_interval, r)}; tau_AP {_fmt(r.tau_ap)}"
+          f"{_why_undefined(r, r.tau_ap)} {_interval(r.tau_ap_interval, r)}; "
+          f"{r.n_systems} runs{note}")
+    if r.tau_interval.resamples:
+        undefined = [f"{what} {i.undefined}" for what, i in (("tau", r.tau_interval),
+                                                            ("tau_AP", r.tau_ap_interval))
+                     if i.undefined]
+        print(f"  intervals: {r.tau_interval.describe()}"
+              + (f"; resamples with an undefined value, left out: {', '.join(undefined)}"
+                 if undefined else ""))
+
+
+def _why_undefined(r, value) -> str:
+    if value is not None:
+        return ""
+    if r.n_systems < 2:
+        return " (fewer than 2 runs)"
+    tied = [who for who, means in (("the judge's", r.judge_means), ("the humans'", r.human_means))
+            if len(set(means.values())) == 1]
+    return f" ({' and '.join(tied)} means tie for every run)" if tied else ""
+
+
+def _interval(interval, r) -> str:
+    if interval.low is not None:
+        return f"[{interval.low:.3f}, {interval.high:.3f}]"
+    if r.n_systems < 3:
+        return "[no interval: fewer than 3 runs]"
+    if r.n_topics < 2:
+        return "[no interval: fewer than 2 topics]"
+    if interval.resamples == 0:
+        return "[no interval: no resamples]"
+    return "[no interval: every resample undefined]"
 
 
 def _cmd_meta_eval(args) -> int:

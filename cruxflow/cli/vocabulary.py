@@ -36,7 +36,11 @@ from cruxflow.cli.flags import (  # noqa: F401 - the commands' one import
     show,
 )
 from cruxflow.cli.flags import add_old_spellings as _add_old_spellings
+from cruxflow.data.ingest import formats as ingest_formats
 from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
+from cruxflow.metrics.policy import CORRECTIONS, TESTS
+
+PAIRED_HOME = "cruxflow.metrics.policy.POLICY"
 
 
 def _flags(*flags: Flag) -> None:
@@ -170,11 +174,17 @@ _flags(
 # --- statistics --------------------------------------------------------------------------------
 
 _flags(
-    Flag("paired", "several runs: paired tests between every pair, Holm-adjusted: the t-test "
-                   "and the randomization test (both), the t-test only, or none",
-         choices=tuple(types.PAIRED_CHOICES), default="both"),
+    # the paired tests between runs: choices and defaults are the policy's (POLICY); the
+    # commands add them with cruxflow.cli.args.add_paired_options
+    Flag("test", "the paired test between every pair of runs: " + "; ".join(
+        f"{name}, the {what}" for name, what in TESTS.items()) + f"; or {types.NO_TEST}",
+         home=PAIRED_HOME),
+    Flag("correction", "the multiple-testing correction over the pairs of each measure: "
+                       + ", ".join(name if what.lower() == name else f"{name} ({what})"
+                                   for name, what in CORRECTIONS.items() if name != "none")
+                       + ", or none", home=PAIRED_HOME),
     Flag("resamples", "randomization test resamples (exact when 2^topics is fewer)",
-         type=types.positive_int, metavar="N", default=9999),
+         type=types.positive_int, metavar="N", home=PAIRED_HOME),
     Flag("seed", "the seed of the command's random draws", type=types.non_negative_int,
          metavar="SEED", default=0, home="the command"),
     Flag("bootstrap", "bootstrap resamples over topics (0: no interval)",
@@ -192,40 +202,6 @@ _flags(
 _flags(
     Flag("format", "the data format the command converts from (ingest) or to (export)",
          home="the command"),
-    Flag("prefix", "the topic id prefix", type=types.topic_prefix, metavar="PREFIX",
-         default_text="the format's: multi_news-test, duc04-test, crux, own, nuggets"),
-    Flag("id-scheme", "topic ids: index (<prefix>-<i>, in input order) or source (the input's "
-                      "own ids)", choices=("index", "source"), default="index"),
-    Flag("min-docs", "drop clusters with fewer non-empty documents (CRUX: 2)",
-         type=types.positive_int, metavar="N", default=2),
-    Flag("encoding", "the text encoding of the input files", type=types.encoding,
-         metavar="NAME", default="utf-8"),
-    Flag("summary-length", "DUC: read <CLUSTER>.M.<len>.T.* summaries", type=types.positive_int,
-         metavar="N", default=100),
-    Flag("reference", "DUC: y* = all model summaries joined (concat, CRUX) or the first",
-         choices=("concat", "first"), default="concat"),
-    Flag("count-empty-documents", "count empty articles in --min-docs and in document "
-                                  "numbering, as the CRUX authors did (they never become "
-                                  "documents)", action="store_true"),
-    Flag("chunk-documents", "cut documents over --max-document-words words into "
-                            "--chunk-words chunks, each its own document (the CRUX release's "
-                            "numbering)", action="store_true"),
-    Flag("max-document-words", "documents longer than this are cut (--chunk-documents)",
-         type=types.positive_int, metavar="N", default=1024),
-    Flag("chunk-words", "words per chunk of a cut document (--chunk-documents)",
-         type=types.positive_int, metavar="N", default=512),
-    Flag("distractors", "JSONL of unrelated articles to add as distractors", type=Path,
-         metavar="FILE", default_text="none"),
-    Flag("corpus", "the passage corpus the input's ids refer to (crux: the release's "
-                   "crux-mds-corpus; nuggets: the MS MARCO v2.1 segments the assignments cite)",
-         type=Path, metavar="PATH",
-         default_text="crux: the crux-mds-corpus folder beside the subset folder, if any"),
-    Flag("max-topics", "keep only the first N topics", type=types.positive_int, metavar="N",
-         default_text="all"),
-    Flag("number-like", "duc2004: number the clusters as the CRUX release whose passages "
-                        "(JSONL {id, contents}, ids <prefix>-<i>:<doc>#<n>) this file holds, "
-                        "matching each cluster's documents to them (docs/data-model.md)",
-         type=Path, metavar="PASSAGES", default_text="input order"),
     Flag("collection-name", "the test collection's name written into the NuggetBank records "
                             "(test_collection)", metavar="NAME",
          default_text="the dataset folder's name"),
@@ -242,6 +218,65 @@ _flags(
     Flag("workdir", "the workflow's working directory: the config's relative paths and "
                     "results/", type=Path, metavar="DIR", default=Path(".")),
 )
+
+# --- ingest: the format registry's options ----------------------------------------------------
+
+# Every option of reading a corpus is declared once, with its help, kind, default and the formats
+# that read it, in the format registry (cruxflow.data.ingest.formats): its flag is declared here
+# from there. The options that are flags of other commands too keep the vocabulary's meaning
+# (their grammar must be their kind's); `cruxflow ingest` adds the registry's help to them.
+INGEST_HOME = "cruxflow.data.ingest.formats.IngestOptions"
+SHARED_OPTIONS = ("collection", "judge", "strict-collection", "allow-empty")
+
+# how each kind of option is read from the command line
+_KINDS = {
+    "text": {}, "choice": {},
+    "encoding": {"type": types.encoding, "metavar": "NAME"},
+    "count": {"type": types.positive_int, "metavar": "N"},
+    "flag": {"action": "store_true"},
+    "path": {"type": Path, "metavar": "PATH"},
+    "paths": {"type": Path, "nargs": "+", "action": "extend", "metavar": "PATH"},
+}
+
+
+def option_flag(name: str) -> str:
+    """An option's flag name: ``max_topics`` -> ``max-topics``."""
+    return name.replace("_", "-")
+
+
+def option_help(name: str) -> str:
+    """An option's help as the command line says it (other options named as flags)."""
+    return ingest_formats.describe(name, lambda other: "--" + option_flag(other))
+
+
+def option_default_text(name: str) -> str:
+    """An option's default as the help shows it: the registry's words, else its value."""
+    spec = ingest_formats.options()[name]
+    if spec.default_help is not None:
+        return spec.default_help
+    return "off" if spec.kind == "flag" else show(ingest_formats.defaults()[name])
+
+
+def _register_ingest_options() -> None:
+    for name, spec in ingest_formats.options().items():
+        grammar = dict(_KINDS[spec.kind])
+        if spec.pattern == ingest_formats.PREFIX_PATTERN:
+            grammar["type"] = types.topic_prefix       # which checks the registry's pattern
+        elif spec.pattern is not None:
+            raise ValueError(f"{name}: no argparse type checks the pattern {spec.pattern}")
+        if option_flag(name) in SHARED_OPTIONS:
+            flag = VOCABULARY[option_flag(name)]
+            if any(getattr(flag, k) != v for k, v in grammar.items() if k != "metavar"):
+                raise ValueError(f"--{flag.name}: the vocabulary's grammar is not the format "
+                                 f"registry's ({spec.kind})")
+            continue
+        register(Flag(option_flag(name), option_help(name), choices=spec.choices or None,
+                      home=INGEST_HOME,
+                      default_text=None if spec.kind == "flag" else option_default_text(name),
+                      **grammar))
+
+
+_register_ingest_options()
 
 # --- annotate ----------------------------------------------------------------------------------
 

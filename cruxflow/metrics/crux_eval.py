@@ -28,7 +28,8 @@ Where the script would fail or print nan, we leave the topic out of that measure
 say so: a run topic without ratings (the script stops with an error), and, with
 ``filter_by_oracle``, a topic whose judged passages answer nothing (0/0: the script's mean
 becomes nan). Beyond the script (its TODOs): ``Den@10`` (Eq. 6) when token counts are given,
-and :func:`compare_runs`, paired tests between every pair of runs with Holm's correction.
+and :func:`compare_runs`, paired tests between every pair of runs (the paired-test policy of
+:mod:`cruxflow.metrics.stats`).
 
 **Names.** These numbers are not the workflow's (docs/evaluate.md, "Names"): the printed and
 JSON names carry the parameters where rac_eval's definition differs from ours
@@ -360,15 +361,11 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     kept_zero = [] if any(t in inputs.relevant_topics for t in missing) or k > NDEVAL_MAX_CUTOFF \
         else missing
     missing = [t for t in missing if t not in kept_zero]
-    warnings = []
-    if kept_zero:
-        warnings.append(f"{len(kept_zero)} qrels topics with only 0 lines are missing from the "
-                        f"run: {names[measures[2]]} 0 for them, in its mean as the script does: "
-                        + ", ".join(kept_zero[:10]) + (", ..." if len(kept_zero) > 10 else ""))
-    if missing:
-        warnings.append(f"{len(missing)} of {len(qrel_topics)} qrels topics are missing from "
-                        f"the run and left out: {', '.join(missing[:10])}"
-                        + (", ..." if len(missing) > 10 else ""))
+    # the topics of the lines the rank column cut, read only where a qrels topic is missing
+    in_file = set(top.file_topics) if missing else set()
+    cut = [t for t in missing if t in in_file]
+    warnings = _cut_warnings(top, k, qrel_topics, [t for t in missing if t not in in_file], cut,
+                             kept_zero, names[measures[2]])
     ir = inputs.ir_measures(top)
     cov = inputs.coverage(top)
     per_topic: dict[str, dict[str, float | None]] = {}
@@ -412,9 +409,38 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
             "filter_by_oracle": inputs.filter_by_oracle, "eta": inputs.eta,
             "alpha": inputs.alpha,
             "missing_from_run": missing,
+            "cut_by_rank_column": cut,
+            "rank_column_not_a_rank": None if top.not_a_rank is None
+            else vars(top.not_a_rank),
             "zero_only_missing_from_run": kept_zero, "den_undefined_no_text": no_text}
     return CruxEvalResult(str(run), k, measures, per_topic, aggregate, evaluated, warnings,
                           info, dict(names))
+
+
+def _listed(topics: list[str]) -> str:
+    return ", ".join(topics[:10]) + (", ..." if len(topics) > 10 else "")
+
+
+def _cut_warnings(top: TopRun, k: int, qrel_topics: list[str], absent: list[str],
+                  cut: list[str], kept_zero: list[str], alpha_name: str) -> list[str]:
+    """What the run's reading left out, by cause: qrels topics the file does not name
+    (``absent``), those whose every line the rank column cut (rank > k: ``cut``), and a rank
+    column that is not a rank."""
+    out = []
+    if kept_zero:
+        out.append(f"{len(kept_zero)} qrels topics with only 0 lines are missing from the run: "
+                   f"{alpha_name} 0 for them, in its mean as the script does: "
+                   + _listed(kept_zero))
+    if absent:
+        out.append(f"{len(absent)} of {len(qrel_topics)} qrels topics are missing from the run "
+                   f"and left out: {_listed(absent)}")
+    if cut:
+        out.append(f"{len(cut)} of {len(qrel_topics)} qrels topics are in the run file, but the "
+                   f"rank column cut every line of theirs (rank > {k}; {top.beyond_k} lines "
+                   f"cut in all): left out, as the script does: {_listed(cut)}")
+    if top.not_a_rank is not None:
+        out.append(top.not_a_rank.line(top.path, k))
+    return out
 
 
 def _mean(values) -> float | None:
@@ -472,18 +498,17 @@ def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
     return labels
 
 
-def compare_runs(results: Sequence[CruxEvalResult], *, n_resamples: int = 9999, seed: int = 0,
-                 correction: str = "holm", tests: Sequence[str] = ("t_test", "randomization")
-                 ) -> list[dict]:
-    """Paired tests between every pair of runs per measure (:func:`cruxflow.metrics.stats.
-    compare`: t-test and randomization test over the topics both runs define, Holm-adjusted
-    over the pairs of a measure)."""
-    from cruxflow.metrics.stats import compare
+def compare_runs(results: Sequence[CruxEvalResult], policy=None,
+                 labels: Sequence[str] | None = None) -> list[dict]:
+    """Paired tests between every pair of runs per measure, over the topics both runs define
+    (:func:`cruxflow.metrics.stats.pairwise`, by ``policy``: default
+    :data:`~cruxflow.metrics.stats.POLICY`, the randomization test, Holm-adjusted over the
+    pairs of a measure). Runs are named by ``labels``, else by :func:`run_labels`."""
+    from cruxflow.metrics.stats import POLICY, pairwise
 
     if not results:
         return []
-    labels = run_labels(results)
+    labels = list(labels) if labels is not None else run_labels(results)
     measures = [m for m in results[0].measures if all(m in r.measures for r in results)]
-    return compare({label: r.per_topic for label, r in zip(labels, results, strict=True)},
-                   measures, n_resamples=n_resamples, seed=seed, correction=correction,
-                   tests=tests)
+    return pairwise({label: r.per_topic for label, r in zip(labels, results, strict=True)},
+                    measures, policy or POLICY)

@@ -96,14 +96,21 @@ def _one_line(error) -> str:
 
 
 def fill_format_defaults(config: dict) -> dict:
-    """A dataset's ``generate`` and ``n_questions`` when null: raw formats run the LLM stages
-    (the CRUX release comes rated), and the paper asks for 15 sub-questions on DUC 2004, 10 on
-    Multi-News (Sec. 3.1)."""
+    """A dataset's ``generate``, ``n_questions`` and ``prefix`` when null: formats that come
+    without ratings run the LLM stages (the CRUX release and nuggets come rated; the format
+    registry, :mod:`cruxflow.data.ingest.formats`, says which), the paper asks for 15
+    sub-questions on DUC 2004, 10 on Multi-News (Sec. 3.1), and the topic prefix is the
+    format's."""
+    from cruxflow.data.ingest.formats import FORMATS
+
     for d in config["datasets"].values():
+        fmt = FORMATS[d["format"]]
         if d["generate"] is None:
-            d["generate"] = d["format"] != "crux"
+            d["generate"] = not fmt.rated
         if d["n_questions"] is None:
             d["n_questions"] = 15 if d["format"] == "duc2004" else 10
+        if d.get("prefix") is None:
+            d["prefix"] = fmt.prefix
     return config
 
 
@@ -125,9 +132,11 @@ def use_annotation_exports(config: dict) -> dict:
 
 
 def rated_datasets(config: dict) -> list[str]:
-    """Datasets with answerability ratings: the CRUX release format, or generated."""
+    """Datasets with answerability ratings: of a format that comes rated, or generated."""
+    from cruxflow.data.ingest.formats import FORMATS
+
     return [name for name, d in config["datasets"].items()
-            if d["format"] == "crux" or d["generate"]]
+            if FORMATS[d["format"]].rated or d["generate"]]
 
 
 def corpora(config: dict) -> dict[str, list[str]]:
@@ -226,10 +235,21 @@ def _backend_problem(key: str, name: str | None, config: dict) -> Iterator[tuple
 
 
 def _dataset_problems(config: dict) -> Iterator[tuple[str, str]]:
+    from cruxflow.data.ingest import formats
+
+    plain = formats.defaults()
     for name, d in config["datasets"].items():
         key = f"datasets.{name}"
-        if d["generate"] and d["format"] == "crux":
-            yield f"{key}.generate", "the crux format comes rated; set generate: false"
+        if d["generate"] and formats.FORMATS[d["format"]].rated:
+            yield f"{key}.generate", f"the {d['format']} format comes rated; set generate: false"
+        # an option the format does not read: set in vain, it would be skipped in silence (the
+        # prefix the format's own, filled in above)
+        given = {option: d[option] for option, spec in formats.options().items()
+                 if spec.workflow is None and d.get(option) != plain[option]
+                 and not (option == "prefix"
+                          and d[option] == formats.FORMATS[d["format"]].prefix)}
+        for option, why in formats.misapplied(d["format"], given):
+            yield f"{key}.{option}", why
         # The dataset's backend writes its data and, with a null rag.judge, judges its reports.
         judged = name in config["rag"]["datasets"] and config["rag"]["judge"] is None
         if d["llm_backend"] is not None or d["generate"] or judged:
@@ -322,11 +342,20 @@ def file_problems(config: dict, basedir=".", *,
     as :func:`locate` finds them): Snakemake would report them as a rule's missing input.
     ``data_optional``: the datasets' inputs may be missing (``cruxflow plan`` plans them from
     published sizes before the data exist)."""
+    from cruxflow.data.ingest import formats
+
     named: list[tuple[str, str | None]] = []
     for name, d in config["datasets"].items():
         if not data_optional:
-            named += [(f"datasets.{name}.input", d.get("input")),
-                      (f"datasets.{name}.distractors", d.get("distractors"))]
+            named.append((f"datasets.{name}.input", d.get("input")))
+            for option, spec in formats.options().items():
+                value = d.get(option) if spec.workflow is None else None
+                if spec.kind == "path":
+                    named.append((f"datasets.{name}.{option}", value))
+                elif spec.kind == "paths" and value:
+                    values = [value] if isinstance(value, str) else value
+                    named += [(f"datasets.{name}.{option}[{i}]", v)
+                              for i, v in enumerate(values)]
     for dataset, runs in config["runs"].items():
         named += [(f"runs.{dataset}.{run}", path) for run, path in runs.items()]
     for metric, key in BEYOND_INPUT.items():

@@ -15,7 +15,7 @@ authors' loaders read (DylanJoo/crux: ``crux/tools/mds/ir_utils.py``,
 crux-neuclir's topics are NeuCLIR 2024 report requests (``request_id``, ``title``,
 ``problem_statement``; the authors' loader joins title and problem statement), its ratings are
 human ones (``judge/ratings.human.jsonl``) and its passages come from the NeuCLIR collection,
-which ``--corpus`` may name.
+which ``--collection`` may name.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from cruxflow.data.ingest.crux_common import (
     read_collection,
     read_diversity_qrels,
     read_id,
-    read_ratings,
+    regular_files,
 )
-from cruxflow.data.ingest.crux_paper import attach_ratings
+from cruxflow.data.ingest.crux_paper import attach_judge
 from cruxflow.data.io import iter_jsonl
 from cruxflow.data.model import Dataset, Passage, Reference, Topic, parse_passage_id
 
@@ -158,8 +158,8 @@ def read_summaries(root: Path, encoding: str) -> tuple[dict[str, list[str]], lis
 
 
 def find_corpus(root: Path, options: IngestOptions) -> Path | None:
-    if options.corpus is not None:
-        return Path(options.corpus)
+    if options.collection is not None:
+        return Path(options.collection)
     # the MDS subsets share one collection; crux-neuclir's passages are NeuCLIR's documents
     sibling = root.resolve().parent / CORPUS_NAME
     return sibling if root.resolve().name.startswith("crux-mds-") and sibling.is_dir() else None
@@ -169,7 +169,7 @@ def release_runs(root: Path) -> list[Path]:
     for name in ("run", "runs"):
         d = root / name
         if d.is_dir():
-            return sorted(f for f in d.iterdir() if f.is_file() and not f.name.startswith("."))
+            return regular_files(sorted(f for f in d.iterdir() if not f.name.startswith(".")))
     return []
 
 
@@ -194,7 +194,7 @@ def read_release(root: Path, options: IngestOptions) -> tuple[Dataset, IngestRep
                 passages[pid] = Passage(pid, text)
         report.counts["corpus_files"] = [str(f) for f in files]
     else:
-        looked = "--corpus" + (f" and ../{CORPUS_NAME}" if root.resolve().name.startswith(
+        looked = "--collection" + (f" and ../{CORPUS_NAME}" if root.resolve().name.startswith(
             "crux-mds-") else "")
         report.notes.append(f"no passage collection (looked for {looked}): the dataset has no "
                             "passage texts")
@@ -220,20 +220,22 @@ def read_release(root: Path, options: IngestOptions) -> tuple[Dataset, IngestRep
 
     ratings: dict[tuple[str, str], list[int]] = {}
     judge_path = root / "judge"
-    if judge_path.exists():
-        judge = read_ratings(judge_path, enc,
-                             n_questions={tid: len(t.questions) for tid, t in topics.items()})
-        ratings, skipped = attach_ratings(judge, topics, passages, unknown_topics="skip")
-        report.counts.update(judge=judge.summary(), ratings_of_other_topics=skipped)
-        if judge.unrated:
-            report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
-                                "no question")
+    if options.judge:
+        if judge_path.exists():
+            report.notes.append("the folder's judge/ not used (--judge given)")
+        ratings = attach_judge([Path(p) for p in options.judge], topics, passages, options,
+                               report, unknown_topics="skip")
+    elif judge_path.exists():
+        ratings = attach_judge([judge_path], topics, passages, options, report,
+                               unknown_topics="skip")
+        report.counts.setdefault("ratings_of_other_topics", 0)
         if neuclir:
             report.notes.append("the ratings are human ones (crux-neuclir)")
     else:
         report.notes.append("no judge/ folder: the dataset has no ratings")
-    qrels = [read_diversity_qrels(f).summary() for f in sorted((root / "qrels").glob("*"))
-             if f.is_file()] if (root / "qrels").is_dir() else []
+    qrels = [read_diversity_qrels(f).summary() for f in regular_files(sorted(
+        f for f in (root / "qrels").glob("*") if not f.name.startswith(".")))] \
+        if (root / "qrels").is_dir() else []
     report.counts.update(qrels=qrels, topics_without_subquestions=no_questions,
                          subquestions_of_other_topics=len(set(subquestions) - set(topics)),
                          reference_files=[str(f) for f in summary_files])
