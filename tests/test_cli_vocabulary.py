@@ -206,12 +206,18 @@ CONFIG_NAMES = [
     ("--k", "rag.context_sizes"),
     ("--attempts", "llm.attempts"),
     ("--bootstrap", "rag.bootstrap"),
+    ("--test", "rag.significance.test"),
+    ("--correction", "rag.significance.correction"),
+    ("--resamples", "rag.significance.resamples"),
+    ("--seed", "rag.significance.seed"),
     ("--n-questions", "datasets.*.n_questions"),
     ("--input", "datasets.*.input"),
     ("--prefix", "datasets.*.prefix"),
     ("--min-docs", "datasets.*.min_docs"),
     ("--distractors", "datasets.*.distractors"),
     ("--collection", "datasets.*.collection"),
+    ("--judge-merge", "datasets.*.judge_merge"),
+    ("--number-like", "datasets.*.number_like"),
     ("--max-topics", "datasets.*.max_topics"),
 ]
 

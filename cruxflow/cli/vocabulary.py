@@ -514,6 +514,11 @@ RENAMED: dict[tuple[str, str], Renamed] = {
     ("kpr", "--input"): Renamed("--questions"),
     ("export", "--collection"): Renamed("--collection-name", "the NuggetBank test_collection"),
     ("evaluate", "--name"): Renamed("--run-name"),
+    ("evaluate", "--paired"): Renamed("--test", "one test: t-test or none as before; both is "
+                                                "gone"),
+    ("crux-eval", "--paired"): Renamed("--test", "one test: t-test or none as before; both is "
+                                                 "gone"),
+    ("ingest", "--corpus"): Renamed("--collection"),
     ("init", "--name"): Renamed("--dataset-name"),
     ("init", "--questions"): Renamed("--n-questions", "how many sub-questions per topic"),
 }
