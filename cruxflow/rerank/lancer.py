@@ -33,63 +33,22 @@ import numpy as np
 from cruxflow.data.text import clip_words
 from cruxflow.llm.base import Sampling
 from cruxflow.llm.parsing import UNRATED, parse_free_rating
-from cruxflow.llm.prompts import PromptTemplate
+from cruxflow.llm.prompts import load_prompts
 from cruxflow.llm.retry import ask_with_retries
 from cruxflow.rerank import Candidate, by_order
 
 log = logging.getLogger(__name__)
 
 VERSION = "lancer-v1"
-# DylanJoo/LANCER src/lancer/llm_request.py: the system message of every request.
-SYSTEM = "You are a helpful, honest, and harmless assistant."
-# src/lancer/qg.py, prompt_with_example (title and background empty: the authors pass no
-# topic fields on CRUX-MDS DUC'04), after their .strip().
-SUBQUESTIONS = PromptTemplate("lancer-subquestions", VERSION, (
-    "Instruction: Given the following report request, write {n} diverse and non-repeating "
-    "sub-questions that can help guide the creation of a focused and comprehensive report. "
-    "The sub-questions should help break down the topic into key areas that need to be "
-    "investigated or explained. Each sub-question should be short (ideally under 20 words) "
-    "and should focus on a single aspect or dimension of the report.\n\n"
-    "    Here are examples of sub-questions for a report request about the mysteries of Machu "
-    "Picchu's architecture:\n"
-    "    - Where is Machu Picchu located?\n"
-    "    - How high is the mountain ridge on which Machu Picchu sits?\n"
-    "    - What make Machu Picchu one of the world's most visited sites?\n"
-    "    - What are the most remarkable aspects of the construction structure of Machu "
-    "Picchu?\n\n"
-    "    Report Request:\n"
-    "    - Title: {title}\n"
-    "    - Background: {background}\n"
-    "    - Problem Statement: {request}\n\n"
-    "    Output format:\n"
-    "    - List each sub-question on a new line. Do not number the sub-questions.\n"
-    "    - Do not add any comment or explanation.\n"
-    "    - Output without adding additional questions after the specified {n}. Begin with "
-    "\"<START OF LIST>\" and, when you are finished, output \"<END OF LIST>\". Never ever add "
-    "anything else after \"<END OF LIST>\", my life depends on it!!!\n\n"
-    "    Now, generate the {n} sub-questions:"))
-# src/lancer/aj.py, prompt_rating_gen, after their .strip(). Their context is a corpus entry
-# {"title": "", "text": ...} joined as title + " " + text: hence the two spaces after
-# "Context:" (the caller passes the text; render_judgment adds the space).
-JUDGMENT = PromptTemplate("lancer-judgment", VERSION, (
-    "Instruction: Determine whether the question can be answered based on the provided "
-    "context? Rate the context on a scale from 0 to 5 according to the guideline below. Do "
-    "not write anything except the rating.\n\n"
-    "    Guideline: \n"
-    "    - 5: The context is highly relevant, complete, and accurate to the question.\n"
-    "    - 4: The context is mostly relevant and complete but may have minor gaps or "
-    "inaccuracies to the question.\n"
-    "    - 3: The context is partially relevant and complete, with noticeable gaps or "
-    "inaccuracies to the question.\n"
-    "    - 2: The context has limited relevance and completeness, with significant gaps or "
-    "inaccuracies to the question.\n"
-    "    - 1: The context is minimally relevant or complete, with substantial shortcomings to "
-    "the question.\n"
-    "    - 0: The context is not relevant or complete at all.\n"
-    "    \n"
-    "    Question: {question}\n\n"
-    "    Context: {context} \n\n"
-    "    Rating:"))
+# The authors' prompts as their code sends them (cruxflow/prompts/lancer.toml, with where each
+# comes from): sub-questions from a report request, and the 0-5 rating of a context. Their
+# judgment's context is a corpus entry {"title": "", "text": ...} joined as title + " " + text:
+# hence the two spaces after "Context:" (the caller passes the text; render_judgment adds the
+# space).
+SUBQUESTIONS = load_prompts("lancer")["lancer-subquestions"]
+JUDGMENT = load_prompts("lancer")["lancer-judgment"]
+# src/lancer/llm_request.py: the system message of every request.
+SYSTEM = SUBQUESTIONS.parts["system"]
 PROMPTS = {p.name: p for p in (SUBQUESTIONS, JUDGMENT)}
 
 # ``ca.py``'s aggregations (``--agg_method``), each a function of the rating matrix below.
