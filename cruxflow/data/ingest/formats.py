@@ -167,8 +167,7 @@ class IngestOptions:
         "as documents of no topic", GENERATED, "path", default_help="none")
     collection: str | None = _option(
         None, "the passage collection: crux: JSONL {id, contents} (a file, a folder of them, "
-        ".jsonl.gz too, or a folder of one-record files such as the labeling tool's documents/; "
-        "default: the subset's own docs/, or crux-mds-corpus beside a release subset folder); "
+        ".jsonl.gz too, or a folder of one-record files such as the labeling tool's documents/); "
         "nuggets: the segments (MS MARCO v2.1 segmented JSONL) the assignments cite",
         ("crux", "nuggets"), "path",
         default_help="crux: a release subset's docs/ or crux-mds-corpus beside it, else none; "
