@@ -356,13 +356,17 @@ BEYOND_OUTPUTS = {
 }
 
 
+# Each job's main input, named as the flag of its command (cruxflow/cli/vocabulary.py).
+BEYOND_INPUT = workflow_config.BEYOND_INPUT
+
+
 def beyond_job(metric):
     """Input function: the job's input files (those its options name)."""
 
     def inputs(wildcards):
         job = BEYOND[metric][wildcards.name]
         keys = (
-            "input",
+            BEYOND_INPUT[metric],
             "labels",
             "passages",
             "topics",
@@ -378,7 +382,7 @@ def beyond_job(metric):
 def beyond_options(metric):
     """Params function: the job's options, without its files."""
     files = {
-        "input",
+        BEYOND_INPUT[metric],
         "labels",
         "passages",
         "topics",

@@ -188,7 +188,8 @@ def test_holm_over_three_runs_by_hand(capsys):
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--k", "0", "argument --k: must be a positive integer, got 0"),
-    ("--k", "oracle", "crux-eval cuts by the rank column"),
+    ("--k", "oracle", "this command cuts each ranked list at a positive integer k"),
+    ("--k", "10,20", "this command takes one context size, got '10,20'"),
     ("--alpha", "2", "argument --alpha: must lie in 0..1, got 2.0"),
     ("--eta", "7", "argument --eta: must be a rating from 1 to 5, got 7"),
     ("--density-weight", "nan", "argument --density-weight: must be a finite number"),

@@ -84,7 +84,10 @@ def test_release_neuclir_reads_requests_nuggets_and_human_ratings():
     t = ds.topics["300"]
     # the authors' loader joins title and problem statement
     assert t.query == "Solar subsidies Report on solar subsidy cuts in 2023."
-    assert t.questions == ["Which subsidies were cut?", "Who opposed the cuts?"]
+    # the nuggets, as [question, answer(s)] pairs (tests/test_crux_now.py reads them closer)
+    assert t.questions == [
+        "Which subsidies were cut? Answer: rooftop solar rebates or feed-in tariffs",
+        "Who opposed the cuts? Answer: installers"]
     assert ds.passages == {}   # NeuCLIR's documents are not in crux-mds-corpus
     assert ds.ratings == {("300", "doc-a1"): [5, 0], ("300", "doc-b2"): [0, 3]}
     assert any("human" in n for n in report.notes)
@@ -106,7 +109,8 @@ def test_release_corpus_option_and_runs_written(tmp_path):
 
 def test_root_of_several_subsets_names_them(tmp_path):
     err = data_error(read, DATA / "release")
-    assert "pass one of them (crux-mds-duc04, crux-mds-multi_news, crux-neuclir)" in str(err)
+    assert ("pass one of them (crux-biogen, crux-mds-duc04, crux-mds-multi_news, crux-neuclir, "
+            "crux-ragtime, crux-researchy)") in str(err)
 
 
 def test_no_layout_lists_what_was_looked_for(tmp_path):

@@ -88,7 +88,7 @@ def test_real_exports_item_and_system_level():
 
 def test_cli_prints_counts_warnings_and_undefined(capsys):
     assert main(["meta-eval", "--judge", str(JUDGE), "--human", f"a1={ANN1}", f"a2={ANN2}",
-                 "--runs", *map(str, RUNS), "--bootstrap", "50"]) == 0
+                 "--run", *map(str, RUNS), "--bootstrap", "50"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"\| judge +\| a1 +\| judge +\| +5 \| 0.200", out)
     assert "only 5 items (< 30)" in out and "no shared items" in out

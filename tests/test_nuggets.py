@@ -102,7 +102,7 @@ def test_autonuggetizer_export(rated, tmp_path, capsys):
 def test_nuggetbank_export_follows_the_autojudge_schema(rated, tmp_path):
     out = tmp_path / "out"
     assert main(["export", "--format", "nuggetbank", "--dataset", str(rated),
-                 "--output", str(out), "--collection", "mine"]) == 0
+                 "--output", str(out), "--collection-name", "mine"]) == 0
     schema = json.loads((DATA / "nuggetbank.schema.json").read_text())
     validator = Draft202012Validator(schema)
     banks = read_jsonl(out / "nugget_banks.jsonl")

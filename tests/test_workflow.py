@@ -56,11 +56,11 @@ def demo_config(workdir: Path, **metrics) -> Path:
     # the LLM judging only the unlabelled citations, KPR judging given key points (recall only).
     beyond = REPO / "resources/demo/beyond"
     config["beyond"] = {
-        "udcg": {"demo-nq": {"input": str(beyond / "udcg_nq.json"), "utility": "given"}},
-        "support": {"demo-trec": {"input": str(beyond / "support_answers.jsonl"),
+        "udcg": {"demo-nq": {"questions": str(beyond / "udcg_nq.json"), "utility": "given"}},
+        "support": {"demo-trec": {"answers": str(beyond / "support_answers.jsonl"),
                                   "passages": str(beyond / "support_passages.jsonl"),
-                                  "judge": "missing"}},
-        "kpr": {"demo-long2rag": {"input": str(beyond / "kpr_questions.jsonl"),
+                                  "judge_pairs": "missing"}},
+        "kpr": {"demo-long2rag": {"questions": str(beyond / "kpr_questions.jsonl"),
                                   "key_points": str(REPO / "tests/data/kpr/key_points.jsonl"),
                                   "precision": False, "judge_max_tokens": 8,
                                   "group_by": ["domain"]}}}

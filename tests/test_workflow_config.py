@@ -54,7 +54,7 @@ MN = {"format": "multinews", "input": "mn.jsonl"}
 
 def test_defaults_are_filled_inside_every_entry_and_not_shared():
     config = make(datasets={"a": dict(MN), "b": dict(CRUX)},
-                  beyond={"udcg": {"u": {"input": "u.jsonl"}}})
+                  beyond={"udcg": {"u": {"questions": "u.jsonl"}}})
     # nested defaults: schema "human_labels": {} then its "reports": null inside it
     assert config["datasets"]["a"]["human_labels"] == {"reports": None, "passages": None}
     assert config["datasets"]["a"]["prefix"] is None    # the format's: see below
@@ -302,7 +302,7 @@ def test_listwise_reranker_backend():
 
 def test_beyond_backend_is_checked_when_a_job_uses_it():
     resolve(make(beyond={"backend": "gpt"}))   # no jobs: nothing calls it
-    e = raises(make(beyond={"backend": "gpt", "kpr": {"k": {"input": "k.jsonl"}}}))
+    e = raises(make(beyond={"backend": "gpt", "kpr": {"k": {"questions": "k.jsonl"}}}))
     assert e.keys == ["beyond.backend"]
 
 
@@ -336,11 +336,11 @@ def test_the_check_finds_nan_and_every_file_the_config_names_that_is_missing(tmp
                            "gone": {"format": "crux", "input": "no/crux"}},
               "runs": {"mn": {"bm25x": "runs/mine.run"}},
               "metrics": {"alpha": float("nan"), "tokenizer": "tok/tokenizer.json"},
-              "beyond": {"kpr": {"k": {"input": "k.jsonl"}}}}
+              "beyond": {"kpr": {"k": {"questions": "k.jsonl"}}}}
     with pytest.raises(ConfigError) as caught:
         check(config, tmp_path / "elsewhere")
     assert caught.value.keys == ["metrics.alpha", "datasets.gone.input", "runs.mn.bm25x",
-                                 "beyond.kpr.k.input", "metrics.tokenizer"]
+                                 "beyond.kpr.k.questions", "metrics.tokenizer"]
     assert "no such file or directory: runs/mine.run" in str(caught.value)
 
 

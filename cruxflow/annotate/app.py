@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
 import socket
 from pathlib import Path
 
@@ -163,11 +162,9 @@ async def _answer(send, status: int, error: str) -> None:
 
 
 def rubric() -> tuple[str, list[tuple[int, str]]]:
-    """The judge's instruction and 0-5 guideline (Fig. 8), from the rating prompt itself."""
-    instruction = RATING.text.split("\n", 1)[0].removeprefix("Instruction: ")
-    instruction = instruction.replace(" Do not write anything except the rating.", "")
-    grades = [(int(g), text) for g, text in re.findall(r"^- (\d): (.*)$", RATING.text, re.M)]
-    return instruction, grades
+    """The judge's instruction and 0-5 guideline (Fig. 8): the very parts the rating prompt is
+    built from (cruxflow/prompts/crux.toml), so the page shows what the LLM judge is told."""
+    return RATING.parts["instruction"], [(int(g), text) for g, text in RATING.parts["rubric"]]
 
 
 def _totals(rows: list[dict]) -> dict:

@@ -5,34 +5,16 @@ evaluation script."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
-from cruxflow.metrics.evaluate import K_ALL, evaluate_run
-from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
-
-
-def parse_k_list(text: str) -> list[int | str]:
-    """``--k``: comma-separated context sizes, each ``oracle``, ``all`` or a positive integer."""
-    from cruxflow.metrics.scorer import parse_context_size
-
-    out: list[int | str] = []
-    for part in (x.strip() for x in text.split(",")):
-        try:
-            k = K_ALL if part == K_ALL else parse_context_size(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"context size must be 'oracle', 'all' or a positive integer, got {part!r}"
-            ) from None
-        if k in out:
-            raise argparse.ArgumentTypeError(f"context size {part!r} is given twice")
-        out.append(k)
-    return out
+from cruxflow.metrics.evaluate import evaluate_run
 
 
 def _cmd_evaluate(args) -> int:
@@ -40,9 +22,9 @@ def _cmd_evaluate(args) -> int:
     from cruxflow.metrics.evaluate import evaluate_release, load_texts
 
     inputs = args.run or args.contexts
-    if args.name is not None and len(inputs) > 1:
-        raise DataError("--name names one run; several runs are named by their file names")
-    names = _system_names(inputs, args.name)
+    if args.run_name is not None and len(inputs) > 1:
+        raise DataError("--run-name names one run; several runs are named by their file names")
+    names = _system_names(inputs, args.run_name)
     release = args.crux_root is not None or args.qrel is not None or args.judge is not None
     results, authors = [], []
     if release:
@@ -134,7 +116,7 @@ def _cmd_evaluate(args) -> int:
 
 
 def _system_names(inputs: list[Path], name: str | None) -> list[str]:
-    """``--name``, or each input's file stem, a repeated one numbered (``bm25 (2)``)."""
+    """``--run-name``, or each input's file stem, a repeated one numbered (``bm25 (2)``)."""
     names: list[str] = []
     for path in inputs:
         label, n = name or path.stem, 1
@@ -243,68 +225,37 @@ def _print_notes(info: dict, prefix: str = "") -> None:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow evaluate`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "evaluate", help="score a retrieval run or contexts against a dataset",
+    p = vocabulary.command(
+        subparsers, "evaluate", help="score a retrieval run or contexts against a dataset",
         description="Score one retrieval run (TREC) or its contexts (JSONL) "
                     "against a prepared dataset: CRUX and IR metrics per topic "
                     "and their means per context size k. See docs/evaluate.md.")
-    p.add_argument("--dataset", type=Path,
-                   help="prepared dataset directory (topics.jsonl, passages/, "
-                        "answerability.jsonl)")
-    p.add_argument("--crux-root", type=Path,
-                   help="a CRUX release subset folder (crux-mds-duc04): score --run with the "
-                        "authors' script on its qrels/ and judge/, and with the workflow's "
-                        "scorer on the dataset they make when the passage texts are known")
-    p.add_argument("--qrel", type=Path,
-                   help="with --judge: the diversity qrels of the authors' script")
-    p.add_argument("--judge", type=Path,
-                   help="with --qrel: the judge ratings (file or folder) of the authors' script")
-    p.add_argument("--filter-by-oracle", action="store_true",
-                   help="the authors' Cov@10 counts only the questions the judged passages "
-                        "answer")
+    add = partial(vocabulary.add, p)
+    add("dataset")
+    add("crux-root", detail="scores --run with both")
+    add("qrel", detail="with --judge, scores --run with the authors' script")
+    add("judge", single=True, detail="here one file or folder; with --qrel, scores --run with "
+                                     "the authors' script")
+    add("filter-by-oracle")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--run", type=Path, nargs="+", action="extend", metavar="RUN",
-                     help="TREC run file(s): qid Q0 passage rank score tag; several (--run a b, "
-                          "or --run a --run b) are scored in one call and compared pairwise")
-    src.add_argument("--contexts", type=Path, nargs="+", action="extend", metavar="FILE",
-                     help='JSONL, one line per topic: {"topic_id": ..., "passages": [ids, best '
-                          'first]} ("context" is accepted for "passages"); several as --run')
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="answerability threshold, 1-5 (default %(default)s)")
-    p.add_argument("--alpha", type=types.unit_interval, default=DEFAULTS.alpha,
-                   help="alpha-nDCG redundancy penalty (default %(default)s)")
-    p.add_argument("--k", type=parse_k_list, metavar="K[,K...]",
-                   help="context sizes: 'oracle' (|Z*|), 'all' (each list as given) or a "
-                        "number (default: oracle,10,20 for --run, all for --contexts)")
-    p.add_argument("--density-weight", type=types.non_negative, default=DEFAULTS.density_weight,
-                   help="exponent w of Den, Eq. 6 (default %(default)s)")
-    p.add_argument("--tokenizer",
-                   help="local tokenizer.json (or a directory holding one) for Den's token "
-                        "counts (default: the regex counter)")
-    p.add_argument("--relevance-grades", choices=sorted(RELEVANCE_GRADES),
-                   default=DEFAULTS.relevance_grades,
-                   help="nDCG's grades: P** 2, rest of P* 1 (default), or the CRUX authors' "
-                        "P** 3, passages dominated by P** 1, rest of P* 2")
-    p.add_argument("--judgments", type=Path,
-                   help="judgments.jsonl to use instead of deriving them from the dataset's "
-                        "ratings (derived with --eta: another eta is an error)")
-    p.add_argument("--collection", type=Path,
-                   help="passage collection (JsonCollection file, or a directory holding "
-                        "passages.jsonl) when the run searched a corpus larger than the "
-                        "dataset's own passages")
-    p.add_argument("--name", help="system name in the tables (default: the input's file stem)")
+    vocabulary.add(src, "run", detail="several are also compared pairwise")
+    vocabulary.add(src, "contexts")
+    add("eta")
+    add("alpha")
+    add("k", default=None, default_text="oracle,10,20 for --run, all for --contexts")
+    add("density-weight")
+    add("tokenizer", detail="here Den's token counts")
+    add("relevance-grades")
+    add("judgments")
+    add("collection", detail="for a run that searched a corpus larger than the dataset's own "
+                             "passages")
+    add("run-name")
     types.add_paired_options(p)
-    p.add_argument("--output", type=types.output_dir, metavar="DIR",
-                   help="directory to write per_query.tsv and aggregate.tsv to (and "
-                        "crux_eval.json, the authors' script's values; paired.tsv for several "
-                        "runs)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--strict-collection", action="store_true",
-                   help="refuse a run that ranks a passage outside the collection (default: "
-                        "score it as an unjudged passage, rated 0, and warn)")
-    p.add_argument("--allow-empty", action="store_true",
-                   help="score an empty run or contexts file (every topic as an empty context) "
-                        "instead of failing")
+    add("output", detail="here per_query.tsv and aggregate.tsv (and crux_eval.json, the "
+                         "authors' script's values; paired.tsv for several runs)")
+    add("json")
+    add("strict-collection")
+    add("allow-empty", detail="here every topic then scores as an empty context")
     # what --output gets, so an input there under one of these names is refused before any work
     p.set_defaults(func=_cmd_evaluate,
                    writes=("per_query.tsv", "aggregate.tsv", "crux_eval.json", "paired.tsv"))

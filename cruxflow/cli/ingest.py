@@ -1,24 +1,24 @@
 """``cruxflow ingest --format FORMAT --input PATH --output DIR``: read a raw corpus, write the
 data model (docs/data-model.md) and print the counts. Its flags are built from the format
-registry (:mod:`cruxflow.data.ingest.formats`): one flag per option of reading, with the
-registry's help, default and formats."""
+registry (:mod:`cruxflow.data.ingest.formats`): one flag per option of reading, declared in the
+vocabulary from the registry's help, kind, default and formats
+(:func:`cruxflow.cli.vocabulary.option_flag`)."""
 
 from __future__ import annotations
 
 import json
-import re
+from functools import partial
 from pathlib import Path
 
-from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest import formats as registry
 from cruxflow.data.ingest import ingest_to
-from cruxflow.metrics.options import DEFAULTS
 
 
 def flag(name: str) -> str:
     """An option's flag: ``max_topics`` -> ``--max-topics``."""
-    return "--" + name.replace("_", "-")
+    return "--" + vocabulary.option_flag(name)
 
 
 def options_from_args(args) -> registry.IngestOptions:
@@ -55,54 +55,31 @@ def _cmd_ingest(args) -> int:
     return 0
 
 
-PREFIX = re.compile(registry.PREFIX_PATTERN)
-
-
-# how each kind of option is read from the command line
-_KINDS = {
-    "text": {}, "encoding": {"type": types.encoding}, "count": {"type": types.positive_int},
-    "flag": {"action": "store_const", "const": True}, "path": {"type": Path},
-    "paths": {"type": Path, "nargs": "+"},
-}
-
-
-def _default_words(name: str, spec: registry.Option, default) -> str:
-    if spec.default_help is not None:
-        return spec.default_help
-    if spec.kind == "flag":
-        return "off"
-    return str(default)
-
-
 def add_command(subparsers) -> None:
     """Add ``cruxflow ingest`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "ingest", help="read a corpus into the CRUX data model",
+    p = vocabulary.command(
+        subparsers, "ingest", help="read a corpus into the CRUX data model",
         description="Read a corpus (" + "; ".join(
             f"{f.name}: {f.description}" for f in registry.FORMATS.values())
-        + ") and write it as a dataset directory (docs/data-model.md), with its counts.")
-    command = registry.COMMAND_FLAGS
-    p.add_argument("--format", required=True, choices=list(registry.FORMATS),
-                   help=command["format"].help)
-    p.add_argument("--input", required=True, type=Path,
-                   help=command["input"].help + ": " + "; ".join(
-                       f"{f.name}: {f.input}" for f in registry.FORMATS.values()))
-    p.add_argument("--output", required=True, type=Path, help=command["output"].help)
-    plain = registry.defaults()
+        + ") and write it as a dataset directory (docs/data-model.md), with its counts. "
+          "See docs/ingest.md.")
+    # the flags of other commands too: their meaning, then what the registry says of them here
+    command = {name: f"here: {spec.help}" for name, spec in registry.COMMAND_FLAGS.items()}
+    add = partial(vocabulary.add, p)
+    add("format", required=True, choices=list(registry.FORMATS), detail=command["format"])
+    add("input", required=True, detail=command["input"] + ": " + "; ".join(
+        f"{f.name}: {f.input}" for f in registry.FORMATS.values()))
+    add("output", required=True, detail=command["output"])
     for name, spec in registry.options().items():
-        kwargs = dict(_KINDS.get(spec.kind, {}))
-        if spec.kind == "choice":
-            kwargs["choices"] = list(spec.choices)
-        if name == "prefix":
-            kwargs["type"] = types.name
-        if spec.kind in ("path", "paths"):
-            kwargs["metavar"] = "PATH"
         # None: not given (the option's default then holds, and a format that does not read
         # the option is not refused for it)
-        p.add_argument(flag(name), default=None,
-                       help=f"{registry.describe(name, flag)} (default: "
-                            f"{_default_words(name, spec, plain[name])})", **kwargs)
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help=f"{command['eta'].help} (default: %(default)s)")
-    p.add_argument("--json", action="store_true", help=command["json"].help)
+        option = vocabulary.option_flag(name)
+        if option in vocabulary.SHARED_OPTIONS:
+            add(option, default=None, keep_unset=True,
+                detail=f"here: {vocabulary.option_help(name)}",
+                default_text=None if spec.kind == "flag" else vocabulary.option_default_text(name))
+        else:
+            add(option, default=None, keep_unset=True)
+    add("eta", detail=command["eta"])
+    add("json", detail=command["json"])
     p.set_defaults(func=_cmd_ingest)

@@ -1,14 +1,19 @@
-"""``cruxflow meta-eval --judge J --human [NAME=]H ... [--runs [NAME=]RUN ...]``: the judge's
+"""``cruxflow meta-eval --judge J --human [NAME=]H ... [--run [NAME=]RUN ...]``: the judge's
 ratings against annotators' ratings of the same (passage, question) pairs, beside the
 annotators' agreement with each other, and the system rankings both give (docs/judge-trust.md)."""
 
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
-from cruxflow.cli import args as types
-from cruxflow.metrics.options import DEFAULTS
+from cruxflow.cli import vocabulary
+
+
+def error_level(confidence: float) -> float:
+    """PPI's alpha for a confidence level (0.95 -> 0.05, exactly)."""
+    return round(1 - confidence, 12)
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -122,8 +127,9 @@ def _cmd_meta_eval(args) -> int:
 
     judge = read_ratings(list(args.judge))
     humans = read_human_ratings(args.human)
-    result = meta_eval(judge, humans, eta=args.eta, runs=_runs(args.runs or ()), k=args.k,
-                       alpha=args.alpha, n_resamples=args.bootstrap, seed=args.seed)
+    result = meta_eval(judge, humans, eta=args.eta, runs=_runs(args.run or ()), k=args.k,
+                       alpha=error_level(args.confidence), n_resamples=args.bootstrap,
+                       seed=args.seed)
     if args.json:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
@@ -133,32 +139,26 @@ def _cmd_meta_eval(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow meta-eval`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "meta-eval", help="can the judge be trusted: agreement with annotators, rankings",
+    p = vocabulary.command(
+        subparsers, "meta-eval", help="can the judge be trusted: agreement with annotators, "
+                                      "rankings",
         description="The judge's 0-5 ratings against one or more annotators' ratings of the "
                     "same (passage, question) pairs: Cohen's kappa (at eta and linear on 0-5), "
                     "Krippendorff's alpha, confusion, precision/recall, against each annotator "
                     "and their majority, beside the annotators' agreement with each other. "
-                    "With --runs, each run's Cov@k and alpha_nDCG_crux@k from both, Kendall "
+                    "With --run, each run's Cov@k and alpha_nDCG_crux@k from both, Kendall "
                     "tau and tau_AP between the rankings, PPI-corrected Cov@k. Needs the "
                     "'judge' extra. See docs/judge-trust.md.")
-    p.add_argument("--judge", nargs="+", required=True, metavar="PATH",
-                   help="the judge's ratings, any ratings layout (files or folders)")
-    p.add_argument("--human", nargs="+", required=True, metavar="[NAME=]PATH",
-                   help="annotators' ratings: the labeling tool's Task 2 exports (qrels.jsonl), "
-                        "`cruxflow annotate --export`'s passage_ratings.jsonl, or a ratings "
-                        "file in any judge layout (annotator: NAME, else the file stem, else "
-                        "its folder)")
-    p.add_argument("--runs", nargs="+", metavar="[NAME=]RUN",
-                   help="TREC runs for the system level (name: NAME, else the file name up to "
-                        "its first dot)")
-    p.add_argument("--k", type=types.positive_int, default=10, help="cutoff (default 10)")
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="answerability threshold (default %(default)s)")
-    p.add_argument("--alpha", type=types.unit_interval, default=0.05,
-                   help="PPI's error level (default 0.05)")
-    p.add_argument("--bootstrap", type=types.non_negative_int, default=1000,
-                   help="bootstrap resamples over topics (default 1000)")
-    p.add_argument("--seed", type=types.non_negative_int, default=0, help="bootstrap seed")
-    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    add = partial(vocabulary.add, p)
+    add("judge", required=True)
+    add("human", required=True)
+    add("run", metavar="[NAME=]RUN", detail="here for the system level; NAME= names a run "
+                                            "(else its file name up to the first dot)")
+    add("k", default=10, single=True, detail="of the system level's Cov@k and "
+                                             "alpha_nDCG_crux@k")
+    add("eta")
+    add("confidence", detail="here PPI's intervals'")
+    add("bootstrap", default=1000, detail="here for the intervals of the rank correlations")
+    add("seed", default=0, detail="here the bootstrap's")
+    add("json")
     p.set_defaults(func=_cmd_meta_eval)

@@ -2,16 +2,16 @@
 files, the files of a folder the user named) and, re-exported from
 :mod:`cruxflow.data.outputs`, the atomic writers.
 
-Every text reader reads under one bound on a record (:data:`MAX_RECORD_BYTES`), reports bad
-records with the file and line they came from, and a path that cannot be read (or is not what
-the reader expects) is a :class:`DataError` naming it.
+Every text reader reads under one bound on a record (:data:`MAX_RECORD_BYTES`; a file's bytes
+are read by :mod:`cruxflow.data.bounded`, re-exported here), reports bad records with the file
+and line they came from, and a path that cannot be read (or is not what the reader expects) is
+a :class:`DataError` naming it.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import mmap
 import os
 import re
 import stat
@@ -19,6 +19,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cruxflow.data.bounded import (  # noqa: F401 (the readers' one import path, re-exported)
+    MAX_RECORD_BYTES,
+    MAX_RECORD_ENV,
+    max_record_bytes,
+    read_bytes,
+    read_error,
+    read_line_blocks,
+)
 from cruxflow.data.errors import DataError
 from cruxflow.data.outputs import (  # noqa: F401 (the writers' one import path, re-exported)
     atomic_directory,
@@ -53,7 +61,7 @@ def list_folder(path) -> list[Path]:
     except NotADirectoryError:
         raise DataError("is a file, expected a folder", path=path) from None
     except OSError as exc:
-        raise _read_error(exc, path) from None
+        raise read_error(exc, path) from None
 
 
 def regular_files(paths) -> list[Path]:
@@ -112,122 +120,6 @@ def existing(path, what: str) -> Path:
     return p
 
 
-# --- the bound on a record ------------------------------------------------------------------
-
-# The longest record any text reader takes: a line of a run, qrels, JSONL or TSV file, or a whole
-# JSON or YAML file. Without a bound, an input with no newline (``--run /dev/zero``, a binary file
-# given by mistake) grows in memory until the machine swaps; with it, the reader stops with one
-# line naming the file. 32 MiB is some 60 times the longest Multi-News article; where lines
-# really are longer, raise it with the environment variable.
-MAX_RECORD_BYTES = 32 << 20
-MAX_RECORD_ENV = "CRUXFLOW_MAX_RECORD_BYTES"
-_CHUNK = 1 << 22
-
-
-def max_record_bytes() -> int:
-    """The bound in force: ``$CRUXFLOW_MAX_RECORD_BYTES`` where set, else
-    :data:`MAX_RECORD_BYTES`."""
-    text = os.environ.get(MAX_RECORD_ENV, "").strip()
-    if not text:
-        return MAX_RECORD_BYTES
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise DataError(f"${MAX_RECORD_ENV} is {text!r}: expected a positive number of bytes")
-    return value
-
-
-def _too_long(path, limit: int, at: int) -> DataError:
-    return DataError(f"a line longer than {limit:,} bytes (from byte {at:,}): not a text file of "
-                     "records (a device, a binary file?); where lines are this long, raise the "
-                     f"bound with {MAX_RECORD_ENV}", path=path)
-
-
-def _check_lines(data, line_start: int, limit: int, path) -> None:
-    """Raise :func:`_too_long` if a line of ``data`` (the first begun at ``line_start``) runs
-    past ``limit`` bytes. Each step jumps to the last newline within ``limit`` bytes of a line's
-    start: about one ``rfind`` per ``limit`` bytes, whatever the number of lines."""
-    pos, end = line_start, len(data)
-    while end - pos > limit:
-        newline = data.rfind(b"\n", pos, pos + limit + 1)
-        if newline < 0:
-            raise _too_long(path, limit, pos)
-        pos = newline + 1
-
-
-class _LineBound:
-    """The bound over the consecutive pieces of a stream, each no longer than the bound (so a
-    line between two newlines of one piece is within it): only the line that spans pieces is
-    counted."""
-
-    def __init__(self, path, limit: int):
-        self.path, self.limit = path, limit
-        self.offset = self.since = 0   # bytes read; bytes since the last newline
-
-    def feed(self, piece: bytes) -> int:
-        """Check ``piece``; return where its last newline ends (0: none)."""
-        cut = piece.rfind(b"\n") + 1
-        if self.since + (piece.find(b"\n") if cut else len(piece)) > self.limit:
-            raise _too_long(self.path, self.limit, self.offset - self.since)
-        self.offset += len(piece)
-        self.since = len(piece) - cut if cut else self.since + len(piece)
-        return cut
-
-
-def read_bytes(path) -> bytes:
-    """A whole file's bytes; a missing file, a directory, a file that cannot be read or a line
-    longer than :func:`max_record_bytes` is a :class:`DataError` naming the path
-    (:func:`read_text` decodes them).
-
-    A regular file is checked through a memory map before it is read whole (an 8 GB file with
-    no newline is refused having touched a few pages of it); a pipe or a device is read in
-    pieces, each checked as it arrives."""
-    limit = max_record_bytes()
-    try:
-        with open(path, "rb") as f:
-            if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                try:
-                    mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                except (ValueError, OSError):   # empty, or a file system without mmap
-                    mapped = None
-                if mapped is not None:
-                    with mapped:
-                        _check_lines(mapped, 0, limit, path)
-                    return f.read()
-            bound, pieces = _LineBound(path, limit), []
-            while piece := f.read(min(_CHUNK, limit)):
-                bound.feed(piece)
-                pieces.append(piece)
-            return b"".join(pieces)
-    except OSError as exc:
-        raise _read_error(exc, path) from None
-
-
-def read_line_blocks(path, size: int = 1 << 17) -> Iterator[bytes]:
-    """A file's bytes in blocks of whole lines of about ``size`` bytes (the last block may
-    lack its newline), read one block at a time, errors (and the bound on a line) as
-    :func:`read_bytes`'s. A reader of a large file that keeps little of each line then never
-    holds the whole file: each page of fresh memory costs a fault (about 7 us in a virtual
-    machine), while a block's memory is reused by the next."""
-    try:
-        with open(path, "rb") as f:
-            bound = _LineBound(path, max_record_bytes())
-            start: list[bytes] = []   # the start of a line that goes on in the next chunk
-            while chunk := f.read(min(size, bound.limit)):
-                cut = bound.feed(chunk)
-                if not cut:
-                    start.append(chunk)
-                    continue
-                yield b"".join((*start, chunk[:cut])) if start else chunk[:cut]
-                start = [chunk[cut:]] if cut < len(chunk) else []
-            if start:
-                yield b"".join(start)
-    except OSError as exc:
-        raise _read_error(exc, path) from None
-
-
 def iter_lines(path, encoding: str = "utf-8", errors: str = "strict") -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a text file, streamed a block at a time (a large shard, or
     only the first lines of a file), under the bound on a line; a leading byte-order mark and
@@ -250,17 +142,6 @@ def iter_lines(path, encoding: str = "utf-8", errors: str = "strict") -> Iterato
         for line in rows:
             lineno += 1
             yield lineno, line.removesuffix("\r")
-
-
-def _read_error(exc: OSError, path) -> DataError:
-    if isinstance(exc, FileNotFoundError):
-        return DataError("no such file", path=path)
-    if isinstance(exc, IsADirectoryError):
-        return DataError("is a directory, expected a file", path=path)
-    if isinstance(exc, PermissionError):
-        return DataError("cannot read: permission denied", path=path)
-    # a symlink to itself (ELOOP), an I/O error
-    return DataError(f"cannot read: {os.strerror(exc.errno) if exc.errno else exc}", path=path)
 
 
 def read_text(path, encoding: str = "utf-8") -> str:

@@ -19,6 +19,36 @@ from cruxflow.data.errors import ConfigError
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
 
+# The main input of each job of the metrics beyond CRUX, named as its command's flag
+# (cruxflow/cli/vocabulary.py): udcg and kpr score --questions, support --answers.
+BEYOND_INPUT = {"udcg": "questions", "support": "answers", "kpr": "questions"}
+# Keys renamed with the command line's flags (old -> new, per metric): an old key is still
+# read, with one warning line, by :func:`rename_old_keys`.
+RENAMED_KEYS = {"udcg": {"input": "questions", "judge_attempts": "attempts"},
+                "support": {"input": "answers", "judge": "judge_pairs"},
+                "kpr": {"input": "questions"}}
+
+
+def rename_old_keys(config: dict, warn=None) -> dict:
+    """The beyond jobs' keys renamed with the command line's flags, read under their new names
+    (in place), each with one warning; a job that gives both names is left to the schema,
+    which refuses the old one."""
+    import sys
+
+    warn = warn or (lambda line: print(line, file=sys.stderr))
+    beyond = config.get("beyond") if isinstance(config, dict) else None
+    for metric, renamed in RENAMED_KEYS.items():
+        jobs = beyond.get(metric) if isinstance(beyond, dict) else None
+        for name, job in (jobs or {}).items() if isinstance(jobs, dict) else ():
+            if not isinstance(job, dict):
+                continue
+            for old, new in renamed.items():
+                if old in job and new not in job:
+                    job[new] = job.pop(old)
+                    warn(f"cruxflow: warning: beyond.{metric}.{name}.{old} is now "
+                         f"beyond.{metric}.{name}.{new} (the flag --{new.replace('_', '-')})")
+    return config
+
 
 @cache
 def _schema() -> dict:
@@ -338,9 +368,9 @@ def file_problems(config: dict, basedir=".", *,
                               for i, v in enumerate(values)]
     for dataset, runs in config["runs"].items():
         named += [(f"runs.{dataset}.{run}", path) for run, path in runs.items()]
-    for metric in ("udcg", "support", "kpr"):
+    for metric, key in BEYOND_INPUT.items():
         for job, spec in config["beyond"][metric].items():
-            named.append((f"beyond.{metric}.{job}.input", spec.get("input")))
+            named.append((f"beyond.{metric}.{job}.{key}", spec.get(key)))
     named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
     out = []
     files = ("runs.", "beyond.")   # read as one file each: a folder there would be dropped late
@@ -386,6 +416,7 @@ def check(config: dict, basedir=".", *, data_optional: bool = False) -> dict:
     if expanded_size(config) > MAX_YAML_VALUES:  # before the schema walks it for minutes
         raise ConfigError([("(top level)", f"its YAML aliases expand to more than "
                                            f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
+    rename_old_keys(config)
     with_defaults(config)
     if "datasets" not in config:   # the schema leaves it to the merged config files
         raise ConfigError([("datasets", "missing: the config names no dataset to evaluate")])

@@ -35,12 +35,6 @@ SERVED = {
     "endpoint": "chat",
     "constrain": "llamacpp",
 }
-# What --prompt-cache buys and costs, said where it is chosen (docs/ratings.md has the figures).
-PROMPT_CACHE_HELP = ("reuse the KV cache of a shared prompt prefix for the one-token ratings "
-                     "(llama.cpp's backends): 7-9x faster ratings on a CPU, but a near tie can "
-                     "then be rated differently after an interrupted run is resumed, so the "
-                     "results are no longer byte-identical to an uninterrupted run's (off by "
-                     "default)")
 VLLM_COMMENTED = """\
     # vLLM in this process, on GPUs (pip install 'cruxflow[vllm]'; the weights must be local):
     # vllm:
@@ -64,8 +58,9 @@ def workflow_config(workflow: Path = WORKFLOW) -> dict:
 def project_config(base: dict, *, name: str, input_path: str, backend: str,
                    n_questions: int | None = None, prompt_cache: bool = False) -> dict:
     """The project's config: ``base`` (the workflow's) with the parts in :data:`REPLACED`.
-    ``prompt_cache`` (:data:`PROMPT_CACHE_HELP`) is written on every llama.cpp backend, off
-    by default: a resumed run then writes what an uninterrupted one writes, byte for byte."""
+    ``prompt_cache`` (what it buys and costs: ``cruxflow init --prompt-cache``'s help) is
+    written on every llama.cpp backend, off by default: a resumed run then writes what an
+    uninterrupted one writes, byte for byte."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     dataset = {"format": "documents", "input": input_path, "prefix": name}

@@ -428,9 +428,10 @@ def _add_human(out: JudgeRatings, human: HumanRatings, n_questions, merge: str) 
 # --- passage collections -----------------------------------------------------------------------
 
 def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list[Path]]:
-    """Passage texts by id from a JSONL collection: one file, or every ``*.jsonl`` under a
-    folder (the corpus repository ``crux-mds-corpus`` keeps several), or, in a folder without
-    any, every file in it, each one JSON record (the labeling tool's ``documents/``).
+    """Passage texts by id from a JSONL collection: one file, or every ``*.jsonl`` (or
+    ``*.jsonl.gz``, as NeuCLIR's translated documents ship) under a folder (the corpus
+    repository ``crux-mds-corpus`` keeps several), or, in a folder without any, every file in
+    it, each one JSON record (the labeling tool's ``documents/``).
 
     Records carry ``id`` (or ``_id``), ``contents`` (or ``text``) and optionally ``title``,
     which is put before the text on its own line, as retrieval collections usually index it.
@@ -438,7 +439,8 @@ def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list
     p = Path(path)
     if not p.exists():
         raise DataError("no such passage collection", path=p)
-    files = [p] if p.is_file() else regular_files(sorted(p.rglob("*.jsonl")))
+    files = [p] if p.is_file() else regular_files(sorted(
+        f for pattern in ("*.jsonl", "*.jsonl.gz") for f in p.rglob(pattern)))
     if not files and p.is_dir():
         # the labeling tool's documents/: one file per passage (named by its id), one record
         files = regular_files(sorted(f for f in p.iterdir() if not f.name.startswith(".")))

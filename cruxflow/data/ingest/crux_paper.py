@@ -287,12 +287,15 @@ def read_passages(files: list[Path], encoding: str) -> dict[str, Passage]:
 
 
 def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
-                   passages: dict[str, Passage], *, unknown_topics: str = "error"
+                   passages: dict[str, Passage], *, unknown_topics: str = "error",
+                   placeholder: str | None = None
                    ) -> tuple[dict[tuple[str, str], list[int]], int]:
     """The ratings that fit the topics: every list as long as its topic's questions, every
     passage in the collection (when there is one). Ratings of unknown topics are an error, or
     with ``unknown_topics="skip"`` counted and left out (a release's judge folder may cover
-    topics its topic folder does not). Returns (ratings, skipped)."""
+    topics its topic folder does not). With ``placeholder`` (a text with ``{n}``), a rated
+    topic without questions first gets one placeholder question per rating of its first
+    list. Returns (ratings, skipped)."""
     ratings: dict[tuple[str, str], list[int]] = {}
     skipped = 0
     for (tid, pid), r in judge.ratings.items():
@@ -302,6 +305,8 @@ def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
                 skipped += 1
                 continue
             raise DataError(f"unknown topic {tid!r}", field=tkey, **where)
+        if placeholder is not None and not topics[tid].questions:
+            topics[tid].questions = [placeholder.format(n=i + 1) for i in range(len(r))]
         if passages and pid not in passages:
             raise DataError(f"unknown passage {pid!r}", field=pkey, **where)
         n = len(topics[tid].questions)
@@ -356,13 +361,15 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
 
 
 def attach_judge(paths: list[Path], topics: dict[str, Topic], passages: dict[str, Passage],
-                 options: IngestOptions, report: IngestReport, *, unknown_topics: str = "error"
-                 ) -> dict[tuple[str, str], list[int]]:
+                 options: IngestOptions, report: IngestReport, *, unknown_topics: str = "error",
+                 placeholder: str | None = None) -> dict[tuple[str, str], list[int]]:
     """The ratings of ``paths`` (judge or the labeling tool's human ones) that fit the
     topics, with what was read counted and noted in ``report``."""
     judge = read_ratings(paths, options.encoding, merge=options.judge_merge,
-                         n_questions={tid: len(t.questions) for tid, t in topics.items()})
-    ratings, skipped = attach_ratings(judge, topics, passages, unknown_topics=unknown_topics)
+                         n_questions={tid: len(t.questions) for tid, t in topics.items()
+                                      if t.questions})
+    ratings, skipped = attach_ratings(judge, topics, passages, unknown_topics=unknown_topics,
+                                      placeholder=placeholder)
     report.counts.update(unrated_values=judge.unrated, judge=judge.summary())
     if skipped:
         report.counts["ratings_of_other_topics"] = skipped

@@ -169,11 +169,11 @@ class IngestOptions:
         "as documents of no topic", GENERATED, "path", default_help="none")
     collection: str | None = _option(
         None, "the passage collection: crux: JSONL {id, contents} (a file, a folder of them, "
-        "or a folder of one-record files such as the labeling tool's documents/; default: "
-        "crux-mds-corpus beside a release subset folder); nuggets: the segments (MS MARCO "
-        "v2.1 segmented JSONL) the assignments cite", ("crux", "nuggets"), "path",
-        default_help="crux: crux-mds-corpus beside a release subset folder, else none; nuggets: "
-        "the records' candidate_text")
+        ".jsonl.gz too, or a folder of one-record files such as the labeling tool's documents/); "
+        "nuggets: the segments (MS MARCO v2.1 segmented JSONL) the assignments cite",
+        ("crux", "nuggets"), "path",
+        default_help="crux: a release subset's docs/ or crux-mds-corpus beside it, else none; "
+        "nuggets: the records' candidate_text")
     judge: list[str] = _option(
         [], "ratings of the dataset's passages, files or folders read as one, in place of those "
         "the input holds: any layout crux-eval's judge reads, the CRUX labeling tool's human "
