@@ -15,6 +15,7 @@ from cruxflow.metrics.judgments import (
     relevance_qrels,
     write_judgments,
 )
+from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
 from cruxflow.metrics.tokens import (
     describe_token_counter,
@@ -88,7 +89,8 @@ def test_scorer_ndcg_under_both_grades_by_hand():
     expected = {"2-1": (1 + 2 / math.log2(3)) / (2 + 2 / math.log2(3)),        # 0.69343
                 "3-2-1": (1 + 3 / math.log2(3)) / (3 + 3 / math.log2(3))}      # 0.59124
     for grades, value in expected.items():
-        s = ContextScorer(ds, derive(ds, 3), texts, regex_token_count, grades=grades)
+        s = ContextScorer(ds, derive(ds, 3), texts, regex_token_count,
+                          MetricOptions(relevance_grades=grades))
         r = s.score(context, "sys", "oracle").iloc[0]
         assert r.nDCG == pytest.approx(value, abs=1e-4), grades
         required = "R(rel=2)" if grades == "2-1" else "R(rel=3)"   # P**'s grade
