@@ -27,7 +27,7 @@ from cruxflow.metrics.judgments import (
     relevance_grades,
     relevance_qrels,
 )
-from cruxflow.metrics.options import MetricOptions
+from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count
 
@@ -117,7 +117,7 @@ def reference(scorer: ContextScorer, run, k, grades: str) -> dict[str, dict]:
     return out
 
 
-def make_scorer(ds, judged, texts, options=MetricOptions()) -> ContextScorer:
+def make_scorer(ds, judged, texts, options=DEFAULTS) -> ContextScorer:
     scorer = ContextScorer(ds, judged, texts, regex_token_count, options)
     scorer.dataset = ds     # for the reference's ratings
     return scorer
