@@ -72,22 +72,26 @@ from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF
 
 NDEVAL_MAX_CUTOFF = NDEVAL_CUTOFF  # pyndeval evaluates at most 20 ranks
 
-# What each of rac_eval's measures differs in from the workflow's measure of the same name
-# (cruxflow.metrics.names), as parameters in the ir_measures style (docs/evaluate.md, "Names"):
-#   cut='rank'        the run's lines with rank column <= k (ours: the top k by score, ties by
-#                     passage id descending)
-#   topics='run'      the mean over the run's topics (ours: every judged topic, a missing one 0)
+# What each of rac_eval's measures differs in from the registry's measure of the same name
+# (cruxflow.metrics.names), as the registry's parameters (docs/evaluate.md, "Names"):
+#   cut='rank'        the run's lines with rank column <= k (ours: the top k by score)
+#   order='file'      Cov and Den take the first k kept lines in the file's order
+#   order='ndeval'    alpha-nDCG breaks score ties by passage id ascending (ndeval's own;
+#                     ours descending, trec_eval's: P and nDCG keep it)
+#   topics='run'      the mean over the run's topics the measure is defined for (ours: every
+#                     judged topic with an answerable question, a missing one 0); alpha-nDCG's
+#                     is topics='all' (every topic of the diversity qrels) for a run that
+#                     lacks only qrels topics with 0 lines, which the script then keeps at 0
 #   qrels='diversity' P and nDCG on the diversity qrels read as binary (relevant: a passage
 #                     with a line of relevance >= 1; ours: the relevance qrels, P* graded)
-#   order='file'      Cov and Den take the first k kept lines in the file's order
-#   questions='all'   Cov counts every sub-question (the registry's parameter; without
-#                     --filter-by-oracle), as ours with questions='all'
-# plus, as the registry writes them, rel (eta), alpha and weight where not the default.
-# alpha_nDCG is ndeval on the given diversity qrels, as ours: only cut and topics differ.
+#   questions='all'   Cov counts every sub-question (without --filter-by-oracle)
+# plus, as the registry writes them, rel (eta), alpha and weight where not the default. Every
+# name parses (cruxflow.parse_measure) and cruxflow.evaluate(run, the release subset folder,
+# [name]) recomputes its value (tests/test_printed_names.py).
 NAME_PARAMETERS = {
     "P": {"cut": "rank", "qrels": "diversity", "topics": "run"},
     "nDCG": {"cut": "rank", "qrels": "diversity", "topics": "run"},
-    "alpha_nDCG": {"cut": "rank", "topics": "run"},
+    "alpha_nDCG": {"cut": "rank", "order": "ndeval", "topics": "run"},
     "Cov": {"cut": "rank", "order": "file", "topics": "run"},
     "Den": {"cut": "rank", "order": "file", "topics": "run"},
 }
@@ -96,25 +100,33 @@ DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = DEFAULTS.eta, DEFAULTS.alpha, DEFAU
 
 
 def _name(measure: str, k: int, **extra) -> str:
+    """The registry's canonical name of the script's ``measure`` at ``k``."""
+    from cruxflow.metrics.names import Name, parse
+
     params = {**NAME_PARAMETERS[measure], **extra}
-    shown = ",".join(f"{key}={value!r}" for key, value in sorted(params.items()))
-    return f"{measure}({shown})@{k}"
+    return str(parse(Name(measure, tuple(params.items()), k)))
 
 
 def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False, *,
                   eta: int = DEFAULT_ETA, alpha: float = DEFAULT_ALPHA,
                   density_weight: float = DEFAULT_WEIGHT) -> dict[str, str]:
     """``{our name: the script's name}`` of the measures of one call, in the script's order."""
-    rel = {} if eta == DEFAULT_ETA else {"rel": eta}
+    rel = {"rel": eta}
     questions = {} if filter_by_oracle else {"questions": "all"}
     names = {_name("P", k): f"P@{k}", _name("nDCG", k): f"nDCG@{k}",
-             _name("alpha_nDCG", k, **({} if alpha == DEFAULT_ALPHA else {"alpha": alpha})):
-             f"alpha_nDCG@{k}",
+             _name("alpha_nDCG", k, alpha=alpha): f"alpha_nDCG@{k}",
              _name("Cov", k, **rel, **questions): f"Cov@{k}"}
     if with_density:
-        weight = {} if density_weight == DEFAULT_WEIGHT else {"weight": density_weight}
-        names[_name("Den", k, **rel, **weight)] = f"Den@{k}"
+        names[_name("Den", k, **rel, weight=density_weight)] = f"Den@{k}"
     return names
+
+
+def _all_topics(name: str) -> str:
+    """alpha-nDCG's name over every topic of the diversity qrels (the script's mean for a run
+    that lacks only qrels topics with 0 lines)."""
+    from cruxflow.metrics.names import parse
+
+    return str(parse(name).with_(topics="all"))
 
 
 @dataclass
@@ -387,6 +399,12 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
                 per_topic[tid][measures[4]] = None
     for tid in kept_zero:
         per_topic[tid] = {**dict.fromkeys(measures), measures[2]: 0.0}
+    if kept_zero:   # the script's alpha-nDCG mean covers every topic of the diversity qrels
+        alpha_all = _all_topics(measures[2])
+        names = {(alpha_all if m == measures[2] else m): a for m, a in names.items()}
+        for row in per_topic.values():
+            row[alpha_all] = row.pop(measures[2])
+        measures[2] = alpha_all
     no_text = [] if inputs.token_counts is None else [
         t for t in run_topics
         if any(p not in inputs.token_counts for p, _, _ in top.topics[t][:k])]
@@ -426,10 +444,12 @@ def _density(tid: str, top: TopRun, matrix: Mapping[str, list[int]], k: int,
              filter_by_oracle: bool, eta: int, token_counts: Mapping[str, int],
              weight: float) -> float | None:
     """Den (Eq. 6) of a topic's first k kept lines against Z* (the greedy P** of the judge's
-    ratings); ``None`` where it is undefined."""
+    ratings, ties by the passages' natural order); ``None`` where it is undefined."""
     n = len(next(iter(matrix.values())))
     kept = answerable_questions(matrix, n, eta)
-    questions = kept if filter_by_oracle else list(range(n))
+    # the ratio of Eq. 6 is the same over every question or the answerable ones (Z* answers
+    # all of these): the answerable ones, as the registry's Den computes it, bit for bit
+    questions = kept
     unjudged = [0] * n   # the script's "empty" ratings: an unjudged passage answers nothing
     context = [pid for pid, _, _ in top.topics[tid][:k]]
     cov = coverage([matrix.get(pid, unjudged) for pid in context], questions, eta)

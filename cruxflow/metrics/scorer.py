@@ -409,10 +409,6 @@ class ContextScorer:
                    "context_size": ctx.n[keep],
                    "in_run": self.run_index(run).present[keep], "tokens": tokens[keep]}
         for column in self.columns:
-            limit = names.parse(column).definition.max_cutoff
-            if limit is not None and k != "oracle" and int(k) > limit:
-                columns[column] = np.full(len(topics), np.nan)   # ndeval stops at 20
-                continue
             name = names.parse(names.qualified(column, k, self.options))
             columns[column] = self.values(run, name)[keep]
         self.den_undefined[str(k)] = [t for t, m in zip(topics, no_text[keep].tolist(),
