@@ -93,9 +93,10 @@ def evaluate(run, judgments, measures=DEFAULT_MEASURES, *, options: MetricOption
     covered = np.zeros(len(scorer.topic_ids), dtype=bool)
     for name in wanted:
         covered |= scorer.covered(lines, name)
-    if not covered.any():
+    if not scorer.judged_mask(scorer.arrays()).any() and \
+            any(n["topics"] == "judged" for n in wanted):
         raise DataError(f"no topic to score: no judged topic has an answerable question at "
-                        f"eta={base.eta}, or the run has none of the topics asked for")
+                        f"eta={base.eta}")
     topic_ids = np.array(scorer.topic_ids, dtype=object)
     out = pd.DataFrame({k: v[covered] for k, v in columns.items()},
                        index=pd.Index(topic_ids[covered].tolist(), name="topic"))

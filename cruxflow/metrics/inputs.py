@@ -217,10 +217,7 @@ def as_judgments(judgments, eta: int) -> Judgments:
         if (path / "topics.jsonl").exists():
             return as_judgments(Dataset.load(path, with_passages=False), eta)
         if (path / "judge").is_dir() and (path / "qrels").is_dir():
-            from cruxflow.metrics.evaluate import release_files
-
-            qrels, judge = release_files(path, eta)
-            return Judgments(ratings=judge, qrels=qrels, source=str(path))
+            return _release(path, eta)
         return Judgments(ratings=path, source=str(path))
     if hasattr(judgments, "columns"):
         if "iteration" in judgments.columns:
@@ -236,6 +233,20 @@ def as_judgments(judgments, eta: int) -> Judgments:
     raise TypeError("judgments: a dataset directory, a CRUX release subset folder, a judge "
                     "folder or ratings JSONL, graded diversity qrels, relevance qrels "
                     "(dict, frame, ranx Qrels, ir_measures Qrel tuples) or Judgments(...)")
+
+
+def _release(path: Path, eta: int) -> Judgments:
+    """A CRUX release subset folder: the ratings of ``judge/`` and the diversity qrels of
+    threshold ``eta`` (``qrels/div_qrels-tau<eta>.txt``, or a single qrels file whose name
+    names no other threshold); without such a file the diversity qrels are derived from the
+    ratings at eta, as every door of ours derives them (a ``tau3`` file is not eta 2's)."""
+    import re
+
+    files = sorted(f for f in (path / "qrels").glob("*") if f.is_file())
+    exact = [f for f in files if f.name == f"div_qrels-tau{eta}.txt"]
+    other = [f for f in files if (m := re.search(r"tau(\d+)", f.name)) and int(m[1]) != eta]
+    qrels = exact[0] if exact else files[0] if len(files) == 1 and not other else None
+    return Judgments(ratings=path / "judge", qrels=qrels, source=str(path))
 
 
 def _ratings(value, what: str) -> dict[str, dict[str, list[int]]]:
