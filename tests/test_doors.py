@@ -271,8 +271,9 @@ def test_names_parse_and_print_canonically():
     assert names.qualified("Cov", "10", MetricOptions(eta=4)) == "Cov(rel=4)@10"
     # a cutoff above ndeval's 20 parses (the tables print it): its values are undefined
     assert str(names.parse("alpha_nDCG@21")) == "alpha_nDCG@21"
-    for bad, why in (("Cov(order=rank)@1", "order must be one of"), ("Cov(eta=3)@1", "no parameter"),
-                     ("Recall@10", "unknown measure"), ("Cov@0", "positive")):
+    for bad, why in (("Cov(order=rank)@1", "order must be one of"),
+                     ("Cov(eta=3)@1", "no parameter"), ("Recall@10", "unknown measure"),
+                     ("Cov@0", "positive")):
         with pytest.raises(ValueError, match=why):
             names.parse(bad)
     # ir_measures reads the same names (CRUX's once cruxflow.metrics.measures is imported)

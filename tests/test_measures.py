@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 
 import cruxflow
-
 from cruxflow.data.ingest import IngestOptions, ingest
 from cruxflow.data.ingest.crux_common import read_ratings
 from cruxflow.data.io import RunRow
