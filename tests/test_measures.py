@@ -163,3 +163,28 @@ def test_agree_with_the_workflow_scorer():
         got = per_topic(measure, qrels, run_frame)
         for topic in ("duc04-test-0", "duc04-test-1", "duc04-test-3"):
             assert math.isclose(got[topic], frame.loc[topic, column]), (column, topic)
+
+
+def test_the_readme_ir_measures_example_gives_cruxflow_evaluates_numbers():
+    """README.md's ir_measures example, run as written (from the repository's root)."""
+    import os
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "calc_aggregate" in b)
+    setup = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "duc = " in b)
+    namespace: dict = {}
+    cwd = os.getcwd()
+    os.chdir(Path(__file__).resolve().parents[1])
+    try:
+        exec(setup.replace("print(", "(lambda *a: None)("), namespace)
+        exec(block.replace("print(", "result = ("), namespace)
+    finally:
+        os.chdir(cwd)
+    result = namespace["result"]
+    api = namespace["scores"].mean()
+    assert result[Cov @ 10] == api["Cov@10"] == pytest.approx(2 / 3)
+    assert result[MEASURES["alpha_nDCG"] @ 10] == api["alpha_nDCG@10"]
+    assert f"{api['alpha_nDCG@10']:.6f}" == "0.535817"

@@ -139,10 +139,17 @@ for _name, _measure_object in MEASURES.items():
         _im.register(_measure_object)
 
 
-def graded_qrels(ratings_by_topic: Mapping[str, Mapping[str, list[int]]]):
+def graded_qrels(ratings_by_topic):
     """Graded diversity qrels as a frame (``query_id, iteration, doc_id, relevance``): one row
-    per rated (passage, sub-question), the sub-question index as subtopic."""
+    per rated (passage, sub-question), the sub-question index as subtopic. ``ratings_by_topic``:
+    ``{topic: {passage: ratings}}``, or a judge folder or ratings file (a CRUX release's
+    ``judge/``)."""
     import pandas as pd
+
+    if not isinstance(ratings_by_topic, Mapping):
+        from cruxflow.data.ingest.crux_common import read_ratings
+
+        ratings_by_topic = read_ratings(ratings_by_topic).by_topic()
 
     rows = [(tid, str(i), pid, int(r)) for tid, m in ratings_by_topic.items()
             for pid, ratings in m.items() for i, r in enumerate(ratings)]
