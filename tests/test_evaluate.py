@@ -240,3 +240,19 @@ def test_dataset_round_trip_and_rating_shape_check(tmp_path):
     with pytest.raises(DataError, match="3 ratings but topic t has 4 questions") as e:
         Dataset.load(tmp_path)
     assert e.value.field == "ratings" and "answerability.jsonl" in e.value.path
+
+
+def test_the_batch_regex_counter_counts_as_the_regex():
+    """regex_token_counts (numpy on the bytes of ASCII texts) against regex_token_count, one
+    text at a time, on random texts of word characters, punctuation, every ASCII white space
+    (\\x1c-\\x1f included, as str.isspace has them), non-ASCII letters and empty texts."""
+    import random
+
+    from cruxflow.metrics.tokens import regex_token_counts
+
+    rng = random.Random(7)
+    alphabet = "ab_9Z .,!?-'\"()\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x7fé–ß"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+             for _ in range(3000)] + ["", " ", "", "a", "!!", "a_b c"]
+    assert regex_token_counts(texts) == [regex_token_count(t) for t in texts]
+    assert regex_token_counts([]) == []

@@ -445,9 +445,10 @@ class Cut:
     context's length), ``size[t]`` (the cutoff k, |Z*| for ``oracle``), ``in_run[t]`` (the
     topic has a line inside the cut: any line, or one of rank <= k), ``tied[t]`` (the line
     at place k and the one after it score the same: the tie policy decides the context), and
-    ``cache`` for what several measures share."""
+    ``cache`` for what several measures share; ``run`` is the :class:`RunIndex` it was cut
+    from."""
 
-    def __init__(self, rows, code, n, size, in_run, tied, run):
+    def __init__(self, rows, code, n, size, in_run, tied, run: RunIndex):
         self.rows, self.code, self.n, self.size, self.in_run = rows, code, n, size, in_run
         self.tied, self.run = tied, run
         self.cache: dict = {}
@@ -465,8 +466,11 @@ class RunIndex:
         run_topic = np.array([index.topic_index.get(t, -1) for t in lines.topics] or [-1],
                              dtype=np.int64)
         self.topic = run_topic[lines.topic] if len(lines.topic) else lines.topic.copy()
-        self.row = index.rows_of(self.topic, index.numbers(lines.passages)[lines.passage]
+        # each distinct passage's number among the judged ones (-1: judged for no topic)
+        self.number = index.numbers(lines.passages)
+        self.row = index.rows_of(self.topic, self.number[lines.passage]
                                  if len(lines.passage) else lines.passage)
+        self.tokens: np.ndarray | None = None   # the scorer's: tokens per passage, -2 unknown
         self.tie = _tie_ranks(lines)
         self.present = np.zeros(len(index.topic_ids), dtype=bool)   # the run has the topic
         self.present[run_topic[run_topic >= 0]] = True
@@ -508,7 +512,7 @@ class RunIndex:
         rows[t, place] = self.row[at]
         code[t, place] = lines.passage[at]
         in_run = np.bincount(self.topic[keep], minlength=self.n_topics) > 0
-        return Cut(rows, code, n, np.asarray(size), in_run, tied, lines)
+        return Cut(rows, code, n, np.asarray(size), in_run, tied, self)
 
 
 def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:

@@ -175,7 +175,6 @@ class ContextScorer:
         self._arrays: dict[tuple, TopicArrays] = {}
         self._runs: list[tuple[object, RunIndex]] = []     # the last runs seen, by object
         self._tokens: dict[str, int | None] = {}            # passage -> tokens (None: no text)
-        self._run_tokens: dict[int, tuple] = {}
         # per k scored: topics whose context ranks a passage without text (Den undefined)
         self.den_undefined: dict[str, list[str]] = {}
 
@@ -306,40 +305,55 @@ class ContextScorer:
     # --- token counts ----------------------------------------------------------------------------
 
     def _count(self, pids) -> list[int | None]:
-        """Tokens of each passage (None: no text), each passage counted once."""
+        """Tokens of each passage (None: no text), each passage counted once, the new ones in
+        one batch where the counter has one (the regex counter counts on bytes with numpy)."""
         known = self._tokens
-        for p in pids:
-            if p not in known:
-                text = self.texts.get(p)
-                known[p] = None if text is None else int(self.count_tokens(text))
-        return [known[p] for p in pids]
+        new = [p for p in dict.fromkeys(pids) if p not in known]
+        if new:
+            texts = [self.texts.get(p) for p in new]
+            have = [i for i, t in enumerate(texts) if t is not None]
+            batch = getattr(self.count_tokens, "batch", None)
+            counts = batch([texts[i] for i in have]) if batch is not None else \
+                [self.count_tokens(texts[i]) for i in have]
+            known.update(dict.fromkeys(new))
+            known.update(zip((new[i] for i in have), map(int, counts), strict=True))
+        return list(map(known.__getitem__, pids))
+
+    @cached_property
+    def _judged_tokens(self) -> np.ndarray:
+        """Tokens of every judged passage by its number (-1: no text), counted once, in one
+        batch."""
+        pids = list(self.index.number)
+        counts = self._count(pids)
+        return np.array([-1 if c is None else c for c in counts], dtype=np.int64)
 
     def _context_tokens(self, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
-        key = id(cut.run)
-        if key not in self._run_tokens or self._run_tokens[key][2] is not cut.run:
-            size = len(cut.run.passages)
-            self._run_tokens = {key: (np.full(size, -1, dtype=np.int64),
-                                      np.zeros(size, dtype=bool), cut.run)}
-        counts, missing, _ = self._run_tokens[key]
+        """(tokens of each context, whether a passage of it has no text): per passage from
+        the judged passages' counts, or (a passage no topic judged) counted once per run."""
+        run = cut.run
+        if run.tokens is None:
+            judged = self._judged_tokens
+            run.tokens = np.where(run.number >= 0, judged[np.maximum(run.number, 0)], -2)
         inside = cut.code >= 0
-        new = np.unique(cut.code[inside & (counts[np.maximum(cut.code, 0)] < 0)])
-        if new.size:
-            found = self._count([cut.run.passages[c] for c in new.tolist()])
-            missing[new] = [x is None for x in found]
-            counts[new] = [0 if x is None else x for x in found]
         code = np.maximum(cut.code, 0)
-        tokens = np.where(inside, counts[code], 0).sum(axis=1)
-        return tokens, (inside & missing[code]).any(axis=1)
+        new = np.unique(code[inside & (run.tokens[code] == -2)])
+        if new.size:
+            counts = self._count([run.lines.passages[c] for c in new.tolist()])
+            run.tokens[new] = [-1 if c is None else c for c in counts]
+        tokens = run.tokens[code]
+        return (np.where(inside, np.maximum(tokens, 0), 0).sum(axis=1),
+                (inside & (tokens < 0)).any(axis=1))
 
     def _oracle_tokens(self, arrays: TopicArrays) -> np.ndarray:
         cached = arrays.__dict__.get("_oracle_tokens")
         if cached is None:
             rows = arrays.required_rows
-            out = np.zeros(len(self.topic_ids), dtype=np.int64)
-            for t, r in zip(*np.nonzero(rows != arrays.none), strict=True):
-                count = self._count([self.index.pid(int(t), int(rows[t, r]))])[0]
-                out[t] += 0 if count is None else count
-            cached = arrays.__dict__["_oracle_tokens"] = out
+            topic, place = np.nonzero(rows != arrays.none)
+            counts = self._count([self.index.pid(t, r) for t, r in zip(
+                topic.tolist(), rows[topic, place].tolist(), strict=True)])
+            cached = np.zeros(len(self.topic_ids), dtype=np.int64)
+            np.add.at(cached, topic, [0 if c is None else c for c in counts])
+            arrays.__dict__["_oracle_tokens"] = cached
         return cached
 
     def oracle_without_text(self, arrays: TopicArrays | None = None) -> list[str]:
