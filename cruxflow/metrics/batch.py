@@ -84,7 +84,10 @@ class JudgedIndex:
             pairs = np.unique(t_of[d_t] * max(1, len(d_pids)) + d_p) if len(d_t) else []
             for key in np.asarray(pairs).tolist():
                 passages[key // max(1, len(d_pids))][d_pids[key % max(1, len(d_pids))]] = None
-        self.passages = [sorted(p, key=passage_order) for p in passages]
+        # the rows in each topic's natural passage order, which P**'s greedy breaks ties by
+        # (without ratings there is no greedy, and the rows keep the order given)
+        self.passages = [sorted(p, key=passage_order) for p in passages] if ratings \
+            else [list(p) for p in passages]
         self.n_rows = np.array([len(p) for p in self.passages], dtype=np.int64)
         self.width = int(self.n_rows.max(initial=0))
         self.none = self.width          # the row of "not judged": it answers nothing
@@ -475,6 +478,24 @@ class RunIndex:
         self.present = np.zeros(len(index.topic_ids), dtype=bool)   # the run has the topic
         self.present[run_topic[run_topic >= 0]] = True
         self.n_topics, self.none = len(index.topic_ids), index.none
+        self._orders: dict[str, np.ndarray] = {}
+
+    def ordered(self, order: str) -> np.ndarray:
+        """The judged topics' lines, topic by topic (ascending), each topic's in ``order``:
+        computed once per order and shared by every cutoff."""
+        cached = self._orders.get(order)
+        if cached is None:
+            lines = self.lines
+            at = np.flatnonzero(self.topic >= 0)
+            t = self.topic[at]
+            if order == "file":
+                key = np.lexsort((lines.line[at], t))
+            elif order == "ndeval":
+                key = np.lexsort((self.tie[at], -lines.score[at], t))
+            else:
+                key = np.lexsort((-self.tie[at], -lines.score[at], t))
+            cached = self._orders[order] = at[key]
+        return cached
 
     def cut(self, size: np.ndarray, cut: str = "score", order: str = "score") -> Cut:
         """The contexts: per topic the first ``size[t]`` lines in ``order`` among the lines
@@ -486,15 +507,9 @@ class RunIndex:
                 raise ValueError("cut='rank' reads the run's rank column: give a TREC run "
                                  "file, or a frame with a rank column")
             keep &= lines.rank <= size[np.maximum(self.topic, 0)]
-        at = np.flatnonzero(keep)
+        at = self.ordered(order)    # sorted once per order; a cut keeps its lines' order
+        at = at[keep[at]]
         t = self.topic[at]
-        if order == "file":
-            key = np.lexsort((lines.line[at], t))
-        elif order == "ndeval":
-            key = np.lexsort((self.tie[at], -lines.score[at], t))
-        else:
-            key = np.lexsort((-self.tie[at], -lines.score[at], t))
-        at, t = at[key], t[key]
         starts = np.searchsorted(t, np.arange(self.n_topics))
         place = np.arange(len(at)) - starts[t]
         count = np.bincount(t, minlength=self.n_topics)

@@ -42,13 +42,12 @@ def answerable_questions(matrix: Mapping[str, Ratings], n_questions: int,
 def passage_order(pid: str) -> tuple:
     """A topic's passages in their natural order, whatever order a file lists them in: by the
     running number n of ``<topic>:<doc>#<n>`` (the order the CRUX authors number a topic's
-    passages in), then by id; an id that does not follow the scheme after those, by id."""
-    from cruxflow.data.model import parse_passage_id
-
-    try:
-        return (0, parse_passage_id(pid)[2], pid)
-    except ValueError:
-        return (1, 0, pid)
+    passages in), then by id; an id that does not end in ``#<n>`` after a ``:``, after
+    those, by id."""
+    head, sep, n = pid.rpartition("#")
+    if sep and n.isdigit() and ":" in head:
+        return (0, int(n), pid)
+    return (1, 0, pid)
 
 
 def select_required(matrix: Mapping[str, Ratings], questions: Sequence[int],

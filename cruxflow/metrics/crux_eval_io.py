@@ -46,17 +46,18 @@ class RunLines:
         """Lines given by column, in their order (the order is the "file order"); each
         topic's lines are brought together, in that order. ``topics``: the run's topics in
         order, those with no line (an empty list) included."""
-        topic_codes, passages = Codes(), Codes()
-        if topics:
-            topic_codes.add(list(dict.fromkeys(topics)))
-        topic_codes.add(qids)
-        passages.add(pids)
-        topic = topic_codes.codes()[len(dict.fromkeys(topics or ())):]
+        import pandas as pd
+
+        seeded = list(dict.fromkeys(topics or ()))
+        topic, topic_values = pd.factorize(np.array(seeded + list(qids), dtype=object))
+        topic = topic[len(seeded):].astype(np.int64)
+        passage, passage_values = pd.factorize(np.array(pids, dtype=object))
         order = np.argsort(topic, kind="stable")
         score = np.asarray(scores, dtype=np.float64).reshape(-1)
         rank = None if ranks is None else np.asarray(ranks, dtype=np.int64)[order]
-        return cls(topic_codes.values, topic[order], passages.values, passages.codes()[order],
-                   score[order], np.arange(1, len(topic) + 1, dtype=np.int64)[order], rank)
+        return cls(list(topic_values), topic[order], list(passage_values),
+                   passage.astype(np.int64)[order], score[order],
+                   np.arange(1, len(topic) + 1, dtype=np.int64)[order], rank)
 
     def starts(self) -> np.ndarray:
         """Where each topic's lines start."""

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
@@ -64,6 +65,8 @@ def as_run(run, *, name: str = "run"):
         return _run_frame(run, name)
     if not isinstance(run, Mapping) and callable(getattr(run, "to_dict", None)):
         run = run.to_dict()       # ranx's Run: {query: {passage: score}}
+    if isinstance(run, Mapping) and all(isinstance(d, Mapping) for d in run.values()):
+        return _score_dicts(run, name)
     if isinstance(run, Mapping):
         qids, pids, scores, ranks = [], [], [], []
         for q, docs in run.items():
@@ -94,6 +97,39 @@ def as_run(run, *, name: str = "run"):
     raise TypeError(f"{name}: a TREC run file, {{query: {{passage: score}}}}, a ranx Run, "
                     "ScoredDoc tuples or a DataFrame (query_id, doc_id, score or qid, docno, "
                     "score)")
+
+
+def _score_dicts(run: Mapping, name: str):
+    """``{query: {passage: score}}`` by column at once (no check per entry: a dict holds a
+    passage once per query; a score that is not a number, or NaN, is found on the whole
+    column and then named)."""
+    import numpy as np
+
+    from cruxflow.metrics.crux_eval_io import RunLines
+
+    lengths = [len(d) for d in run.values()]
+    total = sum(lengths)
+    try:
+        scores = np.fromiter(chain.from_iterable(d.values() for d in run.values()),
+                             np.float64, total)
+        bad = bool(np.isnan(scores).any())
+    except (TypeError, ValueError):
+        bad = True
+    if bad:      # the slow route names the record
+        qids = [str(q) for q, d in run.items() for _ in d]
+        pids = [str(p) for d in run.values() for p in d]
+        return _lines(qids, pids, [s for d in run.values() for s in d.values()], None, name,
+                      lambda i: f"query {qids[i]} passage {pids[i]}", [str(q) for q in run])
+    topics = [str(q) for q in run]
+    if len(set(topics)) != len(topics):
+        raise DataError(f"{name}: two queries have the same id once written as text")
+    import pandas as pd
+
+    passage, passages = pd.factorize(np.array(list(map(str, chain.from_iterable(
+        run.values()))), dtype=object))
+    return RunLines(topics, np.repeat(np.arange(len(topics), dtype=np.int64), lengths),
+                    list(passages), passage.astype(np.int64), scores,
+                    np.arange(1, total + 1, dtype=np.int64))
 
 
 def _columns(frame, choices, what: str) -> tuple[str, ...]:
@@ -322,6 +358,18 @@ def _graded_file(path) -> dict[str, dict[str, list[int]]]:
                                                 "relevance"]), "ratings")
 
 
+def _integer_grades(qrels: Mapping) -> bool:
+    """Whether every grade of ``{query: {passage: grade}}`` is a Python or numpy integer
+    (checked on the whole column; a dict holds a passage once per query)."""
+    import numpy as np
+
+    try:
+        grades = np.array(list(chain.from_iterable(d.values() for d in qrels.values())))
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return grades.dtype.kind in "iu" or not len(grades)
+
+
 def _relevance(value, what: str) -> dict[str, dict[str, int]]:
     """Relevance qrels ``{topic: {passage: grade}}`` from a path, a frame, ranx Qrels,
     ir_measures Qrel tuples or a mapping; every grade an integer, a passage once a topic."""
@@ -337,6 +385,9 @@ def _relevance(value, what: str) -> dict[str, dict[str, int]]:
     else:
         if not isinstance(value, Mapping) and callable(getattr(value, "to_dict", None)):
             value = value.to_dict()     # ranx's Qrels
+        if isinstance(value, Mapping) and _integer_grades(value):
+            return {str(q): {str(d): int(g) for d, g in docs.items()}
+                    for q, docs in value.items()}
         if isinstance(value, Mapping):
             items = [(str(q), str(d), g) for q, docs in value.items() for d, g in docs.items()]
             records = (f"query {q} passage {d}" for q, d, _ in items)
