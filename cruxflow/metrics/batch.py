@@ -16,7 +16,8 @@ What is built, and how often:
   first asked: the answerable questions and which row answers which (Eq. 2), P** = Z* (the
   greedy of Sec. 3.2, vectorised), the ideal DCG of Eq. 4 over Z*, the relevance grades of
   P*, ndeval's judgments and its ideal DCG.
-* :class:`Cut`, once per (run, k, cut, order): each topic's context as rows of its matrix,
+* :class:`~cruxflow.metrics.cuts.Cut` (:mod:`cruxflow.metrics.cuts`), once per (run, k, cut,
+  order): each topic's context as rows of its matrix,
   its length and its passages; what several measures share (ndeval's ranked DCG, the
   answered questions) is kept on it and computed once.
 
@@ -30,7 +31,6 @@ place, as ndeval.c does. Sums over ranks are cumulative (in rank order), as trec
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
@@ -39,6 +39,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from cruxflow.metrics.crux import passage_order
+from cruxflow.metrics.ndeval import actual_subtopics, ndeval_dcg, ndeval_ideal
 from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF, RELEVANCE_GRADES
 
 # Arrays of (topics x ranks x questions) are built in chunks of about this many cells.
@@ -441,95 +442,6 @@ def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> 
     return chosen[:, :steps]
 
 
-class Cut:
-    """One run's contexts at one cutoff: ``rows[t, r]`` (the row of each topic's r-th passage
-    in its matrix; ``none`` past the context's end or for a passage the topic did not judge),
-    ``code[t, r]`` (the run's number of that passage, -1 past the end), ``n[t]`` (the
-    context's length), ``size[t]`` (the cutoff k, |Z*| for ``oracle``), ``in_run[t]`` (the
-    topic has a line inside the cut: any line, or one of rank <= k), ``tied[t]`` (the line
-    at place k and the one after it score the same: the tie policy decides the context), and
-    ``cache`` for what several measures share; ``run`` is the :class:`RunIndex` it was cut
-    from."""
-
-    def __init__(self, rows, code, n, size, in_run, tied, run: RunIndex):
-        self.rows, self.code, self.n, self.size, self.in_run = rows, code, n, size, in_run
-        self.tied, self.run = tied, run
-        self.cache: dict = {}
-
-
-class RunIndex:
-    """A run's lines against one :class:`JudgedIndex`: each line's topic index (-1: not a
-    judged topic), its row in that topic's matrix and its place among equal scores (the
-    passage ids' string order, for the tie policies)."""
-
-    def __init__(self, index: JudgedIndex, lines):
-        from cruxflow.metrics.crux_eval_measures import _tie_ranks
-
-        self.lines = lines
-        run_topic = np.array([index.topic_index.get(t, -1) for t in lines.topics] or [-1],
-                             dtype=np.int64)
-        self.topic = run_topic[lines.topic] if len(lines.topic) else lines.topic.copy()
-        # each distinct passage's number among the judged ones (-1: judged for no topic)
-        self.number = index.numbers(lines.passages)
-        self.row = index.rows_of(self.topic, self.number[lines.passage]
-                                 if len(lines.passage) else lines.passage)
-        self.tokens: np.ndarray | None = None   # the scorer's: tokens per passage, -2 unknown
-        self.tie = _tie_ranks(lines)
-        self.present = np.zeros(len(index.topic_ids), dtype=bool)   # the run has the topic
-        self.present[run_topic[run_topic >= 0]] = True
-        self.n_topics, self.none = len(index.topic_ids), index.none
-        self._orders: dict[str, np.ndarray] = {}
-
-    def ordered(self, order: str) -> np.ndarray:
-        """The judged topics' lines, topic by topic (ascending), each topic's in ``order``:
-        computed once per order and shared by every cutoff."""
-        cached = self._orders.get(order)
-        if cached is None:
-            lines = self.lines
-            at = np.flatnonzero(self.topic >= 0)
-            t = self.topic[at]
-            if order == "file":
-                key = np.lexsort((lines.line[at], t))
-            elif order == "ndeval":
-                key = np.lexsort((self.tie[at], -lines.score[at], t))
-            else:
-                key = np.lexsort((-self.tie[at], -lines.score[at], t))
-            cached = self._orders[order] = at[key]
-        return cached
-
-    def cut(self, size: np.ndarray, cut: str = "score", order: str = "score") -> Cut:
-        """The contexts: per topic the first ``size[t]`` lines in ``order`` among the lines
-        ``cut`` keeps (every line, or those of rank <= ``size[t]``)."""
-        lines = self.lines
-        keep = self.topic >= 0
-        if cut == "rank":
-            if lines.rank is None:
-                raise ValueError("cut='rank' reads the run's rank column: give a TREC run "
-                                 "file, or a frame with a rank column")
-            keep &= lines.rank <= size[np.maximum(self.topic, 0)]
-        at = self.ordered(order)    # sorted once per order; a cut keeps its lines' order
-        at = at[keep[at]]
-        t = self.topic[at]
-        starts = np.searchsorted(t, np.arange(self.n_topics))
-        place = np.arange(len(at)) - starts[t]
-        count = np.bincount(t, minlength=self.n_topics)
-        more = np.flatnonzero((count > size) & (size > 0))
-        tied = np.zeros(self.n_topics, dtype=bool)
-        if order != "file" and len(more):
-            last = at[starts[more] + size[more] - 1]
-            tied[more] = lines.score[last] == lines.score[at[starts[more] + size[more]]]
-        inside = place < size[t]
-        at, t, place = at[inside], t[inside], place[inside]
-        n = np.bincount(t, minlength=self.n_topics)
-        width = int(n.max(initial=0))
-        rows = np.full((self.n_topics, width), self.none, dtype=np.int64)
-        code = np.full((self.n_topics, width), -1, dtype=np.int64)
-        rows[t, place] = self.row[at]
-        code[t, place] = lines.passage[at]
-        in_run = np.bincount(self.topic[keep], minlength=self.n_topics) > 0
-        return Cut(rows, code, n, np.asarray(size), in_run, tied, self)
-
-
 def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:
     """Each item's place within its group, in ``order`` (a permutation that lists every
     group's items together, groups ascending)."""
@@ -540,85 +452,3 @@ def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndar
     return place
 
 
-def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
-    """alpha-DCG at ranks 1..20 of ranked judgments ``rel`` (topics x ranks x subtopics,
-    subtopics in ndeval's order), as ndeval.c's computeDCG forms it: column r - 1 holds the
-    cumulative gain at rank r, from rank 2 on divided by the "ideal ideal" gain (each of the
-    topic's ``actual`` subtopics, those with a relevant passage in the qrels, covered at every
-    rank). ndeval's
-    alpha-nDCG@k divides the run's value by the ideal ranking's (both from here), so the
-    operations are ndeval's own, in its order, for the quotient to come out the same to the
-    last bit."""
-    n_topics = rel.shape[0]
-    gain = np.ones((n_topics, rel.shape[2]))
-    step = np.zeros((n_topics, NDEVAL_CUTOFF))
-    by_subtopic = _by_subtopic(rel)
-    for rank in range(min(NDEVAL_CUTOFF, rel.shape[1])):
-        score = _ndeval_score(by_subtopic[:, :, rank], gain.T)
-        gain = np.where(rel[:, rank], gain * (1.0 - alpha), gain)
-        step[:, rank] = score * _DISCOUNT[rank]
-    actual = np.asarray(actual, dtype=float)
-    ideal_ideal = np.zeros((n_topics, NDEVAL_CUTOFF))
-    for rank in range(NDEVAL_CUTOFF):
-        ideal_ideal[:, rank] = actual * _DISCOUNT[rank]
-        actual = actual * (1.0 - alpha)
-    dcg, ideal_ideal = np.cumsum(step, axis=1), np.cumsum(ideal_ideal, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dcg[:, 1:] = np.where(ideal_ideal[:, 1:] > 0, dcg[:, 1:] / ideal_ideal[:, 1:], 0.0)
-    return dcg
-
-
-def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarray:
-    """ndeval.c's idealResult as :func:`ndeval_dcg`'s cumulative alpha-DCG: rank by the
-    largest gain given the ranks above, ties to the larger passage id (``id_rank[t, p]``: the
-    passage's place among the topic's ids in string order, as strcmp orders them); only the
-    passages judged for some subtopic (``rel``: topics x passages x subtopics) take part, and
-    only its first 20 ranks count."""
-    n_topics = rel.shape[0]
-    judged = rel.any(axis=2)
-    gain = np.ones((n_topics, rel.shape[2]))
-    ranked = np.zeros((n_topics, NDEVAL_CUTOFF, rel.shape[2]), dtype=bool)
-    everyone = np.arange(n_topics)
-    by_subtopic = _by_subtopic(rel)
-    for rank in range(min(NDEVAL_CUTOFF, judged.shape[1])):
-        if not judged.any():
-            break
-        score = _ndeval_score(by_subtopic, gain.T[:, :, None])
-        best = np.where(judged, score, -np.inf).max(axis=1)
-        tied = judged & (score == best[:, None])
-        pick = np.argmax(np.where(tied, id_rank, -2), axis=1)
-        active = judged[everyone, pick]
-        ranked[:, rank] = rel[everyone, pick] & active[:, None]
-        judged[everyone, pick] = False
-        gain = np.where(ranked[:, rank], gain * (1.0 - alpha), gain)
-    return ndeval_dcg(ranked, alpha, actual_subtopics(rel))
-
-
-def actual_subtopics(rel: np.ndarray) -> np.ndarray:
-    """ndeval's "actual subtopics" of each topic of ``rel`` (topics x passages x subtopics):
-    those with a relevant passage."""
-    return rel.any(axis=1).sum(axis=1)
-
-
-# ndeval.c's discount: log(2) / log(rank + 2) for ranks from 0
-_DISCOUNT = [1.0] + [math.log(2.0) / math.log(rank + 2.0) for rank in range(1, NDEVAL_CUTOFF)]
-
-
-def _keys(codes: np.ndarray) -> np.ndarray:
-    """One integer per (topic, passage number): the topic is the row of ``codes``."""
-    return (np.arange(codes.shape[0], dtype=np.int64)[:, None] << 32) | codes
-
-
-def _by_subtopic(rel: np.ndarray) -> np.ndarray:
-    """Judgments (... x subtopics, bool), subtopics first: one contiguous array each."""
-    return np.ascontiguousarray(np.moveaxis(rel, -1, 0))
-
-
-def _ndeval_score(by_subtopic: np.ndarray, gain: np.ndarray) -> np.ndarray:
-    """Sum of the gains of the subtopics a passage is judged for, added one subtopic after
-    the other in ndeval's order (``by_subtopic[s]``: True where judged for subtopic s, taken
-    as 1.0; a 0.0 * gain added for the others leaves the sum unchanged, bit for bit)."""
-    score = by_subtopic[0] * gain[0]
-    for s in range(1, len(by_subtopic)):
-        score += by_subtopic[s] * gain[s]
-    return score

@@ -32,8 +32,8 @@ import numpy as np
 
 from cruxflow.data.columns import Codes
 from cruxflow.data.ingest.crux_common import DiversityQrels
-from cruxflow.metrics.batch import actual_subtopics, ndeval_dcg, ndeval_ideal
 from cruxflow.metrics.crux_eval_io import RunLines
+from cruxflow.metrics.ndeval import actual_subtopics, ndeval_dcg, ndeval_ideal
 
 # the (topics x passages x subtopics) judgments above this many cells are left to the libraries
 MAX_CELLS = 50_000_000

@@ -206,12 +206,13 @@ class Judgments:
     relevance: object = None
     topics: list[str] | None = None
     source: str = "judgments"
-    _read: dict = field(default_factory=dict, repr=False, compare=False)
+    # the ratings are a Dataset's, checked when it was read: taken as they are
+    checked: bool = field(default=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.ratings is None and self.qrels is None and self.relevance is None:
             raise ValueError("Judgments: give ratings, qrels or relevance")
-        if self.ratings is not None:
+        if self.ratings is not None and not self.checked:
             self.ratings = _ratings(self.ratings, "ratings")
         if self.relevance is not None:
             self.relevance = _relevance(self.relevance, "relevance")
@@ -247,7 +248,7 @@ def as_judgments(judgments, eta: int) -> Judgments:
         return judgments
     if isinstance(judgments, Dataset):
         return Judgments(ratings=judgments.ratings_by_topic(), topics=list(judgments.topics),
-                         source="dataset")
+                         source="dataset", checked=True)
     if isinstance(judgments, (str, Path)):
         path = Path(judgments)
         if (path / "topics.jsonl").exists():

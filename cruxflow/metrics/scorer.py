@@ -34,7 +34,8 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import tie_warning
 from cruxflow.data.model import Dataset
 from cruxflow.metrics import names
-from cruxflow.metrics.batch import Cut, JudgedIndex, RunIndex, TopicArrays
+from cruxflow.metrics.batch import JudgedIndex, TopicArrays
+from cruxflow.metrics.cuts import Cut, RunIndex
 from cruxflow.metrics.judgments import TopicJudgments
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.tokens import TokenCounter
@@ -62,6 +63,15 @@ def parse_context_size(text: str) -> int | str:
     raise ValueError(f"context size must be 'oracle' or a positive integer, got {text!r}")
 
 
+def contexts(run: Mapping[str, list], judgments: Mapping[str, TopicJudgments],
+             k: int | str) -> dict[str, list[str]]:
+    """The context Z of every judged topic: the run's top-k passage ids (empty if absent), a
+    run as :func:`cruxflow.data.io.read_run` orders it (the rule ``contexts`` writes these
+    for the RAG stage)."""
+    return {tid: [r.doc_id for r in run.get(tid, [])[:context_size(k, j)]]
+            for tid, j in judgments.items()}
+
+
 def check_run(run, dataset: Dataset, texts: Mapping[str, str] | None, path, *,
               strict_collection: bool = False) -> int:
     """Unknown topic ids in a run are errors, not silent zeros; returns how many run lines rank
@@ -75,9 +85,16 @@ def check_run(run, dataset: Dataset, texts: Mapping[str, str] | None, path, *,
     error instead. An id that is no passage id at all (where the collection's ids follow the
     ``<topic>:<doc>#<n>`` scheme and it does not) is an error naming the file and line.
     """
+    from cruxflow.metrics.crux_eval_io import read_run_top
     from cruxflow.metrics.inputs import as_run
 
-    lines = as_run(run)
+    lines = None
+    if isinstance(run, Mapping) and isinstance(path, (str, Path)):
+        try:    # the file's own line numbers, for the messages
+            lines = read_run_top(path, None).lines
+        except DataError:
+            lines = None
+    lines = lines if lines is not None else as_run(run)
     for qid in lines.topics:
         if qid not in dataset.topics:
             raise DataError(f"unknown topic {qid!r} (not in the dataset's topics)", path=path,
@@ -122,7 +139,7 @@ def _follows_scheme(pid: str) -> bool:
 
 class Contexts:
     """A run's contexts at one cutoff as one measure sees them: the contexts (``rows``,
-    ``size``, ``n``: :class:`~cruxflow.metrics.batch.Cut`), the judgments' arrays at the
+    ``size``, ``n``: :class:`~cruxflow.metrics.cuts.Cut`), the judgments' arrays at the
     name's eta and alpha (``arrays``), the passages' token counts (:meth:`tokens`,
     :meth:`oracle_tokens`), and :meth:`shared` for what several measures reuse."""
 
@@ -165,7 +182,8 @@ class ContextScorer:
         self.options = options
         self.eta, self.alpha, self.weight = options.eta, options.alpha, options.density_weight
         given = dataset if isinstance(dataset, Judgments) else Judgments(
-            ratings=dataset.ratings_by_topic(), topics=list(dataset.topics), source="dataset")
+            ratings=dataset.ratings_by_topic(), topics=list(dataset.topics), source="dataset",
+            checked=True)
         self.given = given
         self.index = JudgedIndex(given.ratings, given.relevance, given.qrels, given.topics)
         self.judged = judgments
