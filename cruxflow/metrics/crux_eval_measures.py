@@ -32,6 +32,7 @@ import numpy as np
 
 from cruxflow.data.columns import Codes
 from cruxflow.data.ingest.crux_common import DiversityQrels
+from cruxflow.metrics.batch import _rank_within
 from cruxflow.metrics.crux_eval_io import RunLines
 from cruxflow.metrics.ndeval import actual_subtopics, ndeval_dcg, ndeval_ideal
 
@@ -166,13 +167,3 @@ def _tie_ranks(run: RunLines) -> np.ndarray:
         pids = list(map(run.passages.__getitem__, run.passage[at].tolist()))
         ranks[at[sorted(range(len(at)), key=pids.__getitem__)]] = np.arange(len(at))
     return ranks
-
-
-def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:
-    """Each item's place within its group, in ``order`` (a permutation that lists every
-    group's items together, groups ascending)."""
-    counts = np.bincount(group, minlength=n_groups)
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    place = np.empty(len(group), dtype=np.int64)
-    place[order] = np.arange(len(group)) - first[group[order]]
-    return place
