@@ -23,7 +23,7 @@ class RunLines:
 
     topics: list[str]        # the run's topics
     topic: np.ndarray        # each line's index into ``topics``, ascending
-    passages: list[str]      # the distinct passage ids
+    passages: list[str]      # the passage ids (distinct, or one per line: ``passage`` says)
     passage: np.ndarray      # each line's index into ``passages``
     score: np.ndarray        # float64
     line: np.ndarray         # the line number in the file, from 1 (or the given order)

@@ -123,12 +123,11 @@ def _score_dicts(run: Mapping, name: str):
     topics = [str(q) for q in run]
     if len(set(topics)) != len(topics):
         raise DataError(f"{name}: two queries have the same id once written as text")
-    import pandas as pd
-
-    passage, passages = pd.factorize(np.array(list(map(str, chain.from_iterable(
-        run.values()))), dtype=object))
+    # one passage id per line (a dict holds a passage once per query; numbering the ids
+    # across queries would cost more than looking each up once)
+    passages = list(map(str, chain.from_iterable(run.values())))
     return RunLines(topics, np.repeat(np.arange(len(topics), dtype=np.int64), lengths),
-                    list(passages), passage.astype(np.int64), scores,
+                    passages, np.arange(total, dtype=np.int64), scores,
                     np.arange(1, total + 1, dtype=np.int64))
 
 
