@@ -1,7 +1,9 @@
 """cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond).
 
 ``cruxflow.evaluate(run, judgments, measures=["Cov@10", ...])`` scores a run from Python
-(:mod:`cruxflow.metrics.api`); ``cruxflow.Judgments`` says which judgments are which (ratings,
+(:mod:`cruxflow.metrics.api`); ``cruxflow.compare(runs, judgments, measures)`` scores several
+runs and tests every pair under the one statistics policy (:mod:`cruxflow.metrics.compare`);
+``cruxflow.Judgments`` says which judgments are which (ratings,
 diversity qrels, relevance qrels: :mod:`cruxflow.metrics.inputs`); ``cruxflow.MetricOptions``
 holds eta, alpha, the density weight, the relevance grades and the tokenizer;
 ``cruxflow.parse_measure`` reads a measure name (:mod:`cruxflow.metrics.names`);
@@ -15,6 +17,7 @@ __version__ = "0.1.0"
 # name -> (module, attribute): loaded when first asked for
 _LAZY = {
     "evaluate": ("cruxflow.metrics.api", "evaluate"),
+    "compare": ("cruxflow.metrics.compare", "compare"),
     "Judgments": ("cruxflow.metrics.inputs", "Judgments"),
     "MetricOptions": ("cruxflow.metrics.options", "MetricOptions"),
     "parse_measure": ("cruxflow.metrics.names", "parse"),

@@ -278,7 +278,7 @@ CASES = [
          crux_with(lambda c: None), ("{t}", "holds or lies inside the input")),
     Case("output-is-a-file", "ingest --format crux --input {t}/crux --output {t}/crux/../f",
          crux_with(lambda c: (c.parent / "f").write_text("mine")),
-         ("{t}/crux/../f", "is a file, not a directory")),
+         ("{t}/crux/../f", "is a file: --output names a directory")),
     Case("output-under-a-file", "ingest --format crux --input {t}/crux --output {t}/f/out",
          crux_with(lambda c: (c.parent / "f").write_text("mine")),
          ("{t}/f", "is a file, not a directory")),
@@ -430,31 +430,32 @@ CASES = [
     Case("collection-missing", EVAL_ORACLE + " --collection {t}/coll.jsonl", data_with(),
          ("{t}/coll.jsonl", "no such passage collection"), needs_demo=True),
     # ---- udcg, support, kpr: their inputs, and the shared LLM options
-    Case("udcg-input-missing", "udcg --input {t}/u.json --output {t}/out", nothing,
+    Case("udcg-input-missing", "udcg --questions {t}/u.json --output {t}/out", nothing,
          ("{t}/u.json",)),
-    Case("udcg-question-missing", "udcg --input {t}/u.json --output {t}/out",
+    Case("udcg-question-missing", "udcg --questions {t}/u.json --output {t}/out",
          udcg_input(UDCG_ITEM, {k: v for k, v in UDCG_ITEM.items() if k != "question"}),
          ("{t}/u.json", "item 2", "field 'question'")),
-    Case("udcg-missing-model", "udcg --input {t}/u.json --output {t}/out --model {t}/m.gguf",
+    Case("udcg-missing-model", "udcg --questions {t}/u.json --output {t}/out --model {t}/m.gguf",
          udcg_input(UDCG_ITEM), ("{t}/m.gguf does not exist",)),
     Case("udcg-server-option-on-local-model",
-         "udcg --input {t}/u.json --output {t}/out --constrain vllm", udcg_input(UDCG_ITEM),
+         "udcg --questions {t}/u.json --output {t}/out --constrain vllm", udcg_input(UDCG_ITEM),
          ("--constrain applies to an OpenAI-compatible server",)),
-    Case("udcg-gamma-not-a-number", "udcg --input {t}/u.json --output {t}/out --gamma lots",
+    Case("udcg-gamma-not-a-number", "udcg --questions {t}/u.json --output {t}/out --gamma lots",
          udcg_input(UDCG_ITEM), ("argument --gamma", "'lots'")),
-    Case("llm-timeout-zero", "udcg --input {t}/u.json --output {t}/out --base-url "
+    Case("llm-timeout-zero", "udcg --questions {t}/u.json --output {t}/out --base-url "
          "http://127.0.0.1:9/v1 --model m --timeout 0", udcg_input(UDCG_ITEM),
          ("argument --timeout", "more than 0")),
-    Case("llm-max-retries-negative", "udcg --input {t}/u.json --output {t}/out --max-retries -2",
+    Case("llm-max-retries-negative",
+         "udcg --questions {t}/u.json --output {t}/out --max-retries -2",
          udcg_input(UDCG_ITEM), ("argument --max-retries", "at least 0")),
-    Case("support-input-missing", "support --input {t}/answers.jsonl --output {t}/out",
+    Case("support-input-missing", "support --answers {t}/answers.jsonl --output {t}/out",
          nothing, ("{t}/answers.jsonl",)),
-    Case("support-citation-out-of-range", "support --input {t}/answers.jsonl --output {t}/out",
+    Case("support-citation-out-of-range", "support --answers {t}/answers.jsonl --output {t}/out",
          support_input({**SUPPORT_ROW, "answer": [{"text": "A.", "citations": [3]}]}),
          ("{t}/answers.jsonl", "line 1", "citations")),
-    Case("kpr-input-missing", "kpr --input {t}/q.jsonl --output {t}/out", nothing,
+    Case("kpr-input-missing", "kpr --questions {t}/q.jsonl --output {t}/out", nothing,
          ("{t}/q.jsonl",)),
-    Case("kpr-question-missing", "kpr --input {t}/q.jsonl --output {t}/out",
+    Case("kpr-question-missing", "kpr --questions {t}/q.jsonl --output {t}/out",
          kpr_input({"id": "q1", "documents": [{"id": "d", "text": "t"}]}),
          ("{t}/q.jsonl", "line 1", "question")),
     # ---- issue 31: no command writes over one of its inputs (checked before any work)
@@ -474,21 +475,22 @@ CASES = [
     Case("evaluate-output-would-overwrite-the-run", "evaluate --dataset {t}/data --run "
          "{t}/out/per_query.tsv --output {t}/out",
          files("data/topics.jsonl", "out/per_query.tsv"), ("{t}/out", "input --run")),
-    Case("kpr-output-is-the-input", "kpr --input {t}/q.jsonl --output {t}/q.jsonl",
+    Case("kpr-output-is-the-input", "kpr --questions {t}/q.jsonl --output {t}/q.jsonl",
          files("q.jsonl"), ("{t}/q.jsonl", "--output names a directory")),
-    Case("kpr-output-would-overwrite-the-input", "kpr --input {t}/out/judgments.jsonl "
-         "--output {t}/out", files("out/judgments.jsonl"), ("{t}/out", "input --input")),
-    Case("udcg-cache-is-the-input", "udcg --input {t}/u.json --output {t}/out --cache {t}/u.json",
-         files("u.json"), ("{t}/u.json", "input --input", "--cache")),
-    Case("support-output-would-overwrite-the-labels", "support --input {t}/a.jsonl --output "
+    Case("kpr-output-would-overwrite-the-input", "kpr --questions {t}/out/judgments.jsonl "
+         "--output {t}/out", files("out/judgments.jsonl"), ("{t}/out", "input --questions")),
+    Case("udcg-cache-is-the-input",
+         "udcg --questions {t}/u.json --output {t}/out --cache {t}/u.json",
+         files("u.json"), ("{t}/u.json", "input --questions", "--cache")),
+    Case("support-output-would-overwrite-the-labels", "support --answers {t}/a.jsonl --output "
          "{t}/out --labels {t}/out/labels.jsonl", files("a.jsonl", "out/labels.jsonl"),
          ("{t}/out", "input --labels")),
-    Case("agreement-output-is-a-label-folder", "agreement --reports ann={t}/labels --output "
-         "{t}/labels", files("labels/a.jsonl"), ("{t}/labels", "input --reports")),
+    Case("agreement-output-is-a-label-folder", "agreement --human-reports ann={t}/labels --output "
+         "{t}/labels", files("labels/a.jsonl"), ("{t}/labels", "input --human-reports")),
     Case("annotate-export-is-the-dataset", "annotate --db {t}/a.sqlite --dataset {t}/data "
          "--export {t}/data", files("a.sqlite", "data/topics.jsonl"), ("{t}/data", "--dataset")),
-    Case("plan-json-is-the-config", "plan --config {t}/config.yaml --json {t}/config.yaml",
-         files("config.yaml"), ("{t}/config.yaml", "input --config", "--json")),
+    Case("plan-output-would-overwrite-the-config", "plan --config {t}/plan.json --output {t}",
+         files("plan.json"), ("{t}/plan.json", "input --config", "--output")),
     # ---- issue 31: more inputs that gave a traceback
     Case("input-symlinked-to-itself", INGEST_MN,
          lambda t, d: (t / "mn.jsonl").symlink_to(t / "mn.jsonl"),
@@ -502,14 +504,14 @@ CASES = [
     Case("contexts-nested-100000-deep", "evaluate --dataset {t}/data --contexts {t}/ctx.jsonl",
          contexts_file('{"topic_id": ' + "[" * 100_000 + "]" * 100_000 + "}"),
          ("{t}/ctx.jsonl", "line 1", "nested too deeply"), needs_demo=True),
-    Case("udcg-cache-is-a-folder", "udcg --input {t}/u.json --output {t}/out --cache {t}/dir",
+    Case("udcg-cache-is-a-folder", "udcg --questions {t}/u.json --output {t}/out --cache {t}/dir",
          lambda t, d: (udcg_input(UDCG_ITEM)(t, d), (t / "dir").mkdir()),
          ("{t}/dir", "is a directory", "--cache")),
-    Case("udcg-cache-is-not-sqlite", "udcg --input {t}/u.json --output {t}/out "
+    Case("udcg-cache-is-not-sqlite", "udcg --questions {t}/u.json --output {t}/out "
          "--cache {t}/notes.txt",
          lambda t, d: (udcg_input(UDCG_ITEM)(t, d), (t / "notes.txt").write_text("mine\n" * 50)),
          ("{t}/notes.txt", "not an LLM cache")),
-    Case("udcg-config-missing", "udcg --input {t}/u.json --output {t}/out --config "
+    Case("udcg-config-missing", "udcg --questions {t}/u.json --output {t}/out --config "
          "{t}/nonexistent.yaml", udcg_input(UDCG_ITEM), ("{t}/nonexistent.yaml", "no such file")),
     Case("plan-config-tab-indented", "plan --config {t}/c.yaml",
          a_file("c.yaml", "datasets:\n\tdemo: {format: crux}\n"),
@@ -549,13 +551,13 @@ CASES = [
                                              t / "j.jsonl"),
                                  edit_jsonl(t / "j.jsonl", 1, lambda o: {**o, "eta": "3"}))),
          ("{t}/j.jsonl", "line 1", "field 'eta'", "'3' is not an integer"), needs_demo=True),
-    Case("agreement-no-arguments", "agreement", nothing, ("give --reports",)),
+    Case("agreement-no-arguments", "agreement", nothing, ("give --human-reports",)),
     Case("agreement-eta-7", "agreement --eta 7", nothing, ("argument --eta", "got 7")),
-    Case("support-citation-a-string", "support --input {t}/answers.jsonl --output {t}/out",
+    Case("support-citation-a-string", "support --answers {t}/answers.jsonl --output {t}/out",
          support_input({**SUPPORT_ROW, "answer": [{"text": "A.", "citations": ["0"]}]}),
          ("{t}/answers.jsonl", "line 1", "citations[0]", "is a number (0, not '0')")),
-    Case("support-passages-not-an-index", "support --input {t}/answers.jsonl --output {t}/out "
-         "--passages {t}/folder --judge all",
+    Case("support-passages-not-an-index", "support --answers {t}/answers.jsonl --output {t}/out "
+         "--passages {t}/folder --judge-pairs all",
          lambda t, d: (support_input(SUPPORT_ROW)(t, d), lines(t / "folder" / "a.txt", ["x"])),
          ("{t}/folder", "not a Lucene index")),
     Case("plan-tokenizer-missing", f"plan --config {REPO}/config.yaml --workdir {REPO} "
@@ -573,11 +575,52 @@ CASES = [
          duc_with(lambda d: (d / "docs" / "d41002t" / "loop").symlink_to(
              d / "docs" / "d41002t" / "loop")),
          ("{t}/duc/docs/d41002t/loop", "not a readable document file")),
+    # ---- issue 40, item 3: a file a reader recognises is read or refused, never skipped
+    Case("crux-judgements-symlinked-to-itself", INGEST_CRUX,
+         crux_with(lambda c: ((c / "judgements.jsonl").unlink(),
+                              (c / "judgements.jsonl").symlink_to(c / "judgements.jsonl"))),
+         ("{t}/crux/judgements.jsonl", "not a readable file", "refused rather than skipped")),
+    Case("crux-judgements-is-a-folder", INGEST_CRUX,
+         crux_with(lambda c: ((c / "judgements.jsonl").unlink(),
+                              lines(c / "judgements.jsonl" / "x.jsonl", ["{}"]))),
+         ("{t}/crux/judgements.jsonl", "not a readable file")),
+    Case("crux-run-is-a-folder", INGEST_CRUX,
+         crux_with(lambda c: lines(c / "runs" / "r.run" / "x", ["x"])),
+         ("{t}/crux/runs/r.run", "not a readable file")),
+    Case("paper-era-folder-with-a-broken-link", "ingest --format crux --input {t}/lab "
+         "--output {t}/out",
+         lambda t, d: (shutil.copytree(REPO / "tests" / "data" / "crux" / "labeling_release",
+                                       t / "lab"),
+                       (t / "lab" / "judgements.jsonl").symlink_to(t / "lab" / "gone")),
+         ("{t}/lab/judgements.jsonl", "not a readable file")),
+    Case("crux-eval-judge-folder-with-a-broken-link",
+         "crux-eval --run {t}/r.run --qrel {t}/q.txt --judge {t}/judge",
+         lambda t, d: (files("r.run", "judge/a.jsonl")(t, d), lines(t / "q.txt", ["t 0 p 1"]),
+                       (t / "judge" / "b.jsonl").symlink_to(t / "judge" / "b.jsonl")),
+         ("{t}/judge/b.jsonl", "not a readable file")),
+    Case("ingest-collection-folder-with-a-broken-link", INGEST_CRUX + " --collection {t}/coll",
+         lambda t, d: (crux(t), lines(t / "coll" / "a.jsonl", ['{"id": "x", "contents": "y"}']),
+                       (t / "coll" / "b.jsonl").symlink_to(t / "coll" / "gone")),
+         ("{t}/coll/b.jsonl", "not a readable file")),
+    Case("nuggets-folder-without-assignments", "ingest --format nuggets --input {t}/n "
+         "--output {t}/out",
+         lambda t, d: lines(t / "n" / "nuggets.jsonl",
+                            [{"qid": "q", "query": "a", "nuggets": [{"text": "b"}]}]),
+         ("{t}/n", "holds nuggets.jsonl but no assignments.jsonl")),
+    Case("nuggets-assignments-is-a-folder", "ingest --format nuggets --input {t}/n "
+         "--output {t}/out",
+         lambda t, d: (lines(t / "n" / "nuggets.jsonl",
+                             [{"qid": "q", "query": "a", "nuggets": [{"text": "b"}]}]),
+                       lines(t / "n" / "assignments.jsonl" / "x", ["x"])),
+         ("{t}/n/assignments.jsonl", "not a readable file")),
+    Case("ingest-an-option-the-format-does-not-read", INGEST_CRUX + " --number-like {t}/p.jsonl",
+         lambda t, d: (crux(t), lines(t / "p.jsonl", ["{}"])),
+         ("{t}/p.jsonl", "--number-like does not apply to the crux format")),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
     Case("llm-serve-port-out-of-range", "llm-serve --port 70000", nothing,
-         ("argument --port", "1 to 65535")),
+         ("argument --port", "0 to 65535")),
     Case("llm-serve-missing-model", "llm-serve --model {t}/nope.gguf --port 1", nothing,
          ("{t}/nope.gguf",)),
 ]
@@ -737,7 +780,7 @@ def test_a_rewritten_file_keeps_its_mode(tmp_path):
     ({"beyond": {"udcg": {"a b": {"input": "u.json"}}}}, "beyond.udcg"),
     ({"beyond": {"kpr": {"x/y": {"input": "q.jsonl"}}}}, "beyond.kpr"),
     ({"runs": {"demo-crx": {"bm25": "r.run"}}}, "runs.demo-crx"),
-    ({"beyond": {"backend": "nosuch", "udcg": {"u": {"input": "u.json"}}}}, "beyond.backend"),
+    ({"beyond": {"backend": "nosuch", "udcg": {"u": {"questions": "u.json"}}}}, "beyond.backend"),
 ])
 def test_config_names_that_would_fail_later_are_refused_up_front(section, key):
     from cruxflow.workflow.config import ConfigError, resolve, with_defaults
@@ -874,7 +917,7 @@ def test_hidden_files_of_a_duc_folder_are_reported(tmp_path, capsys):
 
 
 def test_the_ingest_prefix_rule_is_the_config_schemas():
-    from cruxflow.cli.ingest import PREFIX
+    from cruxflow.cli.args import PREFIX
     from cruxflow.workflow.config import SCHEMA
 
     schema = json.loads(SCHEMA.read_text())

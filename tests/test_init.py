@@ -57,7 +57,7 @@ def test_project_config_has_the_workflow_defaults(tmp_path, capsys, backend):
 
 
 def test_served_backend_and_commented_alternatives(tmp_path):
-    main(["init", str(tmp_path), "--name", "mine", "--input", "/data/topics.jsonl"])
+    main(["init", str(tmp_path), "--dataset-name", "mine", "--input", "/data/topics.jsonl"])
     text = (tmp_path / "config.yaml").read_text()
     config = yaml.safe_load(text)
     served = config["llm"]["backends"]["served"]
@@ -81,7 +81,7 @@ def test_init_refuses_to_overwrite(tmp_path, capsys):
 
 def test_bad_name_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        main(["init", str(tmp_path), "--name", "my data"])
+        main(["init", str(tmp_path), "--dataset-name", "my data"])
     assert exit_.value.code == 2 and not (tmp_path / "config.yaml").exists()
 
 
@@ -91,7 +91,7 @@ def test_walk_through(tmp_path):
     in process, then snakemake up to the context metrics of every retriever and reranker."""
     project = tmp_path / "myproject"
     assert main(["init", str(project), "--example", "--backend", "smollm2",
-                 "--questions", "3"]) == 0
+                 "--n-questions", "3"]) == 0
     config_path = project / "config.yaml"
     config = yaml.safe_load(config_path.read_text())
     # the test's time only: shorter passages, one encoding job per encoder

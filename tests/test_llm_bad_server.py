@@ -52,7 +52,7 @@ def test_a_200_that_is_not_json_is_retried_then_one_line(not_json_server, tmp_pa
     (tmp_path / "u.json").write_text(json.dumps([UDCG_ITEM]))
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1",
            "no_proxy": "127.0.0.1"}
-    proc = subprocess.run([sys.executable, "-m", "cruxflow.cli", "udcg", "--input",
+    proc = subprocess.run([sys.executable, "-m", "cruxflow.cli", "udcg", "--questions",
                            str(tmp_path / "u.json"), "--output", str(tmp_path / "out"),
                            "--base-url", url, "--model", "m", "--max-retries", "2"],
                           env=env, capture_output=True, text=True, timeout=120)
@@ -79,7 +79,7 @@ def test_server_options_that_cannot_work_fail_at_once(argv, expect, tmp_path, ca
 
     monkeypatch.delenv("CRUXFLOW_TEST_UNSET_KEY", raising=False)
     (tmp_path / "u.json").write_text(json.dumps([UDCG_ITEM]))
-    rc = main(["udcg", "--input", str(tmp_path / "u.json"), "--output", str(tmp_path / "out"),
+    rc = main(["udcg", "--questions", str(tmp_path / "u.json"), "--output", str(tmp_path / "out"),
                *argv])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and expect in err, err

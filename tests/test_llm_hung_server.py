@@ -76,7 +76,7 @@ def test_a_paused_server_fails_fast_and_a_rerun_makes_only_the_missing_calls(
         "srv": {"kind": "openai", "base_url": base_url, "model": "smollm2",
                 "concurrency": 1}}}}))
     out = tmp_path / "out"
-    argv = [*CRUXFLOW, "udcg", "--input", str(tmp_path / "in.json"), "--output", str(out),
+    argv = [*CRUXFLOW, "udcg", "--questions", str(tmp_path / "in.json"), "--output", str(out),
             "--config", str(tmp_path / "llm.yaml"), "--timeout", "5", "--max-retries", "1"]
     run = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)

@@ -8,8 +8,11 @@ and the paper-era files (tests/data/crux/paper: qrels with 0 lines, runs whose e
 rank 4, so that the rank cut keeps more than k lines and the file's order decides). Each name
 is fed back through :func:`cruxflow.evaluate` with the inputs the command read, and the mean
 it returns must be the value the command printed: to the last digit in JSON, to the printed
-decimals in tables. The workflow's tables and the paper tables are walked the same way in
-tests/test_workflow.py (they need a finished workflow run).
+decimals in tables. The paired tests' rows (crux-eval's ``paired``, evaluate's
+``crux_eval_paired``) name measures that parse, and their topics and means are those of
+:func:`cruxflow.evaluate` under each run's own name; :func:`cruxflow.compare` on crux-eval's
+names gives crux-eval's p-values. The workflow's tables and the paper tables are walked the same
+way in tests/test_workflow.py (they need a finished workflow run).
 """
 
 from __future__ import annotations
@@ -160,3 +163,79 @@ def test_crux_eval_names_recompute(capsys, case, tmp_path):
                          result["aggregate"].values()], label
     if case.startswith("release"):
         assert any("Den(" in n for r in got["runs"] for n in r["aggregate"])
+
+
+# --- the paired tests' names ----------------------------------------------------------------------
+
+def zero_only_case(tmp_path):
+    """Two runs on qrels with a topic of 0 lines only (z): one run lacks z, so the script's
+    alpha-nDCG mean covers every qrels topic (topics='all'), the other has z (topics='run')."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t 0 t:0#0 1\nt 1 t:0#1 1\nz 0 z:0#0 0\nz 1 z:0#1 0\n"
+                     "u 0 u:0#0 1\nu 1 u:0#1 1\n")
+    judge = tmp_path / "j.jsonl"
+    judge.write_text("".join(json.dumps({"id": d.split(":")[0], "docid": d, "rating": r}) + "\n"
+                             for d, r in (("t:0#0", [5, 0]), ("t:0#1", [0, 5]), ("z:0#0", [0, 1]),
+                                          ("z:0#1", [1, 0]), ("u:0#0", [4, 0]),
+                                          ("u:0#1", [0, 4]))))
+    whole, part = tmp_path / "whole.run", tmp_path / "part.run"
+    part.write_text("t Q0 t:0#0 1 2.0 x\nt Q0 t:0#1 2 1.0 x\nu Q0 u:0#0 1 1.0 x\n")
+    whole.write_text("t Q0 t:0#1 1 2.0 y\nu Q0 u:0#1 1 2.0 y\nu Q0 u:0#0 2 1.0 y\n"
+                     "z Q0 z:0#0 1 1.0 y\n")
+    return [part, whole], cruxflow.Judgments(ratings=judge, qrels=qrels)
+
+
+def check_paired_rows(rows, runs: dict, judgments, options, families: int) -> None:
+    """Each row's names parse, and its topics and means are those of cruxflow.evaluate's
+    per-topic values under each run's own name, over the topics both runs define."""
+    assert rows and len({r["measure"] for r in rows}) == families
+    for row in rows:
+        a_name, b_name = row.get("measure_a", row["measure"]), row.get("measure_b", row["measure"])
+        for name in (row["measure"], a_name, b_name):
+            assert str(names.parse(name)) == name
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = cruxflow.evaluate(runs[row["a"]], judgments, [a_name], options=options)[a_name]
+            b = cruxflow.evaluate(runs[row["b"]], judgments, [b_name], options=options)[b_name]
+        both = sorted(set(a.dropna().index) & set(b.dropna().index))
+        assert row["topics"] == len(both), row
+        if both:
+            assert row["mean_a"] == a[both].to_numpy().mean(), row
+            assert row["mean_b"] == b[both].to_numpy().mean(), row
+
+
+def test_crux_eval_paired_names_recompute(capsys, tmp_path):
+    # the paper-era runs: every run names its measures alike
+    runs = [PAPER / "oracle.run", PAPER / "bm25.run", PAPER / "dr_rankfirst.run"]
+    got = json.loads(run_cli(capsys, "crux-eval", "--qrel", PAPER / "testb_div_qrels.txt",
+                             "--judge", PAPER / "testb_judgements.jsonl", "--run", *runs,
+                             "--k", "4", "--json"))
+    check_paired_rows(got["paired"], {str(r): r for r in runs}, PAPER_JUDGMENTS,
+                      MetricOptions(), 4)
+    assert not any("measure_a" in r for r in got["paired"])
+    # cruxflow.compare on the same names, runs and judgments: the same tests
+    report = cruxflow.compare(runs, PAPER_JUDGMENTS, measures=list(got["runs"][0]["aggregate"]))
+    stems = {r.stem: str(r) for r in runs}
+    api = {(r["measure"], stems[r["a"]], stems[r["b"]]): r
+           for r in report.tests.to_dict("records")}
+    for row in got["paired"]:
+        mine = api[(row["measure"], row["a"], row["b"])]
+        assert (mine["topics"], mine["p"], mine["p_adjusted"]) == (
+            row["topics"], row["p"], row["p_adjusted"]), row
+    # alpha-nDCG over every qrels topic for one run, over its own for the other: one family
+    (part, whole), judgments = zero_only_case(tmp_path)
+    argv = ["--qrel", tmp_path / "q.txt", "--judge", tmp_path / "j.jsonl", "--run", part, whole]
+    got = json.loads(run_cli(capsys, "crux-eval", *argv, "--json"))
+    alpha = [r for r in got["paired"] if r["measure"].startswith("alpha_nDCG")]
+    assert len(alpha) == 1 and alpha[0]["measure_a"] == alpha[0]["measure"] \
+        and "topics='all'" in alpha[0]["measure_a"] and "topics='run'" in alpha[0]["measure_b"]
+    # by hand: t, u and z in both (z 0 in both); part has t whole (1) and u half (1 / (1 +
+    # 1/log2 3)), whole the other way round: the differences cancel
+    assert alpha[0]["topics"] == 3 and alpha[0]["mean_a"] == pytest.approx(
+        (1 + 1 / (1 + 1 / math.log2(3))) / 3) and alpha[0]["diff"] == pytest.approx(0, abs=1e-15)
+    check_paired_rows(got["paired"], {str(part): part, str(whole): whole}, judgments,
+                      MetricOptions(), 4)
+    # cruxflow evaluate's comparison of the authors' numbers: the same rows, under its labels
+    got_evaluate = json.loads(run_cli(capsys, "evaluate", *argv, "--json"))
+    assert [{**r, "a": str(tmp_path / f"{r['a']}.run"), "b": str(tmp_path / f"{r['b']}.run")}
+            for r in got_evaluate["crux_eval_paired"]] == got["paired"]

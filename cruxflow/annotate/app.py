@@ -9,7 +9,6 @@ a time to ``/a/<token>/api/label`` and stored before the answer returns.
 from __future__ import annotations
 
 import json
-import re
 import socket
 from pathlib import Path
 
@@ -110,11 +109,9 @@ async def _too_large(send) -> None:
 
 
 def rubric() -> tuple[str, list[tuple[int, str]]]:
-    """The judge's instruction and 0-5 guideline (Fig. 8), from the rating prompt itself."""
-    instruction = RATING.text.split("\n", 1)[0].removeprefix("Instruction: ")
-    instruction = instruction.replace(" Do not write anything except the rating.", "")
-    grades = [(int(g), text) for g, text in re.findall(r"^- (\d): (.*)$", RATING.text, re.M)]
-    return instruction, grades
+    """The judge's instruction and 0-5 guideline (Fig. 8): the very parts the rating prompt is
+    built from (cruxflow/prompts/crux.toml), so the page shows what the LLM judge is told."""
+    return RATING.parts["instruction"], [(int(g), text) for g, text in RATING.parts["rubric"]]
 
 
 def _totals(rows: list[dict]) -> dict:

@@ -25,12 +25,14 @@ import sys
 from pathlib import Path
 
 from cruxflow._extras import extra_for
+from cruxflow.cli import vocabulary
 from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import check_outputs, inputs_protected
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
-               "has its own --help.")
+               "has its own --help; a flag means the same in every command "
+               "(cruxflow/cli/vocabulary.py).")
 # Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
 COMMANDS = ("init", "ingest", "export", "evaluate", "crux_eval", "agreement", "annotate",
             "meta_eval", "ppi", "udcg", "support", "kpr", "plan", "llm_serve")
@@ -47,6 +49,8 @@ def build_parser(only: str | None = None) -> OneLineParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"cruxflow.cli.{name}").add_command(sub)
+    for name, command in sub.choices.items():   # renamed flags: refused, or still accepted
+        vocabulary.add_old_spellings(command, name)
     return parser
 
 
@@ -58,7 +62,7 @@ def _command(argv) -> str | None:
 
 
 # Options whose path a command writes (a file, or a folder it writes ``args.writes`` into).
-OUTPUT_OPTIONS = ("output", "cache", "db", "export", "json")
+OUTPUT_OPTIONS = ("output", "cache", "db", "export")
 
 
 def _paths(value):

@@ -235,12 +235,22 @@ def existing(path, what: str) -> Path:
 
 
 def read_bytes(path) -> bytes:
-    """A whole file's bytes; a missing file, a directory or a file that cannot be read is a
-    :class:`DataError` naming the path (:func:`read_text` decodes them)."""
+    """A whole file's bytes, a ``.gz`` file's uncompressed (collections such as NeuCLIR's are
+    distributed gzipped); a missing file, a directory, a file that cannot be read or a broken
+    gzip stream is a :class:`DataError` naming the path (:func:`read_text` decodes them)."""
     try:
-        return Path(path).read_bytes()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise _read_error(exc, path) from None
+    if str(path).endswith(".gz"):
+        import gzip
+        import zlib
+
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataError(f"not a readable gzip file: {exc}", path=path) from None
+    return data
 
 
 def read_line_blocks(path, size: int = 1 << 17) -> Iterator[bytes]:

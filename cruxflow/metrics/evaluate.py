@@ -70,7 +70,8 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None,
     if dataset is None:
         dataset, texts = load_texts(dataset_dir, collection)
     return _score(dataset, texts or {}, source, run is not None, options, ks=ks,
-                  judgments=judgments, name=name, origin=str(dataset_dir),
+                  judgments=judgments, name=name,
+                  origin=None if dataset_dir is None else str(dataset_dir),
                   allow_empty=allow_empty, strict_collection=strict_collection)
 
 
@@ -101,8 +102,12 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool,
     scorer = ContextScorer(dataset, judged, texts, count_tokens, opts)
     evaluated = scorer.topics
     if not evaluated:
-        raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score",
-                        path=judgments or origin)
+        # the judgments file, else the dataset (a dataset given in memory has no path to name)
+        why = ("the dataset has no ratings: ingest it with ratings (cruxflow ingest --judge) "
+               "or let the workflow rate it" if not dataset.ratings and judgments is None
+               else "no passage is rated that high")
+        raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score "
+                        f"({why})", path=judgments or origin)
     system = name or source.stem
     ks = ks or (RUN_DEFAULT_K if is_run else CONTEXTS_DEFAULT_K)
     lengths = dict(zip(ranking.topics, np.bincount(ranking.topic, minlength=len(
@@ -183,9 +188,9 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
         evaluation = evaluate_run(dataset_dir, collection=collection, **kw)
     elif crux_root is not None:
         corpus = None if collection is None else str(collection)
-        dataset, _ = read_crux(crux_root, IngestOptions(corpus=corpus))
+        dataset, _ = read_crux(crux_root, IngestOptions(collection=corpus))
         texts = {pid: p.contents for pid, p in dataset.passages.items()}
         if texts:
-            evaluation = evaluate_run(dataset=dataset, texts=texts, **kw)
+            evaluation = evaluate_run(crux_root, dataset=dataset, texts=texts, **kw)
             evaluation.info["dataset"] = str(crux_root)
     return evaluation, authors

@@ -52,7 +52,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
                      labels=None, passages=None, topics=None, compare=None,
                      runner: LLMRunner | Callable[[], LLMRunner] | None = None) -> dict:
     """Read answers (``input_path``), take labels from them and from ``labels`` (a label
-    file, which wins), judge with the LLM what ``options.judge`` asks for (``None``: nothing,
+    file, which wins), judge with the LLM what ``options.judge_pairs`` asks for (``None``: nothing,
     ``"missing"``, ``"all"``; passages from ``passages``), score, and write into
     ``output_dir``: ``labels.jsonl``, ``per_topic.tsv``, ``per_run.tsv``, ``summary.json``
     and, with ``compare`` (a second label set for the same answers: an answers JSONL with
@@ -69,14 +69,14 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
         answers = apply_labels(answers, read_label_file(labels), labels)
     items = collect_items(answers, opts.all_citations)
     lazy = LazyRunner(runner, needed_for="judging support")
-    if opts.judge is not None:
+    if opts.judge_pairs is not None:
         store = None
         needed = {it.passage_id for it in items
-                  if it.cited and (opts.judge == "all" or it.label == NOT_JUDGED)}
+                  if it.cited and (opts.judge_pairs == "all" or it.label == NOT_JUDGED)}
         if needed and passages is not None:
             store = PassageStore(passages, needed)
         try:
-            items, _ = judge_items(items, answers, store, lazy.get, judge=opts.judge,
+            items, _ = judge_items(items, answers, store, lazy.get, judge=opts.judge_pairs,
                                    prompt=opts.prompt,
                                    sampling=judge_sampling(opts.temperature),
                                    attempts=opts.attempts,
@@ -92,7 +92,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
     sources = Counter(it.source for it in items)
     summary = {
         "input": str(input_path), "labels": None if labels is None else str(labels),
-        "judge": opts.judge, "citations": "all" if opts.all_citations else "first",
+        "judge": opts.judge_pairs, "citations": "all" if opts.all_citations else "first",
         "average": opts.average,
         "topics": len(universe),
         "topics_from": "input" if topics is None else str(topics),
@@ -108,7 +108,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
                            for m in ("weighted_precision", "weighted_recall")},
         "llm": lazy.stats(),
     }
-    if opts.judge is not None:
+    if opts.judge_pairs is not None:
         summary["prompt"] = JUDGE_PROMPTS[opts.prompt].template.id
         summary["temperature"] = opts.temperature
     agreement = None
