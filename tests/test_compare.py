@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -78,3 +79,38 @@ def test_options_and_inputs(tmp_path):
         cruxflow.compare([runs["good"], runs["bad"]], judgments)
     with pytest.raises(ValueError, match="unknown test 'ttest'"):
         cruxflow.compare(runs, judgments, test="ttest")
+
+
+def test_judgments_in_every_form_evaluate_takes(tmp_path):
+    # the release folder (its judge/ and its qrels of eta 3), Judgments(...), a ratings file:
+    # read once by compare, each run's frame that of cruxflow.evaluate on the same judgments,
+    # crux-eval's printed names included
+    duc = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
+    bm25 = duc / "run" / "bm25.run"
+    lines = [x.split() for x in bm25.read_text().splitlines()]
+    flipped = tmp_path / "flipped.run"      # each topic's ranking reversed
+    flipped.write_text("".join(
+        f"{q} Q0 {p} {r} {-float(s)} flip\n" for q, _, p, r, s, _ in lines))
+    measures = ["Cov@2", "alpha_nDCG@2",
+                "alpha_nDCG(cut='rank',order='ndeval',topics='run')@10",
+                "P(cut='rank',qrels='diversity',topics='run')@10"]
+    forms = {"release folder": duc,
+             "Judgments": cruxflow.Judgments(ratings=duc / "judge",
+                                             qrels=duc / "qrels" / "div_qrels-tau3.txt"),
+             "ratings": duc / "judge"}
+    for form, judgments in forms.items():
+        with warnings.catch_warnings():     # bm25 ties at a cutoff: evaluate says so
+            warnings.simplefilter("ignore")
+            report = cruxflow.compare([bm25, flipped], judgments, measures=measures)
+            alone = {name: cruxflow.evaluate(run, judgments, measures=measures)
+                     for name, run in (("bm25", bm25), ("flipped", flipped))}
+        assert report.runs == ["bm25", "flipped"] and report.measures == measures, form
+        for name, frame in alone.items():
+            pd.testing.assert_frame_equal(report.per_topic.loc[name], frame, check_names=False)
+        assert len(report.tests) == len(measures), form
+    # the release folder reads the diversity qrels file; the ratings alone derive them: the
+    # two agree on this excerpt, as the file was written from these ratings at eta 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert report.means.loc["bm25", "alpha_nDCG@2"] == pytest.approx(
+            cruxflow.evaluate(bm25, duc, ["alpha_nDCG@2"])["alpha_nDCG@2"].mean())

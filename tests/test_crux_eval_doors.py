@@ -116,13 +116,16 @@ def test_a_run_with_topics_missing_is_averaged_over_its_own_topics(tmp_path):
 
 def test_a_topic_with_only_zero_lines_that_the_run_lacks_counts_for_alpha(tmp_path):
     # the script filters the diversity qrels only when a topic with a relevant passage is
-    # missing; here none is, so ndeval scores Z (only a 0 line) as 0 in alpha-nDCG's mean
+    # missing; here none is, so ndeval scores Z (only a 0 line) as 0 in alpha-nDCG's mean:
+    # a mean over every topic of the diversity qrels, and the name says so (topics='all')
     qrels = tmp_path / "q.txt"
     qrels.write_text(QRELS.read_text().replace(f"{D} 0 {D}:0#0 1", f"Z 0 {D}:0#0 0"))
     r = crux_eval(RUN, qrels, JUDGE)
     alone = crux_eval(RUN, QRELS, JUDGE)
-    assert r.per_topic["Z"] == {**dict.fromkeys(r.measures), ALPHA10: 0.0}
-    assert r.aggregate[ALPHA10] == pytest.approx(alone.aggregate[ALPHA10] * 2 / 3)
+    alpha_all = ALPHA10.replace("topics='run'", "topics='all'")
+    assert r.measures[2] == alpha_all and r.authors_names[alpha_all] == "alpha_nDCG@10"
+    assert r.per_topic["Z"] == {**dict.fromkeys(r.measures), alpha_all: 0.0}
+    assert r.aggregate[alpha_all] == pytest.approx(alone.aggregate[ALPHA10] * 2 / 3)
 
 
 # --- many runs ----------------------------------------------------------------------------------

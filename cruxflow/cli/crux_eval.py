@@ -81,11 +81,17 @@ def _print_table(results, labels) -> None:
     columns = first.measures
     width = max(len(label) for label in labels)
     print(f"{'run':{width}s} " + " ".join(f"{m:>{max(len(m), 6)}s}" for m in columns))
-    for label, r in zip(labels, results, strict=True):
-        print(f"{label:{width}s} " + " ".join(f"{_num(r.aggregate[m]):>{max(len(m), 6)}s}"
-                                               for m in columns))
+    for label, r in zip(labels, results, strict=True):   # a run's own names, by position
+        print(f"{label:{width}s} " + " ".join(f"{_num(r.aggregate[m]):>{max(len(c), 6)}s}"
+                                               for c, m in zip(columns, r.measures,
+                                                               strict=True)))
     print("names: " + ", ".join(f"{m} is the script's {a}"
                                  for m, a in first.authors_names.items()))
+    for label, r in zip(labels, results, strict=True):
+        other = [m for m in r.measures if m not in columns]
+        if other:   # alpha-nDCG over every qrels topic: the run lacks only 0-line topics
+            print(f"{label}: " + ", ".join(f"{m} in the column of {c}" for m, c in zip(
+                r.measures, columns, strict=True) if m in other))
 
 
 def _print_paired(rows, policy) -> None:

@@ -15,6 +15,7 @@ from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
 from cruxflow.metrics.evaluate import evaluate_run
+from cruxflow.metrics.options import MetricOptions
 
 
 def _cmd_evaluate(args) -> int:
@@ -27,6 +28,8 @@ def _cmd_evaluate(args) -> int:
     names = _system_names(inputs, args.run_name)
     release = args.crux_root is not None or args.qrel is not None or args.judge is not None
     results, authors = [], []
+    options = MetricOptions(eta=args.eta, alpha=args.alpha, density_weight=args.density_weight,
+                            tokenizer=args.tokenizer, relevance_grades=args.relevance_grades)
     if release:
         if args.run is None:
             raise DataError("--crux-root, --qrel and --judge score a --run")
@@ -36,8 +39,7 @@ def _cmd_evaluate(args) -> int:
             result, by_script = evaluate_release(
                 run=run, crux_root=args.crux_root, qrel=args.qrel, judge=args.judge,
                 dataset_dir=args.dataset, collection=args.collection,
-                filter_by_oracle=args.filter_by_oracle, eta=args.eta, alpha=args.alpha,
-                ks=args.k, density_weight=args.density_weight, tokenizer=args.tokenizer,
+                filter_by_oracle=args.filter_by_oracle, options=options, ks=args.k,
                 name=name, strict_collection=args.strict_collection)
             results.append(result)
             authors.append(by_script)
@@ -48,12 +50,9 @@ def _cmd_evaluate(args) -> int:
         dataset, texts = load_texts(args.dataset, args.collection)
         for source, name in zip(inputs, names, strict=True):
             kind = {"run": source} if args.run else {"contexts": source}
-            result = evaluate_run(args.dataset, dataset=dataset, texts=texts, eta=args.eta,
-                                  alpha=args.alpha,
-                                  ks=args.k, density_weight=args.density_weight,
-                                  tokenizer=args.tokenizer, judgments=args.judgments,
-                                  name=name, allow_empty=args.allow_empty,
-                                  relevance_grades=args.relevance_grades,
+            result = evaluate_run(args.dataset, dataset=dataset, texts=texts, options=options,
+                                  ks=args.k, judgments=args.judgments, name=name,
+                                  allow_empty=args.allow_empty,
                                   strict_collection=args.strict_collection, **kind)
             result.info["dataset"] = str(args.dataset)
             results.append(result)

@@ -191,14 +191,16 @@ def compare(runs, judgments, measures=None, *, test: str | None = None,
     import pandas as pd
 
     from cruxflow.metrics import api
+    from cruxflow.metrics.inputs import as_judgments
+    from cruxflow.metrics.options import DEFAULTS
     from cruxflow.metrics.stats import pairwise_tests
 
     named = _named_runs(runs)
     if len(named) < 2:
         raise ValueError(f"compare needs two runs or more, got {len(named)}")
     policy = POLICY.with_(test=test, correction=correction, resamples=resamples, seed=seed)
-    if isinstance(judgments, (str, Path)):
-        judgments = api._dataset(judgments)     # read once, not once per run
+    # read once, as cruxflow.evaluate reads them (any form it takes), not once per run
+    judgments = as_judgments(judgments, (options or DEFAULTS).eta)
     kwargs = {"options": options, "texts": texts, "tokens": tokens}
     if measures is not None:
         kwargs["measures"] = measures

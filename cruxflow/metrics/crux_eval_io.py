@@ -23,10 +23,11 @@ class RunLines:
 
     topics: list[str]        # the run's topics
     topic: np.ndarray        # each line's index into ``topics``, ascending
-    passages: list[str]      # the distinct passage ids
+    passages: list[str]      # the passage ids (distinct, or one per line: ``passage`` says)
     passage: np.ndarray      # each line's index into ``passages``
     score: np.ndarray        # float64
-    line: np.ndarray         # the line number in the file, from 1
+    line: np.ndarray         # the line number in the file, from 1 (or the given order)
+    rank: np.ndarray | None = None   # the rank column (int64), where the input has one
 
     @classmethod
     def from_topics(cls, topics: Mapping[str, list[tuple[str, float, int]]]) -> RunLines:
@@ -38,6 +39,25 @@ class RunLines:
                    passages.values, passages.codes(),
                    np.array([s for _, _, s, _ in rows], dtype=np.float64),
                    np.array([ln for _, _, _, ln in rows], dtype=np.int64))
+
+    @classmethod
+    def from_columns(cls, qids: list[str], pids: list[str], scores, ranks=None,
+                     topics: list[str] | None = None) -> RunLines:
+        """Lines given by column, in their order (the order is the "file order"); each
+        topic's lines are brought together, in that order. ``topics``: the run's topics in
+        order, those with no line (an empty list) included."""
+        import pandas as pd
+
+        seeded = list(dict.fromkeys(topics or ()))
+        topic, topic_values = pd.factorize(np.array(seeded + list(qids), dtype=object))
+        topic = topic[len(seeded):].astype(np.int64)
+        passage, passage_values = pd.factorize(np.array(pids, dtype=object))
+        order = np.argsort(topic, kind="stable")
+        score = np.asarray(scores, dtype=np.float64).reshape(-1)
+        rank = None if ranks is None else np.asarray(ranks, dtype=np.int64)[order]
+        return cls(list(topic_values), topic[order], list(passage_values),
+                   passage.astype(np.int64)[order], score[order],
+                   np.arange(1, len(topic) + 1, dtype=np.int64)[order], rank)
 
     def starts(self) -> np.ndarray:
         """Where each topic's lines start."""
@@ -161,8 +181,9 @@ def rank_column(topic: np.ndarray, rank: np.ndarray, names: list[str]) -> RankCo
                       rank[topic == example][:7].tolist())
 
 
-def read_run_top(path, k: int = 10) -> TopRun:
-    """A run's lines whose rank column is <= ``k``, in file order, the file read once.
+def read_run_top(path, k: int | None = 10) -> TopRun:
+    """A run's lines whose rank column is <= ``k`` (every line with ``k=None``), in file
+    order, the file read once; the kept lines' rank column is kept too (``lines.rank``).
 
     Every line is checked (six columns, an integer rank, a score that is a number and not
     NaN) and the kept lines for a passage given twice for a topic; a file that fails a check
@@ -194,7 +215,8 @@ def read_run_top(path, k: int = 10) -> TopRun:
     return top
 
 
-def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> TopRun | None:
+def _read_top(path, k: int | None, text_blocks: Iterable[bytes | str], plain: bool
+              ) -> TopRun | None:
     """:func:`read_run_top` over the blocks of a file (bytes if ``plain``); None when a block
     of bytes is not ASCII lines ending in LF (a byte-order mark, CRLF, UTF-8 text)."""
     topics, passages = Codes(), Codes()
@@ -228,7 +250,7 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
                 _refuse(path)
             if np.isnan(score).any():
                 _refuse(path)
-            at = np.flatnonzero(rank <= k)
+            at = np.flatnonzero(rank <= k) if k is not None else np.arange(n_rows)
             qids = [tokens[6 * j] for j in at.tolist()]
             pids = [tokens[6 * j + 2] for j in at.tolist()]
             score, line_of_kept = score[at], line_of_row[at]
@@ -257,7 +279,8 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
     order = np.argsort(topic, kind="stable")   # each topic's lines together, in file order
     return TopRun(path, k, beyond_k=rows - kept, steady=steady, lines=RunLines(
         topics.values, topic[order], passages.values, passage[order],
-        np.concatenate(scores)[order], np.concatenate(lines)[order]))
+        np.concatenate(scores)[order], np.concatenate(lines)[order],
+        np.concatenate(kept_ranks)[order]))
 
 
 def read_every_topic(path) -> tuple[list[str], RankColumn | None]:
@@ -316,13 +339,13 @@ def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
     return row_line + 1
 
 
-def _plain_rows(block: bytes, k: int) -> tuple | None:
+def _plain_rows(block: bytes, k: int | None) -> tuple | None:
     """Of an ASCII block whose lines all have six fields separated by spaces and tabs, a rank
     of digits and a plain decimal score (:mod:`cruxflow.data.columns`): (number of rows; of
-    each row of rank <= k, its line number from 1, and where its topic, passage and score
-    fields start and end; every row's rank; which rows are kept), so only those fields of the
-    kept rows are cut out. None for any other block (a control character, an exponent, a
-    sign, NaN, a bad line), which is read field by field."""
+    each row of rank <= k (every row with ``k=None``), its line number from 1, and where its
+    topic, passage and score fields start and end; every row's rank; which rows are kept), so
+    only those fields of the kept rows are cut out. None for any other block (a control
+    character, an exponent, a sign, NaN, a bad line), which is read field by field."""
     split = split_fields(block, 6)
     if split is None:
         return None
@@ -330,7 +353,7 @@ def _plain_rows(block: bytes, k: int) -> tuple | None:
     rank = integers(data, starts[3::6], ends[3::6])
     if rank is None or not plain_decimals(data, starts[4::6], ends[4::6]):
         return None
-    keep = np.flatnonzero(rank <= k)
+    keep = np.flatnonzero(rank <= k) if k is not None else np.arange(len(rank))
     return (len(row_line), row_line[keep],
             *((starts[f::6][keep], ends[f::6][keep]) for f in (0, 2, 4)), rank, keep)
 
