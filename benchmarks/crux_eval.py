@@ -7,9 +7,9 @@ topic's judged passages with unjudged ones), seeded, into a temporary folder. Th
 machine, one after the other:
 
 * the authors' script as they publish it, ``python crux/evaluation/rac_eval.py --run R --qrel Q
-  --judge J`` in a checkout of DylanJoo/crux (``--authors DIR``; default: the stored snapshot
-  ``/work/.mirror/DylanJoo+crux/repo`` exported with ``git archive`` into the temporary
-  folder), once per run as the script scores one run per call;
+  --judge J`` in a clone of DylanJoo/crux (``--authors DIR``, default ``$CRUXFLOW_CRUX_REPO``;
+  a bare git directory is exported with ``git archive`` into the temporary folder), once per
+  run as the script scores one run per call;
 * ``cruxflow crux-eval`` on one run, and on ``--runs`` (21) runs in one call.
 
 It checks that the four means of every run agree to the 4 decimals the script prints, and
@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from clones import clone, export
 
-MIRROR = Path("/work/.mirror/DylanJoo+crux/repo")
 SCRIPT = Path("crux") / "evaluation" / "rac_eval.py"
 QUESTIONS, JUDGED, DEPTH, JUDGED_IN_RUN = 10, 12, 100, 8
 RATINGS = np.array([-1, 0, 0, 0, 0, 1, 2, 3, 4, 5])
@@ -80,21 +80,14 @@ def write_inputs(folder: Path, n_topics: int, n_runs: int, seed: int) -> tuple[P
 
 
 def export_checkout(authors: Path | None, folder: Path) -> Path:
-    """A directory holding the authors' package ``crux`` with rac_eval.py."""
-    if authors is not None:
-        if not (authors / SCRIPT).is_file():
-            sys.exit(f"benchmarks/crux_eval.py: {authors} has no {SCRIPT}")
-        return authors
-    target = folder / "crux-authors"
-    target.mkdir()
-    archive = subprocess.run(["git", "-C", str(MIRROR), "archive", "HEAD"], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    if not (target / SCRIPT).is_file():
-        sys.exit(f"benchmarks/crux_eval.py: the snapshot {MIRROR} (HEAD) has no {SCRIPT}; "
-                 "clone https://github.com/DylanJoo/crux at a commit that has it and pass "
-                 "--authors DIR")
-    return target
+    """A directory holding the authors' package ``crux`` with rac_eval.py: ``--authors`` or
+    ``$CRUXFLOW_CRUX_REPO`` (benchmarks/clones.py)."""
+    given = clone(authors, "CRUXFLOW_CRUX_REPO", "--authors", "benchmarks/crux_eval.py")
+    found = export(given, folder / "crux-authors")
+    if not (found / SCRIPT).is_file():
+        sys.exit(f"benchmarks/crux_eval.py: {given} has no {SCRIPT}; clone "
+                 "https://github.com/DylanJoo/crux at a commit that has it")
+    return found
 
 
 def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None
@@ -130,7 +123,8 @@ def best(n: int, argv: list[str], **kw) -> tuple[float, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--authors", type=Path,
-                        help="a checkout of DylanJoo/crux holding crux/evaluation/rac_eval.py")
+                        help="a clone of DylanJoo/crux holding crux/evaluation/rac_eval.py "
+                             "(default: $CRUXFLOW_CRUX_REPO)")
     parser.add_argument("--topics", type=int, default=4986)
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--repeat", type=int, default=3)

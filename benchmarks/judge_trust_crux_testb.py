@@ -17,7 +17,7 @@ annotators' majority are written as ``item<TAB>value`` files, with a seeded half
 kept as "labelled", for ``cruxflow ppi``.
 
     .venv/bin/python benchmarks/judge_trust_crux_testb.py \
-        [--repo /work/.mirror/DylanJoo+crux-labeling/repo] [--out results/judge_trust] \
+        [--repo DIR (default: $CRUXFLOW_LABELING_REPO)] [--out results/judge_trust] \
         [--threads 2] [--model SPEC] [--label-share 0.5] [--seed 0]
 """
 
@@ -30,6 +30,8 @@ import subprocess
 import time
 from collections import defaultdict
 from pathlib import Path
+
+from clones import clone
 
 from cruxflow.cli import main as cli
 from cruxflow.data.io import write_jsonl
@@ -70,7 +72,8 @@ def report_id(system: str, topic: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", type=Path,
-                    default=Path("/work/.mirror/DylanJoo+crux-labeling/repo"))
+                    help="a clone of DylanJoo/crux-labeling, a work tree or a bare git "
+                         "directory (default: $CRUXFLOW_LABELING_REPO)")
     ap.add_argument("--out", type=Path, default=Path("results/judge_trust"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--model", default=DEFAULT_GGUF)
@@ -82,7 +85,9 @@ def main() -> None:
                     help="systems whose Task 1 reports the judge rates (the oracle's too with "
                          "bm25,dr_rankfirst,oracle; each report is ~580 words)")
     args = ap.parse_args()
-    repo, out = Repo(args.repo), args.out
+    repo = Repo(clone(args.repo, "CRUXFLOW_LABELING_REPO", "--repo",
+                      "benchmarks/judge_trust_crux_testb.py"))
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
 
     # the annotators' exports, copied as they are for meta-eval

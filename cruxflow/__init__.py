@@ -1,9 +1,15 @@
 """cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond).
 
 ``cruxflow.evaluate(run, judgments, measures=["Cov@10", ...])`` scores a run from Python
-(:mod:`cruxflow.metrics.api`); ``cruxflow.MetricOptions`` holds eta, alpha, the density weight,
-the relevance grades and the tokenizer; ``cruxflow.parse_measure`` reads a measure name
-(:mod:`cruxflow.metrics.names`). Imported on first use, so ``import cruxflow`` stays light.
+(:mod:`cruxflow.metrics.api`); ``cruxflow.compare(runs, judgments, measures)`` scores several
+runs and tests every pair under the one statistics policy (:mod:`cruxflow.metrics.compare`);
+``cruxflow.Judgments`` says which judgments are which (ratings,
+diversity qrels, relevance qrels: :mod:`cruxflow.metrics.inputs`); ``cruxflow.MetricOptions``
+holds eta, alpha, the density weight, the relevance grades and the tokenizer;
+``cruxflow.parse_measure`` reads a measure name (:mod:`cruxflow.metrics.names`);
+``cruxflow.Cov``, ``cruxflow.alpha_nDCG_crux`` and ``cruxflow.Den`` are CRUX's measures as
+ir_measures measure objects (:mod:`cruxflow.metrics.measures`). Each is imported on first
+use, so ``import cruxflow`` stays light.
 """
 
 __version__ = "0.1.0"
@@ -11,8 +17,13 @@ __version__ = "0.1.0"
 # name -> (module, attribute): loaded when first asked for
 _LAZY = {
     "evaluate": ("cruxflow.metrics.api", "evaluate"),
+    "compare": ("cruxflow.metrics.compare", "compare"),
+    "Judgments": ("cruxflow.metrics.inputs", "Judgments"),
     "MetricOptions": ("cruxflow.metrics.options", "MetricOptions"),
     "parse_measure": ("cruxflow.metrics.names", "parse"),
+    "Cov": ("cruxflow.metrics.measures", "Cov"),
+    "alpha_nDCG_crux": ("cruxflow.metrics.measures", "alpha_nDCG_crux"),
+    "Den": ("cruxflow.metrics.measures", "Den"),
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -1,6 +1,7 @@
 # Shared by all rule files. Config validation (the schema fills in every default, also
 # inside each dataset entry) and the functions that list targets and inputs.
 
+import dataclasses
 import os
 import re
 import sys
@@ -10,6 +11,7 @@ from snakemake.logging import logger
 sys.path.insert(0, workflow.basedir)
 from cruxflow.data import names
 from cruxflow.data.errors import ConfigError
+from cruxflow.data.ingest import formats as ingest_formats
 from cruxflow.rerank import registry as reranker_registry
 from cruxflow.workflow import config as workflow_config
 from cruxflow.workflow.llm_role import LLMRole
@@ -21,6 +23,13 @@ try:
     workflow_config.check(config, workflow.basedir)
 except ConfigError as e:
     sys.exit(f"cruxflow: {e}")
+
+# A lock left by a run killed hard: one line saying what to do, before Snakemake's own message.
+if workflow.is_main_process:
+    from cruxflow.workflow.job import stale_lock_note
+
+    if note := stale_lock_note():
+        print(note, file=sys.stderr)
 
 # Workflow scripts import the cruxflow package from this checkout, also inside the conda
 # environments of the rules (which install the dependencies, not the package itself).
@@ -40,6 +49,20 @@ RETRIEVAL = config["retrieval"]
 SHARDS = LLM["shards"]
 # Knowledge corpora: a dataset retrieves from its own passages unless it names a shared corpus.
 CORPORA = workflow_config.corpora(config)
+
+
+def ingest_options(wildcards):
+    """Params function: the dataset's options of reading, from its entry (and llm.passages),
+    as the format registry builds them."""
+    return dataclasses.asdict(
+        ingest_formats.options_from_config(config, wildcards.dataset)
+    )
+
+
+def ingest_inputs(wildcards):
+    """The dataset's input and every file its options name (distractors, collection, ...)."""
+    options = ingest_formats.options_from_config(config, wildcards.dataset)
+    return [DATASETS[wildcards.dataset]["input"], *ingest_formats.option_paths(options)]
 
 
 def corpus_of(dataset):
@@ -333,13 +356,17 @@ BEYOND_OUTPUTS = {
 }
 
 
+# Each job's main input, named as the flag of its command (cruxflow/cli/vocabulary.py).
+BEYOND_INPUT = workflow_config.BEYOND_INPUT
+
+
 def beyond_job(metric):
     """Input function: the job's input files (those its options name)."""
 
     def inputs(wildcards):
         job = BEYOND[metric][wildcards.name]
         keys = (
-            "input",
+            BEYOND_INPUT[metric],
             "labels",
             "passages",
             "topics",
@@ -355,7 +382,7 @@ def beyond_job(metric):
 def beyond_options(metric):
     """Params function: the job's options, without its files."""
     files = {
-        "input",
+        BEYOND_INPUT[metric],
         "labels",
         "passages",
         "topics",

@@ -1,7 +1,8 @@
 rule ingest:
-    """Read a raw corpus (Multi-News, DUC 2004 or a CRUX release) into the data model."""
+    """Read a corpus into the data model, in the dataset's format and with its options (the
+    format registry, cruxflow/data/ingest/formats.py, declares both)."""
     input:
-        lambda wc: DATASETS[wc.dataset]["input"],
+        ingest_inputs,
     output:
         **dataset_files(INGESTED),
     log:
@@ -16,20 +17,7 @@ rule ingest:
         runtime=30,
     params:
         format=lambda wc: DATASETS[wc.dataset]["format"],
-        prefix=lambda wc: DATASETS[wc.dataset]["prefix"],
-        id_scheme=lambda wc: DATASETS[wc.dataset]["id_scheme"],
-        min_docs=lambda wc: DATASETS[wc.dataset]["min_docs"],
-        encoding=lambda wc: DATASETS[wc.dataset]["encoding"],
-        summary_length=lambda wc: DATASETS[wc.dataset]["summary_length"],
-        reference=lambda wc: DATASETS[wc.dataset]["reference"],
-        distractors=lambda wc: DATASETS[wc.dataset]["distractors"],
-        corpus=lambda wc: DATASETS[wc.dataset]["corpus"],
-        max_topics=lambda wc: DATASETS[wc.dataset]["max_topics"],
-        count_empty_documents=lambda wc: DATASETS[wc.dataset]["count_empty_documents"],
-        chunk_documents=lambda wc: DATASETS[wc.dataset]["chunk_documents"],
-        # the passage stage's sizes: one place says where long documents are cut
-        max_document_words=LLM["passages"]["max_document_words"],
-        chunk_words=LLM["passages"]["chunk_words"],
+        options=ingest_options,
     script:
         "../workflow_scripts/ingest.py"
 

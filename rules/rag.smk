@@ -169,7 +169,7 @@ rule paper_tables:
         eta=ETA,
         etas=sorted({ETA, *RAG["etas"]}),
         bootstrap=RAG["bootstrap"],
-        permutations=RAG["permutations"],
+        significance=RAG["significance"],
         seed=METRICS["random_seed"],
         captions=TABLE_CAPTIONS,
         tokenizer=METRICS["tokenizer"],

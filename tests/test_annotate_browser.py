@@ -256,7 +256,7 @@ def test_report_labels_export_to_the_kappa_computed_by_hand(browser, data, tmp_p
     start = REPORT.index("12 March 2023")
     assert spans == {(a, 0): {"start": start, "end": start + 13, "text": "12 March 2023"}
                      for a in "ab"}
-    proc = subprocess.run([sys.executable, "-m", "cruxflow.cli", "agreement", "--reports",
+    proc = subprocess.run([sys.executable, "-m", "cruxflow.cli", "agreement", "--human-reports",
                            str(out / "report_labels.jsonl"), "--json"], env=env,
                           capture_output=True, text=True, check=True)
     fleiss = json.loads(proc.stdout)["t1"]["fleiss"]

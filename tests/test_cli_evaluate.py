@@ -123,7 +123,7 @@ def test_default_sizes_for_a_run_and_json_output(data, tmp_path, capsys):
 def test_text_output_is_a_table(data, tmp_path, capsys):
     ctx = write_contexts(tmp_path / "c.jsonl",
                          [{"topic_id": "t", "context": ["t:0#0", "t:1#2"]}])   # alias key
-    rc, out, err = run_cli(capsys, "--dataset", data, "--contexts", ctx, "--name", "sys")
+    rc, out, err = run_cli(capsys, "--dataset", data, "--contexts", ctx, "--run-name", "sys")
     assert rc == 0, err
     header = out.splitlines()[0]
     for col in ("system", "k", "topics", "missing_in_run", "Cov", "alpha_nDCG_crux", "Den",

@@ -32,6 +32,7 @@ from cruxflow.metrics.crux_eval import (
     measure_names,
     read_token_counts,
 )
+from cruxflow.metrics.policy import Policy
 
 DATA = Path(__file__).parent / "data" / "crux"
 DUC = DATA / "release" / "crux-mds-duc04"
@@ -187,10 +188,11 @@ def test_paired_tests_between_two_runs():
     row = {r["measure"]: r for r in compare_runs([a, b])}[p10]
     assert (row["a"], row["b"]) == (str(PAPER / "oracle.run"), str(PAPER / "bm25.run"))
     assert row["topics"] == 2 and math.isclose(row["diff"], 0.15)
-    # one pair: Holm changes nothing
-    assert row["p_t_test_holm"] == row["p_t_test"]
-    assert math.isclose(row["p_t_test"], 1 - 2 / math.pi * math.atan(3), rel_tol=1e-6)
-    assert math.isclose(row["p_randomization"], 0.5)
+    # the policy's default, the randomization test; one pair: Holm changes nothing
+    assert (row["test"], row["correction"]) == ("randomization", "holm")
+    assert math.isclose(row["p"], 0.5) and row["p_adjusted"] == row["p"]
+    row = {r["measure"]: r for r in compare_runs([a, b], Policy(test="t-test"))}[p10]
+    assert math.isclose(row["p"], 1 - 2 / math.pi * math.atan(3), rel_tol=1e-6)
 
 
 def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
@@ -239,7 +241,7 @@ def test_cli_density_from_a_collection_and_run_b(capsys):
     # the same run twice: labelled apart, every difference 0, so p = 1
     p10 = next(iter(measure_names(10)))
     rows = [re.split(r"\s{2,}", line.strip()) for line in lines]
-    assert [p10, str(RUN), f"{RUN} (2)", "2", "0.2000", "0.2000", "0.0000"] + ["1.0000"] * 4 \
+    assert [p10, str(RUN), f"{RUN} (2)", "2", "0.2000", "0.2000", "0.0000"] + ["1.0000"] * 2 \
         in rows
 
 
@@ -312,3 +314,62 @@ def test_neuclir_and_ragtime_spellings_from_the_authors_loaders(tmp_path):
     r = crux_eval(run, qrels, judge)
     assert close(script(r, r.per_topic["q1"]), {"P@10": 0.2, "nDCG@10": 1.0,
                                                 "alpha_nDCG@10": 1.0, "Cov@10": 1.0})
+
+
+# --- what the rank column cut, by cause -----------------------------------------------------
+
+def _run(path: Path, rows) -> Path:
+    path.write_text("".join(f"{t} Q0 {p} {r} {s} x\n" for t, p, r, s in rows))
+    return path
+
+
+@pytest.mark.parametrize("rows, bad", [
+    # each topic 1..n in file order, a passage each: a rank
+    ([(A, "a", 1, 2.0), (A, "b", 2, 1.0), (B, "c", 1, 1.0)], None),
+    # 1..n in another order (a run sorted by passage): still a rank, read a second time
+    ([(A, "b", 2, 1.0), (A, "a", 1, 2.0), (B, "c", 1, 1.0)], None),
+    # a global line counter: B's lines continue A's ranks (its every line cut at k = 2); seen
+    # once the file is read again for the cut lines' topics (file_topics, asked first below)
+    ([(A, "a", 1, 2.0), (A, "b", 2, 1.0), (B, "c", 3, 1.0), (B, "d", 4, 0.5)], (B, [3, 4])),
+    # a gap (a run filtered after ranking), a repeat, each topic's index as the rank
+    ([(A, "a", 1, 2.0), (A, "b", 5, 1.0)], (A, [1, 5])),
+    ([(A, "a", 1, 2.0), (A, "b", 1, 1.0), (B, "c", 1, 1.0)], (A, [1, 1])),
+    ([(A, "a", 4, 2.0), (A, "b", 4, 1.0), (B, "c", 5, 1.0)], (A, [4, 4])),
+    # a topic's lines in two stretches, ranks 1..n within each: not 1..n within the topic
+    ([(A, "a", 1, 2.0), (B, "c", 1, 1.0), (A, "b", 1, 1.0)], (A, [1, 1])),
+])
+def test_a_rank_column_that_is_not_a_rank_is_found(tmp_path, rows, bad):
+    from cruxflow.metrics.crux_eval_io import read_every_topic, read_run_top
+
+    top = read_run_top(_run(tmp_path / "r.run", rows), k=2)
+    topics = list(dict.fromkeys(t for t, *_ in rows))
+    assert top.file_topics == topics
+    # the cheap check on the ranks and kept lines, and the full one on every line, agree
+    found = read_every_topic(top.path)[1]
+    if bad is None:
+        assert top.not_a_rank is None and found is None
+    else:
+        assert (top.not_a_rank.example, top.not_a_rank.ranks) == bad
+        assert top.not_a_rank == found
+        assert top.not_a_rank.of == len(topics)
+
+
+def test_missing_topics_are_told_apart_from_those_the_rank_column_cut(tmp_path):
+    # the qrels' topics A, B, D: A ranked within the cut, B in the file but every line of it
+    # ranked 11 and beyond, D not in the file; the numbers stay the script's (left out)
+    run = _run(tmp_path / "r.run", [(A, f"{A}:0#1", 1, 2.0), (A, f"{A}:0#0", 2, 1.5),
+                                    (B, f"{B}:0#1", 11, 3.0), (B, f"{B}:0#0", 12, 2.0)])
+    r = crux_eval(run, QRELS, JUDGE)
+    assert list(r.per_topic) == [A]
+    missing = [t for t in r.info["missing_from_run"]]
+    assert B in missing and r.info["cut_by_rank_column"] == [B]
+    assert r.info["lines_beyond_k"] == 2
+    assert r.warnings[0].startswith(f"{len(missing) - 1} of 3 qrels topics are missing from the "
+                                    "run and left out: ")
+    assert r.warnings[1] == ("1 of 3 qrels topics are in the run file, but the rank column cut "
+                             f"every line of theirs (rank > 10; 2 lines cut in all): left out, "
+                             f"as the script does: {B}")
+    assert r.info["rank_column_not_a_rank"] == {"topics": 1, "of": 2, "example": B,
+                                                "ranks": [11, 12]}
+    assert r.warnings[2].startswith("the rank column of r.run is not a rank (1..n within a "
+                                    f"topic) in 1 of its 2 topics, e.g. {B}: 11, 12;")

@@ -10,7 +10,6 @@ in the qrels, C has none (its judged passages answer nothing at eta 3).
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 
@@ -70,7 +69,7 @@ def test_coverage_per_topic_equal_across_doors(tmp_path):
     from cruxflow.data.ingest.crux import read_crux
     from cruxflow.metrics.evaluate import evaluate_run
 
-    dataset, _ = read_crux(DUC, IngestOptions(corpus=str(DATA / "release" / "crux-mds-corpus")))
+    dataset, _ = read_crux(DUC, IngestOptions(collection=str(DATA / "release" / "crux-mds-corpus")))
     texts = {pid: p.contents for pid, p in dataset.passages.items()}
     ours = evaluate_run(dataset=dataset, texts=texts, run=RUN, ks=[10]).per_query
     ours = ours.set_index("topic")["Cov"]
@@ -99,7 +98,7 @@ def test_a_tied_run_is_cut_in_file_order_by_the_script_only(tmp_path):
     from cruxflow.data.ingest.crux import read_crux
     from cruxflow.metrics.evaluate import evaluate_run
 
-    dataset, _ = read_crux(DUC, IngestOptions(corpus=str(DATA / "release" / "crux-mds-corpus")))
+    dataset, _ = read_crux(DUC, IngestOptions(collection=str(DATA / "release" / "crux-mds-corpus")))
     texts = {pid: p.contents for pid, p in dataset.passages.items()}
     ours = evaluate_run(dataset=dataset, texts=texts, run=run, ks=[1]).per_query
     assert ours.set_index("topic").loc[A, "Cov"] != 1.0
@@ -117,13 +116,16 @@ def test_a_run_with_topics_missing_is_averaged_over_its_own_topics(tmp_path):
 
 def test_a_topic_with_only_zero_lines_that_the_run_lacks_counts_for_alpha(tmp_path):
     # the script filters the diversity qrels only when a topic with a relevant passage is
-    # missing; here none is, so ndeval scores Z (only a 0 line) as 0 in alpha-nDCG's mean
+    # missing; here none is, so ndeval scores Z (only a 0 line) as 0 in alpha-nDCG's mean:
+    # a mean over every topic of the diversity qrels, and the name says so (topics='all')
     qrels = tmp_path / "q.txt"
     qrels.write_text(QRELS.read_text().replace(f"{D} 0 {D}:0#0 1", f"Z 0 {D}:0#0 0"))
     r = crux_eval(RUN, qrels, JUDGE)
     alone = crux_eval(RUN, QRELS, JUDGE)
-    assert r.per_topic["Z"] == {**dict.fromkeys(r.measures), ALPHA10: 0.0}
-    assert r.aggregate[ALPHA10] == pytest.approx(alone.aggregate[ALPHA10] * 2 / 3)
+    alpha_all = ALPHA10.replace("topics='run'", "topics='all'")
+    assert r.measures[2] == alpha_all and r.authors_names[alpha_all] == "alpha_nDCG@10"
+    assert r.per_topic["Z"] == {**dict.fromkeys(r.measures), alpha_all: 0.0}
+    assert r.aggregate[alpha_all] == pytest.approx(alone.aggregate[ALPHA10] * 2 / 3)
 
 
 # --- many runs ----------------------------------------------------------------------------------
@@ -151,7 +153,9 @@ def test_many_runs_give_each_runs_own_values(capsys):
 
 def test_holm_over_three_runs_by_hand(capsys):
     qrels, judge = PAPER / "testb_div_qrels.txt", PAPER / "testb_judgements.jsonl"
-    got = cli_json(capsys, "crux-eval", "--run", *RUNS, "--qrel", qrels, "--judge", judge)
+    got = cli_json(capsys, "crux-eval", "--run", *RUNS, "--qrel", qrels, "--judge", judge,
+                   "--test", "t-test")
+    assert got["paired_policy"]["test"] == "t-test"
     runs = {r["run"]: r["per_topic"] for r in got["runs"]}
     rows = [r for r in got["paired"] if r["measure"] == NDCG10]
     assert [(r["a"], r["b"]) for r in rows] == [(str(RUNS[0]), str(RUNS[1])),
@@ -163,47 +167,32 @@ def test_holm_over_three_runs_by_hand(capsys):
         x = [runs[r["a"]][t][NDCG10] for t in topics]
         y = [runs[r["b"]][t][NDCG10] for t in topics]
         raw.append(1.0 if x == y else float(stats.ttest_rel(x, y).pvalue))
-    assert [r["p_t_test"] for r in rows] == pytest.approx(raw)
+    assert [r["p"] for r in rows] == pytest.approx(raw)
     # Holm: the i-th smallest p times (3 - i), running maximum, capped at 1
     order = sorted(range(3), key=lambda i: raw[i])
     want, running = [0.0] * 3, 0.0
     for rank, i in enumerate(order):
         running = max(running, min(1.0, (3 - rank) * raw[i]))
         want[i] = running
-    assert [r["p_t_test_holm"] for r in rows] == pytest.approx(want)
+    assert [r["p_adjusted"] for r in rows] == pytest.approx(want)
     assert any(h > p for h, p in zip(want, raw, strict=True))   # the correction did something
-
-
-def test_compare_holm_on_hand_picked_values():
-    from cruxflow.metrics.stats import compare
-
-    # three systems over four topics; d(a, b) = 0.1 everywhere but one 0.2 ...
-    a = {"t1": 0.5, "t2": 0.6, "t3": 0.7, "t4": 0.8}
-    b = {"t1": 0.4, "t2": 0.5, "t3": 0.6, "t4": 0.6}
-    c = {"t1": 0.1, "t2": 0.6, "t3": 0.2, "t4": 0.9}
-    per_topic = {name: {t: {"m": v} for t, v in vals.items()}
-                 for name, vals in (("a", a), ("b", b), ("c", c))}
-    rows = compare(per_topic, ["m"], n_resamples=100)
-    raw = [stats.ttest_rel(list(x.values()), list(y.values())).pvalue
-           for x, y in ((a, b), (a, c), (b, c))]
-    order = sorted(range(3), key=lambda i: raw[i])
-    holm, running = [0.0] * 3, 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (3 - rank) * raw[i]))
-        holm[i] = running
-    assert [r["p_t_test"] for r in rows] == pytest.approx(raw)
-    assert [r["p_t_test_holm"] for r in rows] == pytest.approx(holm)
-    # exact sign-flip test (2^4 = 16 flips <= 100): a - b = [.1, .1, .1, .2] has mean .125; only
-    # the all-plus and all-minus flips reach |mean| >= .125: p = 2/16
-    assert rows[0]["p_randomization"] == pytest.approx(2 / 16)
-    assert math.isclose(rows[0]["diff"], 0.125)
+    # Bonferroni by hand: 3 p, capped at 1
+    got = cli_json(capsys, "crux-eval", "--run", *RUNS, "--qrel", qrels, "--judge", judge,
+                   "--test", "t-test", "--correction", "bonferroni")
+    rows = [r for r in got["paired"] if r["measure"] == NDCG10]
+    assert [r["p_adjusted"] for r in rows] == pytest.approx([min(1, 3 * p) for p in raw])
+    # --test none: no comparison at all
+    got = cli_json(capsys, "crux-eval", "--run", *RUNS, "--qrel", qrels, "--judge", judge,
+                   "--test", "none")
+    assert "paired" not in got
 
 
 # --- flags --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--k", "0", "argument --k: must be a positive integer, got 0"),
-    ("--k", "oracle", "crux-eval cuts by the rank column"),
+    ("--k", "oracle", "this command cuts each ranked list at a positive integer k"),
+    ("--k", "10,20", "this command takes one context size, got '10,20'"),
     ("--alpha", "2", "argument --alpha: must lie in 0..1, got 2.0"),
     ("--eta", "7", "argument --eta: must be a rating from 1 to 5, got 7"),
     ("--density-weight", "nan", "argument --density-weight: must be a finite number"),

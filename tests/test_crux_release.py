@@ -84,7 +84,10 @@ def test_release_neuclir_reads_requests_nuggets_and_human_ratings():
     t = ds.topics["300"]
     # the authors' loader joins title and problem statement
     assert t.query == "Solar subsidies Report on solar subsidy cuts in 2023."
-    assert t.questions == ["Which subsidies were cut?", "Who opposed the cuts?"]
+    # the nuggets, as [question, answer(s)] pairs (tests/test_crux_now.py reads them closer)
+    assert t.questions == [
+        "Which subsidies were cut? Answer: rooftop solar rebates or feed-in tariffs",
+        "Who opposed the cuts? Answer: installers"]
     assert ds.passages == {}   # NeuCLIR's documents are not in crux-mds-corpus
     assert ds.ratings == {("300", "doc-a1"): [5, 0], ("300", "doc-b2"): [0, 3]}
     assert any("human" in n for n in report.notes)
@@ -94,7 +97,7 @@ def test_release_neuclir_reads_requests_nuggets_and_human_ratings():
 def test_release_corpus_option_and_runs_written(tmp_path):
     out = tmp_path / "out"
     corpus = DATA / "release" / "crux-mds-corpus" / "collections" / "duc04-test-docs.jsonl"
-    summary = ingest_to("crux", DUC, out, IngestOptions(prefix="crux", corpus=str(corpus)))
+    summary = ingest_to("crux", DUC, out, IngestOptions(collection=str(corpus)))
     assert summary["layout"] == "Hugging Face release clone" and summary["runs"] == 1
     assert summary["passages"] == 11
     assert (out / "runs" / "bm25.run").read_text() == (DUC / "run" / "bm25.run").read_text()
@@ -106,7 +109,8 @@ def test_release_corpus_option_and_runs_written(tmp_path):
 
 def test_root_of_several_subsets_names_them(tmp_path):
     err = data_error(read, DATA / "release")
-    assert "pass one of them (crux-mds-duc04, crux-mds-multi_news, crux-neuclir)" in str(err)
+    assert ("pass one of them (crux-biogen, crux-mds-duc04, crux-mds-multi_news, crux-neuclir, "
+            "crux-ragtime, crux-researchy)") in str(err)
 
 
 def test_no_layout_lists_what_was_looked_for(tmp_path):
@@ -376,7 +380,8 @@ def test_cli_strict_collection_and_number_like_flags(tmp_path, capsys):
     assert rc == 2 and "bm25.run: line 6: field 'docid'" in err
     rc = main(["ingest", "--format", "crux", "--input", str(LABELING), "--output",
                str(tmp_path / "out"), "--number-like", str(LABELING / "testb_passages.jsonl")])
-    assert rc == 2 and "--number-like numbers DUC 2004 clusters" in capsys.readouterr().err
+    assert rc == 2 and ("--number-like does not apply to the crux format (it applies to "
+                        "duc2004)") in capsys.readouterr().err
     rc = main(["ingest", "--format", "crux", "--input", str(LABELING), "--output",
                str(tmp_path / "out")])
     out = capsys.readouterr().out
@@ -449,3 +454,13 @@ def test_qrels_read_at_once_as_line_by_line(qrels, tmp_path):
     messy = tmp_path / "messy.txt"
     messy.write_text("\n" + text.replace(" ", "\t", 1))
     assert read_diversity_qrels(messy).rows == got.rows
+
+
+def test_judge_names_the_ratings_of_a_release_in_place_of_its_judge_folder(tmp_path):
+    # one file of the judge folder given: its ratings only, and the folder's said unused
+    first = sorted((DUC / "judge").glob("*.jsonl"))[0]
+    ds, report = read(DUC, judge=[str(first)])
+    whole, _ = read(DUC)
+    mine = read_ratings(first).ratings
+    assert ds.ratings == {k: v for k, v in whole.ratings.items() if k in mine}
+    assert "the folder's judge/ not used (--judge given)" in report.notes

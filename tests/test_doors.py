@@ -227,17 +227,21 @@ def test_inputs_as_files_dicts_and_frames_agree(duc):
     assert frames[0].loc["duc04-test-0", "Cov(questions='all')@10"] == pytest.approx(2 / 3)
 
 
-def test_relevance_measures_are_computed_on_relevance_qrels_or_refused(duc):
+def test_relevance_measures_are_computed_on_relevance_qrels(duc):
     """Handing the graded ratings to ir_measures' P would read each passage's last
-    sub-question line as its grade; the API computes P on P* instead, and refuses a grade
-    the relevance qrels do not have."""
+    sub-question line as its grade; the API computes P on P* graded 2-1 instead, at any
+    ``rel``."""
     ratings = read_ratings(DUC / "judge").by_topic()
     with pytest.warns(UserWarning, match="tied scores"):   # test-0's rank 2 and 3 tie
         got = cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["P@2"])
     # test-0's top 2 are 0#1 and 1#2 (the tie at 1.5 goes to the larger id), both in P*
     assert got.loc["duc04-test-0", "P@2"] == 1.0
-    with pytest.raises(ValueError, match=r"P\(rel=2\)@10: the relevance qrels grade P\*\* 2"):
-        cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["P(rel=2)@10"])
+    # P(rel=2): the share of the top 10 in P** (grade 2). test-0: P** = [0#1] (it answers
+    # q0 and q1, the answerable ones), ranked first -> 1/10; test-1: P** = [1#2], not in the
+    # run -> 0; test-3 is not in the run -> 0
+    got = cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["P(rel=2)@10", "AP(rel=2)@10"])
+    assert got["P(rel=2)@10"].tolist() == [0.1, 0.0, 0.0]
+    assert got["AP(rel=2)@10"].tolist() == [1.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="give a cutoff"):
         cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["nDCG"])
     with pytest.raises(ValueError, match="Den@10 needs the passages' texts"):
@@ -265,8 +269,11 @@ def test_names_parse_and_print_canonically():
     assert str(names.parse("Cov(rel=3)@10")) == "Cov@10"
     assert str(names.parse("Cov( questions=all )@oracle")) == "Cov(questions='all')@oracle"
     assert names.qualified("Cov", "10", MetricOptions(eta=4)) == "Cov(rel=4)@10"
-    for bad, why in (("alpha_nDCG@21", "stops at cutoff 20"), ("Cov(eta=3)@1", "no parameter"),
-                     ("Recall@10", "unknown measure"), ("Cov@0", "positive")):
+    # a cutoff above ndeval's 20 parses (the tables print it): its values are undefined
+    assert str(names.parse("alpha_nDCG@21")) == "alpha_nDCG@21"
+    for bad, why in (("Cov(order=rank)@1", "order must be one of"),
+                     ("Cov(eta=3)@1", "no parameter"), ("Recall@10", "unknown measure"),
+                     ("Cov@0", "positive")):
         with pytest.raises(ValueError, match=why):
             names.parse(bad)
     # ir_measures reads the same names (CRUX's once cruxflow.metrics.measures is imported)

@@ -15,6 +15,7 @@ from cruxflow.metrics.judgments import (
     relevance_qrels,
     write_judgments,
 )
+from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
 from cruxflow.metrics.tokens import (
     describe_token_counter,
@@ -88,7 +89,8 @@ def test_scorer_ndcg_under_both_grades_by_hand():
     expected = {"2-1": (1 + 2 / math.log2(3)) / (2 + 2 / math.log2(3)),        # 0.69343
                 "3-2-1": (1 + 3 / math.log2(3)) / (3 + 3 / math.log2(3))}      # 0.59124
     for grades, value in expected.items():
-        s = ContextScorer(ds, derive(ds, 3), texts, regex_token_count, grades=grades)
+        s = ContextScorer(ds, derive(ds, 3), texts, regex_token_count,
+                          MetricOptions(relevance_grades=grades))
         r = s.score(context, "sys", "oracle").iloc[0]
         assert r.nDCG == pytest.approx(value, abs=1e-4), grades
         required = "R(rel=2)" if grades == "2-1" else "R(rel=3)"   # P**'s grade
@@ -238,3 +240,19 @@ def test_dataset_round_trip_and_rating_shape_check(tmp_path):
     with pytest.raises(DataError, match="3 ratings but topic t has 4 questions") as e:
         Dataset.load(tmp_path)
     assert e.value.field == "ratings" and "answerability.jsonl" in e.value.path
+
+
+def test_the_batch_regex_counter_counts_as_the_regex():
+    """regex_token_counts (numpy on the bytes of ASCII texts) against regex_token_count, one
+    text at a time, on random texts of word characters, punctuation, every ASCII white space
+    (\\x1c-\\x1f included, as str.isspace has them), non-ASCII letters and empty texts."""
+    import random
+
+    from cruxflow.metrics.tokens import regex_token_counts
+
+    rng = random.Random(7)
+    alphabet = "ab_9Z .,!?-'\"()\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x7fé–ß"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+             for _ in range(3000)] + ["", " ", "", "a", "!!", "a_b c"]
+    assert regex_token_counts(texts) == [regex_token_count(t) for t in texts]
+    assert regex_token_counts([]) == []

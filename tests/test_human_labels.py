@@ -106,7 +106,7 @@ def test_annotator_names_must_differ(tmp_path):
 
 def test_cli_reports_what_the_paper_reports(tmp_path, capsys):
     out = tmp_path / "agreement"
-    rc = main(["agreement", "--reports", *T1, "--passages", *T2, "--judge", *JUDGE,
+    rc = main(["agreement", "--human-reports", *T1, "--human", *T2, "--judge", *JUDGE,
                "--output", str(out), "--json"])
     summary = json.loads(capsys.readouterr().out)
     assert rc == 0
@@ -149,7 +149,7 @@ def test_cli_prints_and_accepts_cruxflow_report_ratings(tmp_path, capsys):
                             ("dr_rankfirst", [0, 0, 0])):
         (tmp_path / f"{system}.koracle.jsonl").write_text(
             json.dumps({"topic_id": P, "ratings": ratings}) + "\n")
-    rc = main(["agreement", "--reports", *T1, "--judge", JUDGE[0], "--judge-reports",
+    rc = main(["agreement", "--human-reports", *T1, "--judge", JUDGE[0], "--judge-reports",
                *[str(p) for p in sorted(tmp_path.glob("*.jsonl"))]])
     printed = capsys.readouterr().out
     assert rc == 0

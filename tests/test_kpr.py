@@ -722,7 +722,7 @@ def test_command_builds_no_model_when_no_llm_is_needed(tmp_path, capsys):
         {"id": 2, "question": "Q2?", "key_points": [], "response": "text", "d": "y"},
     ]) + "\n")
     out = tmp_path / "out"
-    rc = run_cli(["--input", src, "--output", out, "--group-by", "d",
+    rc = run_cli(["--questions", src, "--output", out, "--group-by", "d",
                   "--model", tmp_path / "no-such-model.gguf"])
     assert rc == 0
     printed = capsys.readouterr().out
@@ -739,7 +739,7 @@ def test_command_builds_no_model_when_no_llm_is_needed(tmp_path, capsys):
 def test_command_says_which_pipeline_and_what_failed(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(kpr_cli.llm_options, "runner_from_args",
                         lambda args, **kw: runner_for(fixture_respond))
-    assert run_cli(["--input", DATA / "input.jsonl", "--output", tmp_path / "o"]) == 0
+    assert run_cli(["--questions", DATA / "input.jsonl", "--output", tmp_path / "o"]) == 0
     printed = capsys.readouterr().out
     assert ("pipeline: fast (1 round, no LLM de-duplication, no filter): not the paper's key "
             "points (--pipeline paper)") in printed
@@ -752,7 +752,7 @@ def test_judge_and_filter_llm_options_build_their_own_runners(tmp_path):
     pytest.importorskip("openai")
     parser = argparse.ArgumentParser(prog="cruxflow")
     kpr_cli.add_command(parser.add_subparsers())
-    args = parser.parse_args(["kpr", "--input", "in", "--output", str(tmp_path),
+    args = parser.parse_args(["kpr", "--questions", "in", "--output", str(tmp_path),
                               "--judge-base-url", "http://127.0.0.1:9/v1",
                               "--judge-model", "judge-model"])
     assert kpr_cli.llm_options.role_runner_factory(args, "filter", default_cache=None,
@@ -829,34 +829,39 @@ def test_bad_json_and_bad_key_points_file(tmp_path):
 def test_command_arguments():
     parser = argparse.ArgumentParser(prog="cruxflow")
     kpr_cli.add_command(parser.add_subparsers())
-    args = parser.parse_args(["kpr", "--input", "in", "--output", "out", "--filter-threshold",
+    args = parser.parse_args(["kpr", "--questions", "in", "--output", "out", "--filter-threshold",
                               "--max-words", "500", "--no-precision", "--group-by", "a, b"])
     assert args.filter_threshold == 0.7 and args.max_words == 500 and not args.precision
     # rounds and aggregate come from the pipeline unless given
     assert (args.rounds, args.precision_reference, args.aggregate) == (None, "key_points", None)
     assert (args.pipeline, args.failures) == ("fast", "exclude")
-    args = parser.parse_args(["kpr", "--input", "in", "--output", "out", "--pipeline", "paper",
+    args = parser.parse_args(["kpr", "--questions", "in", "--output", "out", "--pipeline", "paper",
                               "--no-aggregate", "--judge-model", "j.gguf"])
     assert kpr_cli.options_from_args(args).effective() == {
         "pipeline": "paper", "rounds": 3, "aggregate": False, "filter_threshold": 0.7}
     assert args.judge_model == "j.gguf" and args.filter_model is None
-    args = parser.parse_args(["kpr", "--input", "in", "--output", "out"])
+    args = parser.parse_args(["kpr", "--questions", "in", "--output", "out"])
     assert args.filter_threshold is None and args.precision and args.model is None
 
 
-def test_command_rejects_bad_rounds(tmp_path):
-    with pytest.raises(DataError, match="rounds must be at least 1"):
-        run_cli(["--input", DATA / "input.jsonl", "--output", tmp_path, "--rounds", "0"])
-    with pytest.raises(DataError, match="filter_threshold must be between 0 and 1"):
-        run_cli(["--input", DATA / "input.jsonl", "--output", tmp_path,
-                 "--filter-threshold", "1.5"])
+def test_command_rejects_bad_rounds(tmp_path, capsys):
+    # argparse refuses what the flags' types know ...
+    for flag, value, message in (("--rounds", "0", "must be at least 1"),
+                                 ("--filter-threshold", "1.5", "must lie in 0..1")):
+        with pytest.raises(SystemExit):
+            run_cli(["--questions", DATA / "input.jsonl", "--output", tmp_path, flag, value])
+        assert f"argument {flag}: {message}" in capsys.readouterr().err
+    # ... and KprOptions.check() the options given otherwise (a config), as a DataError
+    args = argparse.Namespace(**{**dataclasses.asdict(kpr.KprOptions()), "rounds": 0})
+    with pytest.raises(ValueError, match="rounds must be at least 1"):
+        kpr_cli.options_from_args(args).check()
     assert not (tmp_path / "summary.json").exists()
 
 
 # ====================================================================== options, declared once
 
 # the kpr_job properties that are files or backends, not options
-JOB_FILES = {"input", "key_points", "judge_backend", "filter_backend"}
+JOB_FILES = {"questions", "key_points", "judge_backend", "filter_backend"}
 
 
 def test_schema_options_are_kpr_options_and_declare_no_default():
@@ -873,12 +878,12 @@ def test_schema_options_are_kpr_options_and_declare_no_default():
 def test_command_defaults_are_the_options_defaults():
     parser = argparse.ArgumentParser(prog="cruxflow")
     kpr_cli.add_command(parser.add_subparsers())
-    args = parser.parse_args(["kpr", "--input", "in", "--output", "out"])
+    args = parser.parse_args(["kpr", "--questions", "in", "--output", "out"])
     defaults = kpr.KprOptions()
     for f in dataclasses.fields(kpr.KprOptions):
         assert getattr(args, f.name) == getattr(defaults, f.name), f.name
     assert kpr_cli.options_from_args(args) == defaults
-    args = parser.parse_args(["kpr", "--input", "in", "--output", "out", "--group-by", "a, b,"])
+    args = parser.parse_args(["kpr", "--questions", "in", "--output", "out", "--group-by", "a, b,"])
     assert kpr_cli.options_from_args(args).group_by == ("a", "b")
 
 
@@ -922,7 +927,7 @@ def test_options_check_accepts_the_bounds():
 def test_end_to_end_with_the_packaged_model_and_a_cached_rerun(tmp_path, capsys):
     cache = tmp_path / "c.sqlite"
     # --threads 1: on a busy 2-core machine llama.cpp with 2 threads ran 4x slower
-    common = ["--input", DATA / "input.jsonl", "--model", MODEL, "--threads", 1,
+    common = ["--questions", DATA / "input.jsonl", "--model", MODEL, "--threads", 1,
               "--cache", cache, "--rounds", 1, "--extract-max-tokens", 48,
               "--judge-max-tokens", 8, "--group-by", "domain,question_type"]
     t0 = time.monotonic()

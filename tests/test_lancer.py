@@ -2,12 +2,17 @@
 step by hand, the LLM steps with a scripted runner, and end to end on the packaged SmolLM2.
 
 tests/data/lancer/README.md names the source of every file there (DylanJoo/LANCER at 75be2d1).
+The checks over every released topic need a clone of DylanJoo/LANCER (a work tree) named by
+CRUXFLOW_LANCER_REPO (docs/lancer.md); they are skipped, naming the variable, without one.
 """
 
+import importlib.util
 import json
-import subprocess
+import os
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cruxflow.data.io import read_jsonl, read_run
@@ -15,6 +20,7 @@ from cruxflow.llm.base import Completion
 from cruxflow.rerank import Candidate, rerank_run
 from cruxflow.rerank.factory import make_reranker
 from cruxflow.rerank.lancer import (
+    AGGREGATIONS,
     JUDGMENT,
     SYSTEM,
     LancerReranker,
@@ -24,7 +30,10 @@ from cruxflow.rerank.lancer import (
 )
 
 DATA = Path(__file__).parent / "data" / "lancer"
-MIRROR = Path("/work/.mirror/DylanJoo+LANCER/repo")
+CLONE_VARIABLE = "CRUXFLOW_LANCER_REPO"
+CLONE = Path(os.environ[CLONE_VARIABLE]) if os.environ.get(CLONE_VARIABLE) else None
+needs_clone = pytest.mark.skipif(
+    CLONE is None, reason=f"needs a clone of DylanJoo/LANCER named by {CLONE_VARIABLE}")
 RETRIEVERS = ("lsr", "qwen3-embed-8b")
 
 
@@ -62,27 +71,116 @@ def test_offline_mode_gives_the_authors_reranked_runs(retriever):
     assert sum(a == b for a, b in zip(top, top[1:], strict=False)) >= 5
 
 
-def git_show(path: str) -> str:
-    return subprocess.run(["git", "-C", str(MIRROR), "show", f"75be2d1:{path}"], check=True,
-                          capture_output=True, text=True).stdout
+def clone_file(path: str) -> Path:
+    found = CLONE / path
+    assert found.is_file(), f"{CLONE_VARIABLE}={CLONE} holds no {path}: is it a LANCER clone?"
+    return found
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason="needs a clone of DylanJoo/LANCER")
+@needs_clone
 @pytest.mark.parametrize("retriever", RETRIEVERS)
-def test_offline_mode_agrees_on_every_topic_of_the_release(retriever, tmp_path):
-    """All 50 topics of the released files (docs/lancer.md reports the count): every position
-    of the 100 agrees, not only the top 10."""
-    run = tmp_path / "first.run"
-    run.write_text(git_show(f"data/crux-mds-duc04-runs/{retriever}-crux-mds-duc04.run"))
-    ref = tmp_path / "ref.run"
-    ref.write_text(git_show(f"results/crux-mds-duc04-runs/{retriever}-crux-mds-duc04:lancer:"
-                            "oracle:agg_sum.run"))
-    ratings = json.loads(git_show(f"results/crux-mds-duc04-ratings/ratings.oracle."
-                                  f"{retriever}.json"))
-    ours = authors_offline(run, ratings)
+def test_offline_mode_agrees_on_every_topic_of_the_release(retriever):
+    """All 50 topics of the released DUC'04 files (docs/lancer.md reports the count): every
+    position of the 100 agrees, not only the top 10."""
+    ratings = json.loads(clone_file(f"results/crux-mds-duc04-ratings/ratings.oracle."
+                                    f"{retriever}.json").read_text())
+    ours = authors_offline(clone_file(f"data/crux-mds-duc04-runs/{retriever}-crux-mds-duc04.run"),
+                           ratings)
+    ref = clone_file(f"results/crux-mds-duc04-runs/{retriever}-crux-mds-duc04:lancer:oracle:"
+                     "agg_sum.run")
     theirs = {q: [r.doc_id for r in rows] for q, rows in read_run(ref).items()}
     assert len(theirs) == 50
     assert [q for q in theirs if ours[q] != theirs[q]] == []
+
+
+@needs_clone
+@pytest.mark.parametrize("retriever", ("lsr-milco", "qwen3-embed-8b"))
+def test_offline_mode_agrees_on_every_neuclir_topic(retriever):
+    """The NeuCLIR 2024 release (run_neuclir.py, offline oracle mode): 19 topics, 100
+    candidates each, 10-15 human sub-questions."""
+    ratings = json.loads(clone_file(f"results/neuclir-ratings/ratings.oracle.{retriever}.json")
+                         .read_text())
+    ours = authors_offline(clone_file(f"data/neuclir-runs/{retriever}-neuclir.run"), ratings)
+    ref = clone_file(f"results/neuclir-runs/{retriever}-neuclir:lancer:oracle:agg_sum.run")
+    theirs = {q: [r.doc_id for r in rows] for q, rows in read_run(ref).items()}
+    assert len(theirs) == 19
+    assert [q for q in theirs if ours[q] != theirs[q]] == []
+
+
+# --- the other aggregations against the authors' code ---------------------------------------
+
+# ca.py's --agg_method values checked: every aggregation, some with another tau
+METHODS = ("sum", "sum:tau=0", "sum:tau=3", "greedy-sum", "greedy-sum:tau=3", "greedy-coverage",
+           "greedy-coverage:tau=4", "greedy-alpha", "greedy-alpha:tau=3", "rrf")
+
+
+def ours_by_method(rows, method: str) -> list[int]:
+    aggregation, _, tau = method.partition(":tau=")
+    return coverage_order(rows, aggregation=aggregation, tau=int(tau) if tau else 1)
+
+
+def authors_ca(stable: bool):
+    """The authors' src/lancer/ca.py, loaded from the clone as it is (nothing of it copied
+    here); ``stable``: its numpy's argsort with kind="stable" (tests/data/lancer/README.md)."""
+    spec = importlib.util.spec_from_file_location("authors_ca", clone_file("src/lancer/ca.py"))
+    ca = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ca)
+    if stable:
+        shim = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np)
+                                        if not k.startswith("__")})
+        shim.argsort = lambda a, **kw: np.argsort(a, kind="stable")
+        ca.np = shim
+    return ca
+
+
+def authors_orders(ca, ratings: dict) -> dict:
+    """{method: {topic: positions}} as the authors' coverage_based_aggregation ranks them."""
+    return {m: {q: [int(i) for i in ca.coverage_based_aggregation(list(range(len(rows))), rows,
+                                                                  m)[0]]
+                for q, rows in ratings.items()} for m in METHODS}
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_every_aggregation_gives_the_authors_orders_on_the_excerpts(retriever):
+    """tests/data/lancer/orders.authors-stable.json: the authors' ca.py's orders of the shipped
+    ratings for each method (computed by their code, README.md says how)."""
+    ratings = json.loads((DATA / f"ratings.oracle.{retriever}.json").read_text())
+    expected = json.loads((DATA / "orders.authors-stable.json").read_text())[retriever]
+    assert sorted(expected) == sorted(METHODS)
+    assert {m.partition(":")[0] for m in METHODS} == set(AGGREGATIONS)
+    for method, topics in expected.items():
+        assert sorted(topics) == sorted(ratings)
+        for q, order in topics.items():
+            assert ours_by_method(ratings[q], method) == order, (method, q)
+    # The methods do differ on these topics (a test that would pass with one aggregation for
+    # all could not tell them apart).
+    firsts = {m: tuple(expected[m]["duc04-test-24"][:10]) for m in METHODS}
+    assert len(set(firsts.values())) >= 7
+
+
+@needs_clone
+def test_every_aggregation_gives_the_authors_orders_on_every_released_matrix():
+    """The authors' ca.py, run here from the clone, on every released rating matrix (DUC'04
+    BM25, LSR, Qwen3; NeuCLIR LSR-MILCO, Qwen3: 138 topics): the same orders, method by
+    method; and the shipped expectations are what their code gives."""
+    stable = authors_ca(stable=True)
+    files = [f"results/crux-mds-duc04-ratings/ratings.oracle.{r}.json"
+             for r in ("bm25", "lsr", "qwen3-embed-8b")]
+    files += [f"results/neuclir-ratings/ratings.oracle.{r}.json"
+              for r in ("lsr-milco", "qwen3-embed-8b")]
+    checked = 0
+    for name in files:
+        ratings = json.loads(clone_file(name).read_text())
+        theirs = authors_orders(stable, ratings)
+        for method, topics in theirs.items():
+            for q, order in topics.items():
+                assert ours_by_method(ratings[q], method) == order, (name, method, q)
+                checked += 1
+    assert checked == len(METHODS) * (3 * 50 + 2 * 19)
+    for retriever in RETRIEVERS:
+        shipped = json.loads((DATA / f"ratings.oracle.{retriever}.json").read_text())
+        expected = json.loads((DATA / "orders.authors-stable.json").read_text())[retriever]
+        assert authors_orders(stable, shipped) == expected
 
 
 # --- the selection step by hand -------------------------------------------------------------
@@ -104,6 +202,31 @@ def test_coverage_order_by_hand():
     assert coverage_order([[1, 1], [2, 0], [0, 3]]) == [2, 0, 1]        # 3 beats the tie 2, 2
     with pytest.raises(ValueError, match="unknown aggregation 'max'"):
         coverage_order(ratings, aggregation="max")
+
+
+def test_other_aggregations_by_hand():
+    ratings = [[0, 2, 0],    # a
+               [5, 0, -1],   # b
+               [1, 1, 0],    # c
+               [0, 0, 0],    # d
+               [3, 3, 3]]    # e
+    # greedy-sum (tau 1): visited by row sum, equal sums the later first: e 9, b 5, c 2, a 2,
+    # d 0. e lifts every column to 3; b lifts the first to 5 (gain 2); then nothing gains and
+    # the rest follow in visiting order: c before a (sum's tie rule would put a first).
+    assert coverage_order(ratings, aggregation="greedy-sum") == [4, 1, 2, 0, 3]
+    # greedy-coverage: answered or not; e answers all three, nothing gains after it;
+    # visiting order: e 3, c 2, b 1, a 1 (later first), d 0
+    assert coverage_order(ratings, aggregation="greedy-coverage") == [4, 2, 1, 0, 3]
+    # greedy-alpha: e (3 gains of 1), then c (two halves: 1.0), then a and b tie at 0.25 and
+    # the first-stage first wins: a, b, d
+    assert coverage_order(ratings, aggregation="greedy-alpha") == [4, 2, 0, 1, 3]
+    # rrf: per column ranks (ties first-stage order) b1 e2 c3 a4 d5 | e1 a2 c3 b4 d5 |
+    # e1 a2 c3 d4 b5 (-1 last); sums of 1/(60+rank): e .04891, a .04788, c .04762, b .04740,
+    # d .04639
+    assert coverage_order(ratings, aggregation="rrf") == [4, 0, 2, 1, 3]
+    # No sub-question: the first-stage order, whatever the aggregation.
+    for aggregation in AGGREGATIONS:
+        assert coverage_order([[], []], aggregation=aggregation) == [0, 1]
 
 
 def test_parse_subquestions_as_the_authors():

@@ -1,4 +1,7 @@
-"""CRUX measures as ir_measures measures (cruxflow.metrics.measures)."""
+"""The registry's measures as ir_measures measures (cruxflow.metrics.measures): CRUX's values
+by hand, one number through ir_measures and through cruxflow.evaluate, and cruxflow's
+alpha_nDCG (ties by passage id descending, the judged topics) kept apart from ir_measures'
+own."""
 
 from __future__ import annotations
 
@@ -9,15 +12,16 @@ import ir_measures
 import pandas as pd
 import pytest
 
+import cruxflow
 from cruxflow.data.ingest import IngestOptions, ingest
 from cruxflow.data.ingest.crux_common import read_ratings
 from cruxflow.data.io import RunRow
 from cruxflow.metrics.judgments import derive
 from cruxflow.metrics.measures import (
+    MEASURES,
     Cov,
     Den,
     alpha_nDCG_crux,
-    alpha_nDCG_ndeval,
     graded_qrels,
     with_tokens,
 )
@@ -58,8 +62,10 @@ def test_cov_over_answerable_questions():
     # eta 4: only q0 (t:0#0's 5) and q1 (t:0#1's 4) are answerable, t:0#1 answers only q1
     assert per_topic(Cov(rel=4) @ 3)["t"] == 1.0
     assert per_topic(Cov(rel=5) @ 3)["t"] == 1.0   # q0 alone answerable, t:0#0 answers it
-    # u has no answerable sub-question: undefined, left out of the mean
+    # u has no answerable sub-question: not one of the topics of the mean (topics='judged');
+    # with topics='all' every topic of the qrels counts, u's undefined value as 0
     assert math.isnan(per_topic(Cov @ 3)["u"])
+    assert per_topic(Cov(topics="all") @ 3) == {"t": 1.0, "u": 0.0}
     assert ir_measures.calc_aggregate([Cov @ 2], QRELS, RUN)[Cov @ 2] == 0.5
 
 
@@ -72,16 +78,45 @@ def test_alpha_ndcg_ideal_over_the_oracle_context():
     assert math.isclose(per_topic(alpha_nDCG_crux(alpha=0.0) @ 3)["t"], (1 / L3 + 2 / L4) / 2)
 
 
-def test_ndeval_variant_is_ir_measures_alpha_ndcg_on_the_same_qrels():
-    # relevance >= 3: t:0#0 -> q0, t:0#1 -> q0, q1; the same as binary diversity qrels
+def test_our_alpha_ndcg_is_ndeval_on_our_order_and_topics():
+    ours = MEASURES["alpha_nDCG"]
+    # it never passes for ir_measures' own: its name carries its topic set, its provider is
+    # the runtime one, and cruxflow's parser reads the name back
+    assert str(ours @ 10) == "alpha_nDCG(topics='judged')@10" != str(ir_measures.alpha_nDCG @ 10)
+    assert str(cruxflow.parse_measure(str(ours @ 10))) == "alpha_nDCG@10"
+    assert ir_measures.parse_measure("alpha_nDCG@10") == ir_measures.alpha_nDCG @ 10
+    # relevance >= 3: t:0#0 -> q0, t:0#1 -> q0, q1 (the diversity qrels at eta 3)
     binary = pd.DataFrame([("t", "0", "t:0#0", 1), ("t", "0", "t:0#1", 1),
                            ("t", "1", "t:0#1", 1)],
                           columns=["query_id", "iteration", "doc_id", "relevance"])
-    got = per_topic(alpha_nDCG_ndeval @ 10)["t"]
-    assert got == per_topic(ir_measures.alpha_nDCG @ 10, qrels=binary)["t"]
-    # ndeval breaks the tie ascending: the run t:0#0 (q0: 1), t:0#2 (0), t:0#1 (q0: 0.5,
-    # q1: 1) -> 1 + 1.5 / log2 4; its ideal t:0#1 (2), t:0#0 (0.5) -> 2 + 0.5 / log2 3.
-    assert math.isclose(got, (1 + 1.5 / L4) / (2 + 0.5 / L3))
+    got = per_topic(ours @ 10)
+    assert math.isnan(got["u"])        # u has no answerable question: not a judged topic
+    # our order breaks the tie at 2.0 by id descending: t:0#2 (nothing), t:0#0 (q0: 1),
+    # t:0#1 (q0: 0.5, q1: 1) -> 1 / log2 3 + 1.5 / log2 4; ndeval's ideal t:0#1 (2), t:0#0
+    # (0.5) -> 2 + 0.5 / log2 3
+    assert math.isclose(got["t"], (1 / L3 + 1.5 / L4) / (2 + 0.5 / L3))
+    # = ir_measures' own alpha_nDCG on those qrels given the run in our order (untied scores)
+    ordered = pd.DataFrame([("t", "t:0#2", 3.0), ("t", "t:0#0", 2.0), ("t", "t:0#1", 1.0)],
+                           columns=["query_id", "doc_id", "score"])
+    assert got["t"] == per_topic(ir_measures.alpha_nDCG @ 10, binary, ordered)["t"]
+    # ir_measures' own on the raw scores breaks the tie ascending: t:0#0 first, another value
+    assert per_topic(ir_measures.alpha_nDCG @ 10, binary)["t"] == pytest.approx(
+        (1 + 1.5 / L4) / (2 + 0.5 / L3))
+
+
+def test_one_number_through_ir_measures_and_cruxflow_evaluate():
+    """The README's example: the release excerpt's bm25 run, through ir_measures'
+    calc_aggregate and through cruxflow.evaluate (test-0 ties at 1.5, test-2 has no
+    answerable question, test-3 is not in the run)."""
+    ratings = read_ratings(DUC / "judge").by_topic()
+    run = ir_measures.read_trec_run(str(DUC / "run" / "bm25.run"))
+    asked = [Cov @ 10, alpha_nDCG_crux @ 10, MEASURES["alpha_nDCG"] @ 10]
+    via_ir = ir_measures.calc_aggregate(asked, graded_qrels(ratings), run)
+    via_api = cruxflow.evaluate(DUC / "run" / "bm25.run", DUC / "judge",
+                                [str(m.name()) for m in asked]).mean()
+    for m in asked:
+        assert via_ir[m] == via_api[str(m.name())], m
+    assert via_api["alpha_nDCG@10"] == pytest.approx(0.535817, abs=1e-6)
 
 
 def test_den_needs_tokens_and_follows_eq6():
@@ -128,3 +163,28 @@ def test_agree_with_the_workflow_scorer():
         got = per_topic(measure, qrels, run_frame)
         for topic in ("duc04-test-0", "duc04-test-1", "duc04-test-3"):
             assert math.isclose(got[topic], frame.loc[topic, column]), (column, topic)
+
+
+def test_the_readme_ir_measures_example_gives_cruxflow_evaluates_numbers():
+    """README.md's ir_measures example, run as written (from the repository's root)."""
+    import os
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "calc_aggregate" in b)
+    setup = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "duc = " in b)
+    namespace: dict = {}
+    cwd = os.getcwd()
+    os.chdir(Path(__file__).resolve().parents[1])
+    try:
+        exec(setup.replace("print(", "(lambda *a: None)("), namespace)
+        exec(block.replace("print(", "result = ("), namespace)
+    finally:
+        os.chdir(cwd)
+    result = namespace["result"]
+    api = namespace["scores"].mean()
+    assert result[Cov @ 10] == api["Cov@10"] == pytest.approx(2 / 3)
+    assert result[MEASURES["alpha_nDCG"] @ 10] == api["alpha_nDCG@10"]
+    assert f"{api['alpha_nDCG@10']:.6f}" == "0.535817"

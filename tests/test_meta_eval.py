@@ -10,7 +10,7 @@ from scipy import stats
 
 from cruxflow.cli import main
 from cruxflow.data.ingest.crux_common import read_ratings
-from cruxflow.paper.meta_eval import agree, majority, meta_eval, read_human_ratings, tau_ap
+from cruxflow.paper.meta_eval import agree, majority, meta_eval, read_human_ratings
 
 pytest.importorskip("krippendorff")
 
@@ -19,20 +19,6 @@ JUDGE = DATA / "paper" / "testb_judgements.jsonl"          # paper-era layout
 ANN1 = DATA / "labels" / "annotator1" / "qrels.jsonl"       # the labeling tool's Task 2 export
 ANN2 = DATA / "labels" / "annotator2" / "qrels.jsonl"
 RUNS = [DATA / "paper" / f"{s}.run" for s in ("bm25", "dr_rankfirst", "oracle")]
-
-
-def test_tau_ap_by_hand():
-    ref = [4, 3, 2, 1]                                   # A > B > C > D
-    assert tau_ap(ref, [4, 3, 2, 1]) == pytest.approx(1.0)
-    assert tau_ap(ref, [1, 2, 3, 4]) == pytest.approx(-1.0)
-    # estimate A, C, B, D: C(2) = 1/1, C(3) = 1/2 (A above B, C not), C(4) = 3/3
-    assert tau_ap(ref, [4, 2, 3, 1]) == pytest.approx(2 / 3 * 2.5 - 1)
-    # estimate A, B, D, C: C(2) = 1, C(3) = 1, C(4) = 2/3; a swap at the bottom costs less
-    assert tau_ap(ref, [4, 3, 1, 2]) == pytest.approx(2 / 3 * (2 + 2 / 3) - 1)
-    # Kendall's tau does not tell the two swaps apart
-    assert stats.kendalltau(ref, [4, 2, 3, 1]).statistic == pytest.approx(
-        stats.kendalltau(ref, [4, 3, 1, 2]).statistic)
-    assert tau_ap([1], [1]) is None
 
 
 def test_item_statistics_by_hand():
@@ -102,7 +88,7 @@ def test_real_exports_item_and_system_level():
 
 def test_cli_prints_counts_warnings_and_undefined(capsys):
     assert main(["meta-eval", "--judge", str(JUDGE), "--human", f"a1={ANN1}", f"a2={ANN2}",
-                 "--runs", *map(str, RUNS), "--bootstrap", "50"]) == 0
+                 "--run", *map(str, RUNS), "--bootstrap", "50"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"\| judge +\| a1 +\| judge +\| +5 \| 0.200", out)
     assert "only 5 items (< 30)" in out and "no shared items" in out
@@ -147,3 +133,99 @@ def test_annotate_export_reads_with_its_own_annotator_names(tmp_path):
     # majority of q0: a 4, b 2 -> the lower middle, 2: unanswerable at eta 3
     assert by[("(majority)", "judge")].fp == 1
     assert by[("a", "b")].n == 1 and by[("a", "b")].kind == "ceiling"
+
+
+# --- the system level: the issue's rand / good / bad -------------------------------------------
+
+# Three passages per topic and three questions; Cov@1 is the share of the questions the run's
+# first passage answers. The judge finds A best (3 questions), then B (2), then C (1); the
+# humans C (3), then A (2), then B (1). good ranks A first, bad is good with its scores negated
+# (C first), rand puts B first.
+JUDGE_RATINGS = {"A": [5, 4, 3], "B": [4, 3, 0], "C": [0, 0, 3]}
+HUMAN_RATINGS = {"A": [4, 3, 1], "B": [0, 0, 5], "C": [3, 5, 4]}
+ORDERS = {"good": "ABC", "bad": "CBA", "rand": "BCA"}
+
+
+def issue_case(tmp_path: Path, runs=("rand", "good", "bad")) -> list[str]:
+    judge, human = tmp_path / "judge.jsonl", tmp_path / "human.jsonl"
+    topics = [f"t{i}" for i in range(4)]
+    lines = [{"id": t, "docid": f"{t}:{p}", "rating": r} for t in topics
+             for p, r in JUDGE_RATINGS.items()]
+    judge.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    # two more labelled topics, both left out: t4, where the humans find nothing answerable,
+    # and t5, which the judge never rated
+    labels = [{"id": t, "docid": f"{t}:{p}", "rating": r} for t in topics
+              for p, r in HUMAN_RATINGS.items()]
+    labels += [{"id": "t4", "docid": f"t4:{p}", "rating": [0, 1, 2]} for p in "ABC"]
+    labels += [{"id": "t5", "docid": "t5:A", "rating": [5, 5, 5]}]
+    judge.write_text(judge.read_text() + "".join(
+        json.dumps({"id": "t4", "docid": f"t4:{p}", "rating": [5, 5, 5]}) + "\n" for p in "ABC"))
+    human.write_text("".join(json.dumps(x) + "\n" for x in labels))
+    paths = []
+    for name in runs:
+        run = tmp_path / f"{name}.run"
+        sign = -1 if name == "bad" else 1
+        order = ORDERS["good"] if name == "bad" else ORDERS[name]
+        run.write_text("".join(f"{t} Q0 {t}:{p} {r} {sign * (3 - r)} {name}\n"
+                               for t in [*topics, "t4"] for r, p in enumerate(order)))
+        paths.append(str(run))
+    return ["meta-eval", "--judge", str(judge), "--human", f"people={human}", "--runs",
+            *paths, "--k", "1", "--bootstrap", "200"]
+
+
+def system_rows(out: str, metric: str) -> tuple[dict, dict, str, str]:
+    block = out[out.index(f"\n{metric} over"):]
+    block = block[:block.index("\n\n", 1)] if "\n\n" in block[1:] else block
+    judge, human = {}, {}
+    for m in re.finditer(r"^  (\w+) +([\d.]+) +([\d.]+)$", block, re.M):
+        judge[m[1]], human[m[1]] = float(m[2]), float(m[3])
+    return judge, human, block.splitlines()[1], block
+
+
+def test_the_issues_rand_good_bad_case(tmp_path, capsys):
+    from cruxflow.metrics.stats import tau_ap
+
+    assert main(issue_case(tmp_path)) == 0
+    out = capsys.readouterr().out
+    judge, human, head, block = system_rows(out, "Cov@1")
+    # by hand: judge good 3/3 > rand 2/3 > bad 1/3; humans bad 3/3 > good 2/3 > rand 1/3
+    assert judge == pytest.approx({"bad": 0.333, "good": 1.0, "rand": 0.667}, abs=1e-3)
+    assert human == pytest.approx({"bad": 1.0, "good": 0.667, "rand": 0.333}, abs=1e-3)
+    assert "Cov@1 over 4 of the 6 labelled topics (left out: 1 not rated by the judge or in " \
+           "no run, 1 no question the humans find answerable)" in block
+    # tau from the printed means is scipy's: pairs (good, rand) concordant, the two with bad
+    # discordant: -1/3; tau_AP: judge order good, rand, bad; rand has good above it in the
+    # humans' order too (1/1), bad has neither (0/2): 2/2 * (1 + 0) - 1 = 0
+    systems = sorted(judge)
+    tau = stats.kendalltau([judge[s] for s in systems], [human[s] for s in systems]).statistic
+    assert tau == pytest.approx(-1 / 3)
+    assert "Kendall tau -0.333 [-0.333, -0.333]; tau_AP 0.000 [0.000, 0.000]; 3 runs" in block
+    assert tau_ap([human[s] for s in systems], [judge[s] for s in systems]) == 0
+    assert "intervals: 95% percentile bootstrap, 200 resamples of the 4 topics with " \
+           "replacement" in block
+    assert "-1.000" not in out.split("System level")[1]
+
+
+def test_two_runs_and_every_run_tied(tmp_path, capsys):
+    # good and rand: the same order on both sides (good first): +1, never -1
+    assert main(issue_case(tmp_path, ("good", "rand"))) == 0
+    _, _, _, block = system_rows(capsys.readouterr().out, "Cov@1")
+    assert "Kendall tau 1.000 [no interval: fewer than 3 runs]; tau_AP 1.000 [no interval: " \
+           "fewer than 3 runs]; 2 runs" in block
+    # at k = 3 every run holds all three passages: every Cov ties on both sides: undefined
+    args = issue_case(tmp_path)
+    args[args.index("--k") + 1] = "3"
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    judge, human, _, block = system_rows(out, "Cov@3")
+    assert set(judge.values()) == set(human.values()) == {1.0}
+    assert ("Kendall tau undefined (the judge's and the humans' means tie for every run) "
+            "[no interval: every resample undefined]; tau_AP undefined") in block
+    assert "-1.000" not in out
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    cov = data["systems"][0]
+    assert (cov["metric"], cov["tau"], cov["tau_ap"], cov["n_topics"]) == ("Cov@3", None, None, 4)
+    assert cov["left_out"] == {"not_judged": 1, "no_human_answerable": 1,
+                               "no_judge_answerable": 0}
+    assert cov["bootstrap"]["tau_undefined"] == 200

@@ -25,7 +25,9 @@ from cruxflow.metrics.judgments import (
     derive,
     diversity_rows,
     relevance_grades,
+    relevance_qrels,
 )
+from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count
 
@@ -73,9 +75,10 @@ def reference(scorer: ContextScorer, run, k, grades: str) -> dict[str, dict]:
     sizes = {tid: len(j.required) if k == "oracle" else k for tid, j in scorer.judgments.items()}
     ctxs = {tid: [r.doc_id for r in run.get(tid, [])[:sizes[tid]]] for tid in scorer.judgments}
     required = relevance_grades(grades).required
-    qrels = [ir_measures.Qrel(q, d, r) for q, docs in scorer.qrels.items()
-             for d, r in docs.items()]
-    diversity = ir.diversity_frame(diversity_rows(scorer.judgments, scorer.matrix, scorer.eta))
+    matrix = scorer.dataset.ratings_by_topic()
+    qrels = [ir_measures.Qrel(q, d, r) for q, docs in relevance_qrels(
+        scorer.judgments, matrix, grades).items() for d, r in docs.items()]
+    diversity = ir.diversity_frame(diversity_rows(scorer.judgments, matrix, scorer.eta))
     relevance = {t: {"R": 0.0, f"R(rel={required})": 0.0, "P": 0.0, "AP": 0.0, "nDCG": 0.0,
                      "alpha_nDCG": 0.0 if sizes[t] <= 20 else math.nan} for t in ctxs}
     # ir_measures at each topic's own cutoff: P@k, nDCG@k, alpha_nDCG@k (ndeval, k <= 20)
@@ -114,6 +117,12 @@ def reference(scorer: ContextScorer, run, k, grades: str) -> dict[str, dict]:
     return out
 
 
+def make_scorer(ds, judged, texts, options=DEFAULTS) -> ContextScorer:
+    scorer = ContextScorer(ds, judged, texts, regex_token_count, options)
+    scorer.dataset = ds     # for the reference's ratings
+    return scorer
+
+
 def assert_same(frame, expected: dict[str, dict]) -> None:
     assert list(frame["topic"]) == list(expected)
     for row in frame.to_dict("records"):
@@ -132,8 +141,8 @@ def assert_same(frame, expected: dict[str, dict]) -> None:
 def test_array_route_equals_the_per_topic_functions(seed, eta, alpha, grades):
     ds, runs = random_case(seed)
     texts = {p: x.contents for p, x in ds.passages.items()}
-    scorer = ContextScorer(ds, derive(ds, eta, alpha), texts, regex_token_count, eta=eta,
-                           alpha=alpha, grades=grades)
+    scorer = make_scorer(ds, derive(ds, eta, alpha), texts,
+                         MetricOptions(eta=eta, alpha=alpha, relevance_grades=grades))
     assert len(scorer.judgments) >= 4, "the case must have topics to score"
     for i, run in enumerate(runs):
         for k in SIZES:
@@ -152,7 +161,7 @@ def test_judgments_whose_required_set_is_not_in_the_ideal_order(seed, alpha):
     for j in (j for j in judged.values() if j.relevant):
         size = int(rng.integers(1, min(len(j.relevant), 10) + 1))
         j.required = list(rng.choice(j.relevant, size=size, replace=False))
-    scorer = ContextScorer(ds, judged, texts, regex_token_count, alpha=alpha)
+    scorer = make_scorer(ds, judged, texts, MetricOptions(alpha=alpha))
     for k in ("oracle", 20):
         assert_same(scorer.score(runs[0], "s", k), reference(scorer, runs[0], k, "2-1"))
 
@@ -163,7 +172,7 @@ def test_many_judged_passages_and_small_chunks(monkeypatch):
     monkeypatch.setattr(batch, "_CHUNK_CELLS", 50)
     ds, runs = random_case(21, n_topics=6, max_passages=60)
     texts = {p: x.contents for p, x in ds.passages.items()}
-    scorer = ContextScorer(ds, derive(ds, 2), texts, regex_token_count, eta=2)
+    scorer = make_scorer(ds, derive(ds, 2), texts, MetricOptions(eta=2))
     for k in ("oracle", 20, 40):
         assert_same(scorer.score(runs[1], "s", k), reference(scorer, runs[1], k, "2-1"))
 
@@ -171,7 +180,7 @@ def test_many_judged_passages_and_small_chunks(monkeypatch):
 def test_an_empty_run_scores_zero_everywhere():
     ds, _ = random_case(31)
     texts = {p: x.contents for p, x in ds.passages.items()}
-    scorer = ContextScorer(ds, derive(ds, 3), texts, regex_token_count)
+    scorer = make_scorer(ds, derive(ds, 3), texts)
     frame = scorer.score({}, "empty", 10)
     assert_same(frame, reference(scorer, {}, 10, "2-1"))
     # nothing retrieved: every measure 0 (Den too: Cov is 0), no topic in the run
@@ -180,14 +189,34 @@ def test_an_empty_run_scores_zero_everywhere():
     assert (frame[measures] == 0).all().all()
 
 
-def test_the_same_run_object_is_flattened_once_and_a_new_one_again():
+def test_the_same_run_object_is_read_once_and_a_new_one_again():
     ds, runs = random_case(41)
     texts = {p: x.contents for p, x in ds.passages.items()}
-    scorer = ContextScorer(ds, derive(ds, 3), texts, regex_token_count)
-    first = scorer.flat(runs[0])
-    assert scorer.flat(runs[0]) is first
-    assert scorer.flat(runs[1]) is not first
+    scorer = make_scorer(ds, derive(ds, 3), texts)
+    first = scorer.run_index(runs[0])
+    assert scorer.run_index(runs[0]) is first
+    assert scorer.run_index(runs[1]) is not first
     assert_same(scorer.score(runs[0], "s", 10), reference(scorer, runs[0], 10, "2-1"))
+
+
+def test_judgments_derived_in_arrays_equal_the_per_topic_derivation():
+    """Without a judgments file the scorer derives Q and Z* itself, for all topics at once
+    (batch.select_required_rows): the same as judgments.derive, topic by topic, ties
+    included (the random cases have many passages with equal ratings)."""
+    for seed, eta in ((61, 3), (62, 2), (63, 4)):
+        ds, runs = random_case(seed, max_passages=40)
+        texts = {p: x.contents for p, x in ds.passages.items()}
+        options = MetricOptions(eta=eta, relevance_grades="3-2-1")
+        derived = make_scorer(ds, None, texts, options)
+        given = make_scorer(ds, derive(ds, eta), texts, options)
+        want = {t: j for t, j in derive(ds, eta).items() if j.kept}
+        got = derived.judgments
+        assert list(got) == list(given.judgments) == sorted(want, key=batch.natural_key)
+        for t, j in want.items():
+            assert (got[t].kept, sorted(got[t].required)) == (j.kept, sorted(j.required)), t
+        for k in ("oracle", 3, 20):
+            pd_equal = derived.score(runs[0], "s", k).equals(given.score(runs[0], "s", k))
+            assert pd_equal, k
 
 
 def test_relevance_evaluator_by_hand_and_through_ir_measures_iter_calc():
@@ -208,10 +237,9 @@ def test_relevance_evaluator_by_hand_and_through_ir_measures_iter_calc():
     assert direct["b"] == dict.fromkeys(ir.DEFAULT_MEASURES, 0.0)
 
 
-def test_the_generic_ir_measures_route_gives_the_same_table():
+def test_the_authors_grades_through_ir_measures():
     ds, runs = random_case(51)
     texts = {p: x.contents for p, x in ds.passages.items()}
-    scorer = ContextScorer(ds, derive(ds, 3), texts, regex_token_count, grades="3-2-1")
-    scorer.relevance._trec_evaluators = None
+    scorer = make_scorer(ds, derive(ds, 3), texts, MetricOptions(relevance_grades="3-2-1"))
     for k in ("oracle", 10):
         assert_same(scorer.score(runs[2], "s", k), reference(scorer, runs[2], k, "3-2-1"))

@@ -102,7 +102,7 @@ def test_autonuggetizer_export(rated, tmp_path, capsys):
 def test_nuggetbank_export_follows_the_autojudge_schema(rated, tmp_path):
     out = tmp_path / "out"
     assert main(["export", "--format", "nuggetbank", "--dataset", str(rated),
-                 "--output", str(out), "--collection", "mine"]) == 0
+                 "--output", str(out), "--collection-name", "mine"]) == 0
     schema = json.loads((DATA / "nuggetbank.schema.json").read_text())
     validator = Draft202012Validator(schema)
     banks = read_jsonl(out / "nugget_banks.jsonl")
@@ -166,7 +166,7 @@ def ingest_nuggets(tmp_path, src=FIXTURE, *extra):
 
 
 def test_nuggets_become_questions_and_support_answerability(tmp_path):
-    rc, out = ingest_nuggets(tmp_path, FIXTURE, "--corpus", str(DATA / "segments.jsonl"))
+    rc, out = ingest_nuggets(tmp_path, FIXTURE, "--collection", str(DATA / "segments.jsonl"))
     assert rc == 0
     ds = Dataset.load(out)
     assert list(ds.topics) == ["2027497", "2024-0", "2024-1"]
@@ -255,8 +255,16 @@ BAD_NUGGETS = [
 def test_bad_nugget_files(tmp_path, capsys, row, message):
     src = tmp_path / "n.jsonl"
     src.write_text(json.dumps(row) + "\n")
-    rc, out = ingest_nuggets(tmp_path, src, "--corpus", str(DATA / "segments.jsonl"))
+    rc, out = ingest_nuggets(tmp_path, src, "--collection", str(DATA / "segments.jsonl"))
     assert rc == 2
     err = capsys.readouterr().err
     assert f"n.jsonl: {message}" in err, err
     assert not out.exists()
+
+
+def test_a_topic_known_only_from_its_assignments_is_said_by_name(tmp_path, capsys):
+    # issue 40: a qid the nuggets records lack (a typo, say) makes a topic: said on screen
+    rc, _ = ingest_nuggets(tmp_path, FIXTURE)
+    assert rc == 0
+    assert ("note: 1 topics have no nuggets record, only assignments (their nuggets taken "
+            "from those): 2024-1") in capsys.readouterr().out

@@ -159,7 +159,7 @@ def test_the_demo_plans_in_seconds_without_a_model(tmp_path):
 
 def test_cli_writes_json(tmp_path, capsys):
     assert main(["plan", "--config", str(REPO / "config.yaml"), "--workdir", str(REPO),
-                 "--gpus", "4", "--json", str(tmp_path / "plan.json")]) == 0
+                 "--gpus", "4", "--output", str(tmp_path)]) == 0
     assert "total" in capsys.readouterr().out
     data = json.loads((tmp_path / "plan.json").read_text())
     assert data["rates"]["gpus_available"] == 4 and data["stages"][0]["stage"] == "passages"
@@ -290,13 +290,13 @@ def test_calibrate_runs_real_requests_and_leaves_the_cache_alone(tiny, capsys):
         "rag: {datasets: []}\nllm: {cache: cache.sqlite, shards: 1, "
         "passages: {max_tokens: 24}, subquestions: {max_tokens: 24}}\n")
     assert main(["plan", "--config", str(config), "--workdir", str(root), "--calibrate",
-                 "--calibrate-requests", "1", "--json", str(root / "p.json")]) == 0
+                 "--calibrate-requests", "1", "--output", str(root / "p")]) == 0
     err = capsys.readouterr().err
     # passages, report_requests, subquestions, ratings, and 3 probes (prefill, generation,
     # requests)
     assert err.count("calibration: ") == 7 and err.count("calibration: (probe)") == 3
     assert not (root / "cache.sqlite").exists()
-    backend = json.loads((root / "p.json").read_text())["rates"]["backends"]["smollm2"]
+    backend = json.loads((root / "p" / "plan.json").read_text())["rates"]["backends"]["smollm2"]
     assert backend["source"].startswith("measured") and backend["output_tokens_per_s"] > 0
 
 

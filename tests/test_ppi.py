@@ -80,7 +80,7 @@ def test_nominal_95_intervals_cover_the_truth_and_the_judge_alone_does_not(metho
 def test_files_cli_text_and_json(tmp_path, capsys):
     j = _write(tmp_path / "judge.tsv", JUDGE.items())
     h = _write(tmp_path / "human.tsv", HUMAN.items())
-    assert main(["ppi", "--judge", str(j), "--human", str(h), "--json"]) == 0
+    assert main(["ppi", "--judge-values", str(j), "--human-values", str(h), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     ref = ppi_files(j, h)
     assert out["estimate"] == pytest.approx(0.7 - 0.5 / 3)
@@ -88,8 +88,8 @@ def test_files_cli_text_and_json(tmp_path, capsys):
         pytest.approx({"ci_low": ref.ci_low, "ci_high": ref.ci_high,
                        "judge_only": ref.judge_only, "human_only": ref.human_only})
     assert (out["n_labeled"], out["n_total"]) == (3, 6)
-    assert main(["ppi", "--judge", str(j), "--human", str(h), "--method", "ppi++",
-                 "--alpha", "0.1"]) == 0
+    assert main(["ppi", "--judge-values", str(j), "--human-values", str(h), "--method", "ppi++",
+                 "--confidence", "0.9"]) == 0
     text = capsys.readouterr().out
     assert "judge-only mean  0.6500" in text
     assert "human-only mean  0.4333  90% CI" in text
@@ -110,7 +110,7 @@ def test_files_cli_text_and_json(tmp_path, capsys):
 def test_bad_input_is_one_line(tmp_path, capsys, judge_rows, human_rows, message):
     j = _write(tmp_path / "judge.tsv", judge_rows)
     h = _write(tmp_path / "human.tsv", human_rows)
-    assert main(["ppi", "--judge", str(j), "--human", str(h)]) == 2
+    assert main(["ppi", "--judge-values", str(j), "--human-values", str(h)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cruxflow: error: ") and message in err and err.count("\n") == 1
 

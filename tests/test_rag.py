@@ -13,6 +13,7 @@ from test_generation import MODEL, runner_for
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
 from cruxflow.metrics.judgments import derive
+from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count, regex_truncate
 from cruxflow.rag.reports import (
@@ -94,7 +95,7 @@ def test_judge_reports_rates_every_question_and_skips_empty_reports():
 def scorer(eta=3):
     ds = tiny_dataset()
     texts = {p: x.contents for p, x in ds.passages.items()}
-    return ContextScorer(ds, derive(ds, eta), texts, regex_token_count, eta=eta)
+    return ContextScorer(ds, derive(ds, eta), texts, regex_token_count, MetricOptions(eta=eta))
 
 
 def test_final_scores_by_hand():

@@ -125,3 +125,12 @@ def test_a_gpu_kind_without_gpus_and_a_missing_dependency_are_named(monkeypatch)
     with pytest.raises(ModuleNotFoundError, match=r"reranker kind 'big' needs the 'rerank' "
                        r"extra: pip install 'cruxflow\[rerank\]' \(cruxflow_no_such_module"):
         make_reranker({"kind": "big", "model": "m", "gpus": 1}, device="cpu")
+
+
+def test_schema_lancer_aggregations_are_the_kinds():
+    """The schema's choices of LANCER's aggregation are the ones cruxflow.rerank.lancer
+    implements (its home)."""
+    from cruxflow.rerank.lancer import AGGREGATIONS
+
+    enum = reranker_schema()["properties"]["aggregation"]["enum"]
+    assert enum == list(AGGREGATIONS)

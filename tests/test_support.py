@@ -272,7 +272,7 @@ def test_nist_run_means_the_track_computes():
 
 def test_cli_on_a_nist_file(tmp_path, capsys):
     out = tmp_path / "out"
-    assert run_cli(["--input", NIST, "--output", out]) == 0
+    assert run_cli(["--answers", NIST, "--output", out]) == 0
     printed = capsys.readouterr().out
     assert "r1" in printed and "0.7500" in printed and "0.6667" in printed
     summary = json.loads((out / "summary.json").read_text())
@@ -284,7 +284,7 @@ def test_cli_on_a_nist_file(tmp_path, capsys):
 
 def test_compare_two_nist_files(tmp_path, capsys):
     out = tmp_path / "out"
-    assert run_cli(["--input", NIST, "--output", out, "--compare", NIST_LLM]) == 0
+    assert run_cli(["--answers", NIST, "--output", out, "--compare", NIST_LLM]) == 0
     ag = json.loads((out / "agreement.json").read_text())
     # first citations judged in both (rows NIST, columns LLM, FS PS NS):
     #   FS-FS r1A0 r1B1 r3A0, FS-PS r1C0 r3A1, PS-FS r1A1 r2A0, PS-NS r3B0, NS-FS r2A1,
@@ -323,7 +323,7 @@ def test_compare_two_nist_files(tmp_path, capsys):
     assert "7 (topic, run) rows in both (8 in the input, 7 in the other), 3 topics" in printed
     assert "exact 0.3000, Cohen's kappa -0.1864" in printed
     # no resamples, no intervals; the same numbers
-    run_cli(["--input", NIST, "--output", out, "--compare", NIST_LLM, "--bootstrap", "0"])
+    run_cli(["--answers", NIST, "--output", out, "--compare", NIST_LLM, "--bootstrap", "0"])
     again = json.loads((out / "agreement.json").read_text())["kendall_tau"]
     assert again["weighted_precision"]["run_level"]["low"] is None
     assert again["weighted_precision"]["run_level"]["tau"] == approx(1 / 3)
@@ -819,7 +819,7 @@ def test_judge_builds_no_runner_when_nothing_is_missing(tmp_path):
 
 def test_cli_from_given_labels(tmp_path, capsys):
     out = tmp_path / "out"
-    assert run_cli(["--input", ANSWERS, "--output", out]) == 0
+    assert run_cli(["--answers", ANSWERS, "--output", out]) == 0
     printed = capsys.readouterr().out
     assert "run_alpha" in printed and "0.7778" in printed and "0.7083" in printed
     assert "LLM" not in printed
@@ -854,13 +854,13 @@ def test_cli_from_given_labels(tmp_path, capsys):
 def test_cli_options_topics_average_all_citations_labels(tmp_path, capsys):
     topics = write(tmp_path / "topics.txt", [T1, T2, T3, "2024-999999"])
     out = tmp_path / "o1"
-    run_cli(["--input", ANSWERS, "--output", out, "--topics", topics, "--all-citations"])
+    run_cli(["--answers", ANSWERS, "--output", out, "--topics", topics, "--all-citations"])
     runs = by_key(json.loads((out / "summary.json").read_text())["per_run"], "run_id")
     # alpha, all citations, over 4 topics: (2.75/3 + .5 + 1 + 0) / 4
     assert runs["run_alpha"]["weighted_precision"] == approx((2.75 / 3 + 1.5) / 4)
     assert "1 topics without any answer count 0" in capsys.readouterr().out
     out = tmp_path / "o2"
-    run_cli(["--input", ANSWERS, "--output", out, "--average", "over-run-topics",
+    run_cli(["--answers", ANSWERS, "--output", out, "--average", "over-run-topics",
              "--labels", LABELS, "--json"])
     summary = json.loads(capsys.readouterr().out)
     runs = by_key(summary["per_run"], "run_id")
@@ -872,7 +872,7 @@ def test_cli_options_topics_average_all_citations_labels(tmp_path, capsys):
 
 def test_cli_compare(tmp_path, capsys):
     out = tmp_path / "out"
-    run_cli(["--input", ANSWERS, "--output", out, "--compare", LABELS])
+    run_cli(["--answers", ANSWERS, "--output", out, "--compare", LABELS])
     printed = capsys.readouterr().out
     assert "16 pairs, exact 0.6875, Cohen's kappa 0.5031" in printed
     agreement = json.loads((out / "agreement.json").read_text())
@@ -880,11 +880,11 @@ def test_cli_compare(tmp_path, capsys):
     assert agreement["kendall_tau"]["weighted_recall"]["run_level"]["tau"] == approx(4 / 6)
     # an answers file with inline labels compared with itself agrees fully, and so does the
     # labels.jsonl written here
-    run_cli(["--input", ANSWERS, "--output", tmp_path / "same", "--compare", ANSWERS])
+    run_cli(["--answers", ANSWERS, "--output", tmp_path / "same", "--compare", ANSWERS])
     same = json.loads((tmp_path / "same" / "agreement.json").read_text())
     assert same["n"] == 16 and same["exact_agreement"] == 1.0 and same["cohen_kappa"] == 1.0
     assert same["kendall_tau"]["weighted_precision"]["run_level"]["tau"] == approx(1.0)
-    run_cli(["--input", ANSWERS, "--output", tmp_path / "back", "--compare",
+    run_cli(["--answers", ANSWERS, "--output", tmp_path / "back", "--compare",
              out / "labels.jsonl"])
     back = json.loads((tmp_path / "back" / "agreement.json").read_text())
     assert back["exact_agreement"] == 1.0 and back["judged_only_in_compare"] == 0
@@ -893,12 +893,12 @@ def test_cli_compare(tmp_path, capsys):
 def test_cli_errors(tmp_path):
     # judging without passages
     with pytest.raises(DataError, match=r"line 4: field 'answer\[2\].citations'.*--passages"):
-        run_cli(["--input", ANSWERS, "--output", tmp_path / "o", "--judge"])
+        run_cli(["--answers", ANSWERS, "--output", tmp_path / "o", "--judge-pairs"])
     # a label file that does not fit the answers
     bad = tmp_path / "bad.tsv"
     bad.write_text(f"{T1}\trun_alpha\t0\tnot_cited\t2\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"bad.tsv: line 1: field 'passage_id'"):
-        run_cli(["--input", ANSWERS, "--output", tmp_path / "o", "--compare", bad])
+        run_cli(["--answers", ANSWERS, "--output", tmp_path / "o", "--compare", bad])
     assert not (tmp_path / "o" / "summary.json").exists()
 
 
@@ -913,7 +913,7 @@ def test_cli_judges_with_a_scripted_runner(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr("cruxflow.cli.llm_options.runner_from_args", fake_runner_from_args)
     out = tmp_path / "out"
-    run_cli(["--input", ANSWERS, "--output", out, "--passages", PASSAGES, "--judge"])
+    run_cli(["--answers", ANSWERS, "--output", out, "--passages", PASSAGES, "--judge-pairs"])
     assert len(made) == 1 and made[0].stats.calls == 5
     printed = capsys.readouterr().out
     assert "LLM: 5 requests: 0 from the cache, 5 LLM calls, 0 parse failures" in printed
@@ -931,7 +931,7 @@ def test_cli_judges_with_a_scripted_runner(tmp_path, monkeypatch, capsys):
 
 SCHEMA = Path(S.__file__).parents[2] / "schemas" / "config.schema.json"
 # A support job's files: evaluate_support's input_path and its file keywords, not options.
-FILE_FIELDS = {"input": "input_path", "labels": "labels", "passages": "passages",
+FILE_FIELDS = {"answers": "input_path", "labels": "labels", "passages": "passages",
                "topics": "topics"}
 
 
@@ -947,24 +947,24 @@ def test_options_are_declared_once():
     params = inspect.signature(S.evaluate_support).parameters
     assert set(FILE_FIELDS.values()) <= set(params)
     # the schema's enums are the dataclass's choices
-    assert set(options["judge"]["enum"]) == {None, *S.JUDGE_MODES}
+    assert set(options["judge_pairs"]["enum"]) == {None, *S.JUDGE_MODES}
     assert tuple(options["average"]["enum"]) == S.AVERAGES
     assert tuple(options["prompt"]["enum"]) == S.PROMPTS == tuple(S.JUDGE_PROMPTS)
 
     parser = argparse.ArgumentParser(prog="cruxflow")
     support_cli.add_command(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["support", "--input", "a.jsonl", "--output", "out"])
+    args = parser.parse_args(["support", "--answers", "a.jsonl", "--output", "out"])
     defaults = S.SupportOptions()
     for name, f in fields.items():
         assert f.default is not dataclasses.MISSING, name
         assert getattr(args, name) == getattr(defaults, name), name
     # the track's protocol: no LLM, first citation, missing topics count 0
-    assert (defaults.judge, defaults.all_citations, defaults.average) == (
+    assert (defaults.judge_pairs, defaults.all_citations, defaults.average) == (
         None, False, "over-all-topics")
 
 
 @pytest.mark.parametrize("change, field", [
-    ({"judge": "some"}, "judge"), ({"average": "mean"}, "average"),
+    ({"judge_pairs": "some"}, "judge_pairs"), ({"average": "mean"}, "average"),
     ({"attempts": 0}, "attempts"), ({"attempts": True}, "attempts"),
     ({"max_passage_words": 0}, "max_passage_words"),
     ({"all_citations": "yes"}, "all_citations"), ({"prompt": "gpt4"}, "prompt"),
@@ -976,14 +976,21 @@ def test_options_check_names_the_bad_option(change, field):
 
 
 def test_options_check_accepts_the_documented_values():
-    for opts in (S.SupportOptions(), S.SupportOptions(judge="all", average="over-run-topics",
+    for opts in (S.SupportOptions(), S.SupportOptions(judge_pairs="all", average="over-run-topics",
                                                       attempts=1, max_passage_words=None)):
         opts.check()
 
 
+def evaluate_support_cli_options(**changes):
+    args = argparse.Namespace(**{**dataclasses.asdict(S.SupportOptions()), **changes})
+    return support_cli.options_from_args(args)
+
+
 def test_bad_options_are_a_data_error_before_anything_is_written(tmp_path):
+    with pytest.raises(SystemExit):   # argparse: --attempts is a positive integer
+        run_cli(["--answers", ANSWERS, "--output", tmp_path / "o", "--attempts", "0"])
     with pytest.raises(DataError, match="attempts"):
-        run_cli(["--input", ANSWERS, "--output", tmp_path / "o", "--attempts", "0"])
+        evaluate_support_cli_options(attempts=0)
     with pytest.raises(ValueError, match="average"):
         S.evaluate_support(ANSWERS, tmp_path / "o", S.SupportOptions(average="mean"))
     assert not (tmp_path / "o").exists()
@@ -1011,8 +1018,8 @@ def test_end_to_end_with_smollm2(tmp_path, capsys):
     console command; a re-run makes no LLM call."""
     pytest.importorskip("xllamacpp")
     cache = tmp_path / "c.sqlite"
-    argv = ["--input", ANSWERS, "--output", tmp_path / "out", "--passages", PASSAGES,
-            "--judge", "--all-citations", "--compare", LABELS, "--model", MODEL,
+    argv = ["--answers", ANSWERS, "--output", tmp_path / "out", "--passages", PASSAGES,
+            "--judge-pairs", "--all-citations", "--compare", LABELS, "--model", MODEL,
             "--threads", "2", "--n-ctx", "2048", "--cache", cache]
     assert run_cli(argv) == 0
     out = tmp_path / "out"

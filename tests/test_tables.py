@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from cruxflow.metrics.policy import Policy
 from cruxflow.paper import significance as S
 from cruxflow.paper import tables as T
 
@@ -297,33 +298,53 @@ def paired_frame(n_topics):
 
 
 def test_paired_tests():
-    out = S.paired_tests(paired_frame(12), "Cov_y", n_resamples=9999, seed=1)
+    out = S.paired_tests(paired_frame(12), "Cov_y", policy=Policy(seed=1))
     assert len(out) == 6  # a, b, c, d: "e" has no value at all
     ab = out[(out.system_a == "a") & (out.system_b == "b")].iloc[0]
     assert ab.n_topics == 12 and ab["diff"] == pytest.approx(0.1)
     assert ab.mean_a - ab.mean_b == pytest.approx(0.1)
-    # 2^12 sign flips <= n_resamples: exact; only all-plus and all-minus are as extreme
-    assert ab.p_perm == pytest.approx(2 / 2**12)
-    assert ab.p_wilcoxon < 0.001
+    # the policy's test: 2^12 sign flips <= 9,999 resamples: exact; only all-plus and
+    # all-minus are as extreme
+    assert (ab.test, ab.correction) == ("randomization", "holm")
+    assert ab.p == pytest.approx(2 / 2**12)
     bc = out[(out.system_a == "b") & (out.system_b == "c")].iloc[0]
-    assert bc.p_perm == 1.0 and bc.p_wilcoxon == 1.0 and bc["diff"] == 0
-    np.testing.assert_allclose(out.p_perm_bh, stats.false_discovery_control(out.p_perm))
-    np.testing.assert_allclose(out.p_wilcoxon_bh,
-                               stats.false_discovery_control(out.p_wilcoxon))
+    assert bc.p == 1.0 and bc["diff"] == 0
+    from statsmodels.stats.multitest import multipletests
+
+    np.testing.assert_allclose(out.p_adjusted, multipletests(out.p, method="holm")[1])
     assert list(out.columns[:3]) == ["dataset", "eta", "k"]
-    again = S.paired_tests(paired_frame(12), "Cov_y", n_resamples=9999, seed=1)
+    again = S.paired_tests(paired_frame(12), "Cov_y", policy=Policy(seed=1))
     pd.testing.assert_frame_equal(out, again)
+    # the tests of earlier versions are options: Wilcoxon with Benjamini-Hochberg
+    old = S.paired_tests(paired_frame(12), "Cov_y", policy=Policy(test="wilcoxon",
+                                                                  correction="bh"))
+    wide = paired_frame(12).pivot_table(index="topic", columns="system", values="Cov_y")
+    for r in old.itertuples():
+        d = wide[r.system_a] - wide[r.system_b]
+        assert r.p == (1.0 if (d == 0).all() else stats.wilcoxon(d).pvalue)
+    np.testing.assert_allclose(old.p_adjusted, stats.false_discovery_control(old.p))
+    assert set(old.test) == {"wilcoxon"} and set(old.correction) == {"bh"}
 
 
 def test_paired_tests_sampled_and_markdown():
-    out = S.paired_tests(paired_frame(30), "Cov_y", systems=["b", "a"], n_resamples=999)
+    out = S.paired_tests(paired_frame(30), "Cov_y", systems=["b", "a"],
+                         policy=Policy(resamples=999))
     assert len(out) == 1 and out.iloc[0].system_a == "b"
     assert out.iloc[0]["diff"] == pytest.approx(-0.1)
     # no random sign pattern is as extreme: (0 + 1) / (999 + 1) per side, doubled
-    assert out.iloc[0].p_perm == pytest.approx(2 / 1000)
+    assert out.iloc[0].p == pytest.approx(2 / 1000)
     md = S.paired_tests_markdown(out)
-    assert "| D | 3 | oracle | b | a | 30 |" in md and "| -10.0 | 0.002 | 0.002 | <0.001 |" in md
-    assert md.splitlines()[2].endswith("| * |")
+    assert "| D | 3 | oracle | Cov(y) | b | a | 30 |" in md
+    assert "| -10.0 | 0.002 | 0.002 | * |" in md
+    assert md.splitlines()[0].split("|")[-3].strip() == "p (Holm)"
+    # the note names the test and the correction
+    assert ("two-sided paired randomization test (sign flips) of the mean difference (999 "
+            "resamples, exact when 2^topics <= 999; seed 0); p-values Holm-adjusted over the "
+            "pairs of each group and metric") in md
+    # two metrics in one call: one family each, and the same p-values as alone
+    both = S.paired_tests(paired_frame(30).assign(Cov=lambda f: f.Cov_y * 2),
+                          ["Cov_y", "Cov"], systems=["b", "a"], policy=Policy(resamples=999))
+    assert list(both.metric) == ["Cov_y", "Cov"] and list(both.p) == [out.p[0]] * 2
 
 
 def test_too_few_topics_withhold_the_taus_and_say_so(monkeypatch):
@@ -357,9 +378,9 @@ def test_significance_says_when_nothing_separates_the_systems():
     recs = [{"dataset": "D", "eta": 3, "k": "oracle", "system": s, "topic": t, "Cov_y": v}
             for s, vals in (("bm25", (0.2, 0.4)), ("dense", (0.4, 0.2)))
             for t, v in zip(("a", "b"), vals, strict=True)]
-    md = S.paired_tests_markdown(S.paired_tests(pd.DataFrame(recs), n_resamples=100))
+    md = S.paired_tests_markdown(S.paired_tests(pd.DataFrame(recs)))
     first = md.splitlines()[0]
     assert first.startswith("No pair of systems differs significantly: 1 pairs over at most "
                             "2 topics, smallest adjusted p 1.000")
     header = [c.strip() for c in md.splitlines()[2].strip("|").split("|")]
-    assert all(header) and header[-1] == "p BH < 0.05"
+    assert all(header) and header[-1] == "p adj. < 0.05"

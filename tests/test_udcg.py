@@ -801,7 +801,7 @@ def command(argv) -> argparse.Namespace:
 
 
 def test_command_on_given_utilities(tmp_path, capsys):
-    args = command(["--input", AUTHORS, "--output", tmp_path / "o", "--utility", "given",
+    args = command(["--questions", AUTHORS, "--output", tmp_path / "o", "--utility", "given",
                     "--gamma", "1/3"])
     assert args.gamma == pytest.approx(1 / 3)
     assert args.func(args) == 0
@@ -812,13 +812,18 @@ def test_command_on_given_utilities(tmp_path, capsys):
     for name in ("passages.jsonl", "contexts.tsv", "summary.json"):
         assert (tmp_path / "o" / name).exists()
     with pytest.raises(SystemExit):
-        command(["--input", AUTHORS, "--output", tmp_path, "--theta", "a", "--fit-theta", "b"])
+        command(["--questions", AUTHORS, "--output", tmp_path, "--theta", "a", "--fit-theta", "b"])
 
 
-def test_command_bad_options_are_data_errors(tmp_path):
-    args = command(["--input", AUTHORS, "--output", tmp_path, "--utility", "given",
-                    "--context-size", "0"])
-    with pytest.raises(DataError, match="context_size"):
+def test_command_bad_options_are_refused(tmp_path, capsys):
+    # argparse refuses what its type knows (a positive integer) ...
+    with pytest.raises(SystemExit):
+        command(["--questions", AUTHORS, "--output", tmp_path, "--context-size", "0"])
+    assert "argument --context-size: must be at least 1, got 0" in capsys.readouterr().err
+    # ... and UdcgOptions.check() the rest, as a DataError naming the option
+    args = command(["--questions", AUTHORS, "--output", tmp_path, "--utility", "given"])
+    args.temperature = -1.0
+    with pytest.raises(DataError, match="temperature"):
         args.func(args)
 
 
@@ -828,22 +833,22 @@ def test_options_defaults_are_declared_once():
     schema = json.loads((Path(__file__).parents[1] / "cruxflow/schemas/config.schema.json")
                         .read_text(encoding="utf-8"))
     job = schema["definitions"]["udcg_job"]
-    files = {"input", "theta", "fit_theta"}
+    files = {"questions", "theta", "fit_theta"}
     options = {f.name: f.default for f in dataclasses.fields(UdcgOptions)}
     assert set(job["properties"]) - files == set(options)   # every option, nothing else
     for name in options:
         assert "default" not in job["properties"][name], name
-    for name in files - {"input"}:
+    for name in files - {"questions"}:
         assert job["properties"][name].get("default") is None, name
     assert job["properties"]["utility"]["enum"] == list(UTILITY_MODES)
     # the defaults are valid config values, and the schema's minimums are check()'s
-    jsonschema.validate({"input": "x.json", **options}, job)
+    jsonschema.validate({"questions": "x.json", **options}, job)
     for name, spec in job["properties"].items():
         if spec.get("minimum") == 1:
             with pytest.raises(ValueError, match=name):
                 UdcgOptions(**{name: 0}).check()
     # argparse: every option is a flag whose default is the dataclass's
-    args = command(["--input", "x.json", "--output", "out"])
+    args = command(["--questions", "x.json", "--output", "out"])
     for name, default in options.items():
         assert getattr(args, name) == default, name
     assert args.gamma == pytest.approx(1 / 3)   # the paper's gamma, Eq. 4
@@ -858,9 +863,9 @@ def test_end_to_end_with_the_packaged_model(tmp_path, capsys):
         resolve_model(DEFAULT_GGUF)
     except FileNotFoundError as e:
         pytest.skip(str(e))
-    argv = ["--input", OURS, "--output", tmp_path / "out", "--protocol",
+    argv = ["--questions", OURS, "--output", tmp_path / "out", "--protocol",
             "--contexts-per-question", "2", "--context-size", "2", "--depth", "5",
-            "--judge-relevance", "--judge-attempts", "1", "--max-answer-tokens", "16",
+            "--judge-relevance", "--attempts", "1", "--max-answer-tokens", "16",
             "--judge-max-tokens", "32", "--threads", "2", "--cache", tmp_path / "c.sqlite"]
     start = time.monotonic()
     args = command(argv)

@@ -5,6 +5,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -446,3 +447,67 @@ def test_metrics_beyond_crux_run_as_rules(demo_run):
     for metric, name in (("support", "demo-trec"), ("kpr", "demo-long2rag")):
         c = calls(metric, name)
         assert c["calls"] == 0 and c["cache_hits"] == c["requests"] > 0
+
+
+def test_every_name_the_workflow_prints_recomputes(demo_run):
+    """The names of the workflow's context-metrics tables (a column at a k, at the run's
+    eta) and of Table 1 (its ``measure`` column) parse and recompute through
+    cruxflow.evaluate from the system's run, the dataset directory and the collection's
+    texts: per topic to the per-query table's 6 decimals, the means to the aggregate's 4,
+    Table 1's values (means x 100) to the RAG stage's 6 decimals (issue 36)."""
+    import math
+    import warnings
+
+    import cruxflow
+    from cruxflow.metrics import names
+    from cruxflow.metrics.options import MetricOptions
+    from cruxflow.retrieval.corpus import read_collection
+
+    work, _ = demo_run
+
+    def run_of(dataset: str, system: str) -> Path:
+        if system == "oracle":
+            return work / f"results/judgments/{dataset}/eta3/oracle.run"
+        sample = work / f"results/runs/{dataset}/samples/{system}.run"
+        return sample if sample.exists() else work / f"results/runs/{dataset}/{system}.run"
+
+    def recompute(dataset: str, system: str, name: str):
+        texts = read_collection(work / f"results/corpus/{dataset}/collection/passages.jsonl")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cruxflow.evaluate(run_of(dataset, system), work / f"results/data/{dataset}",
+                                     [name], texts=texts)[name]
+
+    table = pd.read_csv(work / "results/metrics/demo-crux/eta3/context_metrics.tsv", sep="\t",
+                        dtype={"k": str})
+    columns = names.table_columns(MetricOptions())
+    walked = 0
+    for system in ("bm25", "dense+mmr", "random", "oracle"):
+        per_query = pd.read_csv(work / f"results/metrics/demo-crux/eta3/per_query/{system}.tsv",
+                                sep="\t", dtype={"k": str, "topic": str})
+        for k, rows in per_query.groupby("k"):
+            mean = table[(table.system == system) & (table.k == k)].iloc[0]
+            for column in columns:
+                name = names.qualified(column, k, MetricOptions(eta=3))
+                got = recompute("demo-crux", system, str(names.parse(name)))
+                want = rows.set_index("topic")[column]
+                assert list(got.index) == list(want.index), (system, name)
+                assert np.allclose(got, want, atol=5e-7, rtol=0, equal_nan=True), (system, name)
+                defined = got.dropna()
+                value = math.fsum(defined) / len(defined) if len(defined) else math.nan
+                assert (math.isnan(value) and math.isnan(mean[column])) or \
+                    abs(value - mean[column]) <= 5e-5, (system, name)
+                walked += 1
+    assert walked == 4 * 3 * len(columns)
+    # Table 1: each value of a measure of a run, under its full name
+    t1 = pd.read_csv(work / "results/tables/table1.csv", dtype={"k": str})
+    named = t1[t1.measure.notna() & (t1.kind != "correlation")]
+    assert set(named.metric) == {"Cov", "alpha_nDCG_published", "alpha_nDCG_crux", "Den"}
+    for row in named.itertuples():
+        if not run_of(row.dataset, row.system).exists():
+            continue          # direct prompting and the human summary have no run
+        got = recompute(row.dataset, row.system, row.measure)
+        # the RAG stage writes its per-query values at 6 decimals: the mean x 100 to 5e-5
+        assert math.isclose(got.mean() * 100, row.value, abs_tol=5e-5), (row.system, row.measure)
+        walked += 1
+    assert walked > 4 * 3 * len(columns) + 10

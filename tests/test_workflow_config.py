@@ -54,10 +54,10 @@ MN = {"format": "multinews", "input": "mn.jsonl"}
 
 def test_defaults_are_filled_inside_every_entry_and_not_shared():
     config = make(datasets={"a": dict(MN), "b": dict(CRUX)},
-                  beyond={"udcg": {"u": {"input": "u.jsonl"}}})
+                  beyond={"udcg": {"u": {"questions": "u.jsonl"}}})
     # nested defaults: schema "human_labels": {} then its "reports": null inside it
     assert config["datasets"]["a"]["human_labels"] == {"reports": None, "passages": None}
-    assert config["datasets"]["a"]["prefix"] == "topic"
+    assert config["datasets"]["a"]["prefix"] is None    # the format's: see below
     assert config["llm"]["judgment"]["top_logprobs"] == 20
     # defaults behind a $ref (definitions/udcg_job): its file fields; the options' defaults
     # (the paper's gamma of 1/3) live in UdcgOptions only, so the schema fills none
@@ -94,15 +94,18 @@ def test_shipped_configs_resolve(path):
 # --- format-dependent defaults
 
 
-@pytest.mark.parametrize(("fmt", "generate", "n_questions"), [
-    ("multinews", True, 10), ("multinews-src", True, 10), ("duc2004", True, 15),
-    ("crux", False, 10),
+@pytest.mark.parametrize(("fmt", "generate", "n_questions", "prefix"), [
+    ("multinews", True, 10, "multi_news-test"), ("multinews-src", True, 10, "multi_news-test"),
+    ("duc2004", True, 15, "duc04-test"), ("crux", False, 10, None),
+    ("documents", True, 10, "own"), ("nuggets", False, 10, None),
 ])
-def test_format_dependent_defaults(fmt, generate, n_questions):
-    # The paper (Sec. 3.1): 15 sub-questions per DUC 2004 topic, 10 per Multi-News topic.
+def test_format_dependent_defaults(fmt, generate, n_questions, prefix):
+    # The paper (Sec. 3.1): 15 sub-questions per DUC 2004 topic, 10 per Multi-News topic; the
+    # formats that come rated (crux, nuggets) are not generated; topic ids as ingest names them
     config = resolve(make(datasets={"d": {"format": fmt, "input": "x"}}))
     assert config["datasets"]["d"]["generate"] is generate
     assert config["datasets"]["d"]["n_questions"] == n_questions
+    assert config["datasets"]["d"]["prefix"] == prefix
 
 
 def test_explicit_values_win_over_format_defaults():
@@ -128,6 +131,18 @@ def test_rated_datasets_and_corpora():
 def test_crux_format_cannot_be_generated():
     e = raises(make(datasets={"c": {**CRUX, "generate": True}}))
     assert e.keys == ["datasets.c.generate"]
+    e = raises(make(datasets={"n": {"format": "nuggets", "input": "n", "generate": True}}))
+    assert e.keys == ["datasets.n.generate"] and "nuggets format comes rated" in str(e)
+
+
+def test_an_option_the_format_does_not_read_is_refused():
+    # set in vain it would be skipped in silence: each one named under its key
+    e = raises(make(datasets={"c": {**CRUX, "min_docs": 3, "prefix": "x",
+                                    "number_like": "p.jsonl"},
+                              "m": {**MN, "judge": "r.jsonl", "count_empty_documents": True}}))
+    assert e.keys == ["datasets.c.prefix", "datasets.c.min_docs", "datasets.c.number_like",
+                      "datasets.m.judge"]
+    assert "does not apply to the crux format (it applies to duc2004)" in str(e)
 
 
 def test_unknown_dataset_backend():
@@ -287,7 +302,7 @@ def test_listwise_reranker_backend():
 
 def test_beyond_backend_is_checked_when_a_job_uses_it():
     resolve(make(beyond={"backend": "gpt"}))   # no jobs: nothing calls it
-    e = raises(make(beyond={"backend": "gpt", "kpr": {"k": {"input": "k.jsonl"}}}))
+    e = raises(make(beyond={"backend": "gpt", "kpr": {"k": {"questions": "k.jsonl"}}}))
     assert e.keys == ["beyond.backend"]
 
 
@@ -321,11 +336,11 @@ def test_the_check_finds_nan_and_every_file_the_config_names_that_is_missing(tmp
                            "gone": {"format": "crux", "input": "no/crux"}},
               "runs": {"mn": {"bm25x": "runs/mine.run"}},
               "metrics": {"alpha": float("nan"), "tokenizer": "tok/tokenizer.json"},
-              "beyond": {"kpr": {"k": {"input": "k.jsonl"}}}}
+              "beyond": {"kpr": {"k": {"questions": "k.jsonl"}}}}
     with pytest.raises(ConfigError) as caught:
         check(config, tmp_path / "elsewhere")
     assert caught.value.keys == ["metrics.alpha", "datasets.gone.input", "runs.mn.bm25x",
-                                 "beyond.kpr.k.input", "metrics.tokenizer"]
+                                 "beyond.kpr.k.questions", "metrics.tokenizer"]
     assert "no such file or directory: runs/mine.run" in str(caught.value)
 
 

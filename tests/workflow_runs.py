@@ -47,17 +47,17 @@ def demo_config(workdir: Path, **metrics) -> Path:
     # RAG on the 2 generated topics: short reports, k in {|Z*|, 10}, the demo's 1 sample per
     # retriever
     config["rag"].update(max_tokens=RAG_MAX_TOKENS, context_sizes=["oracle", 10],
-                         bootstrap=50, permutations=200)
+                         bootstrap=50, significance={"resamples": 200})
     config["metrics"] = {**config["metrics"], **metrics}
     # Beyond CRUX: UDCG from the published-style utilities in the file (no LLM), support with
     # the LLM judging only the unlabelled citations, KPR judging given key points (recall only).
     beyond = REPO / "resources/demo/beyond"
     config["beyond"] = {
-        "udcg": {"demo-nq": {"input": str(beyond / "udcg_nq.json"), "utility": "given"}},
-        "support": {"demo-trec": {"input": str(beyond / "support_answers.jsonl"),
+        "udcg": {"demo-nq": {"questions": str(beyond / "udcg_nq.json"), "utility": "given"}},
+        "support": {"demo-trec": {"answers": str(beyond / "support_answers.jsonl"),
                                   "passages": str(beyond / "support_passages.jsonl"),
-                                  "judge": "missing"}},
-        "kpr": {"demo-long2rag": {"input": str(beyond / "kpr_questions.jsonl"),
+                                  "judge_pairs": "missing"}},
+        "kpr": {"demo-long2rag": {"questions": str(beyond / "kpr_questions.jsonl"),
                                   "key_points": str(REPO / "tests/data/kpr/key_points.jsonl"),
                                   "precision": False, "judge_max_tokens": 8,
                                   "group_by": ["domain"]}}}
@@ -89,12 +89,12 @@ def demo_folder(demo_run):
 
 # The README's and docs/own-data.md's walk-through, as they write it (keep these in step with
 # the docs: a command that differs would find the reused run out of date and run again).
-OWN_INIT = ["init", "myproject", "--example", "--backend", "smollm2", "--questions", "3"]
+OWN_INIT = ["init", "myproject", "--example", "--backend", "smollm2", "--n-questions", "3"]
 OWN_TARGET = "results/metrics/own/eta3/context_metrics.md"
 
 
 def make_own_project(folder: Path) -> Path:
-    """``cruxflow init myproject --example --backend smollm2 --questions 3`` in a scratch copy
+    """``cruxflow init myproject --example --backend smollm2 --n-questions 3`` in a scratch copy
     of the checkout under ``folder``, then ``snakemake -s ../Snakefile ... --cores 2`` up to the
     dataset's context metrics, with the packaged SmolLM2 in process. Returns the project."""
     import docs_harness

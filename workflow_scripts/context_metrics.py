@@ -2,8 +2,9 @@
 
 import pandas as pd
 
-from cruxflow.data.io import atomic_write, read_run
+from cruxflow.data.io import atomic_write
 from cruxflow.data.model import Dataset
+from cruxflow.metrics.crux_eval_io import read_run_top
 from cruxflow.metrics.judgments import read_judgments
 from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer, check_run, parse_context_size
@@ -16,7 +17,7 @@ log = setup_logging(sm)
 p, wc = sm.params, sm.wildcards
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
 texts = read_collection(sm.input.collection)   # the corpus: passages of other datasets too
-run = read_run(sm.input.run)
+run = read_run_top(sm.input.run, None).lines   # by column, a block of lines at a time
 check_run(run, dataset, texts, sm.input.run)
 options = MetricOptions(eta=p.eta, alpha=p.alpha, density_weight=p.density_weight,
                         relevance_grades=p.relevance_grades, tokenizer=p.tokenizer)

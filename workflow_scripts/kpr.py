@@ -22,7 +22,7 @@ def role_runner(role):
                                desc=f"kpr {role} {sm.wildcards.name}")
 
 
-summary = run_kpr(sm.input.input, Path(sm.output[0]).parent, KprOptions(**options),
+summary = run_kpr(sm.input.questions, Path(sm.output[0]).parent, KprOptions(**options),
                   key_points=sm.input.get("key_points"),
                   runner=lambda: llm_runner(sm, f"kpr {sm.wildcards.name}"),
                   judge_runner=role_runner("judge"), filter_runner=role_runner("filter"))

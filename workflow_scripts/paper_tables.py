@@ -5,6 +5,7 @@ import pandas as pd
 
 from cruxflow.data.io import atomic_write, write_json
 from cruxflow.data.names import ORACLE_K
+from cruxflow.metrics.stats import Policy
 from cruxflow.metrics.tokens import describe_token_counter
 from cruxflow.paper import significance, tables
 from cruxflow.paper.figures import plot_intermediate_vs_final
@@ -36,13 +37,13 @@ write(out.table3_csv, tables.to_csv(t3))
 write(out.table3_md, tables.table3_markdown(t3))
 write(out.table3_tex, tables.table3_latex(t3, caption=p.captions["table3"]))
 at_k = tables.select(per_query, eta=p.eta, k=ORACLE_K)
-tests = pd.concat([significance.paired_tests(at_k, m, n_resamples=p.permutations, seed=p.seed)
-                   for m in ("Cov_y", "Cov")], ignore_index=True)
+policy = Policy(**p.significance)   # the config's rag.significance: the policy's defaults
+tests = significance.paired_tests(at_k, ["Cov_y", "Cov"], policy=policy)
 write(out.significance_csv, tables.to_csv(tests))
 write(out.significance_md, significance.paired_tests_markdown(tests))
 # what the numbers depend on: the token counter (Den, token(Z*)) and the parity choices
 write_json(out.manifest, {"token_counter": describe_token_counter(p.tokenizer), **p.settings})
 plot_intermediate_vs_final(t1, out.scatter)
 plot_intermediate_vs_final(t1, out.scatter_zoom, zoom=True)
-log.info("tables over %d datasets, %d systems; %d paired tests", per_query.dataset.nunique(),
-         per_query.system.nunique(), len(tests))
+log.info("tables over %d datasets, %d systems; %d paired tests: %s", per_query.dataset.nunique(),
+         per_query.system.nunique(), len(tests), policy.describe("group and metric"))

@@ -6,6 +6,7 @@ from cruxflow.data.io import atomic_write, iter_jsonl
 from cruxflow.data.model import Dataset
 from cruxflow.data.names import DIRECT, HUMAN, ORACLE_K
 from cruxflow.metrics.judgments import derive
+from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.rag.reports import final_scores, rag_topics, read_topic_list
@@ -24,9 +25,9 @@ chosen = (read_topic_list(sm.input.topic_list, dataset.topics)
           if "topic_list" in sm.input.keys() else None)
 topics = rag_topics({t for t, j in derive(dataset, int(wc.eta), p.alpha).items() if j.kept},
                     p.max_topics, chosen)
-scorers = [ContextScorer(dataset, derive(dataset, eta, p.alpha), texts, count, eta=eta,
-                         alpha=p.alpha, density_weight=p.density_weight,
-                         grades=p.relevance_grades) for eta in p.etas]
+scorers = [ContextScorer(dataset, derive(dataset, eta, p.alpha), texts, count,
+                         MetricOptions(eta=eta, alpha=p.alpha, density_weight=p.density_weight,
+                                       relevance_grades=p.relevance_grades)) for eta in p.etas]
 
 
 def by_topic(path, field):
@@ -50,5 +51,7 @@ if wc.which == "main" and dataset.reference_ratings:
 frame = pd.concat(frames, ignore_index=True)
 frame.insert(0, "dataset", wc.dataset)
 with atomic_write(sm.output[0]) as out:
-    frame.to_csv(out, sep="\t", index=False, float_format="%.6f")
+    # full precision: the significance table's paired tests read these values, and rounding
+    # would break the ties (|1/3 - 0| = |2/3 - 1/3|) that every other door's tests see
+    frame.to_csv(out, sep="\t", index=False)
 log.info("%d rows: %d systems x sizes, thresholds %s", len(frame), len(p.pairs) + 1, p.etas)

@@ -7,7 +7,7 @@ from cruxflow.workflow.job import llm_runner, setup_logging, write_call_stats
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
-summary = evaluate_support(sm.input.input, Path(sm.output[0]).parent,
+summary = evaluate_support(sm.input.answers, Path(sm.output[0]).parent,
                            SupportOptions(**sm.params.options),
                            labels=sm.input.get("labels"), passages=sm.input.get("passages"),
                            topics=sm.input.get("topics"),

@@ -7,7 +7,8 @@ from cruxflow.workflow.job import llm_runner, setup_logging, write_call_stats
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
-summary = run_udcg(sm.input.input, Path(sm.output[0]).parent, UdcgOptions(**sm.params.options),
+summary = run_udcg(sm.input.questions, Path(sm.output[0]).parent,
+                   UdcgOptions(**sm.params.options),
                    runner=lambda: llm_runner(sm, f"udcg {sm.wildcards.name}"),
                    theta=sm.input.get("theta"), fit_theta=sm.input.get("fit_theta"))
 log.info("UDCG over %s items: %s", summary.get("items"), summary.get("means"))

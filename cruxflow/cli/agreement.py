@@ -1,4 +1,4 @@
-"""``cruxflow agreement --reports ... --passages ... --judge ...``: what the CRUX paper reports
+"""``cruxflow agreement --human-reports ... --human ... --judge ...``: what the CRUX paper reports
 about its human labels (Sec. 4.3, App. A.2), from the labeling tool's exports or our own label
 files (docs/human-labels.md)."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 
-from cruxflow.cli import args as types
-from cruxflow.metrics.options import DEFAULTS
+from cruxflow.cli import vocabulary
 
 
 def _num(value, digits: int = 3) -> str:
@@ -20,13 +20,13 @@ def _cmd_agreement(args) -> int:
     from cruxflow.paper.agreement import MEAN, agreement_report
     from cruxflow.paper.human_labels import gather
 
-    if not args.reports and not args.passages:
-        raise SystemExit("cruxflow agreement: give --reports (Task 1) and/or --passages "
+    if not args.human_reports and not args.human:
+        raise SystemExit("cruxflow agreement: give --human-reports (Task 1) and/or --human "
                          "(Task 2) label files")
-    if args.passages and not args.judge:
-        raise SystemExit("cruxflow agreement: --passages needs --judge (the judge's passage "
+    if args.human and not args.judge:
+        raise SystemExit("cruxflow agreement: --human needs --judge (the judge's passage "
                          "ratings to score against the human ones)")
-    inputs = gather(args.reports or (), args.passages or (), args.judge or (),
+    inputs = gather(args.human_reports or (), args.human or (), args.judge or (),
                     args.judge_reports or (), eta=args.eta)
     report = agreement_report(inputs.labels, inputs.kept, inputs.llm_cov, inputs.human_ratings,
                               inputs.llm_ratings, eta=args.eta)
@@ -70,28 +70,21 @@ def _cmd_agreement(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow agreement`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "agreement", help="the LLM judge against human labels (paper Sec. 4.3, App. A.2)",
+    p = vocabulary.command(
+        subparsers, "agreement", help="the LLM judge against human labels (paper Sec. 4.3, "
+                                      "App. A.2)",
         description="Fleiss' kappa, per-report coverage and Spearman rho between annotators "
                     "(Task 1); with judge ratings, Spearman between judge and human coverage "
                     "and the judge's precision/recall per class (Task 2). Label files are the "
                     "CRUX labeling tool's exports (one per annotator) or our own formats; see "
                     "docs/human-labels.md.")
-    p.add_argument("--reports", nargs="+", metavar="[NAME=]PATH",
-                   help="Task 1 label files or folders (annotator: NAME, else the file stem, "
-                        "else its folder's name)")
-    p.add_argument("--passages", nargs="+", metavar="[NAME=]PATH",
-                   help="Task 2 label files or folders")
-    p.add_argument("--judge", nargs="+", metavar="PATH",
-                   help="judge ratings in any ratings layout (files or folders): passage "
-                        "ratings, and ratings of the Task 1 reports whose passage field is the "
+    add = partial(vocabulary.add, p)
+    add("human-reports")
+    add("human")
+    add("judge", detail="here also of the Task 1 reports: the records whose passage field is a "
                         "report's id (<system>_<topic>, or the topic for the oracle)")
-    p.add_argument("--judge-reports", nargs="+", metavar="[SYSTEM=]PATH",
-                   help="cruxflow's ratings of generated reports (results/rag/.../ratings/"
-                        "<system>.k<k>.jsonl), one file per system")
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="answerability threshold (default %(default)s)")
-    p.add_argument("--output", type=types.output_dir,
-                   help="directory to write the tables (TSV) and summary.json to")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add("judge-reports")
+    add("eta")
+    add("output", detail="here the tables (TSV) and summary.json")
+    add("json", detail="here the summary")
     p.set_defaults(func=_cmd_agreement)

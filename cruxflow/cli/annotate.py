@@ -4,22 +4,14 @@ them in the formats ``cruxflow agreement`` reads (docs/annotate.md)."""
 
 from __future__ import annotations
 
-import argparse
+import socket
 import sys
+from functools import partial
 from pathlib import Path
 
-from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-
-
-def _annotators(text: str) -> list[str]:
-    from cruxflow.annotate.assign import check_annotators
-
-    try:
-        return check_annotators(text.split(","))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _requested(args) -> dict:
@@ -54,8 +46,9 @@ def _create(args, db: Path):
                          f"needs {', '.join(missing)}")
     settings = _requested(args)
     settings.update(overlap=min(len(args.annotators), 2) if args.overlap is None else args.overlap,
-                    seed=0 if args.seed is None else args.seed,
-                    eta=3 if args.eta is None else args.eta)
+                    seed=vocabulary.VOCABULARY["seed"].default if args.seed is None
+                    else args.seed,
+                    eta=vocabulary.VOCABULARY["eta"].default if args.eta is None else args.eta)
     dataset = Dataset.load(args.dataset, with_passages=args.task == RATINGS)
     try:
         if args.task == RATINGS:
@@ -124,8 +117,6 @@ def items_line(store) -> str:
 
 
 def _cmd_annotate(args) -> int:
-    if args.port > 65535:
-        raise SystemExit("cruxflow annotate: error: --port must be a port from 0 to 65535")
     if args.db is None and args.task is None:
         raise SystemExit("cruxflow annotate: error: give --task (or --db of an existing "
                          "database)")
@@ -156,7 +147,9 @@ def _cmd_annotate(args) -> int:
     if args.show_system and store.task != "reports":
         raise SystemExit("cruxflow annotate: error: --show-system names the system of each "
                          "report: the reports task only")
-    app = make_app(store, review=args.review, show_system=args.show_system)
+    # beyond loopback, the machine's own names are hosts a colleague's browser may use
+    hosts = () if args.host in LOOPBACK else (socket.gethostname(), socket.getfqdn())
+    app = make_app(store, review=args.review, show_system=args.show_system, hosts=hosts)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
@@ -180,51 +173,31 @@ def _cmd_annotate(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow annotate`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "annotate", help="collect human labels in a web app (paper App. A.2)",
+    p = vocabulary.command(
+        subparsers, "annotate", help="collect human labels in a web app (paper App. A.2)",
         description="A small web app for the paper's two annotation tasks: ratings (0-5 "
                     "answerability of passage-question pairs on the judge's rubric) and reports "
                     "(is each sub-question answered by a RAG report). Each annotator gets a "
                     "personal link; every label is stored in SQLite at once; --export writes "
                     "the labels for `cruxflow agreement`. See docs/annotate.md.")
-    p.add_argument("--dataset", type=Path, help="a cruxflow dataset directory (with the judge's "
-                                                "ratings; the ratings task needs its passages)")
-    p.add_argument("--task", choices=["ratings", "reports"])
-    p.add_argument("--reports", nargs="+", metavar="[SYSTEM=]FILE",
-                   help="the reports task's RAG reports (rule rag_generate's JSONL: topic_id, "
-                        "system, report); the system is the record's, else SYSTEM=, else the "
-                        "file name up to its first dot")
-    p.add_argument("--annotators", type=_annotators, metavar="a,b,c",
-                   help="annotator names, comma-separated")
-    p.add_argument("--overlap", type=types.positive_int,
-                   help="how many annotators label each item (default 2, or 1 for one "
-                        "annotator): items labelled by several give the kappa")
-    p.add_argument("--sample", type=types.positive_int, metavar="N",
-                   help="annotate N (passage, question) pairs (ratings) or N reports, drawn "
-                        "with --seed (default: all)")
-    p.add_argument("--uncertain-share", type=types.unit_interval, metavar="F",
-                   help="ratings: draw this share of the sample from the pairs the judge "
-                        "rated 2-4 (its uncertain ratings), the rest from the others")
-    p.add_argument("--for-ppi", action="store_true", default=None,
-                   help="ratings: draw the --sample uniformly within each topic, topics in "
-                        "proportion to their pairs: the sample `cruxflow ppi` needs "
-                        "(docs/judge-trust.md)")
-    p.add_argument("--seed", type=types.non_negative_int, help="sampling seed (default 0)")
-    p.add_argument("--eta", type=types.eta, help="the threshold that decides the kept "
-                                                 "sub-questions (default 3)")
-    p.add_argument("--db", type=Path, help="the SQLite database (default "
-                                           "annotate-<task>.sqlite); an existing one resumes")
-    p.add_argument("--review", action="store_true",
-                   help="show the judge's ratings beside the human ones, for correction "
-                        "(labels given then are marked as reviewed)")
-    p.add_argument("--show-system", action="store_true",
-                   help="reports: name the system that wrote each report (hidden by default, "
-                        "so that it cannot sway the labels; for review)")
-    p.add_argument("--export", type=Path, metavar="DIR",
-                   help="write the labels to DIR (report_labels.jsonl or "
-                        "passage_ratings.jsonl, and a summary) and exit")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
-                                                       "127.0.0.1: this machine only)")
-    p.add_argument("--port", type=types.non_negative_int, default=8765,
-                   help="port (default 8765; 0 picks a free one)")
+    add = partial(vocabulary.add, p)
+    # The options that define a database stay None when not given, so that resuming one can
+    # tell a change from an option left out (_open): their help shows the default they get.
+    add("dataset", detail="here one with the judge's ratings (the ratings task needs its "
+                          "passages too)")
+    add("task")
+    add("reports", detail="for the reports task")
+    add("annotators")
+    add("overlap")
+    add("sample")
+    add("uncertain-share")
+    add("for-ppi", default=None, keep_unset=True)
+    add("seed", default=None, keep_unset=True, detail="here the sample's")
+    add("eta", default=None, keep_unset=True, detail="here it decides the kept sub-questions")
+    add("db")
+    add("review")
+    add("show-system")
+    add("export")
+    add("host")
+    add("port", default=8765, detail="0 picks a free one")
     p.set_defaults(func=_cmd_annotate)

@@ -17,6 +17,21 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_known_args(self, args=None, namespace=None):
+        """As argparse's, but a value after a switch (``plan --json out.json``, once a file
+        name) is refused as such, not as an unrecognized argument."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and args is not None:
+            args = list(args)
+            for before, token in zip(args, args[1:], strict=False):
+                action = self._option_string_actions.get(before)
+                if token == extras[0] and action is not None and action.nargs == 0 \
+                        and not token.startswith("-"):
+                    note = ("; it prints JSON to standard output (--output DIR writes files)"
+                            if before == "--json" else "")
+                    self.error(f"{before} is a switch and takes no value, got {token!r}{note}")
+        return namespace, extras
+
 
 def _integer(text: str, low: int, high: int | None, what: str) -> int:
     try:
@@ -36,18 +51,77 @@ def non_negative_int(text: str) -> int:
     return _integer(text, 0, None, "must be at least 0")
 
 
-# ``--paired`` of evaluate and crux-eval: which paired tests (cruxflow.metrics.stats.compare)
-PAIRED_CHOICES = {"both": ("t_test", "randomization"), "t-test": ("t_test",), "none": ()}
+# The paired tests of evaluate and crux-eval with several runs: flags and defaults come from
+# the paired-test policy (cruxflow.metrics.policy), so that the CLI's are the API's and the
+# workflow's; ``--test none`` compares nothing.
+NO_TEST = "none"
+
+
+def add_paired_options(parser) -> None:
+    """``--test``, ``--correction``, ``--resamples``, ``--seed``: the paired tests between
+    every pair of runs, one group of the vocabulary's flags with the choices and defaults of
+    :data:`cruxflow.metrics.policy.POLICY`."""
+    from cruxflow.cli import vocabulary
+    from cruxflow.metrics.policy import CORRECTIONS, POLICY, TESTS
+
+    group = parser.add_argument_group("paired tests between every pair of runs (several runs)")
+    vocabulary.add(group, "test", choices=[*TESTS, NO_TEST], default=POLICY.test)
+    vocabulary.add(group, "correction", choices=list(CORRECTIONS), default=POLICY.correction)
+    vocabulary.add(group, "resamples", default=POLICY.resamples)
+    vocabulary.add(group, "seed", default=POLICY.seed, detail="here the randomization test's")
+
+
+def paired_policy(args):
+    """The policy the paired-test flags ask for; ``None`` for ``--test none``."""
+    from cruxflow.metrics.policy import POLICY
+
+    if args.test == NO_TEST:
+        return None
+    return POLICY.with_(test=args.test, correction=args.correction,
+                          resamples=args.resamples, seed=args.seed)
+
+
+def context_sizes(text: str) -> list[int | str]:
+    """``--k``: comma-separated context sizes, each ``oracle`` (|Z*|), ``all`` (each ranked
+    list as given) or a positive integer."""
+    from cruxflow.metrics.scorer import parse_context_size
+
+    out: list[int | str] = []
+    for part in (x.strip() for x in text.split(",")):
+        try:
+            k = part if part == "all" else parse_context_size(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"context size must be 'oracle', 'all' or a positive integer, got {part!r}"
+            ) from None
+        if k in out:
+            raise argparse.ArgumentTypeError(f"context size {part!r} is given twice")
+        out.append(k)
+    return out
 
 
 def rank_cutoff(text: str) -> int:
-    """``crux-eval --k``: the rank-column cutoff, a positive integer (``evaluate --k``'s
-    ``oracle`` and ``all`` cut by score and have no meaning for the authors' rank cut)."""
-    if text.strip() in ("oracle", "all"):
+    """``--k`` where a command takes one context size, a positive integer: a cut of each ranked
+    list at k (``oracle`` and ``all`` cut by score and mean nothing there)."""
+    if "," not in text:
+        _context_size_error(text.strip())
+    sizes = context_sizes(text)
+    if len(sizes) > 1:
+        raise argparse.ArgumentTypeError(f"this command takes one context size, got {text!r}")
+    if not isinstance(sizes[0], int):
         raise argparse.ArgumentTypeError(
-            f"{text.strip()!r} is a context size of evaluate; crux-eval cuts by the rank "
-            "column and takes a positive integer")
-    return _integer(text, 1, None, "must be a positive integer")
+            f"{sizes[0]!r} is a context size of evaluate; this command cuts each ranked list "
+            "at a positive integer k")
+    return sizes[0]
+
+
+def _context_size_error(text: str) -> None:
+    """A bad integer as what it is (``--k 0``: not a positive integer)."""
+    try:
+        int(text)
+    except ValueError:
+        return
+    _integer(text, 1, None, "must be a positive integer")
 
 
 def output_dir(text: str):
@@ -61,8 +135,30 @@ def output_dir(text: str):
     return path
 
 
+def name(text: str) -> str:
+    """A name that becomes part of file names (a topic id prefix, a dataset or collection
+    name): :func:`cruxflow.data.names.name_problem`'s rule, the config schema's too (its
+    pattern is :data:`cruxflow.data.names.NAME_PATTERN`, through the format registry)."""
+    from cruxflow.data.names import name_problem
+
+    if problem := name_problem(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def base_url(text: str) -> str:
+    """An OpenAI-compatible server's URL: the rule of
+    :func:`cruxflow.llm.openai_compat.check_base_url`, which the config check applies too."""
+    from cruxflow.llm.openai_compat import check_base_url
+
+    if problem := check_base_url(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def port(text: str) -> int:
-    return _integer(text, 1, 65535, "must be a port from 1 to 65535")
+    """A TCP port, 0 to 65535 (0: any free one, where a command takes that)."""
+    return _integer(text, 0, 65535, "must be a port from 0 to 65535")
 
 
 def eta(text: str) -> int:
@@ -82,6 +178,39 @@ def _number(text: str, ok, what: str) -> float:
     if not ok(value):
         raise argparse.ArgumentTypeError(f"{what}, got {value}")
     return value
+
+
+def open_unit_interval(text: str) -> float:
+    """A number strictly between 0 and 1 (a confidence level)."""
+    return _number(text, lambda v: 0 < v < 1, "must lie strictly between 0 and 1")
+
+
+def fraction(text: str) -> float:
+    """A number or a fraction such as ``1/3``, at least 0."""
+    from fractions import Fraction
+
+    try:
+        value = float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"not a number or fraction: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {text}")
+    return value
+
+
+def columns(text: str) -> tuple[str, ...]:
+    """Comma-separated column names (empty parts dropped)."""
+    return tuple(c.strip() for c in text.split(",") if c.strip())
+
+
+def annotators(text: str) -> list[str]:
+    """Annotator names, comma-separated."""
+    from cruxflow.annotate.assign import check_annotators
+
+    try:
+        return check_annotators(text.split(","))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def unit_interval(text: str) -> float:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import gc
 import json
 import sys
-from pathlib import Path
+from functools import partial
 
 from cruxflow.cli import args as types
-from cruxflow.metrics.options import DEFAULTS
+from cruxflow.cli import vocabulary
 
 OUTPUT_FILE = "crux_eval.json"
 
@@ -48,9 +48,10 @@ def _cmd_crux_eval(args) -> int:
     else:
         results = crux_eval_runs(runs, args.qrel, args.judge, **options)
     out: dict = {"runs": [r.to_json() for r in results]}
-    if len(results) > 1 and args.paired != "none" and not args.authors_line:
-        out["paired"] = compare_runs(results, n_resamples=args.resamples, seed=args.seed,
-                                     tests=types.PAIRED_CHOICES[args.paired])
+    policy = types.paired_policy(args)
+    if len(results) > 1 and policy is not None and not args.authors_line:
+        out["paired_policy"] = policy.to_json()
+        out["paired"] = compare_runs(results, policy)
     for r in results:
         for w in r.warnings:
             print(f"cruxflow: warning: {r.run}: {w}", file=sys.stderr)
@@ -67,7 +68,7 @@ def _cmd_crux_eval(args) -> int:
         return 0
     _print_table(results, run_labels(results))
     if "paired" in out:
-        _print_paired(out["paired"])
+        _print_paired(out["paired"], policy)
     if args.output is not None:
         print(f"wrote {args.output / OUTPUT_FILE}")
     return 0
@@ -80,22 +81,27 @@ def _print_table(results, labels) -> None:
     columns = first.measures
     width = max(len(label) for label in labels)
     print(f"{'run':{width}s} " + " ".join(f"{m:>{max(len(m), 6)}s}" for m in columns))
-    for label, r in zip(labels, results, strict=True):
-        print(f"{label:{width}s} " + " ".join(f"{_num(r.aggregate[m]):>{max(len(m), 6)}s}"
-                                               for m in columns))
+    for label, r in zip(labels, results, strict=True):   # a run's own names, by position
+        print(f"{label:{width}s} " + " ".join(f"{_num(r.aggregate[m]):>{max(len(c), 6)}s}"
+                                               for c, m in zip(columns, r.measures,
+                                                               strict=True)))
     print("names: " + ", ".join(f"{m} is the script's {a}"
                                  for m, a in first.authors_names.items()))
+    for label, r in zip(labels, results, strict=True):
+        other = [m for m in r.measures if m not in columns]
+        if other:   # alpha-nDCG over every qrels topic: the run lacks only 0-line topics
+            print(f"{label}: " + ", ".join(f"{m} in the column of {c}" for m, c in zip(
+                r.measures, columns, strict=True) if m in other))
 
 
-def _print_paired(rows) -> None:
-    print(f"\npaired tests between every pair of runs, two-sided, over the topics both define; "
-          f"Holm-adjusted over the {_pairs(rows)} pairs of each measure:")
-    header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p t-test",
-              "(Holm)", "p random.", "(Holm)")
+def _print_paired(rows, policy) -> None:
+    print(f"\npaired tests between every pair of runs over the topics both define: "
+          f"{policy.describe()} ({_pairs(rows)} pairs):")
+    header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p",
+              policy.adjusted_header)
     table = [header] + [
         (r["measure"], r["a"], r["b"], str(r["topics"]), _num(r["mean_a"]), _num(r["mean_b"]),
-         _num(r["diff"]), _num(r["p_t_test"]), _num(r["p_t_test_holm"]),
-         _num(r["p_randomization"]), _num(r["p_randomization_holm"])) for r in rows]
+         _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
@@ -112,54 +118,32 @@ def _num(value) -> str:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow crux-eval`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "crux-eval", help="the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
+    p = vocabulary.command(
+        subparsers, "crux-eval",
+        help="the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
         description="Score TREC runs against the CRUX release's diversity qrels and judge "
                     "ratings exactly as the authors' rac_eval.py does (P@10, nDCG@10, "
                     "alpha_nDCG@10, Cov@10 in its definitions, named by what they differ in "
                     "from the workflow's), optionally Den@10, and paired tests between every "
                     "pair of runs. See docs/evaluate.md.")
-    p.add_argument("--run", required=True, type=Path, nargs="+", action="extend",
-                   metavar="RUN",
-                   help="TREC run(s): qid Q0 docid rank score tag; several runs (--run a b, or "
-                        "--run a --run b) are scored in one call and compared pairwise")
-    p.add_argument("--qrel", required=True, type=Path,
-                   help="diversity qrels, e.g. $CRUX_ROOT/crux-mds-duc04/qrels/div_qrels-tau3.txt")
-    p.add_argument("--judge", required=True, type=Path,
-                   help="judge ratings: one JSONL file or a folder of them (the release's judge/)")
-    p.add_argument("--filter-by-oracle", "--filter_by_oracle", action="store_true",
-                   help="Cov counts only the questions some judged passage of the topic answers")
-    p.add_argument("--run-b", "--run_b", type=Path,
-                   help="one more run (the script's spelling): the same as a second --run")
-    p.add_argument("--k", type=types.rank_cutoff, default=10,
-                   help="cutoff: lines with rank column <= k, a positive integer (default 10)")
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="answerability threshold, 1-5 (default %(default)s)")
-    p.add_argument("--alpha", type=types.unit_interval, default=DEFAULTS.alpha,
-                   help="alpha of alpha-nDCG, 0..1 (default %(default)s)")
+    add = partial(vocabulary.add, p)
+    add("run", required=True, detail="several are also compared pairwise")
+    add("qrel", required=True)
+    add("judge", required=True, single=True, detail="here one file or folder")
+    add("filter-by-oracle")
+    add("run-b")
+    add("k", default=10, single=True, detail="the authors' cut: the lines whose rank column "
+                                             "is at most k")
+    add("eta")
+    add("alpha")
     dens = p.add_mutually_exclusive_group()
-    dens.add_argument("--token-counts", type=Path,
-                      help="Den@k from token counts: TSV passage<TAB>tokens or JSONL {id, tokens}")
-    dens.add_argument("--collection", type=Path,
-                      help="Den@k from passage texts (JSONL file or folder: id/_id, "
-                           "contents/text), counted with --tokenizer")
-    p.add_argument("--tokenizer", help="local tokenizer.json (or a folder with one) for "
-                                       "--collection (default: the regex counter)")
-    p.add_argument("--density-weight", type=types.non_negative, default=DEFAULTS.density_weight,
-                   help="exponent w of Den, Eq. 6 (default %(default)s)")
-    p.add_argument("--paired", choices=list(types.PAIRED_CHOICES), default="both",
-                   help="several runs: paired tests between every pair, Holm-adjusted: t-test "
-                        "and randomization test (both, the default), t-test only, or none")
-    p.add_argument("--resamples", type=types.positive_int, default=9999,
-                   help="randomization test resamples (exact when 2^topics is fewer)")
-    p.add_argument("--seed", type=types.non_negative_int, default=0,
-                   help="randomization test seed")
+    vocabulary.add(dens, "token-counts", detail="they give Den@k")
+    vocabulary.add(dens, "collection", detail="they give Den@k, counted with --tokenizer")
+    add("tokenizer", detail="here Den's token counts of --collection")
+    add("density-weight")
+    types.add_paired_options(p)
     shown = p.add_mutually_exclusive_group()
-    shown.add_argument("--json", action="store_true",
-                       help="print every value as JSON, per topic at full precision")
-    shown.add_argument("--authors-line", action="store_true",
-                       help="print only the script's own line per run (its names: P@10 ...), "
-                            "to diff against its output")
-    p.add_argument("--output", type=types.output_dir, metavar="DIR",
-                   help=f"directory to write {OUTPUT_FILE} to (every value, per topic)")
+    vocabulary.add(shown, "json", detail="here every value, per topic at full precision")
+    vocabulary.add(shown, "authors-line")
+    add("output", detail=f"here {OUTPUT_FILE} (every value, per topic)")
     p.set_defaults(func=_cmd_crux_eval, writes=("crux_eval.json",))

@@ -5,34 +5,17 @@ evaluation script."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
-from cruxflow.metrics.evaluate import K_ALL, evaluate_run
-from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
-
-
-def parse_k_list(text: str) -> list[int | str]:
-    """``--k``: comma-separated context sizes, each ``oracle``, ``all`` or a positive integer."""
-    from cruxflow.metrics.scorer import parse_context_size
-
-    out: list[int | str] = []
-    for part in (x.strip() for x in text.split(",")):
-        try:
-            k = K_ALL if part == K_ALL else parse_context_size(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"context size must be 'oracle', 'all' or a positive integer, got {part!r}"
-            ) from None
-        if k in out:
-            raise argparse.ArgumentTypeError(f"context size {part!r} is given twice")
-        out.append(k)
-    return out
+from cruxflow.metrics.evaluate import evaluate_run
+from cruxflow.metrics.options import MetricOptions
 
 
 def _cmd_evaluate(args) -> int:
@@ -40,11 +23,13 @@ def _cmd_evaluate(args) -> int:
     from cruxflow.metrics.evaluate import evaluate_release, load_texts
 
     inputs = args.run or args.contexts
-    if args.name is not None and len(inputs) > 1:
-        raise DataError("--name names one run; several runs are named by their file names")
-    names = _system_names(inputs, args.name)
+    if args.run_name is not None and len(inputs) > 1:
+        raise DataError("--run-name names one run; several runs are named by their file names")
+    names = _system_names(inputs, args.run_name)
     release = args.crux_root is not None or args.qrel is not None or args.judge is not None
     results, authors = [], []
+    options = MetricOptions(eta=args.eta, alpha=args.alpha, density_weight=args.density_weight,
+                            tokenizer=args.tokenizer, relevance_grades=args.relevance_grades)
     if release:
         if args.run is None:
             raise DataError("--crux-root, --qrel and --judge score a --run")
@@ -54,8 +39,7 @@ def _cmd_evaluate(args) -> int:
             result, by_script = evaluate_release(
                 run=run, crux_root=args.crux_root, qrel=args.qrel, judge=args.judge,
                 dataset_dir=args.dataset, collection=args.collection,
-                filter_by_oracle=args.filter_by_oracle, eta=args.eta, alpha=args.alpha,
-                ks=args.k, density_weight=args.density_weight, tokenizer=args.tokenizer,
+                filter_by_oracle=args.filter_by_oracle, options=options, ks=args.k,
                 name=name, strict_collection=args.strict_collection)
             results.append(result)
             authors.append(by_script)
@@ -66,11 +50,9 @@ def _cmd_evaluate(args) -> int:
         dataset, texts = load_texts(args.dataset, args.collection)
         for source, name in zip(inputs, names, strict=True):
             kind = {"run": source} if args.run else {"contexts": source}
-            result = evaluate_run(dataset=dataset, texts=texts, eta=args.eta, alpha=args.alpha,
-                                  ks=args.k, density_weight=args.density_weight,
-                                  tokenizer=args.tokenizer, judgments=args.judgments,
-                                  name=name, allow_empty=args.allow_empty,
-                                  relevance_grades=args.relevance_grades,
+            result = evaluate_run(args.dataset, dataset=dataset, texts=texts, options=options,
+                                  ks=args.k, judgments=args.judgments, name=name,
+                                  allow_empty=args.allow_empty,
                                   strict_collection=args.strict_collection, **kind)
             result.info["dataset"] = str(args.dataset)
             results.append(result)
@@ -78,7 +60,13 @@ def _cmd_evaluate(args) -> int:
     for r in scored:   # the tie warning, once per run
         for line in r.info.get("warnings", []):
             print(f"cruxflow: warning: {r.info['system']}: {line}", file=sys.stderr)
-    paired = _paired(scored, args) if len(scored) > 1 and args.paired != "none" else None
+    policy = types.paired_policy(args)
+    paired = _paired(scored, policy) if len(scored) > 1 and policy is not None else None
+    authors_paired = None
+    if len(authors) > 1 and policy is not None:   # the authors' script's measures, compared too
+        from cruxflow.metrics.crux_eval import compare_runs
+
+        authors_paired = compare_runs(authors, policy, names)
     if len(inputs) == 1:
         return _report_one(args, results[0], authors[0] if authors else None)
     import pandas as pd
@@ -89,8 +77,10 @@ def _cmd_evaluate(args) -> int:
         if per_query is not None:
             write_tsv(args.output / "per_query.tsv", per_query)
             write_tsv(args.output / "aggregate.tsv", table)
-        if paired is not None:
-            write_tsv(args.output / "paired.tsv", pd.DataFrame(paired))
+        if paired is not None or authors_paired is not None:
+            write_tsv(args.output / "paired.tsv", pd.DataFrame(
+                [{"source": "cruxflow", **r} for r in paired or []]
+                + [{"source": "crux_eval", **r} for r in authors_paired or []]))
         if authors:
             write_json(args.output / "crux_eval.json", {"runs": [a.to_json() for a in authors]})
     if args.json:
@@ -99,8 +89,12 @@ def _cmd_evaluate(args) -> int:
                    {k: nan_to_none(v) for k, v in row.items()}
                    for row in table.to_dict(orient="records")],
                "paired": paired or []}
+        if policy is not None and (paired or authors_paired):
+            out["paired_policy"] = policy.to_json()
         if authors:
             out["crux_eval"] = [a.to_json() for a in authors]
+        if authors_paired:
+            out["crux_eval_paired"] = authors_paired
         print(json.dumps(out, indent=2))
         return 0
     if table is not None:
@@ -108,18 +102,20 @@ def _cmd_evaluate(args) -> int:
         for r in scored:
             _print_notes(r.info, f"{r.info['system']}: ")
     if paired:
-        _print_paired(paired)
+        _print_paired(paired, policy, "k and measure")
     if authors:
         print("\nthe CRUX authors' script (rac_eval.py):")
         for a in authors:
             print(a.line())
+    if authors_paired:
+        _print_paired(authors_paired, policy, "measure of the authors' script")
     if args.output is not None:
         print(f"wrote {args.output}")
     return 0
 
 
 def _system_names(inputs: list[Path], name: str | None) -> list[str]:
-    """``--name``, or each input's file stem, a repeated one numbered (``bm25 (2)``)."""
+    """``--run-name``, or each input's file stem, a repeated one numbered (``bm25 (2)``)."""
     names: list[str] = []
     for path in inputs:
         label, n = name or path.stem, 1
@@ -130,38 +126,35 @@ def _system_names(inputs: list[Path], name: str | None) -> list[str]:
     return names
 
 
-def _paired(results, args) -> list[dict]:
-    """Paired tests between every pair of systems, per context size and metric, Holm-adjusted
-    over the pairs (:func:`cruxflow.metrics.stats.compare`)."""
-    from cruxflow.metrics.stats import compare
+def _paired(results, policy) -> list[dict]:
+    """Paired tests between every pair of systems, per context size and measure, by
+    ``policy`` (:func:`cruxflow.metrics.stats.pairwise_tests`; the family: the pairs of one
+    k and measure)."""
+    from cruxflow.metrics.stats import pairwise_tests
 
     first = results[0].aggregate
     metrics = [c for c in first.columns if c not in ("system", "k", "topics", "missing_in_run")]
-    rows = []
+    families = []
     for k in first["k"].unique():
-        per_topic = {}
-        for r in results:
-            frame = r.per_query[r.per_query["k"] == k].set_index("topic")[metrics]
-            per_topic[r.info["system"]] = {t: {m: nan_to_none(v) for m, v in row.items()}
-                                           for t, row in frame.iterrows()}
-        rows += [{"k": str(k), **row} for row in compare(
-            per_topic, metrics, n_resamples=args.resamples, seed=args.seed,
-            tests=types.PAIRED_CHOICES[args.paired])]
-    return rows
+        frames = {r.info["system"]: r.per_query[r.per_query["k"] == k].set_index("topic")
+                  for r in results}
+        families += [({"k": str(k), "measure": m},
+                      {name: frame[m].to_dict() for name, frame in frames.items()})
+                     for m in metrics]
+    return pairwise_tests(families, policy)
 
 
-def _print_paired(rows) -> None:
-    print("\npaired tests between every pair of systems, two-sided, over the topics both "
-          "define; p-values Holm-adjusted over the pairs of each k and metric:")
-    header = ("k", "metric", "a", "b", "topics", "a - b", "p t-test", "(Holm)", "p random.",
-              "(Holm)")
+def _print_paired(rows, policy, family: str) -> None:
+    print(f"\npaired tests between every pair of systems over the topics both define: "
+          f"{policy.describe(family)}:")
+    keys = ["k"] if "k" in rows[0] else []
+    header = (*keys, "measure", "a", "b", "topics", "a - b", "p", policy.adjusted_header)
     table = [header] + [
-        (r["k"], r["measure"], r["a"], r["b"], str(r["topics"]), _num(r["diff"]),
-         _num(r["p_t_test"]), _num(r["p_t_test_holm"]), _num(r["p_randomization"]),
-         _num(r["p_randomization_holm"])) for r in rows]
+        (*(r[k] for k in keys), r["measure"], r["a"], r["b"], str(r["topics"]),
+         _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
-        print("  ".join(c.ljust(w) if i < 4 else c.rjust(w)
+        print("  ".join(c.ljust(w) if i < len(keys) + 3 else c.rjust(w)
                         for i, (c, w) in enumerate(zip(row, widths, strict=True))))
 
 
@@ -231,75 +224,37 @@ def _print_notes(info: dict, prefix: str = "") -> None:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow evaluate`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "evaluate", help="score a retrieval run or contexts against a dataset",
+    p = vocabulary.command(
+        subparsers, "evaluate", help="score a retrieval run or contexts against a dataset",
         description="Score one retrieval run (TREC) or its contexts (JSONL) "
                     "against a prepared dataset: CRUX and IR metrics per topic "
                     "and their means per context size k. See docs/evaluate.md.")
-    p.add_argument("--dataset", type=Path,
-                   help="prepared dataset directory (topics.jsonl, passages/, "
-                        "answerability.jsonl)")
-    p.add_argument("--crux-root", type=Path,
-                   help="a CRUX release subset folder (crux-mds-duc04): score --run with the "
-                        "authors' script on its qrels/ and judge/, and with the workflow's "
-                        "scorer on the dataset they make when the passage texts are known")
-    p.add_argument("--qrel", type=Path,
-                   help="with --judge: the diversity qrels of the authors' script")
-    p.add_argument("--judge", type=Path,
-                   help="with --qrel: the judge ratings (file or folder) of the authors' script")
-    p.add_argument("--filter-by-oracle", action="store_true",
-                   help="the authors' Cov@10 counts only the questions the judged passages "
-                        "answer")
+    add = partial(vocabulary.add, p)
+    add("dataset")
+    add("crux-root", detail="scores --run with both")
+    add("qrel", detail="with --judge, scores --run with the authors' script")
+    add("judge", single=True, detail="here one file or folder; with --qrel, scores --run with "
+                                     "the authors' script")
+    add("filter-by-oracle")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--run", type=Path, nargs="+", action="extend", metavar="RUN",
-                     help="TREC run file(s): qid Q0 passage rank score tag; several (--run a b, "
-                          "or --run a --run b) are scored in one call and compared pairwise")
-    src.add_argument("--contexts", type=Path, nargs="+", action="extend", metavar="FILE",
-                     help='JSONL, one line per topic: {"topic_id": ..., "passages": [ids, best '
-                          'first]} ("context" is accepted for "passages"); several as --run')
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="answerability threshold, 1-5 (default %(default)s)")
-    p.add_argument("--alpha", type=types.unit_interval, default=DEFAULTS.alpha,
-                   help="alpha-nDCG redundancy penalty (default %(default)s)")
-    p.add_argument("--k", type=parse_k_list, metavar="K[,K...]",
-                   help="context sizes: 'oracle' (|Z*|), 'all' (each list as given) or a "
-                        "number (default: oracle,10,20 for --run, all for --contexts)")
-    p.add_argument("--density-weight", type=types.non_negative, default=DEFAULTS.density_weight,
-                   help="exponent w of Den, Eq. 6 (default %(default)s)")
-    p.add_argument("--tokenizer",
-                   help="local tokenizer.json (or a directory holding one) for Den's token "
-                        "counts (default: the regex counter)")
-    p.add_argument("--relevance-grades", choices=sorted(RELEVANCE_GRADES),
-                   default=DEFAULTS.relevance_grades,
-                   help="nDCG's grades: P** 2, rest of P* 1 (default), or the CRUX authors' "
-                        "P** 3, passages dominated by P** 1, rest of P* 2")
-    p.add_argument("--judgments", type=Path,
-                   help="judgments.jsonl to use instead of deriving them from the dataset's "
-                        "ratings (derived with --eta: another eta is an error)")
-    p.add_argument("--collection", type=Path,
-                   help="passage collection (JsonCollection file, or a directory holding "
-                        "passages.jsonl) when the run searched a corpus larger than the "
-                        "dataset's own passages")
-    p.add_argument("--name", help="system name in the tables (default: the input's file stem)")
-    p.add_argument("--paired", choices=list(types.PAIRED_CHOICES), default="both",
-                   help="several runs: paired tests between every pair, Holm-adjusted: t-test "
-                        "and randomization test (both, the default), t-test only, or none")
-    p.add_argument("--resamples", type=types.positive_int, default=9999,
-                   help="several runs: randomization test resamples (exact when 2^topics is "
-                        "fewer)")
-    p.add_argument("--seed", type=types.non_negative_int, default=0,
-                   help="several runs: randomization test seed")
-    p.add_argument("--output", type=types.output_dir, metavar="DIR",
-                   help="directory to write per_query.tsv and aggregate.tsv to (and "
-                        "crux_eval.json, the authors' script's values; paired.tsv for several "
-                        "runs)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--strict-collection", action="store_true",
-                   help="refuse a run that ranks a passage outside the collection (default: "
-                        "score it as an unjudged passage, rated 0, and warn)")
-    p.add_argument("--allow-empty", action="store_true",
-                   help="score an empty run or contexts file (every topic as an empty context) "
-                        "instead of failing")
+    vocabulary.add(src, "run", detail="several are also compared pairwise")
+    vocabulary.add(src, "contexts")
+    add("eta")
+    add("alpha")
+    add("k", default=None, default_text="oracle,10,20 for --run, all for --contexts")
+    add("density-weight")
+    add("tokenizer", detail="here Den's token counts")
+    add("relevance-grades")
+    add("judgments")
+    add("collection", detail="for a run that searched a corpus larger than the dataset's own "
+                             "passages")
+    add("run-name")
+    types.add_paired_options(p)
+    add("output", detail="here per_query.tsv and aggregate.tsv (and crux_eval.json, the "
+                         "authors' script's values; paired.tsv for several runs)")
+    add("json")
+    add("strict-collection")
+    add("allow-empty", detail="here every topic then scores as an empty context")
     # what --output gets, so an input there under one of these names is refused before any work
     p.set_defaults(func=_cmd_evaluate,
                    writes=("per_query.tsv", "aggregate.tsv", "crux_eval.json", "paired.tsv"))

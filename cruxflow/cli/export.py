@@ -3,27 +3,24 @@ ratings as nuggets (docs/nuggets.md)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 
-from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
 from cruxflow.data.nuggets import FORMATS, autonuggetizer_records, nugget_banks
-from cruxflow.metrics.options import DEFAULTS
 
 
 def _cmd_export(args) -> int:
-    out, src = args.output.resolve(), args.dataset.resolve()
-    if out == src or src in out.parents:
-        raise DataError("lies inside the dataset: choose another --output", path=args.output)
+    out = args.output.resolve()
     if out.exists() and not out.is_dir():
         raise DataError("is a file, not a directory", path=args.output)
     dataset = Dataset.load(args.dataset)
     if not dataset.ratings:
         raise DataError("has no answerability ratings to export (run the workflow's LLM "
                         "stages or ingest a rated CRUX release first)", path=args.dataset)
-    collection = args.collection or src.name
+    collection = args.collection_name or args.dataset.resolve().name
     if args.format == "autonuggetizer":
         created, assigned = autonuggetizer_records(dataset, args.eta)
         files = {"nuggets.jsonl": created, "assignments.jsonl": assigned}
@@ -37,15 +34,17 @@ def _cmd_export(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow export`` to the CLI's subparsers."""
-    p = subparsers.add_parser("export", help="write a dataset's sub-questions and ratings as "
-                                             "AutoNuggetizer or NuggetBank nuggets")
-    p.add_argument("--format", required=True, choices=FORMATS)
-    p.add_argument("--dataset", required=True, type=Path, help="a rated dataset directory")
-    p.add_argument("--output", required=True, type=Path,
-                   help="directory for nuggets.jsonl and assignments.jsonl (autonuggetizer) or "
-                        "nugget_banks.jsonl (nuggetbank)")
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="rating from which a passage supports a question (default %(default)s)")
-    p.add_argument("--collection", help="NuggetBank test_collection (default: the dataset "
-                                        "folder's name)")
+    p = vocabulary.command(
+        subparsers, "export", help="write a dataset's sub-questions and ratings as "
+                                   "AutoNuggetizer or NuggetBank nuggets",
+        description="Write a rated dataset's sub-questions as nuggets and its passage ratings "
+                    "from --eta on as their support: AutoNuggetizer's nuggets.jsonl and "
+                    "assignments.jsonl, or NuggetBank (v3) records. See docs/nuggets.md.")
+    add = partial(vocabulary.add, p)
+    add("format", required=True, choices=FORMATS, detail="here the nuggets'")
+    add("dataset", required=True, detail="here a rated one")
+    add("output", required=True, detail="here nuggets.jsonl and assignments.jsonl "
+                                        "(autonuggetizer) or nugget_banks.jsonl (nuggetbank)")
+    add("eta", detail="here a passage rated this or more supports the question")
+    add("collection-name")
     p.set_defaults(func=_cmd_export)

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
-import re
+from functools import partial
 from pathlib import Path
 
-from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.workflow.project import BACKENDS, WORKFLOW, init_project
 
 
-def _name(text: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", text):
-        raise argparse.ArgumentTypeError(f"{text!r}: letters, digits, '_', '.' and '-' only")
-    return text
-
-
 def _cmd_init(args) -> int:
-    path = init_project(args.directory, name=args.name, input_path=args.input,
-                        example=args.example, backend=args.backend, n_questions=args.questions,
-                        workflow=args.workflow, force=args.force)
+    path = init_project(args.directory, name=args.dataset_name, input_path=args.input,
+                        example=args.example, backend=args.backend,
+                        n_questions=args.n_questions,
+                        workflow=args.workflow, force=args.force,
+                        prompt_cache=args.prompt_cache)
     snakefile = (Path(args.workflow) / "Snakefile").resolve()
     print(f"wrote {path}")
     if args.example:
@@ -33,22 +28,23 @@ def _cmd_init(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow init`` to the CLI's subparsers."""
-    p = subparsers.add_parser("init", help="write a starting project for your own documents")
-    p.add_argument("directory", type=Path, help="project folder (made if missing)")
-    p.add_argument("--name", type=_name, default="own",
-                   help="the dataset's name (output paths) and distractor prefix (default: own)")
-    p.add_argument("--input", help="your topics: a .jsonl file or a folder of topic folders, "
-                                   "relative to the project folder or absolute (default: data)")
-    p.add_argument("--example", action="store_true",
-                   help="copy the shipped example corpus (excerpts of the US Constitution) to "
-                        "DIR/data and use it")
-    p.add_argument("--backend", choices=BACKENDS, default="served",
-                   help="served: an OpenAI-compatible server (cruxflow llm-serve, vLLM's); "
-                        "smollm2: the packaged SmolLM2 with llama.cpp in process; vllm: vLLM "
-                        "in process (default: served)")
-    p.add_argument("--questions", type=types.positive_int,
-                   help="sub-questions to generate per topic (default: 10, as for Multi-News)")
-    p.add_argument("--workflow", type=Path, default=WORKFLOW,
-                   help="the cruxflow checkout whose Snakefile and config.yaml to use")
-    p.add_argument("--force", action="store_true", help="overwrite an existing config.yaml")
+    p = vocabulary.command(
+        subparsers, "init", help="write a starting project for your own documents",
+        description="Write DIR/config.yaml: a workflow config for your own topics and "
+                    "documents (ingested with --format documents), with an LLM backend, ready "
+                    "for `snakemake`. See docs/own-data.md.")
+    p.add_argument("directory", type=Path, help="the project folder (made if missing)")
+    add = partial(vocabulary.add, p)
+    add("dataset-name")
+    add("input", default_text="data", detail="here your topics: a .jsonl file or a folder of "
+                                             "topic folders, relative to the project folder "
+                                             "or absolute")
+    add("example")
+    add("backend", choices=BACKENDS, default="served",
+        detail="served: an OpenAI-compatible server (cruxflow llm-serve, vLLM's); smollm2: the "
+               "packaged SmolLM2 with llama.cpp in process; vllm: vLLM in process")
+    add("n-questions")
+    add("workflow", default=WORKFLOW, default_text="this checkout")
+    add("prompt-cache")
+    add("force")
     p.set_defaults(func=_cmd_init)

@@ -4,78 +4,49 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from pathlib import Path
+from functools import partial
 
 from cruxflow.beyond.kpr import FILTER_THRESHOLD, KprOptions, run_kpr
 from cruxflow.beyond.kpr.metric import FAILURES
 from cruxflow.beyond.kpr.options import PIPELINES, PRECISION_REFERENCES
-from cruxflow.cli import args as types
-from cruxflow.cli import llm_options
+from cruxflow.cli import llm_options, vocabulary
 from cruxflow.data.errors import DataError
 
 DEFAULTS = KprOptions()
 
 
-def _columns(text: str) -> tuple[str, ...]:
-    return tuple(c.strip() for c in text.split(",") if c.strip())
-
-
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow kpr`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "kpr", help="Long2RAG key point recall (KPR, KPP, KPF) of responses",
+    p = vocabulary.command(
+        subparsers, "kpr", help="Long2RAG key point recall (KPR, KPP, KPF) of responses",
         description="Extract key points from retrieved documents and score responses by the "
                     "fraction they entail (Long2RAG KPR, Eq. 2), with key point precision "
                     "and F1 (Sec. 6.4). See docs/kpr.md.")
-    p.add_argument("--input", required=True, type=Path,
-                   help='JSONL, one line per question: {"id", "question", "documents": '
-                        '[{"id"?, "text"}] or "key_points": [...], "response", other columns}')
-    p.add_argument("--output", required=True, type=types.output_dir,
-                   help="directory for the results")
-    p.add_argument("--key-points", type=Path,
-                   help="key_points.jsonl of an earlier run (e.g. --extract-only): its key "
-                        "points are used for the same ids, nothing is extracted for them")
-    p.add_argument("--extract-only", action="store_true", default=DEFAULTS.extract_only,
-                   help="only extract key points (no response needed)")
-    p.add_argument("--pipeline", choices=tuple(PIPELINES), default=DEFAULTS.pipeline,
-                   help="how key points are made: fast (default; one round, no LLM "
-                        "de-duplication, no filter) or paper (Long2RAG Sec. 3.3: "
-                        f"{PIPELINES['paper']['rounds']} rounds, LLM de-duplication, the AutoDS "
-                        f"filter at {FILTER_THRESHOLD})")
-    p.add_argument("--rounds", type=int, default=DEFAULTS.rounds,
-                   help="extraction rounds per document (default: the pipeline's)")
-    p.add_argument("--group-by", type=_columns, default=DEFAULTS.group_by,
-                   help="comma-separated columns to average by, e.g. domain,question_type")
-    p.add_argument("--no-precision", dest="precision", action="store_false",
-                   default=DEFAULTS.precision,
-                   help="skip KPP/KPF (saves the extraction and judging of response points)")
-    p.add_argument("--precision-reference", choices=PRECISION_REFERENCES,
-                   default=DEFAULTS.precision_reference,
-                   help="what a response point must be present in for KPP (default: the "
-                        "question's key points)")
-    p.add_argument("--drop-unfound-spans", dest="drop_unfound", action="store_true",
-                   default=DEFAULTS.drop_unfound,
-                   help="drop extracted points none of whose spans occurs in the document")
-    p.add_argument("--aggregate", action=argparse.BooleanOptionalAction,
-                   default=DEFAULTS.aggregate,
-                   help="the paper's LLM de-duplication/aggregation of key points (default: "
-                        "the pipeline's)")
-    p.add_argument("--filter-threshold", type=float, nargs="?", const=FILTER_THRESHOLD,
-                   default=DEFAULTS.filter_threshold,
-                   help=f"keep key points whose AutoDS score (Eq. 3) reaches this "
-                        f"(flag alone: {FILTER_THRESHOLD}, the paper's; default: the "
-                        "pipeline's)")
-    p.add_argument("--failures", choices=FAILURES, default=DEFAULTS.failures,
-                   help="an unparseable verdict or a response with no extracted key point: "
-                        "left out of the means and counted (exclude, default), or the "
-                        "paper's Eq. 1 read literally, not entailed (as-not-entailed)")
-    p.add_argument("--max-words", type=int, default=DEFAULTS.max_words,
-                   help="cut documents longer than this into pieces of this many words "
-                        "before extraction (for small context windows)")
-    p.add_argument("--extract-max-tokens", type=int, default=DEFAULTS.extract_max_tokens)
-    p.add_argument("--judge-max-tokens", type=int, default=DEFAULTS.judge_max_tokens)
-    p.add_argument("--attempts", type=int, default=DEFAULTS.attempts,
-                   help="tries per unparseable output (only sampled decoding differs)")
+    add = partial(vocabulary.add, p)
+    add("questions", required=True,
+        detail='here JSONL, one line per question: {"id", "question", "documents": [{"id"?, '
+               '"text"}] or "key_points": [...], "response", other columns}')
+    add("output", required=True)
+    add("key-points")
+    add("extract-only")
+    add("pipeline", choices=tuple(PIPELINES), default=DEFAULTS.pipeline,
+        detail=f"the paper's: {PIPELINES['paper']['rounds']} rounds, the filter at "
+               f"{FILTER_THRESHOLD}")
+    add("rounds", default=DEFAULTS.rounds)
+    add("group-by", default=DEFAULTS.group_by)
+    add("no-precision")
+    add("precision-reference", choices=PRECISION_REFERENCES,
+        default=DEFAULTS.precision_reference)
+    add("drop-unfound-spans")
+    add("aggregate", default=DEFAULTS.aggregate)
+    add("filter-threshold", default=DEFAULTS.filter_threshold, const=FILTER_THRESHOLD,
+        detail=f"here {FILTER_THRESHOLD}")
+    add("failures", choices=FAILURES, default=DEFAULTS.failures)
+    add("max-words", default=DEFAULTS.max_words)
+    add("extract-max-tokens", default=DEFAULTS.extract_max_tokens)
+    add("judge-max-tokens", default=DEFAULTS.judge_max_tokens, detail="here an entailment "
+                                                                      "verdict")
+    add("attempts", default=DEFAULTS.attempts)
     llm_options.add_llm_arguments(p)
     llm_options.add_role_arguments(p, "judge", "entailment judgments")
     llm_options.add_role_arguments(p, "filter", "the AutoDS filter's scores")
@@ -137,7 +108,7 @@ def _cmd_kpr(args) -> int:
         raise DataError(str(e)) from None
     cache = args.output / "llm_cache.sqlite"
     summary = run_kpr(
-        args.input, args.output, opts, key_points=args.key_points,
+        args.questions, args.output, opts, key_points=args.key_points,
         runner=lambda: llm_options.runner_from_args(args, default_cache=cache, desc="kpr"),
         judge_runner=llm_options.role_runner_factory(args, "judge", default_cache=cache,
                                                      desc="kpr judge"),

@@ -11,56 +11,45 @@
 Every call goes through the persistent cache (``--cache``; by default ``llm_cache.sqlite`` in
 the command's output directory), so a re-run or a crash never pays twice. ``--timeout``,
 ``--max-retries`` and ``--constrain`` set (or, with ``--config``, override) how a server is
-called; each retry is logged with its reason, and a run that gives up names the server and
-what is already cached. ``--model-revision`` joins the cache key (docs/llm.md, "the cache").
+called (``--deadline`` bounds a request's attempts and waits together); each retry is logged
+with its reason, and a run that gives up names the server, the bound it hit and what is
+already cached. ``--model-revision`` joins the cache key (docs/llm.md, "the cache").
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+from functools import partial
 from pathlib import Path
 
-from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.llm import LLMCache, LLMError, LLMRunner, make_backend
 from cruxflow.llm.openai_compat import CONSTRAINTS
 from cruxflow.weights import DEFAULT_GGUF
 
 # Options that only a server (an ``openai`` backend) takes: option -> backend config key.
-SERVER_OPTIONS = {"timeout": "timeout_s", "max_retries": "max_retries", "constrain": "constrain"}
+SERVER_OPTIONS = {"timeout": "timeout_s", "deadline": "deadline_s", "max_retries": "max_retries",
+                  "constrain": "constrain"}
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("LLM (the same options for udcg, support and kpr)")
-    g.add_argument("--model",
-                   help=f"GGUF path or package:<module>/<file> for llama.cpp, or the served "
-                        f"model name with --base-url (default {DEFAULT_GGUF})")
-    g.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://host:8000/v1")
-    g.add_argument("--api-key-env", default="OPENAI_API_KEY",
-                   help="environment variable holding the key for --base-url")
-    g.add_argument("--endpoint", choices=["chat", "completion"], default="chat")
-    g.add_argument("--config", type=Path,
-                   help="a workflow config.yaml: use a backend of its llm section")
-    g.add_argument("--backend", help="backend name in --config (default: its llm.backend)")
-    g.add_argument("--cache", type=Path,
-                   help="LLM call cache (SQLite; default: llm_cache.sqlite in --output, or "
-                        "the config's llm.cache with --config)")
-    g.add_argument("--threads", type=types.positive_int, default=os.cpu_count() or 1,
-                   help="CPU threads for llama.cpp")
-    g.add_argument("--n-ctx", type=types.positive_int, default=4096,
-                   help="llama.cpp context window")
-    g.add_argument("--timeout", type=types.positive_number, metavar="SECONDS",
-                   help="a server's time to answer one request (default 300)")
-    g.add_argument("--max-retries", type=types.non_negative_int, metavar="N",
-                   help="retries of a request after a timeout, a connection error, 429 or 5xx, "
-                        "each logged with its reason and wait (default 5)")
-    g.add_argument("--constrain", choices=CONSTRAINTS,
-                   help="how the server takes a constrained choice (the 0-5 ratings): vllm's "
-                        "structured_outputs, a llama.cpp grammar, or none (default none)")
-    g.add_argument("--model-revision", metavar="ID",
-                   help="a fingerprint of the weights (commit hash, file checksum) kept in the "
-                        "cache key, so another model served under the same --model name never "
-                        "reuses this one's answers")
+    add = partial(vocabulary.add, g)
+    add("model", default=None, default_text=DEFAULT_GGUF)
+    add("base-url")
+    add("api-key-env")
+    add("endpoint")
+    add("config", default=None, default_text="none", detail="use a backend of its llm section")
+    add("backend", default=None, default_text="the config's llm.backend",
+        detail="one of --config's")
+    add("cache")
+    add("threads")
+    add("n-ctx")
+    add("timeout")
+    add("deadline")
+    add("max-retries")
+    add("constrain", choices=CONSTRAINTS, default=None)
+    add("model-revision")
 
 
 def runner_from_args(args: argparse.Namespace, *, default_cache: Path | None,
@@ -128,10 +117,8 @@ def add_role_arguments(parser: argparse.ArgumentParser, role: str, what: str) ->
     command (``what``), by default the one of the LLM options. The other LLM options
     (``--threads``, ``--cache``, ``--config``, ...) are shared."""
     g = parser.add_argument_group(f"{role} LLM ({what}; default: the LLM above)")
-    g.add_argument(f"--{role}-model", help="GGUF for llama.cpp, or the served model's name "
-                                           f"with --{role}-base-url")
-    g.add_argument(f"--{role}-base-url", help=f"OpenAI-compatible server of the {role} LLM")
-    g.add_argument(f"--{role}-backend", help="a backend of --config's llm section")
+    for option in ("model", "base-url", "backend"):
+        vocabulary.add(g, f"{role}-{option}")
 
 
 def role_runner_factory(args: argparse.Namespace, role: str, *, default_cache: Path | None,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import errno
-import os
 import signal
 import socket
 import threading
+from functools import partial
 
-from cruxflow.cli import args as types
+from cruxflow.cli import vocabulary
 from cruxflow.llm import LLMError
 from cruxflow.weights import DEFAULT_GGUF
 
@@ -36,6 +36,8 @@ def check_port_free(host: str, port: int) -> None:
 def _cmd_llm_serve(args) -> int:
     from cruxflow.llm.llamacpp import gguf_path, serve
 
+    if args.port == 0:
+        raise LLMError("--port 0: llm-serve needs a fixed port (1-65535), one its clients know")
     gguf_path(args.model)
     check_port_free(args.host, args.port)
     try:
@@ -55,16 +57,19 @@ def _cmd_llm_serve(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow llm-serve`` to the CLI's subparsers."""
-    p = subparsers.add_parser("llm-serve",
-                       help="serve a GGUF model with llama.cpp's OpenAI-compatible server")
-    p.add_argument("--model", default=DEFAULT_GGUF,
-                   help=f"GGUF path or package:<module>/<file> (default {DEFAULT_GGUF})")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=types.port, default=8080)
-    p.add_argument("--n-ctx", type=types.positive_int, default=4096,
-                   help="context window per slot")
-    p.add_argument("--threads", type=types.positive_int, default=os.cpu_count() or 1)
-    p.add_argument("--parallel", type=types.positive_int, default=1,
-                   help="requests served at once")
-    p.add_argument("--verbose", action="store_true")
+    p = vocabulary.command(
+        subparsers, "llm-serve", help="serve a GGUF model with llama.cpp's OpenAI-compatible "
+                                      "server",
+        description="Serve a GGUF model (the packaged SmolLM2 by default) with llama.cpp's "
+                    "OpenAI-compatible server at http://HOST:PORT/v1, for the workflow's "
+                    "'served' backend and the commands' --base-url, until Ctrl-C. See "
+                    "docs/llm.md.")
+    add = partial(vocabulary.add, p)
+    add("model", default=DEFAULT_GGUF)
+    add("host")
+    add("port", default=8080, detail="a fixed one (1-65535): the clients must know it")
+    add("n-ctx")
+    add("threads")
+    add("parallel")
+    add("verbose")
     p.set_defaults(func=_cmd_llm_serve)

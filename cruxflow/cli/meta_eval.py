@@ -1,14 +1,19 @@
-"""``cruxflow meta-eval --judge J --human [NAME=]H ... [--runs [NAME=]RUN ...]``: the judge's
+"""``cruxflow meta-eval --judge J --human [NAME=]H ... [--run [NAME=]RUN ...]``: the judge's
 ratings against annotators' ratings of the same (passage, question) pairs, beside the
 annotators' agreement with each other, and the system rankings both give (docs/judge-trust.md)."""
 
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
-from cruxflow.cli import args as types
-from cruxflow.metrics.options import DEFAULTS
+from cruxflow.cli import vocabulary
+
+
+def error_level(confidence: float) -> float:
+    """PPI's alpha for a confidence level (0.95 -> 0.05, exactly)."""
+    return round(1 - confidence, 12)
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -48,16 +53,11 @@ def _print(result, k: int) -> None:
     if result.judge_scores is None:
         return
     print(f"\nSystem level: {result.counts['topics_labelled']} topics labelled, "
-          f"{result.counts['topics_judged']} judged")
-    means = pd.DataFrame(result.to_json()["system_means"])
-    wide = means.pivot(index="system", columns="source")
-    wide.columns = [f"{m} ({src})" for m, src in wide.columns]
-    print(wide.reset_index().to_markdown(index=False, floatfmt=".3f"))
+          f"{result.counts['topics_judged']} judged; each run scored from the judge's and "
+          "from the humans' ratings, ranked by its mean over the labelled topics where both "
+          "are defined for every run (humans: the reference)")
     for r in result.ranks:
-        note = f" (only {r.n_topics} topics)" if r.n_topics < FEW_TOPICS else ""
-        print(f"{r.metric}: Kendall tau {_fmt(r.tau)} [{_fmt(r.tau_low)}, {_fmt(r.tau_high)}], "
-              f"tau_AP {_fmt(r.tau_ap)} [{_fmt(r.tau_ap_low)}, {_fmt(r.tau_ap_high)}] over "
-              f"{r.n_systems} runs, 95% bootstrap over {r.n_topics} topics{note}")
+        _print_system_level(r)
     print(f"\nCov@{k} corrected by PPI (judge on every judged topic, humans on the labelled):")
     for system, res in result.ppi.items():
         if isinstance(res, str):
@@ -72,14 +72,64 @@ def _print(result, k: int) -> None:
 FEW_TOPICS = 30
 
 
+def _print_system_level(r) -> None:
+    from cruxflow.paper.meta_eval import LEFT_OUT
+
+    left = ", ".join(f"{n} {LEFT_OUT[why]}" for why, n in r.left_out.items() if n)
+    print(f"\n{r.metric} over {r.n_topics} of the {r.topics_labelled} labelled topics"
+          + (f" (left out: {left})" if left else "") + ":")
+    if not r.topics:
+        print("  no topic left: no ranking to compare")
+        return
+    width = max(len(s) for s in r.systems + ["system"])
+    print(f"  {'system':{width}s}   judge   human")
+    for system in r.systems:
+        print(f"  {system:{width}s}  {r.judge_means[system]:.3f}   {r.human_means[system]:.3f}")
+    note = f" (only {r.n_topics} topics)" if r.n_topics < FEW_TOPICS else ""
+    print(f"  Kendall tau {_fmt(r.tau)}{_why_undefined(r, r.tau)} "
+          f"{_interval(r.tau_interval, r)}; tau_AP {_fmt(r.tau_ap)}"
+          f"{_why_undefined(r, r.tau_ap)} {_interval(r.tau_ap_interval, r)}; "
+          f"{r.n_systems} runs{note}")
+    if r.tau_interval.resamples:
+        undefined = [f"{what} {i.undefined}" for what, i in (("tau", r.tau_interval),
+                                                            ("tau_AP", r.tau_ap_interval))
+                     if i.undefined]
+        print(f"  intervals: {r.tau_interval.describe()}"
+              + (f"; resamples with an undefined value, left out: {', '.join(undefined)}"
+                 if undefined else ""))
+
+
+def _why_undefined(r, value) -> str:
+    if value is not None:
+        return ""
+    if r.n_systems < 2:
+        return " (fewer than 2 runs)"
+    tied = [who for who, means in (("the judge's", r.judge_means), ("the humans'", r.human_means))
+            if len(set(means.values())) == 1]
+    return f" ({' and '.join(tied)} means tie for every run)" if tied else ""
+
+
+def _interval(interval, r) -> str:
+    if interval.low is not None:
+        return f"[{interval.low:.3f}, {interval.high:.3f}]"
+    if r.n_systems < 3:
+        return "[no interval: fewer than 3 runs]"
+    if r.n_topics < 2:
+        return "[no interval: fewer than 2 topics]"
+    if interval.resamples == 0:
+        return "[no interval: no resamples]"
+    return "[no interval: every resample undefined]"
+
+
 def _cmd_meta_eval(args) -> int:
     from cruxflow.data.ingest.crux_common import read_ratings
     from cruxflow.paper.meta_eval import meta_eval, read_human_ratings
 
     judge = read_ratings(list(args.judge))
     humans = read_human_ratings(args.human)
-    result = meta_eval(judge, humans, eta=args.eta, runs=_runs(args.runs or ()), k=args.k,
-                       alpha=args.alpha, n_resamples=args.bootstrap, seed=args.seed)
+    result = meta_eval(judge, humans, eta=args.eta, runs=_runs(args.run or ()), k=args.k,
+                       alpha=error_level(args.confidence), n_resamples=args.bootstrap,
+                       seed=args.seed)
     if args.json:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
@@ -89,32 +139,26 @@ def _cmd_meta_eval(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow meta-eval`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "meta-eval", help="can the judge be trusted: agreement with annotators, rankings",
+    p = vocabulary.command(
+        subparsers, "meta-eval", help="can the judge be trusted: agreement with annotators, "
+                                      "rankings",
         description="The judge's 0-5 ratings against one or more annotators' ratings of the "
                     "same (passage, question) pairs: Cohen's kappa (at eta and linear on 0-5), "
                     "Krippendorff's alpha, confusion, precision/recall, against each annotator "
                     "and their majority, beside the annotators' agreement with each other. "
-                    "With --runs, each run's Cov@k and alpha_nDCG_crux@k from both, Kendall "
+                    "With --run, each run's Cov@k and alpha_nDCG_crux@k from both, Kendall "
                     "tau and tau_AP between the rankings, PPI-corrected Cov@k. Needs the "
                     "'judge' extra. See docs/judge-trust.md.")
-    p.add_argument("--judge", nargs="+", required=True, metavar="PATH",
-                   help="the judge's ratings, any ratings layout (files or folders)")
-    p.add_argument("--human", nargs="+", required=True, metavar="[NAME=]PATH",
-                   help="annotators' ratings: the labeling tool's Task 2 exports (qrels.jsonl), "
-                        "`cruxflow annotate --export`'s passage_ratings.jsonl, or a ratings "
-                        "file in any judge layout (annotator: NAME, else the file stem, else "
-                        "its folder)")
-    p.add_argument("--runs", nargs="+", metavar="[NAME=]RUN",
-                   help="TREC runs for the system level (name: NAME, else the file name up to "
-                        "its first dot)")
-    p.add_argument("--k", type=types.positive_int, default=10, help="cutoff (default 10)")
-    p.add_argument("--eta", type=types.eta, default=DEFAULTS.eta,
-                   help="answerability threshold (default %(default)s)")
-    p.add_argument("--alpha", type=types.unit_interval, default=0.05,
-                   help="PPI's error level (default 0.05)")
-    p.add_argument("--bootstrap", type=types.non_negative_int, default=1000,
-                   help="bootstrap resamples over topics (default 1000)")
-    p.add_argument("--seed", type=types.non_negative_int, default=0, help="bootstrap seed")
-    p.add_argument("--json", action="store_true", help="print everything as JSON")
+    add = partial(vocabulary.add, p)
+    add("judge", required=True)
+    add("human", required=True)
+    add("run", metavar="[NAME=]RUN", detail="here for the system level; NAME= names a run "
+                                            "(else its file name up to the first dot)")
+    add("k", default=10, single=True, detail="of the system level's Cov@k and "
+                                             "alpha_nDCG_crux@k")
+    add("eta")
+    add("confidence", detail="here PPI's intervals'")
+    add("bootstrap", default=1000, detail="here for the intervals of the rank correlations")
+    add("seed", default=0, detail="here the bootstrap's")
+    add("json")
     p.set_defaults(func=_cmd_meta_eval)

@@ -7,53 +7,39 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
+
+from cruxflow.cli import vocabulary
+
+PLAN_FILE = "plan.json"
 
 
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow plan`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "plan", help="requests, cached answers, tokens and time or cost of the LLM stages",
+    p = vocabulary.command(
+        subparsers, "plan", help="requests, cached answers, tokens and time or cost of the LLM "
+                                 "stages",
         description="Read a workflow config and its inputs and print, per LLM stage and in "
                     "total, the requests, how many the LLM cache already answers, the prompt "
                     "and output tokens, and the time at a throughput (or the cost at a price) "
                     "of the rest. Loads no model. See docs/plan.md.")
-    p.add_argument("--config", type=Path, default=Path("config.yaml"),
-                   help="a complete workflow config (default: config.yaml; e.g. "
-                        "presets/paper.yaml)")
-    p.add_argument("--workdir", type=Path, default=Path("."),
-                   help="the workflow's working directory: the config's relative paths and "
-                        "results/ (default: the current directory)")
-    p.add_argument("--tokenizer",
-                   help="a tokenizer.json (or a directory holding one) to count with "
-                        "(default: metrics.tokenizer, else the regex counter, an estimate)")
-    p.add_argument("--gpus", type=int,
-                   help="GPUs available: each backend runs as many instances as fit (its "
-                        "'gpus' is one instance, tensor parallel); default: one instance of "
-                        "every backend")
-    p.add_argument("--gpu-kind", default="h100",
-                   help="the GPUs' kind, for the rate table (default %(default)s; see "
-                        "docs/plan.md: h100, h200, a100, l40s, mi250x, mi250x-gcd, mi210, "
-                        "mi300x)")
-    p.add_argument("--calibrate", action="store_true",
-                   help="measure the configured backends (a few real requests of each "
-                        "stage's shape, never cached) and plan with the measured rates")
-    p.add_argument("--calibrate-requests", type=int, default=3, metavar="N",
-                   help="requests per stage when calibrating (default %(default)s; for a "
-                        "batching server, about its batch size)")
-    p.add_argument("--tokens-per-second", type=float,
-                   help="generated tokens per second of one instance of every backend "
-                        "(instead of the table)")
-    p.add_argument("--prompt-tokens-per-second", type=float,
-                   help="prompt (prefill) tokens per second of one instance (instead of the "
-                        "table)")
-    p.add_argument("--price-per-million", type=float, nargs=2, metavar=("PROMPT", "OUTPUT"),
-                   help="the cost of a served model per million prompt and output tokens: "
-                        "print money instead of time")
-    p.add_argument("--json", type=Path, metavar="PATH",
-                   help="also write the plan as JSON to PATH ('-': stdout, instead of the "
-                        "table)")
-    p.set_defaults(func=run)
+    add = partial(vocabulary.add, p)
+    add("config", default=Path("config.yaml"), default_text="config.yaml",
+        detail="a complete one, e.g. presets/paper.yaml")
+    add("workdir")
+    add("tokenizer", default_text="metrics.tokenizer, else the regex counter, an estimate",
+        detail="here the prompts' and outputs' tokens")
+    add("gpus")
+    add("gpu-kind")
+    add("calibrate")
+    add("calibrate-requests")
+    add("tokens-per-second")
+    add("prompt-tokens-per-second")
+    add("price-per-million")
+    add("json", detail="here the plan")
+    add("output", detail=f"here {PLAN_FILE}, the plan as JSON, beside the table")
+    p.set_defaults(func=run, writes=(PLAN_FILE,))
     return p
 
 
@@ -114,11 +100,13 @@ def run(args) -> int:
     except (ValueError, LLMError) as e:
         print(f"cruxflow plan: error: {e}", file=sys.stderr)
         return 2
-    if str(args.json) == "-":
+    if args.output is not None:
+        write_json(args.output / PLAN_FILE, plan_json(plan, rates, took))
+    if args.json:
         print(json.dumps(plan_json(plan, rates, took), indent=2))
         return 0
     print(plan_table(plan, rates), end="")
     print(f"planned in {took:.1f} s")
-    if args.json:
-        write_json(args.json, plan_json(plan, rates, took))
+    if args.output is not None:
+        print(f"wrote {args.output / PLAN_FILE}")
     return 0

@@ -1,27 +1,22 @@
-"""``cruxflow ppi --judge J.tsv --human H.tsv``: a mean estimated from a judge's scores on every
-item and human scores on some, by prediction-powered inference (docs/judge-trust.md)."""
+"""``cruxflow ppi --judge-values J.tsv --human-values H.tsv``: a mean estimated from a judge's
+scores on every item and human scores on some, by prediction-powered inference
+(docs/judge-trust.md)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
+from functools import partial
 
-
-def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
-    return value
+from cruxflow.cli import vocabulary
+from cruxflow.cli.meta_eval import error_level
 
 
 def _cmd_ppi(args) -> int:
     from cruxflow.paper.ppi import ppi_files
 
-    res = ppi_files(args.judge, args.human, alpha=args.alpha, method=args.method)
+    res = ppi_files(args.judge_values, args.human_values, alpha=error_level(args.confidence),
+                    method=args.method)
     if args.json:
         out = {k: (None if isinstance(v, float) and math.isnan(v) else v)
                for k, v in res.to_json().items()}
@@ -44,25 +39,19 @@ def _cmd_ppi(args) -> int:
 
 def add_command(subparsers) -> None:
     """Add ``cruxflow ppi`` to the CLI's subparsers."""
-    p = subparsers.add_parser(
-        "ppi", help="a judge's mean corrected by a few human labels, with an interval (PPI)",
+    p = vocabulary.command(
+        subparsers, "ppi",
+        help="a judge's mean corrected by a few human labels, with an interval (PPI)",
         description="Prediction-powered inference of a mean (Angelopoulos et al., Science 2023; "
                     "PPI++) with the authors' ppi-python: the judge's values on every item, "
                     "human values on a subset. Prints the judge-only mean, the human-only mean "
                     "with its interval and the PPI estimate with its interval. Needs the "
                     "'judge' extra. See docs/judge-trust.md.")
-    p.add_argument("--judge", required=True, metavar="J.tsv",
-                   help="item<TAB>value per line, every item (e.g. a run's per-topic Cov@10 "
-                        "from the judge's ratings)")
-    p.add_argument("--human", required=True, metavar="H.tsv",
-                   help="item<TAB>value for the labelled items (a subset of the judge's)")
-    p.add_argument("--alpha", type=_alpha, default=0.05,
-                   help="error level: the interval covers with probability 1 - alpha "
-                        "(default 0.05)")
-    p.add_argument("--method", choices=["ppi", "ppi++"], default="ppi",
-                   help="ppi: classic PPI (lambda 1); ppi++: lambda tuned to the data, never "
-                        "wider than the human-only interval asymptotically (default ppi)")
-    p.add_argument("--json", action="store_true", help="print estimate, ci_low, ci_high, "
-                                                       "judge_only, human_only, n_labeled, "
-                                                       "n_total, ... as JSON")
+    add = partial(vocabulary.add, p)
+    add("judge-values", required=True)
+    add("human-values", required=True)
+    add("confidence", detail="here both intervals'")
+    add("method")
+    add("json", detail="here estimate, ci_low, ci_high, judge_only, human_only, n_labeled, "
+                       "n_total, ...")
     p.set_defaults(func=_cmd_ppi)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-from pathlib import Path
+from functools import partial
 
 from cruxflow.beyond.support import (
     AVERAGES,
@@ -15,8 +15,7 @@ from cruxflow.beyond.support import (
     SupportOptions,
     evaluate_support,
 )
-from cruxflow.cli import args as types
-from cruxflow.cli import llm_options
+from cruxflow.cli import llm_options, vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.llm import LLMRunner
 
@@ -25,56 +24,33 @@ DEFAULTS = SupportOptions()   # every option's default, as the library declares 
 
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow support`` to an argparse ``subparsers``."""
-    p = subparsers.add_parser(
-        "support", help="support of RAG answers by their citations (TREC 2024 RAG Track)",
+    p = vocabulary.command(
+        subparsers, "support", help="support of RAG answers by their citations (TREC 2024 RAG "
+                                    "Track)",
         description="Weighted precision and recall of cited RAG answers from given support "
                     "labels or an LLM judge, per topic and run, and agreement between two "
                     "label sets (Thakur et al., SIGIR 2025). See docs/support.md.")
-    p.add_argument("--input", required=True, type=Path,
-                   help="answers JSONL (TREC 2024 RAG format or topic_id/run_id/sentences), "
-                        "optionally with inline 'support' labels")
-    p.add_argument("--output", required=True, type=types.output_dir,
-                   help="directory for the results")
-    p.add_argument("--labels", type=Path,
-                   help="labels kept apart (TSV or JSONL: topic_id run_id sentence_index "
-                        "passage_id label); they win over inline labels")
-    p.add_argument("--passages", type=Path,
-                   help="passage texts for the judge: a JSONL file (id/docid + "
-                        "contents/segment/text) or a pyserini Lucene index directory")
-    p.add_argument("--judge", nargs="?", const="missing", choices=JUDGE_MODES,
-                   default=DEFAULTS.judge,
-                   help="judge with the LLM the cited pairs without a label (--judge, "
-                        "--judge missing) or all of them (--judge all); default: no LLM")
-    p.add_argument("--all-citations", action="store_true", default=DEFAULTS.all_citations,
-                   help="score every citation of a sentence (default: the first only, as "
-                        "the track did)")
-    p.add_argument("--topics", type=Path,
-                   help="the track's topics (one id per line, a topics TSV or JSONL); "
-                        "default: every topic in --input")
-    p.add_argument("--average", choices=AVERAGES, default=DEFAULTS.average,
-                   help="per-run mean over all topics, a missing topic counting 0 (the "
-                        "track's convention), or over the run's own topics")
-    p.add_argument("--compare", type=Path,
-                   help="a second label set for the same answers (answers JSONL with inline "
-                        "labels, a label file, or a labels.jsonl written here): confusion "
-                        "matrix, agreement, Cohen's kappa, Kendall's tau of the run rankings")
-    p.add_argument("--prompt", choices=PROMPTS, default=DEFAULTS.prompt,
-                   help="the judge's prompt: the track's GPT-4o support prompt (trec2024, "
-                        "default) or ours (cruxflow-v1)")
-    p.add_argument("--temperature", type=float, default=DEFAULTS.temperature,
-                   help=f"the judge's sampling temperature (default {DEFAULTS.temperature}, "
-                        "the track's)")
-    p.add_argument("--attempts", type=int, default=DEFAULTS.attempts,
-                   help="asks per judge output that cannot be parsed, each with the next seed "
-                        "(at temperature 0 the retries sample at "
-                        f"{RETRY_TEMPERATURE}; default {DEFAULTS.attempts})")
-    p.add_argument("--bootstrap", type=int, default=DEFAULTS.bootstrap,
-                   help="topic resamples for the intervals of the Kendall taus of --compare "
-                        f"(default {DEFAULTS.bootstrap}; 0: none)")
-    p.add_argument("--max-passage-words", type=int, default=DEFAULTS.max_passage_words,
-                   help="the judge sees a passage's first N words (default "
-                        f"{DEFAULTS.max_passage_words})")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add = partial(vocabulary.add, p)
+    add("answers", required=True)
+    add("output", required=True)
+    add("labels")
+    add("passages", detail="here the cited passages' texts, for the judge")
+    add("judge-pairs", choices=JUDGE_MODES, default=DEFAULTS.judge_pairs)
+    add("all-citations")
+    add("topics", default=None, default_text="every topic in --answers",
+        detail="here the track's")
+    add("average", choices=AVERAGES, default=DEFAULTS.average)
+    add("compare")
+    add("prompt", choices=PROMPTS, default=DEFAULTS.prompt)
+    add("temperature", default=DEFAULTS.temperature,
+        detail="here the judge's; the default is the track's")
+    add("attempts", default=DEFAULTS.attempts,
+        detail=f"here each with the next seed (at temperature 0 the retries sample at "
+               f"{RETRY_TEMPERATURE})")
+    add("bootstrap", default=DEFAULTS.bootstrap, detail="here for the intervals of "
+                                                        "--compare's Kendall taus")
+    add("max-passage-words", default=DEFAULTS.max_passage_words)
+    add("json", detail="here the summary")
     llm_options.add_llm_arguments(p)
     # what --output gets, so an input there under one of these names is refused before any work
     p.set_defaults(func=_cmd_support,
@@ -111,7 +87,7 @@ def _cmd_support(args) -> int:
                                             desc="support")
 
     summary = evaluate_support(
-        args.input, args.output, options_from_args(args), labels=args.labels,
+        args.answers, args.output, options_from_args(args), labels=args.labels,
         passages=args.passages, topics=args.topics, compare=args.compare, runner=factory)
     if args.json:
         print(json.dumps(summary, indent=2))

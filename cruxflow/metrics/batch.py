@@ -1,125 +1,346 @@
-"""CRUX's context metrics and ndeval's alpha-nDCG for every topic at once, on arrays.
+"""Every measure of the registry for every topic at once, on arrays (issues 19, 36, 41).
 
-The per-topic functions (:mod:`cruxflow.metrics.crux`, :func:`cruxflow.metrics.ir.
-per_query_ndeval`) are the reference; these compute the same numbers for a whole run's
+The per-topic functions (:mod:`cruxflow.metrics.crux`, trec_eval's and ndeval's definitions
+through ir_measures) are the reference; these compute the same numbers for a whole run's
 contexts with numpy, because at the paper's scale (4,986 topics x 21 pipelines x 3 sizes) a
-Python loop over topics, or ndeval's per-query conversions, cost minutes (issue 19).
+Python loop over topics, or the libraries' per-query conversions, cost minutes.
 ``tests/test_metrics_fast.py`` compares both routes on random cases.
 
-What is built once per dataset (:class:`TopicArrays`): per topic, which rated passage answers
-which answerable question (Eq. 2), the ideal DCG of Eq. 4 over Z*, and ndeval's ideal DCG@20
-over P*. Per run (:meth:`TopicArrays.flatten`): the rows of the rating matrix that its ranked
-passages are. Per context size: the metrics, by gathering those rows.
+What is built, and how often:
+
+* :class:`JudgedIndex`, once per judgments: the topics (in natural order, so that no number
+  and no row depends on the order of a file), each topic's judged passages (in their natural
+  order, :func:`cruxflow.metrics.crux.passage_order`) as the rows of its matrices, every
+  rating, the qrels given as such, and the numbers a run's passages are looked up by.
+* :class:`TopicArrays`, once per (judgments, eta, alpha, relevance grades), each part when
+  first asked: the answerable questions and which row answers which (Eq. 2), P** = Z* (the
+  greedy of Sec. 3.2, vectorised), the ideal DCG of Eq. 4 over Z*, the relevance grades of
+  P*, ndeval's judgments and its ideal DCG.
+* :class:`~cruxflow.metrics.cuts.Cut` (:mod:`cruxflow.metrics.cuts`), once per (run, k, cut,
+  order): each topic's context as rows of its matrix,
+  its length and its passages; what several measures share (ndeval's ranked DCG, the
+  answered questions) is kept on it and computed once.
 
 Where a choice depends on comparing floats (the greedy ideal orders), the sums are formed in
 the reference's order so that ties break the same way: Eq. 4's ideal sums a passage's gains
 over the answerable questions as numpy does for one row (topics are grouped by their number of
 answerable questions, so every row has the reference's length); ndeval's ideal adds the gains
 one subtopic after another in ndeval's subtopic order and multiplies them by 1 - alpha in
-place, as ndeval.c does.
+place, as ndeval.c does. Sums over ranks are cumulative (in rank order), as trec_eval's.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from itertools import chain
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from itertools import chain, repeat
 
 import numpy as np
 
-from cruxflow.metrics.options import NDEVAL_CUTOFF
+from cruxflow.metrics.crux import passage_order
+from cruxflow.metrics.ndeval import actual_subtopics, ndeval_dcg, ndeval_ideal
+from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF, RELEVANCE_GRADES
 
-# Arrays of (topics x ranks x questions) floats are built in chunks of about this many cells.
+# Arrays of (topics x ranks x questions) are built in chunks of about this many cells.
 _CHUNK_CELLS = 1 << 22
+UNRATED = -2     # the rating of a passage the topic did not rate: below any rating, -1 included
 
 
-class FlatRun:
-    """One run's ranked lists as arrays (see :meth:`TopicArrays.flatten`): ``row[t, r]`` is
-    the row of the rating matrix of topic t that its rank r holds (the "not rated" row for a
-    passage the topic did not rate, or past the list's end), ``code[t, r]`` the passage's
-    number (-1 past the end), ``length[t]`` the list's length and ``doc_ids[t]`` the ids."""
+def natural_key(text: str) -> tuple:
+    """Ids in natural order: runs of digits compared as numbers (``t2`` before ``t10``)."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
-    def __init__(self, row: np.ndarray, code: np.ndarray, length: np.ndarray,
-                 doc_ids: list[list[str]], in_run: np.ndarray):
-        self.row, self.code, self.length = row, code, length
-        self.doc_ids, self.in_run = doc_ids, in_run
+
+class JudgedIndex:
+    """The judgments' topics and passages, numbered once (what every eta shares).
+
+    ``ratings``: ``{topic: {passage: [0-5 rating per sub-question]}}``; ``relevance``: relevance
+    qrels given as such (``{topic: {passage: grade}}``); ``diversity``: diversity qrels given
+    as such (a :class:`~cruxflow.data.ingest.crux_common.DiversityQrels`); ``topics``: topics
+    judged beyond those (a dataset's topics without a rated passage). Any may be None.
+    """
+
+    def __init__(self, ratings: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
+                 relevance: Mapping[str, Mapping[str, int]] | None = None, diversity=None,
+                 topics: Iterable[str] | None = None):
+        ratings, relevance = ratings or {}, relevance or {}
+        found = dict.fromkeys(topics or ())
+        found.update(dict.fromkeys(ratings))
+        found.update(dict.fromkeys(relevance))
+        div = None
+        if diversity is not None:
+            div = diversity.codes()
+            found.update(dict.fromkeys(div[0][0]))
+        self.topic_ids = sorted(found, key=natural_key)
+        self.topic_index = {t: i for i, t in enumerate(self.topic_ids)}
+        n_topics = len(self.topic_ids)
+        passages: list[dict[str, None]] = [{} for _ in range(n_topics)]
+        for source in (ratings, relevance):
+            for tid, m in source.items():
+                passages[self.topic_index[tid]].update(dict.fromkeys(m))
+        if div is not None:
+            (d_topics, d_t), _, (d_pids, d_p) = div
+            t_of = np.array([self.topic_index[t] for t in d_topics], dtype=np.int64)
+            pairs = np.unique(t_of[d_t] * max(1, len(d_pids)) + d_p) if len(d_t) else []
+            for key in np.asarray(pairs).tolist():
+                passages[key // max(1, len(d_pids))][d_pids[key % max(1, len(d_pids))]] = None
+        # the rows in each topic's natural passage order, which P**'s greedy breaks ties by
+        # (without ratings there is no greedy, and the rows keep the order given)
+        self.passages = [sorted(p, key=passage_order) for p in passages] if ratings \
+            else [list(p) for p in passages]
+        self.n_rows = np.array([len(p) for p in self.passages], dtype=np.int64)
+        self.width = int(self.n_rows.max(initial=0))
+        self.none = self.width          # the row of "not judged": it answers nothing
+        # every judged passage numbered; (topic, number) -> row as sorted keys
+        self.number = {x: i for i, x in enumerate(dict.fromkeys(chain.from_iterable(
+            self.passages)))}
+        topic_of = np.repeat(np.arange(n_topics, dtype=np.int64), self.n_rows)
+        numbers = np.fromiter((self.number[x] for p in self.passages for x in p), np.int64,
+                              int(self.n_rows.sum()))
+        rows = np.arange(len(numbers)) - np.repeat(np.cumsum(self.n_rows) - self.n_rows,
+                                                   self.n_rows)
+        keys = (topic_of << 32) | numbers
+        order = np.argsort(keys)
+        self._keys, self._rows = keys[order], rows[order]
+        self._pair = (topic_of, rows)
+        self._build_ratings(ratings)
+        self._build_relevance(relevance)
+        self._build_diversity(diversity, div)
+
+    # --- what was given --------------------------------------------------------------------
+
+    def _build_ratings(self, ratings) -> None:
+        """``ratings[t, row, q]`` (int8; :data:`UNRATED` where the topic rated no such passage
+        or has no such question), ``n_questions[t]`` (0: no ratings), ``rated[t, row]``."""
+        n_topics = len(self.topic_ids)
+        self.n_questions = np.zeros(n_topics, dtype=np.int64)
+        for tid, m in ratings.items():
+            if m:
+                self.n_questions[self.topic_index[tid]] = len(next(iter(m.values())))
+        self.ratings = np.full((n_topics, self.width + 1, int(self.n_questions.max(initial=0))),
+                               UNRATED, dtype=np.int8)
+        self.rated = np.zeros((n_topics, self.width + 1), dtype=bool)
+        self.has_ratings = bool(ratings)
+        for tid, m in ratings.items():
+            t = self.topic_index[tid]
+            if not m:
+                continue
+            rows = [r for r, p in enumerate(self.passages[t]) if p in m]
+            self.ratings[t, rows, :self.n_questions[t]] = [m[self.passages[t][r]] for r in rows]
+            self.rated[t, rows] = True
+
+    def _build_relevance(self, relevance) -> None:
+        """The relevance qrels given as such: ``grade[t, row]`` and the topics they hold."""
+        self.given_grades = None
+        self.relevance_topics = np.zeros(len(self.topic_ids), dtype=bool)
+        if not relevance:
+            return
+        self.given_grades = np.zeros((len(self.topic_ids), self.width + 1), dtype=np.int64)
+        for tid, m in relevance.items():
+            t = self.topic_index[tid]
+            self.relevance_topics[t] = True
+            row = {p: r for r, p in enumerate(self.passages[t])}
+            for pid, grade in m.items():
+                self.given_grades[t, row[pid]] = grade
+
+    def _build_diversity(self, diversity, div) -> None:
+        """The diversity qrels given as such: ``given_rel[t, row, s]`` (relevance >= 1 for the
+        topic's s-th subtopic, numbered as ndeval numbers them: by first appearance in the
+        file) and the topics they hold (a topic with only 0 lines included)."""
+        self.given_rel = None
+        self.diversity_topics = np.zeros(len(self.topic_ids), dtype=bool)
+        if div is None:
+            return
+        (d_topics, d_t), (subtopics, d_s), (d_pids, d_p) = div
+        t_of = np.array([self.topic_index[t] for t in d_topics], dtype=np.int64)[d_t]
+        self.diversity_topics[t_of] = True
+        n_sub = max(1, len(subtopics))
+        pairs, slot_of_line = np.unique(t_of * n_sub + d_s, return_inverse=True)
+        slots = _rank_within(pairs // n_sub, np.arange(len(pairs)), len(self.topic_ids))
+        depth = int(slots.max(initial=-1)) + 1 or 1
+        self.given_rel = np.zeros((len(self.topic_ids), self.width + 1, depth), dtype=bool)
+        relevant = np.asarray(diversity.relevance, dtype=np.int64).reshape(-1)
+        numbers = np.fromiter(map(self.number.__getitem__, d_pids), np.int64, len(d_pids))
+        rows = self.rows_of(t_of, numbers[d_p])
+        at = relevant >= 1
+        self.given_rel[t_of[at], rows[at], slots[slot_of_line.reshape(-1)[at]]] = True
+
+    # --- lookups ---------------------------------------------------------------------------
+
+    def rows_of(self, topic: np.ndarray, number: np.ndarray) -> np.ndarray:
+        """The row of each (topic index, passage number) pair; ``none`` where the topic did
+        not judge the passage (or either is -1)."""
+        if not len(self._keys):
+            return np.full(len(topic), self.none, dtype=np.int64)
+        keys = (np.maximum(topic, 0) << 32) | np.maximum(number, 0)
+        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        found = (self._keys[at] == keys) & (topic >= 0) & (number >= 0)
+        return np.where(found, self._rows[at], self.none)
+
+    def numbers(self, pids: Sequence[str]) -> np.ndarray:
+        """Each passage id's number (-1: judged for no topic)."""
+        return np.fromiter(map(self.number.get, pids, repeat(-1)), np.int64, len(pids))
+
+    def pid(self, t: int, row: int) -> str:
+        return self.passages[t][row]
+
+    @cached_property
+    def id_rank(self) -> np.ndarray:
+        """``id_rank[t, row]``: the passage id's place among its topic's ids in string order
+        (Python's, which is strcmp's on UTF-8), as ndeval breaks ties; -1 for no passage."""
+        topic_of, rows = self._pair
+        out = np.full((len(self.topic_ids), self.width + 1), -1, dtype=np.int64)
+        if len(rows):
+            pids = np.array([x for p in self.passages for x in p])
+            out[topic_of, rows] = _rank_within(topic_of, np.lexsort((pids, topic_of)),
+                                               len(self.topic_ids))
+        return out
 
 
 class TopicArrays:
-    """Everything a context of one of ``judgments``' topics is scored against, as arrays.
+    """Everything a context of one of the judgments' topics is scored against, at one eta.
 
-    ``judgments`` are the evaluated topics (each with at least one answerable question), in
-    the order of the scorer's output; ``matrix`` is ``Dataset.ratings_by_topic()``.
+    ``judgments`` (``{topic: TopicJudgments}``, e.g. a workflow's judgments.jsonl made for
+    this eta) gives the answerable questions and Z* where it has them; otherwise they are
+    derived from the ratings, as :func:`cruxflow.metrics.judgments.derive` derives them.
     """
 
-    def __init__(self, judgments: Mapping, matrix: Mapping[str, Mapping[str, Sequence[int]]],
-                 eta: int, alpha: float):
-        self.topic_ids = list(judgments)
-        self.eta, self.alpha = eta, alpha
-        n_topics = len(self.topic_ids)
-        self.row_of: list[dict[str, int]] = []
-        # every passage a run has shown, numbered, with its token count (-1: not counted yet)
-        self.passage_code: dict[str, int] = {}
-        self.passage_ids: list[str] = []
-        self.passage_tokens = np.zeros(0, dtype=np.int64)
-        self.n_kept = np.array([len(judgments[t].kept) for t in self.topic_ids], dtype=int)
-        n_q = int(self.n_kept.max(initial=1))
-        n_rows = max((len(matrix.get(t, {})) for t in self.topic_ids), default=0)
-        self.none = n_rows   # the row index of "not rated": it answers nothing
-        # answers[t, row, i]: the passage answers the topic's i-th answerable question (Eq. 2)
-        self.answers = np.zeros((n_topics, n_rows + 1, n_q), dtype=bool)
-        for t, tid in enumerate(self.topic_ids):
-            rated = matrix.get(tid, {})
-            self.row_of.append({p: r for r, p in enumerate(rated)})
-            if rated:
-                kept = judgments[tid].kept
-                m = np.asarray(list(rated.values()), dtype=int)[:, kept]
-                self.answers[t, :len(rated), :len(kept)] = m >= eta
-        # (topic, passage number) -> row, as sorted keys: a run's passages find their rows at once
-        rated_codes = self._codes([list(rated) for rated in self.row_of])
-        keys = _keys(rated_codes)[rated_codes >= 0]
-        rows = np.broadcast_to(np.arange(rated_codes.shape[1]), rated_codes.shape)
-        order = np.argsort(keys)
-        self._rated_keys, self._rated_rows = keys[order], rows[rated_codes >= 0][order]
-        self.required_rows = self._rows([judgments[t].required for t in self.topic_ids])
-        self.oracle_coverage = self.coverage(self.required_rows)
-        self.ideal_dcg = self._ideal_dcg(self.required_rows)
-        self._ndeval_qrels(judgments)
+    def __init__(self, index: JudgedIndex, eta: int = DEFAULTS.eta,
+                 alpha: float = DEFAULTS.alpha, grades: str = DEFAULTS.relevance_grades,
+                 judgments: Mapping | None = None):
+        self.index, self.eta, self.alpha = index, eta, alpha
+        self.grades_name, self.judgments = grades, judgments
+        self.topic_ids = index.topic_ids
+        self.none = index.none
+
+    # --- Eq. 2: the answerable questions -------------------------------------------------
+
+    @cached_property
+    def _kept(self) -> tuple[np.ndarray, np.ndarray]:
+        """(``answers[t, row, i]``: the passage answers the topic's i-th answerable question,
+        ``n_kept[t]``)."""
+        ix = self.index
+        n_topics, n_q = len(self.topic_ids), ix.ratings.shape[2]
+        answerable = np.zeros((n_topics, n_q), dtype=bool)
+        if self.judgments is not None:
+            for tid, j in self.judgments.items():
+                if tid in ix.topic_index:
+                    answerable[ix.topic_index[tid], j.kept] = True
+        else:
+            answerable = (ix.ratings >= self.eta).any(axis=1)
+        n_kept = answerable.sum(axis=1)
+        self.kept = [np.flatnonzero(a).tolist() for a in answerable]   # Q of each topic
+        # the answerable questions first, in question order (the reference's columns)
+        order = np.argsort(~answerable, axis=1, kind="stable")[:, :int(n_kept.max(initial=0))]
+        answers = np.take_along_axis(ix.ratings, order[:, None, :], axis=2) >= self.eta
+        answers &= np.arange(order.shape[1])[None, None, :] < n_kept[:, None, None]
+        return answers, n_kept
+
+    @property
+    def answers(self) -> np.ndarray:
+        return self._kept[0]
+
+    @property
+    def n_kept(self) -> np.ndarray:
+        return self._kept[1]
+
+    # --- Sec. 3.2: P** = Z* ----------------------------------------------------------------
+
+    @cached_property
+    def required_rows(self) -> np.ndarray:
+        """Z* of every topic as rows (``none``-padded), in selection order."""
+        if self.judgments is not None:
+            return self._rows_of_lists(
+                [self.judgments[t].required if t in self.judgments else []
+                 for t in self.topic_ids])
+        return select_required_rows(self.answers, self.n_kept, self.none)
+
+    def _rows_of_lists(self, lists: Sequence[Sequence[str]]) -> np.ndarray:
+        ix = self.index
+        length = np.array([len(x) for x in lists], dtype=np.int64)
+        out = np.full((len(lists), int(length.max(initial=0))), self.none, dtype=np.int64)
+        topic = np.repeat(np.arange(len(lists), dtype=np.int64), length)
+        flat = [p for x in lists for p in x]
+        inside = np.arange(out.shape[1])[None, :] < length[:, None]
+        out[inside] = ix.rows_of(topic, ix.numbers(flat))
+        return out
+
+    @cached_property
+    def oracle_size(self) -> np.ndarray:
+        return (self.required_rows != self.none).sum(axis=1)
+
+    @cached_property
+    def oracle_coverage(self) -> np.ndarray:
+        return self.coverage(self.required_rows)
+
+    @cached_property
+    def ideal_dcg(self) -> np.ndarray:
+        return self._ideal_dcg(self.required_rows)
+
+    # --- the relevance qrels -----------------------------------------------------------------
+
+    @cached_property
+    def grades(self) -> np.ndarray:
+        """``grade[t, row]``: the relevance qrels (given, or P* graded by the relevance grades:
+        P** ``required``, P* passages below P**'s element-wise maximum on every question
+        ``redundant``, the rest of P* ``relevant``; :func:`cruxflow.metrics.judgments.
+        relevance_qrels`)."""
+        ix = self.index
+        if ix.given_grades is not None:
+            return ix.given_grades
+        g = RELEVANCE_GRADES[self.grades_name]
+        out = np.where(ix.rated, g.relevant, 0).astype(np.int64)
+        required = self.required_rows
+        if g.redundant != g.relevant and required.shape[1]:
+            ratings = ix.ratings.astype(np.int64)
+            best = np.take_along_axis(ratings, required[:, :, None], axis=1)
+            best = np.where((required != self.none)[:, :, None], best, -10).max(axis=1)
+            asked = np.arange(ratings.shape[2])[None, None, :] < ix.n_questions[:, None, None]
+            below = ((ratings < best[:, None, :]) | ~asked).all(axis=2)
+            has_required = (required != self.none).any(axis=1)
+            out = np.where(below & ix.rated & has_required[:, None], g.redundant, out)
+        topics = np.arange(len(self.topic_ids))[:, None]
+        out[topics, required] = np.where(required != self.none, g.required, out[topics, required])
+        out[:, self.none] = 0
+        return out
+
+    @cached_property
+    def relevance_topics(self) -> np.ndarray:
+        """The topics the relevance qrels hold (derived: those with a rated passage)."""
+        ix = self.index
+        return ix.relevance_topics if ix.given_grades is not None else ix.rated.any(axis=1)
+
+    # --- ndeval's judgments: the diversity qrels -----------------------------------------------
+
+    @cached_property
+    def ndeval_rel(self) -> np.ndarray:
+        """``rel[t, row, s]``: judged relevant for the topic's s-th subtopic: the diversity
+        qrels given, or (derived at eta) a passage of P* for each answerable question it
+        answers, the questions numbered in order."""
+        ix = self.index
+        if ix.given_rel is not None:
+            return ix.given_rel
+        return self.answers & ix.rated[:, :, None]
+
+    @cached_property
+    def diversity_topics(self) -> np.ndarray:
+        """The topics the diversity qrels hold (derived: those with an answerable question)."""
+        ix = self.index
+        return ix.diversity_topics if ix.given_rel is not None else self.n_kept > 0
+
+    @cached_property
+    def ndeval_ideal(self) -> np.ndarray:
+        return ndeval_ideal(self.ndeval_rel, self.index.id_rank, self.alpha)
+
+    @cached_property
+    def ndeval_actual(self) -> np.ndarray:
+        return actual_subtopics(self.ndeval_rel)
 
     # --- building blocks ------------------------------------------------------------------
 
-    def _codes(self, lists: Sequence[Sequence[str]]) -> np.ndarray:
-        """The passages' numbers (new passages get the next ones; -1 past a list's end)."""
-        length = np.array([len(x) for x in lists], dtype=int)
-        codes = np.full((len(lists), int(length.max(initial=0))), -1, dtype=np.int64)
-        known, ids = self.passage_code, self.passage_ids
-        flat = list(chain.from_iterable(lists))
-        numbers = [known.get(p, -1) for p in flat]
-        for i in [i for i, c in enumerate(numbers) if c < 0]:
-            c = known.get(flat[i])         # a passage ranked twice is numbered once
-            if c is None:
-                c = known[flat[i]] = len(ids)
-                ids.append(flat[i])
-            numbers[i] = c
-        codes[np.arange(codes.shape[1])[None, :] < length[:, None]] = numbers
-        grown = len(ids) - len(self.passage_tokens)
-        self.passage_tokens = np.concatenate([self.passage_tokens, np.full(grown, -1)])
-        return codes
-
-    def _rows_of(self, codes: np.ndarray) -> np.ndarray:
-        """The row of each passage in its topic's rating matrix (``none``: not rated)."""
-        keys = _keys(codes)
-        at = np.minimum(np.searchsorted(self._rated_keys, keys), len(self._rated_keys) - 1)
-        if not len(self._rated_keys):
-            return np.full(codes.shape, self.none)
-        found = (self._rated_keys[at] == keys) & (codes >= 0)
-        return np.where(found, self._rated_rows[at], self.none)
-
-    def _rows(self, lists: Sequence[Sequence[str]]) -> np.ndarray:
-        return self._rows_of(self._codes(lists))
-
     def _chunks(self, width: int):
-        step = max(1, _CHUNK_CELLS // max(1, width * self.answers.shape[2]))
+        step = max(1, _CHUNK_CELLS // max(1, width * max(1, self.answers.shape[2])))
         for start in range(0, len(self.topic_ids), step):
             yield slice(start, min(start + step, len(self.topic_ids)))
 
@@ -127,15 +348,19 @@ class TopicArrays:
         index = np.arange(len(self.topic_ids))[topics, None]
         return self.answers[index, rows[topics]]
 
-    # --- the metrics -------------------------------------------------------------------------
+    # --- CRUX's measures -----------------------------------------------------------------------
+
+    def answered(self, rows: np.ndarray) -> np.ndarray:
+        """How many answerable questions some passage of each topic's ``rows`` answers."""
+        out = np.zeros(len(self.topic_ids), dtype=np.int64)
+        for part in self._chunks(rows.shape[1]):
+            out[part] = self._hits(rows, part).any(axis=1).sum(axis=1)
+        return out
 
     def coverage(self, rows: np.ndarray) -> np.ndarray:
         """Cov(Z) (Eq. 3) of every topic's context, given as rows (:func:`crux.coverage`)."""
-        out = np.empty(len(self.topic_ids))
-        for part in self._chunks(rows.shape[1]):
-            answered = self._hits(rows, part).any(axis=1).sum(axis=1)
-            out[part] = answered / self.n_kept[part]
-        return out
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.n_kept > 0, self.answered(rows) / self.n_kept, np.nan)
 
     def _dcg(self, rows: np.ndarray) -> np.ndarray:
         """The numerator of Eq. 4 (``crux._dcg(crux._novelty_gains(...))``) per topic."""
@@ -187,167 +412,43 @@ class TopicArrays:
         value = np.where(cov == 0, 0.0, np.where(tokens <= 0, np.nan, value))
         return np.where(undefined, np.nan, value)
 
-    # --- ndeval's alpha-nDCG@20 (the paper's published computation) --------------------------
+    # --- ndeval's alpha-nDCG ------------------------------------------------------------------
 
-    def _ndeval_qrels(self, judgments: Mapping) -> None:
-        """ndeval's view of the diversity qrels (``judgments.diversity_rows``): a passage of P*
-        is judged for the answerable questions it answers; ndeval numbers the subtopics in the
-        order they first appear in the qrels, and its ideal ranking is greedy over P*."""
-        subtopic: dict[int, int] = {}
-        judged = []     # per topic: (question index, subtopic, rows of P* answering it)
-        for t, tid in enumerate(self.topic_ids):
-            in_p_star = np.zeros(self.answers.shape[1], dtype=bool)
-            in_p_star[[self.row_of[t].get(p, self.none) for p in judgments[tid].relevant]] = True
-            in_p_star[self.none] = False
-            hits = self.answers[t] & in_p_star[:, None]
-            for i, q in enumerate(judgments[tid].kept):
-                if hits[:, i].any():
-                    judged.append((t, subtopic.setdefault(q, len(subtopic)), hits[:, i]))
-        self.ndeval_rel = np.zeros((*self.answers.shape[:2], max(1, len(subtopic))), dtype=bool)
-        for t, s, hits in judged:
-            self.ndeval_rel[t, :, s] = hits
-        self.ndeval_ideal = self._ndeval_ideal()
-
-    def _ndeval_ideal(self) -> np.ndarray:
-        """ndeval's ideal over the passages of the diversity qrels, ties to the larger id."""
-        id_rank = np.full(self.ndeval_rel.shape[:2], -1)
-        for t in range(len(self.topic_ids)):
-            for position, p in enumerate(sorted(self.row_of[t])):
-                id_rank[t, self.row_of[t][p]] = position
-        return ndeval_ideal(self.ndeval_rel, id_rank, self.alpha)
-
-    def _ndeval_ranked_dcg(self, rows: np.ndarray) -> np.ndarray:
+    def ndeval_ranked_dcg(self, rows: np.ndarray) -> np.ndarray:
+        """ndeval's cumulative alpha-DCG at ranks 1..20 of each topic's ``rows``."""
         rows = rows[:, :NDEVAL_CUTOFF]
         rel = self.ndeval_rel[np.arange(len(self.topic_ids))[:, None], rows]
-        return ndeval_dcg(rel, self.alpha, actual_subtopics(self.ndeval_rel))
-
-    @staticmethod
-    def _ratio(dcg: np.ndarray, ideal: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((dcg == 0) | (ideal == 0), 0.0, dcg / ideal)
-
-    def alpha_ndcg_ndeval(self, rows: np.ndarray, cutoff: np.ndarray) -> np.ndarray:
-        """ndeval's alpha-nDCG@k per topic (``cutoff[t]`` = k; NaN above 20, where ndeval
-        stops), as ir_measures' ``alpha_nDCG@k`` on the diversity qrels (ideal over P* at
-        rank k); 0 where nothing is gained. ``rows``: the contexts, cut at k."""
-        dcg = self._ndeval_ranked_dcg(rows)
-        at = np.clip(cutoff, 1, NDEVAL_CUTOFF)[:, None] - 1
-        value = self._ratio(np.take_along_axis(dcg, at, axis=1)[:, 0],
-                            np.take_along_axis(self.ndeval_ideal, at, axis=1)[:, 0])
-        return np.where(cutoff > NDEVAL_CUTOFF, np.nan, value)
-
-    def alpha_ndcg_published(self, rows: np.ndarray) -> np.ndarray:
-        """:func:`ir.per_query_ndeval` per topic (the CRUX paper's tables): ndeval's
-        alpha-nDCG@20 of the context (its first 20 passages) against ndeval's ideal over P*
-        at rank 20, whatever the context's size; 0 where nothing is gained."""
-        dcg = self._ndeval_ranked_dcg(rows)
-        return self._ratio(dcg[:, -1], self.ndeval_ideal[:, -1])
-
-    # --- runs ----------------------------------------------------------------------------------
-
-    def flatten(self, run: Mapping[str, Sequence]) -> FlatRun:
-        """A run (``{topic: [RunRow, ...]}``) as rows of the rating matrices."""
-        doc_ids = [[r.doc_id for r in run.get(tid, ())] for tid in self.topic_ids]
-        codes = self._codes(doc_ids)
-        rows = self._rows_of(codes)
-        length = np.array([len(x) for x in doc_ids], dtype=int)
-        in_run = np.array([tid in run for tid in self.topic_ids], dtype=bool)
-        return FlatRun(rows, codes, length, doc_ids, in_run)
-
-    def cut(self, flat: FlatRun, size: np.ndarray, count_tokens
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The rows of every topic's context (its first ``size[t]`` passages), its length and
-        its token count; ``count_tokens(passage_ids)`` counts the passages not counted yet."""
-        n = np.minimum(flat.length, size)
-        width = int(n.max(initial=0))
-        inside = np.arange(width)[None, :] < n[:, None]
-        rows = np.where(inside, flat.row[:, :width], self.none)
-        codes = flat.code[:, :width]
-        new = np.unique(codes[inside & (self.passage_tokens[codes] < 0)])
-        if new.size:
-            self.passage_tokens[new] = count_tokens([self.passage_ids[c] for c in new])
-        return rows, n, np.where(inside, self.passage_tokens[codes], 0).sum(axis=1)
+        return ndeval_dcg(rel, self.alpha, self.ndeval_actual)
 
 
-def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
-    """alpha-DCG at ranks 1..20 of ranked judgments ``rel`` (topics x ranks x subtopics,
-    subtopics in ndeval's order), as ndeval.c's computeDCG forms it: column r - 1 holds the
-    cumulative gain at rank r, from rank 2 on divided by the "ideal ideal" gain (each of the
-    topic's ``actual`` subtopics, those with a relevant passage in the qrels, covered at every
-    rank). ndeval's
-    alpha-nDCG@k divides the run's value by the ideal ranking's (both from here), so the
-    operations are ndeval's own, in its order, for the quotient to come out the same to the
-    last bit."""
-    n_topics = rel.shape[0]
-    gain = np.ones((n_topics, rel.shape[2]))
-    step = np.zeros((n_topics, NDEVAL_CUTOFF))
-    by_subtopic = _by_subtopic(rel)
-    for rank in range(min(NDEVAL_CUTOFF, rel.shape[1])):
-        score = _ndeval_score(by_subtopic[:, :, rank], gain.T)
-        gain = np.where(rel[:, rank], gain * (1.0 - alpha), gain)
-        step[:, rank] = score * _DISCOUNT[rank]
-    actual = np.asarray(actual, dtype=float)
-    ideal_ideal = np.zeros((n_topics, NDEVAL_CUTOFF))
-    for rank in range(NDEVAL_CUTOFF):
-        ideal_ideal[:, rank] = actual * _DISCOUNT[rank]
-        actual = actual * (1.0 - alpha)
-    dcg, ideal_ideal = np.cumsum(step, axis=1), np.cumsum(ideal_ideal, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dcg[:, 1:] = np.where(ideal_ideal[:, 1:] > 0, dcg[:, 1:] / ideal_ideal[:, 1:], 0.0)
-    return dcg
-
-
-def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarray:
-    """ndeval.c's idealResult as :func:`ndeval_dcg`'s cumulative alpha-DCG: rank by the
-    largest gain given the ranks above, ties to the larger passage id (``id_rank[t, p]``: the
-    passage's place among the topic's ids in string order, as strcmp orders them); only the
-    passages judged for some subtopic (``rel``: topics x passages x subtopics) take part, and
-    only its first 20 ranks count."""
-    n_topics = rel.shape[0]
-    judged = rel.any(axis=2)
-    gain = np.ones((n_topics, rel.shape[2]))
-    ranked = np.zeros((n_topics, NDEVAL_CUTOFF, rel.shape[2]), dtype=bool)
+def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> np.ndarray:
+    """:func:`cruxflow.metrics.crux.select_required` for every topic at once: ``answers[t,
+    row, i]`` (rows in the topic's natural passage order), the rows chosen in selection order,
+    ``none``-padded. Ties go to the first row (argmax's first maximum), as there."""
+    n_topics = answers.shape[0]
+    chosen = np.full((n_topics, max(1, answers.shape[2])), none, dtype=np.int64)
+    open_q = np.arange(answers.shape[2])[None, :] < n_kept[:, None]
     everyone = np.arange(n_topics)
-    by_subtopic = _by_subtopic(rel)
-    for rank in range(min(NDEVAL_CUTOFF, judged.shape[1])):
-        if not judged.any():
+    steps = 0
+    for step in range(answers.shape[2]):
+        gains = (answers & open_q[:, None, :]).sum(axis=2)
+        best = np.argmax(gains, axis=1)
+        take = gains[everyone, best] > 0
+        if not take.any():
             break
-        score = _ndeval_score(by_subtopic, gain.T[:, :, None])
-        best = np.where(judged, score, -np.inf).max(axis=1)
-        tied = judged & (score == best[:, None])
-        pick = np.argmax(np.where(tied, id_rank, -2), axis=1)
-        active = judged[everyone, pick]
-        ranked[:, rank] = rel[everyone, pick] & active[:, None]
-        judged[everyone, pick] = False
-        gain = np.where(ranked[:, rank], gain * (1.0 - alpha), gain)
-    return ndeval_dcg(ranked, alpha, actual_subtopics(rel))
+        chosen[take, step] = best[take]
+        open_q[take] &= ~answers[everyone[take], best[take]]
+        steps = step + 1
+    return chosen[:, :steps]
 
 
-def actual_subtopics(rel: np.ndarray) -> np.ndarray:
-    """ndeval's "actual subtopics" of each topic of ``rel`` (topics x passages x subtopics):
-    those with a relevant passage."""
-    return rel.any(axis=1).sum(axis=1)
+def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:
+    """Each item's place within its group, in ``order`` (a permutation that lists every
+    group's items together, groups ascending)."""
+    counts = np.bincount(group, minlength=n_groups)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    place = np.empty(len(group), dtype=np.int64)
+    place[order] = np.arange(len(group)) - first[group[order]]
+    return place
 
 
-# ndeval.c's discount: log(2) / log(rank + 2) for ranks from 0
-_DISCOUNT = [1.0] + [math.log(2.0) / math.log(rank + 2.0) for rank in range(1, NDEVAL_CUTOFF)]
-
-
-def _keys(codes: np.ndarray) -> np.ndarray:
-    """One integer per (topic, passage number): the topic is the row of ``codes``."""
-    return (np.arange(codes.shape[0], dtype=np.int64)[:, None] << 32) | codes
-
-
-def _by_subtopic(rel: np.ndarray) -> np.ndarray:
-    """Judgments (... x subtopics, bool), subtopics first: one contiguous array each."""
-    return np.ascontiguousarray(np.moveaxis(rel, -1, 0))
-
-
-def _ndeval_score(by_subtopic: np.ndarray, gain: np.ndarray) -> np.ndarray:
-    """Sum of the gains of the subtopics a passage is judged for, added one subtopic after
-    the other in ndeval's order (``by_subtopic[s]``: True where judged for subtopic s, taken
-    as 1.0; a 0.0 * gain added for the others leaves the sum unchanged, bit for bit)."""
-    score = by_subtopic[0] * gain[0]
-    for s in range(1, len(by_subtopic)):
-        score += by_subtopic[s] * gain[s]
-    return score

@@ -39,17 +39,31 @@ def answerable_questions(matrix: Mapping[str, Ratings], n_questions: int,
     return [int(i) for i in np.flatnonzero(m.max(axis=0) >= eta)]
 
 
+def passage_order(pid: str) -> tuple:
+    """A topic's passages in their natural order, whatever order a file lists them in: by the
+    running number n of ``<topic>:<doc>#<n>`` (the order the CRUX authors number a topic's
+    passages in), then by id; an id that does not end in ``#<n>`` after a ``:``, after
+    those, by id."""
+    head, sep, n = pid.rpartition("#")
+    if sep and n.isdigit() and ":" in head:
+        return (0, int(n), pid)
+    return (1, 0, pid)
+
+
 def select_required(matrix: Mapping[str, Ratings], questions: Sequence[int],
                     eta: int = DEFAULTS.eta) -> list[str]:
     """The required subset P** by greedy selection (Sec. 3.2).
 
     Repeatedly take the passage that answers the most still-unanswered questions (among
-    ``questions``), until no passage answers anything new. Ties go to the passage that comes
-    first in ``matrix`` (its order is the topic's passage order, so the result is
-    deterministic). Returns passage ids in selection order; every passage not returned is
-    redundant (P* minus P**).
+    ``questions``), until no passage answers anything new. Ties go to the passage first in
+    the topic's natural order (:func:`passage_order`: the running number of
+    ``<topic>:<doc>#<n>``), as the CRUX authors' greedy takes the first maximum over the
+    topic's passages in that order (DylanJoo/crux ``augmentation/create_diversity_qrels.py``,
+    ``binarize_amount_rerank_greedy``): the result does not depend on the order in which a
+    file lists the ratings. Returns passage ids in selection order; every passage not
+    returned is redundant (P* minus P**).
     """
-    ids = list(matrix)
+    ids = sorted(matrix, key=passage_order)
     if not ids or not questions:
         return []
     m = _matrix([matrix[p] for p in ids], len(next(iter(matrix.values()))))
@@ -58,7 +72,7 @@ def select_required(matrix: Mapping[str, Ratings], questions: Sequence[int],
     chosen: list[str] = []
     while open_q.any():
         gains = (answers & open_q).sum(axis=1)
-        best = int(np.argmax(gains))  # argmax returns the first maximum: ties by order
+        best = int(np.argmax(gains))  # argmax returns the first maximum: the natural order
         if gains[best] == 0:
             break
         chosen.append(ids[best])
@@ -103,7 +117,9 @@ def ideal_order(oracle: Sequence[Ratings], questions: Sequence[int], eta: int = 
     """Order of the oracle context Z* that the ideal of Eq. 4 uses.
 
     Greedy by novelty gain: at each rank, the passage with the largest ng given the ranks above
-    (ties to the earlier passage), the usual approximation of the ideal alpha-nDCG ranking.
+    (ties to the earlier passage of ``oracle``, which :func:`select_required` gives in its
+    selection order, itself independent of the order of any file), the usual approximation
+    of the ideal alpha-nDCG ranking.
     """
     if not oracle:
         return []

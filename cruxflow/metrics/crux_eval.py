@@ -28,12 +28,13 @@ Where the script would fail or print nan, we leave the topic out of that measure
 say so: a run topic without ratings (the script stops with an error), and, with
 ``filter_by_oracle``, a topic whose judged passages answer nothing (0/0: the script's mean
 becomes nan). Beyond the script (its TODOs): ``Den@10`` (Eq. 6) when token counts are given,
-and :func:`compare_runs`, paired tests between every pair of runs with Holm's correction.
+and :func:`compare_runs`, paired tests between every pair of runs (the paired-test policy of
+:mod:`cruxflow.metrics.stats`).
 
 **Names.** These numbers are not the workflow's (docs/evaluate.md, "Names"): the printed and
 JSON names carry the parameters where rac_eval's definition differs from ours
-(:data:`NAME_PARAMETERS`); the script's own line (:meth:`CruxEvalResult.line`) keeps its names
-(``P@10`` ...), which is what users diff against.
+(:data:`~cruxflow.metrics.crux_eval_measures.NAME_PARAMETERS`); the script's own line
+(:meth:`CruxEvalResult.line`) keeps its names (``P@10`` ...), which is what users diff against.
 
 **Speed.** The qrels and ratings are read once and what every run is scored against built
 once for all the runs of a call; each run is read a block at a time and kept by column
@@ -67,55 +68,15 @@ from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests im
     read_run_top,
     read_token_counts,
 )
-from cruxflow.metrics.crux_eval_measures import QrelsArrays
-from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF
+from cruxflow.metrics.crux_eval_measures import (  # noqa: F401  (tests import them here)
+    NAME_PARAMETERS,
+    QrelsArrays,
+    all_topics_name,
+    measure_names,
+)
+from cruxflow.metrics.options import NDEVAL_CUTOFF
 
 NDEVAL_MAX_CUTOFF = NDEVAL_CUTOFF  # pyndeval evaluates at most 20 ranks
-
-# What each of rac_eval's measures differs in from the workflow's measure of the same name
-# (cruxflow.metrics.names), as parameters in the ir_measures style (docs/evaluate.md, "Names"):
-#   cut='rank'        the run's lines with rank column <= k (ours: the top k by score, ties by
-#                     passage id descending)
-#   topics='run'      the mean over the run's topics (ours: every judged topic, a missing one 0)
-#   qrels='diversity' P and nDCG on the diversity qrels read as binary (relevant: a passage
-#                     with a line of relevance >= 1; ours: the relevance qrels, P* graded)
-#   order='file'      Cov and Den take the first k kept lines in the file's order
-#   questions='all'   Cov counts every sub-question (the registry's parameter; without
-#                     --filter-by-oracle), as ours with questions='all'
-# plus, as the registry writes them, rel (eta), alpha and weight where not the default.
-# alpha_nDCG is ndeval on the given diversity qrels, as ours: only cut and topics differ.
-NAME_PARAMETERS = {
-    "P": {"cut": "rank", "qrels": "diversity", "topics": "run"},
-    "nDCG": {"cut": "rank", "qrels": "diversity", "topics": "run"},
-    "alpha_nDCG": {"cut": "rank", "topics": "run"},
-    "Cov": {"cut": "rank", "order": "file", "topics": "run"},
-    "Den": {"cut": "rank", "order": "file", "topics": "run"},
-}
-# the registry's defaults (cruxflow.metrics.options): a parameter at its default is not written
-DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = DEFAULTS.eta, DEFAULTS.alpha, DEFAULTS.density_weight
-
-
-def _name(measure: str, k: int, **extra) -> str:
-    params = {**NAME_PARAMETERS[measure], **extra}
-    shown = ",".join(f"{key}={value!r}" for key, value in sorted(params.items()))
-    return f"{measure}({shown})@{k}"
-
-
-def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False, *,
-                  eta: int = DEFAULT_ETA, alpha: float = DEFAULT_ALPHA,
-                  density_weight: float = DEFAULT_WEIGHT) -> dict[str, str]:
-    """``{our name: the script's name}`` of the measures of one call, in the script's order."""
-    rel = {} if eta == DEFAULT_ETA else {"rel": eta}
-    questions = {} if filter_by_oracle else {"questions": "all"}
-    names = {_name("P", k): f"P@{k}", _name("nDCG", k): f"nDCG@{k}",
-             _name("alpha_nDCG", k, **({} if alpha == DEFAULT_ALPHA else {"alpha": alpha})):
-             f"alpha_nDCG@{k}",
-             _name("Cov", k, **rel, **questions): f"Cov@{k}"}
-    if with_density:
-        weight = {} if density_weight == DEFAULT_WEIGHT else {"weight": density_weight}
-        names[_name("Den", k, **rel, **weight)] = f"Den@{k}"
-    return names
-
 
 @dataclass
 class CruxEvalResult:
@@ -360,15 +321,11 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     kept_zero = [] if any(t in inputs.relevant_topics for t in missing) or k > NDEVAL_MAX_CUTOFF \
         else missing
     missing = [t for t in missing if t not in kept_zero]
-    warnings = []
-    if kept_zero:
-        warnings.append(f"{len(kept_zero)} qrels topics with only 0 lines are missing from the "
-                        f"run: {names[measures[2]]} 0 for them, in its mean as the script does: "
-                        + ", ".join(kept_zero[:10]) + (", ..." if len(kept_zero) > 10 else ""))
-    if missing:
-        warnings.append(f"{len(missing)} of {len(qrel_topics)} qrels topics are missing from "
-                        f"the run and left out: {', '.join(missing[:10])}"
-                        + (", ..." if len(missing) > 10 else ""))
+    # the topics of the lines the rank column cut, read only where a qrels topic is missing
+    in_file = set(top.file_topics) if missing else set()
+    cut = [t for t in missing if t in in_file]
+    warnings = _cut_warnings(top, k, qrel_topics, [t for t in missing if t not in in_file], cut,
+                             kept_zero, names[measures[2]])
     ir = inputs.ir_measures(top)
     cov = inputs.coverage(top)
     per_topic: dict[str, dict[str, float | None]] = {}
@@ -387,6 +344,12 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
                 per_topic[tid][measures[4]] = None
     for tid in kept_zero:
         per_topic[tid] = {**dict.fromkeys(measures), measures[2]: 0.0}
+    if kept_zero:   # the script's alpha-nDCG mean covers every topic of the diversity qrels
+        alpha_all = all_topics_name(measures[2])
+        names = {(alpha_all if m == measures[2] else m): a for m, a in names.items()}
+        for row in per_topic.values():
+            row[alpha_all] = row.pop(measures[2])
+        measures[2] = alpha_all
     no_text = [] if inputs.token_counts is None else [
         t for t in run_topics
         if any(p not in inputs.token_counts for p, _, _ in top.topics[t][:k])]
@@ -412,9 +375,38 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
             "filter_by_oracle": inputs.filter_by_oracle, "eta": inputs.eta,
             "alpha": inputs.alpha,
             "missing_from_run": missing,
+            "cut_by_rank_column": cut,
+            "rank_column_not_a_rank": None if top.not_a_rank is None
+            else vars(top.not_a_rank),
             "zero_only_missing_from_run": kept_zero, "den_undefined_no_text": no_text}
     return CruxEvalResult(str(run), k, measures, per_topic, aggregate, evaluated, warnings,
                           info, dict(names))
+
+
+def _listed(topics: list[str]) -> str:
+    return ", ".join(topics[:10]) + (", ..." if len(topics) > 10 else "")
+
+
+def _cut_warnings(top: TopRun, k: int, qrel_topics: list[str], absent: list[str],
+                  cut: list[str], kept_zero: list[str], alpha_name: str) -> list[str]:
+    """What the run's reading left out, by cause: qrels topics the file does not name
+    (``absent``), those whose every line the rank column cut (rank > k: ``cut``), and a rank
+    column that is not a rank."""
+    out = []
+    if kept_zero:
+        out.append(f"{len(kept_zero)} qrels topics with only 0 lines are missing from the run: "
+                   f"{alpha_name} 0 for them, in its mean as the script does: "
+                   + _listed(kept_zero))
+    if absent:
+        out.append(f"{len(absent)} of {len(qrel_topics)} qrels topics are missing from the run "
+                   f"and left out: {_listed(absent)}")
+    if cut:
+        out.append(f"{len(cut)} of {len(qrel_topics)} qrels topics are in the run file, but the "
+                   f"rank column cut every line of theirs (rank > {k}; {top.beyond_k} lines "
+                   f"cut in all): left out, as the script does: {_listed(cut)}")
+    if top.not_a_rank is not None:
+        out.append(top.not_a_rank.line(top.path, k))
+    return out
 
 
 def _mean(values) -> float | None:
@@ -426,10 +418,12 @@ def _density(tid: str, top: TopRun, matrix: Mapping[str, list[int]], k: int,
              filter_by_oracle: bool, eta: int, token_counts: Mapping[str, int],
              weight: float) -> float | None:
     """Den (Eq. 6) of a topic's first k kept lines against Z* (the greedy P** of the judge's
-    ratings); ``None`` where it is undefined."""
+    ratings, ties by the passages' natural order); ``None`` where it is undefined."""
     n = len(next(iter(matrix.values())))
     kept = answerable_questions(matrix, n, eta)
-    questions = kept if filter_by_oracle else list(range(n))
+    # the ratio of Eq. 6 is the same over every question or the answerable ones (Z* answers
+    # all of these): the answerable ones, as the registry's Den computes it, bit for bit
+    questions = kept
     unjudged = [0] * n   # the script's "empty" ratings: an unjudged passage answers nothing
     context = [pid for pid, _, _ in top.topics[tid][:k]]
     cov = coverage([matrix.get(pid, unjudged) for pid in context], questions, eta)
@@ -472,18 +466,39 @@ def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
     return labels
 
 
-def compare_runs(results: Sequence[CruxEvalResult], *, n_resamples: int = 9999, seed: int = 0,
-                 correction: str = "holm", tests: Sequence[str] = ("t_test", "randomization")
-                 ) -> list[dict]:
-    """Paired tests between every pair of runs per measure (:func:`cruxflow.metrics.stats.
-    compare`: t-test and randomization test over the topics both runs define, Holm-adjusted
-    over the pairs of a measure)."""
-    from cruxflow.metrics.stats import compare
+def compare_runs(results: Sequence[CruxEvalResult], policy=None,
+                 labels: Sequence[str] | None = None) -> list[dict]:
+    """Paired tests between every pair of runs per measure, over the topics both runs define
+    (:func:`cruxflow.metrics.stats.pairwise_tests`, by ``policy``: default
+    :data:`~cruxflow.metrics.stats.POLICY`, the randomization test, Holm-adjusted over the
+    pairs of a measure). Runs are named by ``labels``, else by :func:`run_labels`.
+
+    A measure is one column of the script's table: the runs' names at one place. They differ
+    in ``topics`` alone, where a run's alpha-nDCG mean covers every qrels topic
+    (``topics='all'``: :func:`~cruxflow.metrics.crux_eval_measures.all_topics_name`), which
+    changes which topics enter the run's mean, not a topic's value. A row's ``measure`` is the
+    first run's name; where a or b names its measure otherwise, ``measure_a`` and ``measure_b``
+    give each run's own name."""
+    from cruxflow.metrics.names import parse
+    from cruxflow.metrics.stats import POLICY, pairwise_tests
 
     if not results:
         return []
-    labels = run_labels(results)
-    measures = [m for m in results[0].measures if all(m in r.measures for r in results)]
-    return compare({label: r.per_topic for label, r in zip(labels, results, strict=True)},
-                   measures, n_resamples=n_resamples, seed=seed, correction=correction,
-                   tests=tests)
+    labels = list(labels) if labels is not None else run_labels(results)
+    runs = dict(zip(labels, results, strict=True))
+    families = []
+    for i, first in enumerate(results[0].measures):
+        same = str(parse(first).with_(topics="run"))   # the name but for its topics
+        own = {label: r.measures[i] for label, r in runs.items() if i < len(r.measures)
+               and str(parse(r.measures[i]).with_(topics="run")) == same}
+        if len(own) == len(runs):   # every run has this measure (another call may lack Den)
+            families.append(({"measure": first}, {label: {t: row[own[label]] for t, row in
+                                                          r.per_topic.items()}
+                                                  for label, r in runs.items()}))
+    rows = pairwise_tests(families, policy or POLICY)
+    for row in rows:
+        a, b = (runs[row["a"]].measures, runs[row["b"]].measures)
+        place = results[0].measures.index(row["measure"])
+        if a[place] != row["measure"] or b[place] != row["measure"]:
+            row["measure_a"], row["measure_b"] = a[place], b[place]
+    return rows

@@ -23,10 +23,11 @@ class RunLines:
 
     topics: list[str]        # the run's topics
     topic: np.ndarray        # each line's index into ``topics``, ascending
-    passages: list[str]      # the distinct passage ids
+    passages: list[str]      # the passage ids (distinct, or one per line: ``passage`` says)
     passage: np.ndarray      # each line's index into ``passages``
     score: np.ndarray        # float64
-    line: np.ndarray         # the line number in the file, from 1
+    line: np.ndarray         # the line number in the file, from 1 (or the given order)
+    rank: np.ndarray | None = None   # the rank column (int64), where the input has one
 
     @classmethod
     def from_topics(cls, topics: Mapping[str, list[tuple[str, float, int]]]) -> RunLines:
@@ -38,6 +39,25 @@ class RunLines:
                    passages.values, passages.codes(),
                    np.array([s for _, _, s, _ in rows], dtype=np.float64),
                    np.array([ln for _, _, _, ln in rows], dtype=np.int64))
+
+    @classmethod
+    def from_columns(cls, qids: list[str], pids: list[str], scores, ranks=None,
+                     topics: list[str] | None = None) -> RunLines:
+        """Lines given by column, in their order (the order is the "file order"); each
+        topic's lines are brought together, in that order. ``topics``: the run's topics in
+        order, those with no line (an empty list) included."""
+        import pandas as pd
+
+        seeded = list(dict.fromkeys(topics or ()))
+        topic, topic_values = pd.factorize(np.array(seeded + list(qids), dtype=object))
+        topic = topic[len(seeded):].astype(np.int64)
+        passage, passage_values = pd.factorize(np.array(pids, dtype=object))
+        order = np.argsort(topic, kind="stable")
+        score = np.asarray(scores, dtype=np.float64).reshape(-1)
+        rank = None if ranks is None else np.asarray(ranks, dtype=np.int64)[order]
+        return cls(list(topic_values), topic[order], list(passage_values),
+                   passage.astype(np.int64)[order], score[order],
+                   np.arange(1, len(topic) + 1, dtype=np.int64)[order], rank)
 
     def starts(self) -> np.ndarray:
         """Where each topic's lines start."""
@@ -56,14 +76,48 @@ class RunLines:
 class TopRun:
     """The lines of a run with rank <= k, per topic in file order: ``topics`` maps each topic
     to its lines (passage, score, line); :attr:`lines` holds the same by column. Either is
-    given and the other made when first asked."""
+    given and the other made when first asked.
+
+    What the cut did: ``beyond_k`` lines cut (rank > k), :attr:`file_topics` every topic of
+    the file (also those whose every line was cut) and :attr:`not_a_rank` where the rank
+    column is not 1..n within each topic (:class:`RankColumn`). Reading checks the rank column
+    on the ranks and the kept lines alone (``steady``: each topic's lines together, ranked
+    1, 2, 3, ... in file order); the file is read again for the topics of every line only
+    where that check fails, or where the topics of the cut lines are asked for."""
 
     def __init__(self, path, k: int, topics: dict | None = None, beyond_k: int = 0, *,
-                 lines: RunLines | None = None):
+                 lines: RunLines | None = None, steady: bool = True):
         self.path, self.k, self.beyond_k = Path(path), k, beyond_k   # beyond_k: lines cut
         self._topics, self._lines = topics, lines
         if topics is None and lines is None:
             self._topics = {}
+        self.steady = steady
+        self._whole: tuple[list[str], RankColumn | None] | None = None
+
+    def _every_line(self) -> tuple[list[str], RankColumn | None]:
+        if self._whole is None:
+            self._whole = ((self.lines.topics, None) if not self.beyond_k and self.steady
+                           else read_every_topic(self.path))
+        return self._whole
+
+    @property
+    def file_topics(self) -> list[str]:
+        """Every topic the file names, in order of first appearance."""
+        return self._every_line()[0]
+
+    @property
+    def not_a_rank(self) -> RankColumn | None:
+        """Where the rank column is not a rank. Without reading the file again (``steady``),
+        one blind spot: a topic whose every line continues the ranks of the topic before
+        beyond k (a line counter across topics) is seen once the file is read again, as it
+        is where that topic is a qrels topic the run misses."""
+        return self._whole[1] if self._whole is not None \
+            else None if self.steady else self._every_line()[1]
+
+    def cut_topics(self) -> list[str]:
+        """The topics of the file with no line of rank <= k."""
+        kept = set(self.lines.topics)
+        return [t for t in self.file_topics if t not in kept]
 
     @property
     def topics(self) -> dict[str, list[tuple[str, float, int]]]:
@@ -88,8 +142,48 @@ class TopRun:
         return f"TopRun({str(self.path)!r}, k={self.k}, {len(self.lines.topics)} topics)"
 
 
-def read_run_top(path, k: int = 10) -> TopRun:
-    """A run's lines whose rank column is <= ``k``, in file order, the file read once.
+@dataclass
+class RankColumn:
+    """Where a run's rank column is not a rank (1..n within each topic): how many of its
+    topics, and the first such topic with its ranks in file order (the first few)."""
+
+    topics: int
+    of: int
+    example: str
+    ranks: list[int]
+
+    def line(self, path, k: int) -> str:
+        shown = ", ".join(map(str, self.ranks[:6])) + (", ..." if len(self.ranks) > 6 else "")
+        return (f"the rank column of {Path(path).name} is not a rank (1..n within a topic) in "
+                f"{self.topics} of its {self.of} topics, e.g. {self.example}: {shown}; the "
+                f"lines of rank <= {k} are kept all the same, as the script does")
+
+
+def rank_column(topic: np.ndarray, rank: np.ndarray, names: list[str]) -> RankColumn | None:
+    """None when, within each topic (``topic``: every line's code into ``names``, numbered by
+    first appearance), the ranks are 1..n; else where they are not."""
+    n = len(rank)
+    if not n:
+        return None
+    starts = np.flatnonzero(np.diff(topic, prepend=-1))
+    if len(starts) == len(names):   # each topic's lines together: 1..n in file order?
+        if np.array_equal(rank, np.arange(n) - np.repeat(starts, np.diff(starts, append=n)) + 1):
+            return None
+    order = np.lexsort((rank, topic))            # any order: each topic's ranks sorted
+    sorted_topic, sorted_rank = topic[order], rank[order]
+    first = np.flatnonzero(np.diff(sorted_topic, prepend=-1))
+    place = np.arange(n) - np.repeat(first, np.diff(first, append=n)) + 1
+    bad = np.unique(sorted_topic[sorted_rank != place])
+    if not len(bad):
+        return None
+    example = int(bad.min())   # codes number topics by first appearance
+    return RankColumn(len(bad), len(names), names[example],
+                      rank[topic == example][:7].tolist())
+
+
+def read_run_top(path, k: int | None = 10) -> TopRun:
+    """A run's lines whose rank column is <= ``k`` (every line with ``k=None``), in file
+    order, the file read once; the kept lines' rank column is kept too (``lines.rank``).
 
     Every line is checked (six columns, an integer rank, a score that is a number and not
     NaN) and the kept lines for a passage given twice for a topic; a file that fails a check
@@ -108,6 +202,10 @@ def read_run_top(path, k: int = 10) -> TopRun:
     mark, CRLF line ends or non-ASCII text is read whole as
     :func:`~cruxflow.data.io.read_text` reads it, in blocks cut from the text, the same way.
     The kept lines come back by column (:class:`RunLines`), the topics and passages as codes.
+    Every line's rank is checked to be 1, 2, 3, ... within each topic's lines in file order
+    (with the kept lines' topics: :class:`TopRun`, ``steady``), to say whether the rank column
+    is a rank at all; the topics of the cut lines are read only when asked
+    (:func:`read_every_topic`).
     """
     # a file of ASCII lines ending in LF is read block by block and never held whole (see
     # cruxflow.data.io.read_line_blocks); any other is read whole as text
@@ -117,13 +215,15 @@ def read_run_top(path, k: int = 10) -> TopRun:
     return top
 
 
-def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> TopRun | None:
+def _read_top(path, k: int | None, text_blocks: Iterable[bytes | str], plain: bool
+              ) -> TopRun | None:
     """:func:`read_run_top` over the blocks of a file (bytes if ``plain``); None when a block
     of bytes is not ASCII lines ending in LF (a byte-order mark, CRLF, UTF-8 text)."""
     topics, passages = Codes(), Codes()
-    scores, lines = [], []
+    scores, lines, kept_ranks = [], [], []
     rows = kept = 0
     first_line = 1
+    last_rank, steady = 0, True   # each rank 1 or the line before's + 1 (see TopRun)
     for block in text_blocks:
         if plain and (not block.isascii() or b"\r" in block):
             return None
@@ -132,7 +232,7 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
         if plain:
             block = block.decode("ascii")   # ASCII: byte offsets are character offsets
         if fast is not None:
-            n_rows, line_of_kept, (s0, e0), (s2, e2), (s4, e4) = fast
+            n_rows, line_of_kept, (s0, e0), (s2, e2), (s4, e4), rank, at = fast
             qids = [block[a:b] for a, b in zip(s0.tolist(), e0.tolist(), strict=True)]
             pids = [block[a:b] for a, b in zip(s2.tolist(), e2.tolist(), strict=True)]
             score = np.fromiter(map(float, [block[a:b] for a, b in zip(
@@ -150,10 +250,16 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
                 _refuse(path)
             if np.isnan(score).any():
                 _refuse(path)
-            at = np.flatnonzero(rank <= k)
+            at = np.flatnonzero(rank <= k) if k is not None else np.arange(n_rows)
             qids = [tokens[6 * j] for j in at.tolist()]
             pids = [tokens[6 * j + 2] for j in at.tolist()]
             score, line_of_kept = score[at], line_of_row[at]
+        if steady and n_rows:
+            before = np.empty(n_rows, dtype=np.int64)
+            before[0], before[1:] = last_rank, rank[:-1]
+            steady = bool(np.all((rank == 1) | (rank == before + 1)))
+            last_rank = int(rank[-1])
+        kept_ranks.append(rank[at])
         topics.add(qids)
         passages.add(pids)
         scores.append(score)
@@ -166,10 +272,54 @@ def _read_top(path, k: int, text_blocks: Iterable[bytes | str], plain: bool) -> 
     topic, passage = topics.codes(), passages.codes()
     if has_repeat(topic, passage):
         _refuse(path)   # a passage twice for a topic within the cut
+    if steady:   # and the kept lines' topics change where the ranks start again at 1, each once
+        changes = np.flatnonzero(np.diff(topic, prepend=-1))
+        steady = len(changes) == len(topics.values) and np.array_equal(
+            changes, np.flatnonzero(np.concatenate(kept_ranks) == 1))
     order = np.argsort(topic, kind="stable")   # each topic's lines together, in file order
-    return TopRun(path, k, beyond_k=rows - kept, lines=RunLines(
+    return TopRun(path, k, beyond_k=rows - kept, steady=steady, lines=RunLines(
         topics.values, topic[order], passages.values, passage[order],
-        np.concatenate(scores)[order], np.concatenate(lines)[order]))
+        np.concatenate(scores)[order], np.concatenate(lines)[order],
+        np.concatenate(kept_ranks)[order]))
+
+
+def read_every_topic(path) -> tuple[list[str], RankColumn | None]:
+    """Every topic a run file names (in order of first appearance) and where its rank column
+    is not a rank (:func:`rank_column`), the file read again, every line's topic and rank (the
+    topic cut out of a block only where it changes from the line before's)."""
+    names: dict[str, int] = {}
+    all_topics, all_ranks = [], []
+    text_blocks = read_line_blocks(path)
+    for plain in (True, False):
+        for block in text_blocks:
+            if plain and (not block.isascii() or b"\r" in block):
+                break
+            split = split_fields(block, 6) if plain else None
+            rank = None if split is None else integers(split[0], split[1][3::6],
+                                                       split[2][3::6])
+            if rank is not None:
+                data, starts, ends, _ = split
+                text = block.decode("ascii")
+                new, (sa, ea) = _topic_changes(data, starts[0::6], ends[0::6])
+                firsts = [text[a:b] for a, b in zip(sa.tolist(), ea.tolist(), strict=True)]
+                codes = np.fromiter((names.setdefault(t, len(names)) for t in firsts),
+                                    np.int64, len(firsts))
+                all_topics.append(codes[np.cumsum(new) - 1] if new is not None else codes)
+            else:
+                tokens = (block.decode("ascii") if plain else block).split()
+                rank = np.fromiter(map(int, tokens[3::6]), np.int64, len(tokens) // 6)
+                all_topics.append(np.fromiter(
+                    (names.setdefault(t, len(names)) for t in tokens[0::6]), np.int64,
+                    len(rank)))
+            all_ranks.append(rank)
+        else:
+            break
+        # a block that is not plain ASCII: the whole file again, as read_run_top reads it
+        names, all_topics, all_ranks = {}, [], []
+        text_blocks = blocks(decode_text(read_bytes(path), path))
+    topic = np.concatenate(all_topics) if all_topics else np.zeros(0, dtype=np.int64)
+    rank = np.concatenate(all_ranks) if all_ranks else np.zeros(0, dtype=np.int64)
+    return list(names), rank_column(topic, rank, list(names))
 
 
 def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
@@ -189,13 +339,13 @@ def _six_fields(text: str, n_tokens: int) -> np.ndarray | None:
     return row_line + 1
 
 
-def _plain_rows(block: bytes, k: int) -> tuple | None:
+def _plain_rows(block: bytes, k: int | None) -> tuple | None:
     """Of an ASCII block whose lines all have six fields separated by spaces and tabs, a rank
     of digits and a plain decimal score (:mod:`cruxflow.data.columns`): (number of rows; of
-    each row of rank <= k, its line number from 1, and where its topic, passage and score
-    fields start and end), so only those fields of the kept rows are cut out. None for any
-    other block (a control character, an exponent, a sign, NaN, a bad line), which is read
-    field by field."""
+    each row of rank <= k (every row with ``k=None``), its line number from 1, and where its
+    topic, passage and score fields start and end; every row's rank; which rows are kept), so
+    only those fields of the kept rows are cut out. None for any other block (a control
+    character, an exponent, a sign, NaN, a bad line), which is read field by field."""
     split = split_fields(block, 6)
     if split is None:
         return None
@@ -203,9 +353,29 @@ def _plain_rows(block: bytes, k: int) -> tuple | None:
     rank = integers(data, starts[3::6], ends[3::6])
     if rank is None or not plain_decimals(data, starts[4::6], ends[4::6]):
         return None
-    keep = np.flatnonzero(rank <= k)
+    keep = np.flatnonzero(rank <= k) if k is not None else np.arange(len(rank))
     return (len(row_line), row_line[keep],
-            *((starts[f::6][keep], ends[f::6][keep]) for f in (0, 2, 4)))
+            *((starts[f::6][keep], ends[f::6][keep]) for f in (0, 2, 4)), rank, keep)
+
+
+def _topic_changes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                   ) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray]]:
+    """(per row, whether its topic field differs from the row before's, the first row's
+    included; where the topic fields of those rows start and end), so that only a topic's
+    first line of each stretch is cut out of the block. Fields of more than 64 bytes: (None,
+    every row's)."""
+    lengths = ends - starts
+    longest = int(lengths.max())
+    # (a field is followed by five more on its line: its window stays inside the block)
+    if longest > 64 or starts[-1] + longest > len(data):
+        return None, (starts, ends)
+    # each row's first `longest` bytes (its field and what follows), compared with the row
+    # before's inside the field only, where the two fields are as long
+    chars = np.lib.stride_tricks.sliding_window_view(data, longest)[starts]
+    differs = (chars[1:] != chars[:-1]) & (np.arange(longest) < lengths[1:, None])
+    new = np.ones(len(starts), dtype=bool)
+    new[1:] = (lengths[1:] != lengths[:-1]) | differs.any(axis=1)
+    return new, (starts[new], ends[new])
 
 
 def _refuse(path) -> None:

@@ -1,4 +1,5 @@
-"""rac_eval.py's P@k, nDCG@k and alpha_nDCG@k for every topic of a run at once, on arrays.
+"""rac_eval.py's P@k, nDCG@k and alpha_nDCG@k for every topic of a run at once, on arrays, and
+the registry's names of the script's measures (:func:`measure_names`).
 
 The script gets them from ir_measures: trec_eval (pytrec_eval) for P and nDCG over the
 diversity qrels read as binary qrels, ndeval (pyndeval) for alpha-nDCG over the diversity
@@ -32,8 +33,10 @@ import numpy as np
 
 from cruxflow.data.columns import Codes
 from cruxflow.data.ingest.crux_common import DiversityQrels
-from cruxflow.metrics.batch import actual_subtopics, ndeval_dcg, ndeval_ideal
+from cruxflow.metrics.batch import _rank_within
 from cruxflow.metrics.crux_eval_io import RunLines
+from cruxflow.metrics.ndeval import actual_subtopics, ndeval_dcg, ndeval_ideal
+from cruxflow.metrics.options import DEFAULTS
 
 # the (topics x passages x subtopics) judgments above this many cells are left to the libraries
 MAX_CELLS = 50_000_000
@@ -168,11 +171,60 @@ def _tie_ranks(run: RunLines) -> np.ndarray:
     return ranks
 
 
-def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:
-    """Each item's place within its group, in ``order`` (a permutation that lists every
-    group's items together, groups ascending)."""
-    counts = np.bincount(group, minlength=n_groups)
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    place = np.empty(len(group), dtype=np.int64)
-    place[order] = np.arange(len(group)) - first[group[order]]
-    return place
+# --- the script's measures under the registry's names ------------------------------------------
+
+# What each of rac_eval's measures differs in from the registry's measure of the same name
+# (cruxflow.metrics.names), as the registry's parameters (docs/evaluate.md, "Names"):
+#   cut='rank'        the run's lines with rank column <= k (ours: the top k by score)
+#   order='file'      Cov and Den take the first k kept lines in the file's order
+#   order='ndeval'    alpha-nDCG breaks score ties by passage id ascending (ndeval's own;
+#                     ours descending, trec_eval's: P and nDCG keep it)
+#   topics='run'      the mean over the run's topics the measure is defined for (ours: every
+#                     judged topic with an answerable question, a missing one 0); alpha-nDCG's
+#                     is topics='all' (every topic of the diversity qrels) for a run that
+#                     lacks only qrels topics with 0 lines, which the script then keeps at 0
+#   qrels='diversity' P and nDCG on the diversity qrels read as binary (relevant: a passage
+#                     with a line of relevance >= 1; ours: the relevance qrels, P* graded)
+#   questions='all'   Cov counts every sub-question (without --filter-by-oracle)
+# plus, as the registry writes them, rel (eta), alpha and weight where not the default. Every
+# name parses (cruxflow.parse_measure) and cruxflow.evaluate(run, the release subset folder,
+# [name]) recomputes its value (tests/test_printed_names.py).
+NAME_PARAMETERS = {
+    "P": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "nDCG": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "alpha_nDCG": {"cut": "rank", "order": "ndeval", "topics": "run"},
+    "Cov": {"cut": "rank", "order": "file", "topics": "run"},
+    "Den": {"cut": "rank", "order": "file", "topics": "run"},
+}
+# the registry's defaults (cruxflow.metrics.options): a parameter at its default is not written
+DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = DEFAULTS.eta, DEFAULTS.alpha, DEFAULTS.density_weight
+
+
+def _name(measure: str, k: int, **extra) -> str:
+    """The registry's canonical name of the script's ``measure`` at ``k``."""
+    from cruxflow.metrics.names import Name, parse
+
+    params = {**NAME_PARAMETERS[measure], **extra}
+    return str(parse(Name(measure, tuple(params.items()), k)))
+
+
+def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False, *,
+                  eta: int = DEFAULT_ETA, alpha: float = DEFAULT_ALPHA,
+                  density_weight: float = DEFAULT_WEIGHT) -> dict[str, str]:
+    """``{our name: the script's name}`` of the measures of one call, in the script's order."""
+    rel = {"rel": eta}
+    questions = {} if filter_by_oracle else {"questions": "all"}
+    names = {_name("P", k): f"P@{k}", _name("nDCG", k): f"nDCG@{k}",
+             _name("alpha_nDCG", k, alpha=alpha): f"alpha_nDCG@{k}",
+             _name("Cov", k, **rel, **questions): f"Cov@{k}"}
+    if with_density:
+        names[_name("Den", k, **rel, weight=density_weight)] = f"Den@{k}"
+    return names
+
+
+def all_topics_name(name: str) -> str:
+    """alpha-nDCG's name over every topic of the diversity qrels (the script's mean for a run
+    that lacks only qrels topics with 0 lines)."""
+    from cruxflow.metrics.names import parse
+
+    return str(parse(name).with_(topics="all"))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from cruxflow.data.contexts import read_contexts
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import existing, read_run
+from cruxflow.data.io import existing
 from cruxflow.data.model import Dataset, load_records, passage_from_json
 from cruxflow.data.names import ORACLE_K, PASSAGES
 from cruxflow.metrics.judgments import derive, load_judgments
@@ -50,37 +50,28 @@ def load_texts(dataset_dir, collection=None) -> tuple[Dataset, dict[str, str]]:
     return dataset, texts
 
 
-def _options(options: MetricOptions | None, **legacy) -> MetricOptions:
-    """``options`` with the keyword arguments callers give one by one (None: not given)."""
-    return (options or DEFAULTS).with_(**legacy)
-
-
 def evaluate_run(dataset_dir=None, *, run=None, contexts=None,
-                 options: MetricOptions | None = None, ks: list[int | str] | None = None,
+                 options: MetricOptions = DEFAULTS, ks: list[int | str] | None = None,
                  judgments=None, collection=None, name: str | None = None,
                  dataset: Dataset | None = None, texts: dict[str, str] | None = None,
-                 allow_empty: bool = False, eta: int | None = None, alpha: float | None = None,
-                 density_weight: float | None = None, tokenizer: str | None = None,
-                 relevance_grades: str | None = None,
-                 strict_collection: bool = False) -> Evaluation:
+                 allow_empty: bool = False, strict_collection: bool = False) -> Evaluation:
     """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does.
-    The dataset is a directory, or (``dataset`` and ``texts``) one already in memory.
-    ``options`` (eta, alpha, density weight, relevance grades, tokenizer); the single
-    keyword arguments override it.
+    The dataset is a directory, or (``dataset`` and ``texts``) one already in memory;
+    ``options`` (:class:`~cruxflow.metrics.options.MetricOptions`: eta, alpha, density
+    weight, relevance grades, tokenizer) is the one way to set how it is scored.
 
     An input with no ranked list is an error unless ``allow_empty`` (every topic then scores
     as an empty context); ``judgments`` made with another eta are an error.
     """
     if (run is None) == (contexts is None):
         raise ValueError("give exactly one of run and contexts")
-    opts = _options(options, eta=eta, alpha=alpha, density_weight=density_weight,
-                    tokenizer=tokenizer, relevance_grades=relevance_grades)
     source = existing(run if run is not None else contexts,
-                       "run file" if run is not None else "contexts file")
+                      "run file" if run is not None else "contexts file")
     if dataset is None:
         dataset, texts = load_texts(dataset_dir, collection)
-    return _score(dataset, texts or {}, source, run is not None, opts, ks=ks,
-                  judgments=judgments, name=name, origin=str(dataset_dir),
+    return _score(dataset, texts or {}, source, run is not None, options, ks=ks,
+                  judgments=judgments, name=name,
+                  origin=None if dataset_dir is None else str(dataset_dir),
                   allow_empty=allow_empty, strict_collection=strict_collection)
 
 
@@ -88,34 +79,44 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool,
            opts: MetricOptions, *, ks, judgments, name, origin,
            allow_empty: bool = False, strict_collection: bool = False) -> Evaluation:
     # imported here: pandas and ir_measures would slow down every other subcommand's start
+    import numpy as np
     import pandas as pd
 
+    from cruxflow.metrics.crux_eval_io import read_run_top
+    from cruxflow.metrics.inputs import as_run
     from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
     from cruxflow.metrics.tokens import make_token_counter
 
     eta = opts.eta
     judged = derive(dataset, eta, opts.alpha) if judgments is None \
         else load_judgments(judgments, dataset, eta)
-    if is_run:
-        ranking = read_run(source)
+    if is_run:    # by column, a block of lines at a time (no object per line)
+        ranking = read_run_top(source, None).lines
     else:
-        ranking = read_contexts(source, topics=dataset.topics, passages=texts)
-    if not ranking and not allow_empty:
+        ranking = as_run(read_contexts(source, topics=dataset.topics, passages=texts))
+    if not len(ranking.topic) and not allow_empty:
         raise DataError("no ranked list in the file (every topic would score 0); pass "
                         "--allow-empty to score it anyway", path=source)
     outside = check_run(ranking, dataset, texts, source, strict_collection=strict_collection)
     count_tokens = make_token_counter(opts.tokenizer)
     scorer = ContextScorer(dataset, judged, texts, count_tokens, opts)
-    if not scorer.judgments:
-        raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score",
-                        path=judgments or origin)
+    evaluated = scorer.topics
+    if not evaluated:
+        # the judgments file, else the dataset (a dataset given in memory has no path to name)
+        why = ("the dataset has no ratings: ingest it with ratings (cruxflow ingest --judge) "
+               "or let the workflow rate it" if not dataset.ratings and judgments is None
+               else "no passage is rated that high")
+        raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score "
+                        f"({why})", path=judgments or origin)
     system = name or source.stem
     ks = ks or (RUN_DEFAULT_K if is_run else CONTEXTS_DEFAULT_K)
+    lengths = dict(zip(ranking.topics, np.bincount(ranking.topic, minlength=len(
+        ranking.topics)).tolist(), strict=True))
     frames = []
     for k in ks:
         if k == K_ALL:
             # a cut at the longest list keeps every list whole
-            longest = max((len(ranking.get(t, [])) for t in scorer.judgments), default=0)
+            longest = max((lengths.get(t, 0) for t in evaluated), default=0)
             frame = scorer.score(ranking, system, max(longest, 1))
             frame["k"] = K_ALL
         else:
@@ -129,9 +130,9 @@ def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool,
         "tokenizer": opts.tokenizer or "regex", "relevance_grades": opts.relevance_grades,
         "judgments": str(judgments) if judgments is not None else "derived",
         "k": [str(k) for k in ks],
-        "topics_evaluated": len(scorer.judgments),
-        "topics_not_evaluated": [t for t in dataset.topics if t not in scorer.judgments],
-        "missing_in_run": [t for t in scorer.judgments if t not in ranking],
+        "topics_evaluated": len(evaluated),
+        "topics_not_evaluated": [t for t in dataset.topics if t not in set(evaluated)],
+        "missing_in_run": [t for t in evaluated if t not in lengths],
         # passages outside the collection: unjudged; Den undefined where one is in a context
         "run_lines_outside_collection": outside,
         "den_undefined_no_text": {k: v for k, v in scorer.den_undefined.items() if v},
@@ -161,9 +162,7 @@ def release_files(crux_root, eta: int = DEFAULTS.eta) -> tuple[Path, Path]:
 
 def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=None,
                      collection=None, filter_by_oracle: bool = False,
-                     eta: int = DEFAULTS.eta, alpha: float = DEFAULTS.alpha,
-                     ks: list[int | str] | None = None,
-                     density_weight: float = DEFAULTS.density_weight, tokenizer: str | None = None,
+                     options: MetricOptions = DEFAULTS, ks: list[int | str] | None = None,
                      name: str | None = None, strict_collection: bool = False
                      ) -> tuple[Evaluation | None, object]:
     """One run scored both ways: the authors' script (:mod:`cruxflow.metrics.crux_eval`) on
@@ -175,23 +174,23 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
     from cruxflow.metrics.crux_eval import crux_eval
 
     if crux_root is not None:
-        default_qrel, default_judge = release_files(crux_root, eta)
+        default_qrel, default_judge = release_files(crux_root, options.eta)
         qrel, judge = qrel or default_qrel, judge or default_judge
     if qrel is None or judge is None:
         raise ValueError("give crux_root, or both qrel and judge")
     authors = crux_eval(existing(run, "run file"), existing(qrel, "qrels file"),
                         existing(judge, "judge ratings"), filter_by_oracle=filter_by_oracle,
-                        eta=eta, alpha=alpha)
+                        eta=options.eta, alpha=options.alpha)
     evaluation = None
-    kw = {"run": run, "eta": eta, "alpha": alpha, "ks": ks, "density_weight": density_weight,
-          "tokenizer": tokenizer, "name": name, "strict_collection": strict_collection}
+    kw = {"run": run, "options": options, "ks": ks, "name": name,
+          "strict_collection": strict_collection}
     if dataset_dir is not None:
         evaluation = evaluate_run(dataset_dir, collection=collection, **kw)
     elif crux_root is not None:
         corpus = None if collection is None else str(collection)
-        dataset, _ = read_crux(crux_root, IngestOptions(corpus=corpus))
+        dataset, _ = read_crux(crux_root, IngestOptions(collection=corpus))
         texts = {pid: p.contents for pid, p in dataset.passages.items()}
         if texts:
-            evaluation = evaluate_run(dataset=dataset, texts=texts, **kw)
+            evaluation = evaluate_run(crux_root, dataset=dataset, texts=texts, **kw)
             evaluation.info["dataset"] = str(crux_root)
     return evaluation, authors

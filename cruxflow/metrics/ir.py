@@ -1,4 +1,6 @@
-"""Relevance and novelty metrics through ir_measures (pytrec_eval and ndeval), never by hand."""
+"""Relevance and novelty metrics through ir_measures (pytrec_eval and ndeval): the libraries'
+route, the reference that the scorer's arrays (:mod:`cruxflow.metrics.compute`) are tested
+against, and what UDCG's protocol uses."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""CRUX's measures as ir_measures measures: ``Cov@10``, ``alpha_nDCG_crux@10``, ``Den@10``.
+"""The registry's measures as ir_measures measures: ``Cov@10``, ``alpha_nDCG_crux@10``,
+``Den@10`` and every other name of :mod:`.names`, built from :data:`.names.REGISTRY`.
 
 The CRUX authors' script notes "integrate to ir_measures?"; this is that integration. Each
 measure is an :class:`ir_measures.Measure` with a ``runtime_impl``, the hook through which
@@ -6,37 +7,32 @@ ir_measures' own *runtime* provider (the one behind ``ir_measures.define``) eval
 it does not know, so they work the ir_measures way: ``Cov@10``, ``Cov(rel=4)@5``,
 ``ir_measures.calc_aggregate([Cov@10, alpha_nDCG_crux@10], qrels, run)``, ``iter_calc``,
 ``Cov@10.calc_aggregate(qrels, run)``, and (once this module is imported)
-``ir_measures.parse_measure("Cov@10")``.
+``ir_measures.parse_measure("Cov@10")``. ``cruxflow.Cov``, ``cruxflow.alpha_nDCG_crux`` and
+``cruxflow.Den`` are these objects.
+
+They compute what :func:`cruxflow.evaluate` computes under the same name (it is called with
+the frames ir_measures hands over): the same contexts (ties broken by passage id, descending),
+the same topics (by default the topics with an answerable question; a topic of the qrels the
+run lacks is an empty context), so ``ir_measures.calc_aggregate`` and ``cruxflow.evaluate``
+give one number (``tests/test_measures.py``).
 
 **Qrels** are *graded diversity qrels*: ``topic subtopic passage rating``, one line per
 (passage, sub-question) with the 0-5 answerability rating in the relevance column, which
 carries a topic's whole answerability matrix (-1, "no rating", answers nothing). A passage
 without a line for a sub-question answers nothing, as does a passage without lines.
-:func:`graded_qrels` builds them from ratings.
+:func:`graded_qrels` builds them from ratings. ``Den`` needs a ``tokens`` column (the
+passage's token count) in the run and in the qrels (:func:`with_tokens`).
 
-* ``Cov`` (Eq. 3): the share of the answerable sub-questions (those some judged passage rates
-  >= ``rel``, the paper's eta; every sub-question of the qrels with ``questions=all``) that
-  some passage of the top ``cutoff`` answers. Undefined (NaN) without answerable questions.
-* ``alpha_nDCG_crux`` (Eq. 4-5): alpha-nDCG over the answerable sub-questions whose ideal is
-  the oracle context Z* = P** (the greedy required set, Sec. 3.2) with its |Z*| ranks.
-  ndeval's alpha-nDCG (ideal over every judged passage, cut at the same rank), the name
-  ``alpha_nDCG`` of the other doors, is ir_measures' own ``alpha_nDCG(rel=3)`` on these qrels
-  (``rel`` = eta: the other doors pass diversity qrels already cut at eta), exported here as
-  :data:`alpha_nDCG_ndeval`.
-* ``Den`` (Eq. 6): ``((Cov / tokens) / (Cov(Z*) / tokens(Z*))) ** weight``; it needs a
-  ``tokens`` column (the passage's token count) in the run and in the qrels
-  (:func:`with_tokens`).
-
-The run is ordered as every door of ours orders it (:func:`cruxflow.data.io.trec_order`:
-score descending, then passage id descending, as trec_eval); when ties decide which passages
-fall inside the top ``cutoff``, a warning counts the topics. Aggregates are means over the
-topics where a measure is defined. The names and their definitions: :mod:`.names`.
+**Names ir_measures defines too** (``P``, ``R``, ``AP``, ``nDCG``, ``alpha_nDCG``): cruxflow's
+objects (:data:`MEASURES`, e.g. ``MEASURES["alpha_nDCG"]``) carry their topic set in their
+name, ``alpha_nDCG(topics='judged')@10``, so that they never pass for ir_measures' own
+(``ir_measures.alpha_nDCG@10``: ndeval's ties by passage id ascending, every qrels topic), and
+are not registered with ir_measures' parser; :func:`cruxflow.parse_measure` reads the name.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterator, Mapping
 
 import ir_measures
@@ -44,23 +40,8 @@ from ir_measures import Metric
 from ir_measures import measures as _im
 from ir_measures.measures.base import Agg
 
-from cruxflow.data.io import RunRow, tie_warning, ties_at_cutoff, trec_order
-from cruxflow.data.model import parse_passage_id
-from cruxflow.metrics.crux import (
-    alpha_ndcg,
-    answerable_questions,
-    coverage,
-    density,
-    select_required,
-)
-from cruxflow.metrics.names import REGISTRY
-
-
-def _param(measure: str, name: str) -> _im.ParamInfo:
-    """ir_measures' view of a parameter of the registry (:mod:`.names`): one default."""
-    p = REGISTRY[measure].params[name]
-    return _im.ParamInfo(dtype=p.dtype, default=p.default, desc=p.desc)
-
+from cruxflow.metrics import names as N
+from cruxflow.metrics.crux import passage_order
 
 _CUTOFF = _im.ParamInfo(dtype=int, required=False, desc="ranking cutoff threshold")
 
@@ -79,161 +60,121 @@ class _DefinedMean(Agg):
         return math.fsum(self.values) / len(self.values) if self.values else math.nan
 
 
-def _natural(pid: str):
-    """Passages in their topic's order: by the running number of ``<topic>:<doc>#<n>``."""
-    try:
-        return (0, parse_passage_id(pid)[2], pid)
-    except ValueError:
-        return (1, 0, pid)
+class RegistryMeasure(_im.Measure):
+    """An ir_measures measure computed by cruxflow's engine (:func:`cruxflow.evaluate`)."""
 
-
-def _subtopic_key(s: str):
-    return (0, int(s), s) if s.isdigit() else (1, 0, s)
-
-
-class _Topic:
-    """One topic of graded diversity qrels: its answerability matrix and token counts."""
-
-    def __init__(self, frame):
-        self.subtopics = sorted(set(frame["iteration"].astype(str)), key=_subtopic_key)
-        col = {s: i for i, s in enumerate(self.subtopics)}
-        self.matrix: dict[str, list[int]] = {}
-        for pid in sorted(set(frame["doc_id"]), key=_natural):
-            self.matrix[pid] = [0] * len(self.subtopics)
-        for pid, sub, rel in zip(frame["doc_id"], frame["iteration"].astype(str),
-                                 frame["relevance"], strict=True):
-            self.matrix[pid][col[sub]] = int(rel)
-        self.tokens = dict(zip(frame["doc_id"], frame["tokens"], strict=False)) \
-            if "tokens" in frame else None
-
-    def rows(self, pids) -> list[list[int]]:
-        missing = [0] * len(self.subtopics)
-        return [self.matrix.get(p, missing) for p in pids]
-
-
-class _CruxMeasure(_im.Measure):
     QREL_INPUTS = ["query_id", "iteration", "doc_id", "relevance"]
     RUN_INPUTS = ["query_id", "doc_id", "score"]
+    DEFINITION: N.MeasureDef
+    DEFAULT = math.nan   # a qrels topic outside the name's topics: left out of the mean
 
     def aggregator(self):
         return _DefinedMean()
 
+    def name(self) -> N.Name:
+        """This measure's registry name."""
+        params = {k: v for k, v in self.params.items() if k != "cutoff"}
+        return N.parse(N.Name(self.DEFINITION.name, tuple(params.items()), self["cutoff"]))
+
+    def __repr__(self):
+        name = self.name()
+        if self.DEFINITION.name not in _OWN:
+            return str(name)
+        shown = sorted({**{k: N._fmt(v) for k, v in name.params
+                           if v != self.DEFINITION.params[k].default},
+                        "topics": N._fmt(name["topics"])}.items())
+        text = f"{name.measure}({','.join(f'{k}={v}' for k, v in shown)})"
+        return text + ("" if name.cutoff is None else f"@{name.cutoff}")
+
     def runtime_impl(self, qrels, run) -> Iterator[Metric]:
         """Called by ir_measures' runtime provider with the qrels and run as frames; yields
-        one value per qrels topic (a topic the run lacks has an empty context)."""
-        ranked: dict[str, list[RunRow]] = {}
-        if len(run):
-            for qid, doc, score in zip(run["query_id"].astype(str), run["doc_id"],
-                                       run["score"], strict=True):
-                ranked.setdefault(qid, []).append(RunRow(qid, doc, 0, float(score)))
-            ranked = {qid: trec_order(rows) for qid, rows in ranked.items()}
-        cutoff = self["cutoff"]
-        topics = [str(q) for q in qrels["query_id"].unique()]
-        if cutoff is not None:
-            line = tie_warning(ties_at_cutoff({q: ranked[q] for q in topics if q in ranked},
-                                              cutoff), len(topics))
-            if line:
-                warnings.warn(f"{self}: {line}", stacklevel=2)
-        for qid, frame in qrels.groupby("query_id", sort=True):
-            context = [r.doc_id for r in ranked.get(str(qid), [])]
-            if cutoff is not None:
-                context = context[:cutoff]
-            yield Metric(str(qid), self, self._value(_Topic(frame), context, run, str(qid)))
+        one value per topic of the name's topic set (NaN where undefined)."""
+        from cruxflow.metrics.api import evaluate
+        from cruxflow.metrics.inputs import Judgments
 
-    def _questions(self, topic: _Topic) -> tuple[list[int], list[int]]:
-        """(the answerable sub-questions, those this measure counts)."""
-        kept = answerable_questions(topic.matrix, len(topic.subtopics), self["rel"])
-        everyone = list(range(len(topic.subtopics)))
-        return kept, (everyone if self["questions"] == "all" else kept)
-
-    def _value(self, topic: _Topic, context: list[str], run, qid: str) -> float:
-        raise NotImplementedError
+        name = self.name()
+        if name.cutoff is None:
+            raise ValueError(f"{self}: give a cutoff ({self}@10)")
+        tokens = None
+        if N.TOKENS in name.reads:
+            if "tokens" not in qrels or "tokens" not in run:
+                raise ValueError(f"{self} needs a 'tokens' column in the qrels and in the run "
+                                 "(cruxflow.metrics.measures.with_tokens)")
+            tokens = dict(zip(qrels["doc_id"], qrels["tokens"], strict=True))
+            tokens.update(zip(run["doc_id"], run["tokens"], strict=True))
+        judgments = Judgments(ratings=qrels[["query_id", "iteration", "doc_id", "relevance"]],
+                              source="qrels")
+        frame = evaluate(run[["query_id", "doc_id", "score"]], judgments, [name],
+                         tokens=tokens)
+        for qid, value in frame[str(name)].items():
+            yield Metric(str(qid), self, float(value))
 
 
-class _Cov(_CruxMeasure):
-    """Cov (CRUX, Eq. 3): share of the answerable sub-questions the top passages answer."""
-
-    __name__ = NAME = "Cov"
-    PRETTY_NAME = "CRUX coverage"
-    SHORT_DESC = "Share of a topic's answerable sub-questions answered by the top k passages."
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _param("Cov", "rel"),
-                        "questions": _param("Cov", "questions")}
-
-    def _value(self, topic, context, run, qid):
-        _, questions = self._questions(topic)
-        return coverage(topic.rows(context), questions, self["rel"])
+# the names ir_measures defines itself: ours are not registered with its parser
+_OWN = {m for m in N.REGISTRY
+        if m in _im.registry and getattr(_im.registry[m], "DEFINITION", None) is None}
 
 
-class _AlphaNDCGCrux(_CruxMeasure):
-    """alpha-nDCG (CRUX, Eq. 4) with the oracle context Z* as the ideal."""
-
-    __name__ = NAME = "alpha_nDCG_crux"
-    PRETTY_NAME = "CRUX alpha-nDCG (ideal over Z*)"
-    SHORT_DESC = "alpha-nDCG over the answerable sub-questions, ideal = the oracle context."
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _param("alpha_nDCG_crux", "rel"),
-                        "alpha": _param("alpha_nDCG_crux", "alpha")}
-
-    def _value(self, topic, context, run, qid):
-        kept = answerable_questions(topic.matrix, len(topic.subtopics), self["rel"])
-        oracle = select_required(topic.matrix, kept, self["rel"])
-        return alpha_ndcg(topic.rows(context), topic.rows(oracle), kept, self["rel"],
-                          self["alpha"])
+def _measure(d: N.MeasureDef) -> RegistryMeasure:
+    params = {"cutoff": _CUTOFF, **{k: _im.ParamInfo(dtype=p.dtype, default=p.default,
+                                                      desc=p.desc) for k, p in d.params.items()}}
+    inputs = {"RUN_INPUTS": [*RegistryMeasure.RUN_INPUTS, "tokens"],
+              "QREL_INPUTS": [*RegistryMeasure.QREL_INPUTS, "tokens"]} \
+        if N.TOKENS in d.reads else {}
+    cls = type(f"_{d.name}", (RegistryMeasure,), {
+        "__name__": d.name, "NAME": d.name if d.name not in _OWN else f"cruxflow.{d.name}",
+        "DEFINITION": d, "PRETTY_NAME": d.label or d.name, "SHORT_DESC": d.definition,
+        "SUPPORTED_PARAMS": params, **inputs})
+    return cls()
 
 
-class _Den(_CruxMeasure):
-    """Den (CRUX, Eq. 6): coverage per token relative to the oracle context."""
+MEASURES: dict[str, RegistryMeasure] = {d.name: _measure(d) for d in N.REGISTRY.values()}
+Cov = MEASURES["Cov"]
+alpha_nDCG_crux = MEASURES["alpha_nDCG_crux"]
+Den = MEASURES["Den"]
+alpha_nDCG_published = MEASURES["alpha_nDCG_published"]
 
-    __name__ = NAME = "Den"
-    PRETTY_NAME = "CRUX density"
-    SHORT_DESC = "Coverage per token of the top k passages relative to the oracle context."
-    RUN_INPUTS = ["query_id", "doc_id", "score", "tokens"]
-    QREL_INPUTS = ["query_id", "iteration", "doc_id", "relevance", "tokens"]
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _param("Den", "rel"),
-                        "weight": _param("Den", "weight")}
-
-    def _value(self, topic, context, run, qid):
-        if topic.tokens is None or "tokens" not in run:
-            raise ValueError("Den needs a 'tokens' column in the qrels and in the run "
-                             "(cruxflow.metrics.measures.with_tokens)")
-        kept = answerable_questions(topic.matrix, len(topic.subtopics), self["rel"])
-        questions = kept
-        oracle = select_required(topic.matrix, kept, self["rel"])
-        tokens = dict(zip(run.loc[run["query_id"] == qid, "doc_id"],
-                          run.loc[run["query_id"] == qid, "tokens"], strict=True))
-        cov = coverage(topic.rows(context), questions, self["rel"])
-        cov_star = coverage(topic.rows(oracle), questions, self["rel"])
-        return density(cov, int(sum(tokens[p] for p in context)), cov_star,
-                       int(sum(topic.tokens[p] for p in oracle)), self["weight"])
+for _name, _measure_object in MEASURES.items():
+    if _name not in _OWN and _name not in _im.registry:   # ir_measures.parse_measure knows them
+        _im.register(_measure_object)
 
 
-Cov = _Cov()
-alpha_nDCG_crux = _AlphaNDCGCrux()
-Den = _Den()
-# The ndeval variant of CRUX's alpha-nDCG: ndeval's own (ideal over every judged passage) on
-# the same graded qrels, a passage relevant to a sub-question when its rating is >= 3.
-alpha_nDCG_ndeval = ir_measures.alpha_nDCG(rel=3)
-
-for _measure in (Cov, alpha_nDCG_crux, Den):
-    if _measure.NAME not in _im.registry:   # so that ir_measures.parse_measure knows them
-        _im.register(_measure)
-
-
-def graded_qrels(ratings_by_topic: Mapping[str, Mapping[str, list[int]]]):
+def graded_qrels(ratings_by_topic):
     """Graded diversity qrels as a frame (``query_id, iteration, doc_id, relevance``): one row
-    per rated (passage, sub-question), the sub-question index as subtopic."""
+    per rated (passage, sub-question), the sub-question index as subtopic. ``ratings_by_topic``:
+    ``{topic: {passage: ratings}}``, or a judge folder or ratings file (a CRUX release's
+    ``judge/``)."""
     import pandas as pd
+
+    if not isinstance(ratings_by_topic, Mapping):
+        from cruxflow.data.ingest.crux_common import read_ratings
+
+        ratings_by_topic = read_ratings(ratings_by_topic).by_topic()
 
     rows = [(tid, str(i), pid, int(r)) for tid, m in ratings_by_topic.items()
             for pid, ratings in m.items() for i, r in enumerate(ratings)]
     return pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
 
 
+def _subtopic_key(s: str):
+    return (0, int(s), s) if s.isdigit() else (1, 0, s)
+
+
 def ratings_from_graded(qrels) -> dict[str, dict[str, list[int]]]:
-    """The answerability matrix ``{topic: {passage: ratings}}`` of graded diversity qrels, in
-    the order these measures read them (sub-questions by number, passages by their running
-    number): the inverse of :func:`graded_qrels`."""
-    return {str(qid): _Topic(frame).matrix
-            for qid, frame in qrels.groupby("query_id", sort=False)}
+    """The answerability matrix ``{topic: {passage: ratings}}`` of graded diversity qrels
+    (sub-questions by number, passages in their natural order; a missing line rates 0): the
+    inverse of :func:`graded_qrels`."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for qid, frame in qrels.groupby("query_id", sort=False):
+        subtopics = sorted(set(frame["iteration"].astype(str)), key=_subtopic_key)
+        col = {s: i for i, s in enumerate(subtopics)}
+        matrix = {pid: [0] * len(subtopics)
+                  for pid in sorted(set(frame["doc_id"].astype(str)), key=passage_order)}
+        for pid, sub, rel in zip(frame["doc_id"].astype(str), frame["iteration"].astype(str),
+                                 frame["relevance"], strict=True):
+            matrix[pid][col[sub]] = int(rel)
+        out[str(qid)] = matrix
+    return out
 
 
 def with_tokens(frame, counts: Mapping[str, int]):
@@ -242,3 +183,8 @@ def with_tokens(frame, counts: Mapping[str, int]):
     if missing:
         raise KeyError(f"no token count for {len(missing)} passages, e.g. {missing[0]!r}")
     return frame.assign(tokens=frame["doc_id"].map(counts).astype(int))
+
+
+__all__ = ["MEASURES", "Cov", "Den", "RegistryMeasure", "alpha_nDCG_crux",
+           "alpha_nDCG_published", "graded_qrels", "ir_measures", "ratings_from_graded",
+           "with_tokens"]

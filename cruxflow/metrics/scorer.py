@@ -1,31 +1,42 @@
-"""Score retrieval contexts: CRUX metrics and IR metrics per query, aggregates from them.
+"""Score retrieval contexts: every registered measure per topic, aggregates from them.
 
 A *context* is the top-k of a run for a topic, with k = |Z*| (the paper's default, written
-``"oracle"``) or a fixed number. The row of size k of the per-query table holds, per topic,
-the measures of :data:`cruxflow.metrics.names.TABLE_MEASURES` at cutoff k (the column ``Cov``
-in the row of k = 10 is ``Cov@10``; docs/evaluate.md lists every name's definition).
-Only topics with at least one answerable question are evaluated (the others have no Q); a
-judged topic the run lacks is an empty context.
+``"oracle"``) or a fixed number. :class:`ContextScorer` is the one engine behind every door of
+ours (the workflow's ``context_metrics``, ``cruxflow evaluate``, :func:`cruxflow.evaluate`,
+the ir_measures measures): it computes a measure *name* (:mod:`cruxflow.metrics.names`) by
+calling the compute function its definition names (:mod:`cruxflow.metrics.compute`) on the
+run's contexts, and applies the name's topic set. Only what a name needs is built: the arrays
+of an eta when a measure at that eta is asked for, Z* when a measure needs it, each cutoff's
+contexts once for every measure at that cutoff, ndeval's ranked DCG once.
 
-A run's contexts are scored for all topics at once (:mod:`cruxflow.metrics.batch`) and the
-ir_measures evaluators are built once per scorer: the values are those of the per-topic
-functions (:mod:`cruxflow.metrics.crux`, ir_measures' own measures), at a cost linear in
-topics (``benchmarks/metrics.py``).
+The row of size k of the per-query table (:meth:`ContextScorer.score`) holds, per topic, the
+measures of :data:`cruxflow.metrics.names.TABLE_MEASURES` at cutoff k (the column ``Cov`` in
+the row of k = 10 is ``Cov@10``; docs/evaluate.md lists every name's definition), over the
+default topics: those with at least one answerable question; a judged topic the run lacks is
+an empty context.
+
+Runs and contexts are arrays for all topics at once (:mod:`cruxflow.metrics.batch`): no step
+works per context in Python, the values are those of the per-topic functions
+(``tests/test_metrics_fast.py``) at a cost linear in topics (``benchmarks/metrics.py``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import RunRow, tie_warning, ties_at_cutoff
+from cruxflow.data.io import tie_warning
 from cruxflow.data.model import Dataset
-from cruxflow.metrics import ir, names
-from cruxflow.metrics.batch import FlatRun, TopicArrays
-from cruxflow.metrics.judgments import TopicJudgments, relevance_qrels
+from cruxflow.metrics import names
+from cruxflow.metrics.batch import JudgedIndex, TopicArrays
+from cruxflow.metrics.cuts import Cut, RunIndex
+from cruxflow.metrics.judgments import TopicJudgments
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.tokens import TokenCounter
 
@@ -52,18 +63,21 @@ def parse_context_size(text: str) -> int | str:
     raise ValueError(f"context size must be 'oracle' or a positive integer, got {text!r}")
 
 
-def contexts(run: Mapping[str, list[RunRow]], judgments: Mapping[str, TopicJudgments],
+def contexts(run: Mapping[str, list], judgments: Mapping[str, TopicJudgments],
              k: int | str) -> dict[str, list[str]]:
-    """The context Z of every judged topic: the run's top-k passage ids (empty if absent)."""
+    """The context Z of every judged topic: the run's top-k passage ids (empty if absent), a
+    run as :func:`cruxflow.data.io.read_run` orders it (the rule ``contexts`` writes these
+    for the RAG stage)."""
     return {tid: [r.doc_id for r in run.get(tid, [])[:context_size(k, j)]]
             for tid, j in judgments.items()}
 
 
-def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset,
-              texts: Mapping[str, str] | None, path, *, strict_collection: bool = False) -> int:
+def check_run(run, dataset: Dataset, texts: Mapping[str, str] | None, path, *,
+              strict_collection: bool = False) -> int:
     """Unknown topic ids in a run are errors, not silent zeros; returns how many run lines rank
     a passage outside the collection. ``texts=None`` checks the topics only (a collection that
-    is not at hand cannot be checked against).
+    is not at hand cannot be checked against). ``run``: any form
+    :func:`cruxflow.metrics.inputs.as_run` reads (each distinct passage is checked once).
 
     The released runs (``bm25.run``, ``dr_rankfirst.run``) retrieved from the whole CRUX corpus
     while a local copy holds the judged passages only: a passage outside the collection is an
@@ -71,27 +85,46 @@ def check_run(run: Mapping[str, list[RunRow]], dataset: Dataset,
     error instead. An id that is no passage id at all (where the collection's ids follow the
     ``<topic>:<doc>#<n>`` scheme and it does not) is an error naming the file and line.
     """
-    scheme = texts is not None and _follows_scheme(next(iter(texts), ""))
-    outside = 0
-    for qid, rows in run.items():
+    from cruxflow.metrics.crux_eval_io import read_run_top
+    from cruxflow.metrics.inputs import as_run
+
+    lines = None
+    if isinstance(run, Mapping) and isinstance(path, (str, Path)):
+        try:    # the file's own line numbers, for the messages
+            lines = read_run_top(path, None).lines
+        except DataError:
+            lines = None
+    lines = lines if lines is not None else as_run(run)
+    for qid in lines.topics:
         if qid not in dataset.topics:
             raise DataError(f"unknown topic {qid!r} (not in the dataset's topics)", path=path,
                             record=f"query {qid}", field="qid")
-        for row in rows if texts is not None else ():
-            if row.doc_id in texts:
-                continue
-            if strict_collection:   # name the first such line of the file, not of the order
-                line, doc = _first_line_outside(path, texts) or (
-                    _line_of(path, qid, row.doc_id), row.doc_id)
-                raise DataError(f"unknown passage {doc!r} (not in the passage "
-                                "collection; --strict-collection)", path=path,
-                                record=line, field="docid")
-            if scheme and not _follows_scheme(row.doc_id):
-                raise DataError(f"{row.doc_id!r} is not a passage id (<topic>:<doc>#<n>, as the "
-                                "collection's)", path=path, record=_line_of(path, qid, row.doc_id),
-                                field="docid")
-            outside += 1
-    return outside
+    if texts is None or not len(lines.passage):
+        return 0
+    scheme = _follows_scheme(next(iter(texts), ""))
+    outside_ids = np.array([p not in texts for p in lines.passages], dtype=bool)
+    outside = outside_ids[lines.passage]
+    if not outside.any():
+        return 0
+    first = int(np.flatnonzero(outside)[np.argmin(lines.line[outside])])
+    doc = lines.passages[lines.passage[first]]
+    where = f"line {lines.line[first]}" if isinstance(path, (str, Path)) else \
+        f"query {lines.topics[lines.topic[first]]}"
+    if strict_collection:   # the file's first such line
+        raise DataError(f"unknown passage {doc!r} (not in the passage collection; "
+                        "--strict-collection)", path=path, record=where, field="docid")
+    if scheme:
+        bad = [i for i in np.flatnonzero(outside_ids).tolist()
+               if not _follows_scheme(lines.passages[i])]
+        if bad:
+            at = np.flatnonzero(np.isin(lines.passage, bad))
+            first = int(at[np.argmin(lines.line[at])])
+            doc = lines.passages[lines.passage[first]]
+            raise DataError(f"{doc!r} is not a passage id (<topic>:<doc>#<n>, as the "
+                            "collection's)", path=path, record=f"line {lines.line[first]}"
+                            if isinstance(path, (str, Path)) else
+                            f"query {lines.topics[lines.topic[first]]}", field="docid")
+    return int(outside.sum())
 
 
 def _follows_scheme(pid: str) -> bool:
@@ -104,180 +137,332 @@ def _follows_scheme(pid: str) -> bool:
     return True
 
 
-def _first_line_outside(path, texts: Mapping[str, str]) -> tuple[str, str] | None:
-    """(``line N``, passage) of the run file's first line whose passage is not in ``texts``
-    (read again: errors only)."""
-    from cruxflow.data.io import read_text
+class Contexts:
+    """A run's contexts at one cutoff as one measure sees them: the contexts (``rows``,
+    ``size``, ``n``: :class:`~cruxflow.metrics.cuts.Cut`), the judgments' arrays at the
+    name's eta and alpha (``arrays``), the passages' token counts (:meth:`tokens`,
+    :meth:`oracle_tokens`), and :meth:`shared` for what several measures reuse."""
 
-    try:
-        for lineno, line in enumerate(read_text(path).split("\n"), 1):
-            parts = line.split()
-            if len(parts) > 2 and parts[2] not in texts:
-                return f"line {lineno}", parts[2]
-    except DataError:
-        pass
-    return None
+    def __init__(self, scorer: ContextScorer, cut: Cut, arrays: TopicArrays):
+        self.scorer, self.cut, self.arrays = scorer, cut, arrays
+        self.rows, self.size, self.n = cut.rows, cut.size, cut.n
+        self.topic_ids = arrays.topic_ids
 
+    def shared(self, what: str, make):
+        key = (what, self.arrays.eta, self.arrays.alpha)
+        if key not in self.cut.cache:
+            self.cut.cache[key] = make()
+        return self.cut.cache[key]
 
-def _line_of(path, qid: str, doc_id: str) -> str:
-    """The run file's line that ranks ``doc_id`` for ``qid`` (read again: errors only)."""
-    from cruxflow.data.io import read_text
+    def tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens of each context, whether a passage of it has no text or token count)."""
+        return self.shared("tokens", lambda: self.scorer._context_tokens(self.cut))
 
-    try:
-        for lineno, line in enumerate(read_text(path).split("\n"), 1):
-            parts = line.split()
-            if len(parts) > 2 and parts[0] == qid and parts[2] == doc_id:
-                return f"line {lineno}"
-    except DataError:
-        pass
-    return f"query {qid}"
+    def oracle_tokens(self) -> np.ndarray:
+        return self.scorer._oracle_tokens(self.arrays)
 
 
 class ContextScorer:
-    """Holds what every context of a dataset is scored against (built once per dataset).
+    """Holds what every context of a dataset is scored against (built once per judgments).
 
-    ``options`` (:class:`~cruxflow.metrics.options.MetricOptions`): eta, alpha, the density
-    weight and the relevance grades; the keyword arguments of older callers override it.
+    ``dataset``: a :class:`~cruxflow.data.model.Dataset` (its ratings and topics) or
+    :class:`~cruxflow.metrics.inputs.Judgments`; ``judgments``: ``{topic: TopicJudgments}``
+    made for ``options.eta`` (a workflow's judgments.jsonl; None: derived); ``texts``: the
+    passages' texts (or ids where ``count_tokens`` looks counts up), counted by
+    ``count_tokens`` for Den; ``options``: eta, alpha, the density weight, the relevance
+    grades (:class:`~cruxflow.metrics.options.MetricOptions`).
     """
 
-    def __init__(self, dataset: Dataset, judgments: dict[str, TopicJudgments],
-                 texts: Mapping[str, str], count_tokens: TokenCounter,
-                 options: MetricOptions = DEFAULTS, *, eta: int | None = None,
-                 alpha: float | None = None, density_weight: float | None = None,
-                 grades: str | None = None):
-        options = options.with_(eta=eta, alpha=alpha, density_weight=density_weight,
-                                relevance_grades=grades)
+    def __init__(self, dataset, judgments: Mapping[str, TopicJudgments] | None = None,
+                 texts: Mapping[str, str] | None = None,
+                 count_tokens: TokenCounter | None = None,
+                 options: MetricOptions = DEFAULTS):
+        from cruxflow.metrics.inputs import Judgments
+
         self.options = options
-        self.dataset, self.texts, self.count_tokens = dataset, texts, count_tokens
         self.eta, self.alpha, self.weight = options.eta, options.alpha, options.density_weight
-        self.judgments = {t: j for t, j in judgments.items() if j.kept}
-        self.matrix = dataset.ratings_by_topic()
-        # nDCG's gains: "2-1" (ours) or the CRUX authors' "3-2-1" (options.RELEVANCE_GRADES)
-        self.qrels = relevance_qrels(self.judgments, self.matrix, options.relevance_grades)
+        given = dataset if isinstance(dataset, Judgments) else Judgments(
+            ratings=dataset.ratings_by_topic(), topics=list(dataset.topics), source="dataset",
+            checked=True)
+        self.given = given
+        self.index = JudgedIndex(given.ratings, given.relevance, given.qrels, given.topics)
+        self.judged = judgments
+        self.texts = texts if texts is not None else {}
+        self.count_tokens = count_tokens
         self.columns = measure_columns(options)
-        self.arrays = TopicArrays(self.judgments, self.matrix, self.eta, self.alpha)
-        self._tokens: dict[str, int] = {}
-        self.oracle_tokens = {t: self.tokens(j.required) for t, j in self.judgments.items()}
-        self._oracle_tokens = np.array(list(self.oracle_tokens.values()), dtype=np.int64)
-        self._oracle_size = np.array([len(j.required) for j in self.judgments.values()],
-                                     dtype=int)
-        self.n_questions = np.array([j.n_questions for j in self.judgments.values()],
-                                    dtype=int)
-        # nDCG@k's ideal is cut at k: one evaluator for every cutoff asked so far (|Z*| of
-        # every topic, 10 and 20 at first; rebuilt when another k comes)
-        self._cutoffs: set[int] = set()
-        self.relevance: ir.RelevanceEvaluator | None = None
-        self._need_cutoffs({*self._oracle_size.tolist(), 10, 20})
-        # the last run flattened: its sizes (|Z*|, 10, 20) are scored one call after another
-        self._flat: tuple[Mapping, FlatRun] | None = None
+        self._arrays: dict[tuple, TopicArrays] = {}
+        self._runs: list[tuple[object, RunIndex]] = []     # the last runs seen, by object
+        self._tokens: dict[str, int | None] = {}            # passage -> tokens (None: no text)
         # per k scored: topics whose context ranks a passage without text (Den undefined)
         self.den_undefined: dict[str, list[str]] = {}
 
-    def _need_cutoffs(self, cutoffs) -> None:
-        cutoffs = {int(c) for c in cutoffs if int(c) > 0}
-        if self.relevance is None or not cutoffs <= self._cutoffs:
-            self._cutoffs |= cutoffs
-            self.relevance = ir.RelevanceEvaluator(self.qrels, ir.relevance_measures(
-                self.options.grades.required, self._cutoffs))
+    # --- what the names need -------------------------------------------------------------------
 
-    def tokens(self, pids) -> int:
-        """Tokens of ``pids``; a passage without text (outside the collection, see
-        :func:`check_run`) counts 0 here and its context's Den is undefined in :meth:`score`."""
-        total = 0
-        for p in pids:
-            if p not in self._tokens:
-                text = self.texts.get(p)
-                self._tokens[p] = 0 if text is None else self.count_tokens(text)
-            total += self._tokens[p]
-        return total
+    def arrays(self, eta: int | None = None, alpha: float | None = None) -> TopicArrays:
+        """The judgments' arrays at ``eta`` and ``alpha`` (the options' by default)."""
+        eta = self.eta if eta is None else eta
+        alpha = self.alpha if alpha is None else alpha
+        key = (eta, alpha)
+        if key not in self._arrays:
+            judged = self.judged if eta == self.eta else None
+            self._arrays[key] = TopicArrays(self.index, eta, alpha,
+                                            self.options.relevance_grades, judged)
+        return self._arrays[key]
+
+    @property
+    def topic_ids(self) -> list[str]:
+        return self.index.topic_ids
+
+    @property
+    def topics(self) -> list[str]:
+        """The evaluated topics (the default topic set at the options' eta)."""
+        mask = self.judged_mask(self.arrays())
+        return [t for t, m in zip(self.topic_ids, mask.tolist(), strict=True) if m]
+
+    def judged_mask(self, arrays: TopicArrays) -> np.ndarray:
+        """The default topic set: the topics with an answerable question at the arrays' eta;
+        without ratings, those with a relevant line in the qrels given."""
+        if self.index.has_ratings:
+            return arrays.n_kept > 0
+        if self.index.given_grades is not None:
+            return (self.index.given_grades > 0).any(axis=1)
+        return arrays.ndeval_rel.any(axis=(1, 2))
+
+    def run_index(self, run) -> RunIndex:
+        """``run`` (any form :func:`cruxflow.metrics.inputs.as_run` reads) against the
+        judgments, made once per run object (a run is read once and not changed while it is
+        scored)."""
+        for obj, found in self._runs:
+            if obj is run:
+                return found
+        from cruxflow.metrics.inputs import as_run
+
+        found = RunIndex(self.index, as_run(run))
+        self._runs = [(run, found), *self._runs[:3]]
+        return found
+
+    def sizes(self, k: int | str, arrays: TopicArrays | None = None) -> np.ndarray:
+        """The cutoff of every topic: |Z*| for ``oracle``, else k."""
+        if k == "oracle":
+            return (arrays or self.arrays()).oracle_size
+        return np.full(len(self.topic_ids), context_size(k, None), dtype=np.int64)
+
+    def contexts(self, run, name: names.Name) -> Contexts:
+        """The contexts ``name`` is computed on (its cutoff, cut and order; the arrays of its
+        eta and alpha), made once per (run, cutoff, cut, order)."""
+        opts = name.options(self.options)
+        arrays = self.arrays(opts.eta, opts.alpha)
+        index = self.run_index(run)
+        key = ("cut", name.cutoff, name["cut"], name["order"],
+               opts.eta if name.cutoff == "oracle" else None)
+        cuts = index.__dict__.setdefault("cuts", {})
+        if key not in cuts:
+            cuts[key] = index.cut(self.sizes(name.cutoff, arrays), name["cut"], name["order"])
+        return Contexts(self, cuts[key], arrays)
+
+    def values(self, run, name) -> np.ndarray:
+        """``name`` for every topic of the judgments (:attr:`topic_ids`), over the name's topic
+        set: NaN outside it (and where undefined); ``topics='all'`` counts an undefined value
+        0. A measure whose judgments are missing is an error naming what it reads."""
+        name = names.parse(name)
+        if name.cutoff is None:
+            raise ValueError(f"{name}: give a cutoff ({name}@10, or {name}@oracle for "
+                             "k = |Z*|)")
+        for kind in name.reads:
+            if not self.given.has(kind):
+                raise DataError(f"{name} reads {kind}: the judgments ({self.given.source}) "
+                                "have none")
+        ctx = self.contexts(run, name)
+        raw = np.asarray(name.definition.function()(ctx, name), dtype=float)
+        return self._topic_set(raw, name, ctx)
+
+    def _topic_set(self, raw: np.ndarray, name: names.Name, ctx: Contexts) -> np.ndarray:
+        mask = self._mask(name, ctx)
+        if name["topics"] == "all":
+            raw = np.nan_to_num(raw, nan=0.0)
+        return np.where(mask, raw, np.nan)
+
+    def _mask(self, name: names.Name, ctx: Contexts) -> np.ndarray:
+        topics = name["topics"]
+        if topics == "judged":
+            return self.judged_mask(ctx.arrays)
+        if topics == "run":
+            return ctx.cut.in_run
+        return self.universe(name, ctx.arrays)
+
+    def covered(self, run, name) -> np.ndarray:
+        """The topics of ``name``'s topic set (before undefined values are left out)."""
+        name = names.parse(name)
+        return self._mask(name, self.contexts(run, name))
+
+    def universe(self, name: names.Name, arrays: TopicArrays) -> np.ndarray:
+        """The topics of the judgments ``name`` reads (``topics='all'``)."""
+        mask = np.zeros(len(self.topic_ids), dtype=bool)
+        for kind in name.reads:
+            if kind == names.RATINGS:
+                mask |= self.index.n_questions > 0
+            elif kind == names.RELEVANCE:
+                mask |= arrays.relevance_topics
+            elif kind == names.DIVERSITY:
+                mask |= arrays.diversity_topics
+        return mask
+
+    def tied(self, run, name) -> np.ndarray:
+        """Per topic: whether tied scores decide which passages fall inside ``name``'s
+        context (the passage at place k and the one after it score the same)."""
+        name = names.parse(name)
+        if name["order"] == "file":
+            return np.zeros(len(self.topic_ids), dtype=bool)
+        ctx = self.contexts(run, name)
+        return ctx.cut.tied
+
+    def unknown_topics(self, run) -> list[str]:
+        """The run's topics that the judgments do not hold."""
+        return [t for t in self.run_index(run).lines.topics if t not in self.index.topic_index]
+
+    # --- token counts ----------------------------------------------------------------------------
+
+    def _count(self, pids) -> list[int | None]:
+        """Tokens of each passage (None: no text), each passage counted once, the new ones in
+        one batch where the counter has one (the regex counter counts on bytes with numpy)."""
+        known = self._tokens
+        new = [p for p in dict.fromkeys(pids) if p not in known]
+        if new:
+            texts = [self.texts.get(p) for p in new]
+            have = [i for i, t in enumerate(texts) if t is not None]
+            batch = getattr(self.count_tokens, "batch", None)
+            counts = batch([texts[i] for i in have]) if batch is not None else \
+                [self.count_tokens(texts[i]) for i in have]
+            known.update(dict.fromkeys(new))
+            known.update(zip((new[i] for i in have), map(int, counts), strict=True))
+        return list(map(known.__getitem__, pids))
+
+    @cached_property
+    def _judged_tokens(self) -> np.ndarray:
+        """Tokens of every judged passage by its number (-1: no text), counted once, in one
+        batch."""
+        pids = list(self.index.number)
+        counts = self._count(pids)
+        return np.array([-1 if c is None else c for c in counts], dtype=np.int64)
+
+    def _context_tokens(self, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens of each context, whether a passage of it has no text): per passage from
+        the judged passages' counts, or (a passage no topic judged) counted once per run."""
+        run = cut.run
+        if run.tokens is None:
+            judged = self._judged_tokens
+            run.tokens = np.where(run.number >= 0, judged[np.maximum(run.number, 0)], -2)
+        inside = cut.code >= 0
+        code = np.maximum(cut.code, 0)
+        new = np.unique(code[inside & (run.tokens[code] == -2)])
+        if new.size:
+            counts = self._count([run.lines.passages[c] for c in new.tolist()])
+            run.tokens[new] = [-1 if c is None else c for c in counts]
+        tokens = run.tokens[code]
+        return (np.where(inside, np.maximum(tokens, 0), 0).sum(axis=1),
+                (inside & (tokens < 0)).any(axis=1))
+
+    def _oracle_tokens(self, arrays: TopicArrays) -> np.ndarray:
+        cached = arrays.__dict__.get("_oracle_tokens")
+        if cached is None:
+            rows = arrays.required_rows
+            topic, place = np.nonzero(rows != arrays.none)
+            counts = self._count([self.index.pid(t, r) for t, r in zip(
+                topic.tolist(), rows[topic, place].tolist(), strict=True)])
+            cached = np.zeros(len(self.topic_ids), dtype=np.int64)
+            np.add.at(cached, topic, [0 if c is None else c for c in counts])
+            arrays.__dict__["_oracle_tokens"] = cached
+        return cached
+
+    def oracle_without_text(self, arrays: TopicArrays | None = None) -> list[str]:
+        """The passages of Z* that have no text or token count."""
+        arrays = arrays or self.arrays()
+        rows = arrays.required_rows
+        pids = [self.index.pid(int(t), int(rows[t, r]))
+                for t, r in zip(*np.nonzero(rows != arrays.none), strict=True)]
+        return [p for p, c in zip(pids, self._count(pids), strict=True) if c is None]
+
+    # --- per topic, for the RAG stage's final-result metrics (cruxflow.rag.reports) ----------
+
+    @cached_property
+    def judgments(self) -> dict[str, TopicJudgments]:
+        """The evaluated topics' judgments at the options' eta: the ones given, or those the
+        arrays derive (Q, P*, Z* in selection order)."""
+        topics = self.topics
+        if self.judged is not None:
+            return {t: self.judged[t] for t in topics}
+        a = self.arrays()
+        a.n_kept    # noqa: B018 - derives a.kept
+        out = {}
+        for t, tid in enumerate(self.topic_ids):
+            if tid in set(topics):
+                rows = a.required_rows[t]
+                out[tid] = TopicJudgments(
+                    tid, int(self.index.n_questions[t]), a.kept[t],
+                    [p for r, p in enumerate(self.index.passages[t]) if self.index.rated[t, r]],
+                    [self.index.pid(t, int(r)) for r in rows if r != a.none], self.eta)
+        return out
 
     def rating_rows(self, tid: str, pids) -> list[list[int]]:
-        n = self.judgments[tid].n_questions
-        m = self.matrix.get(tid, {})
-        return [m.get(p, [0] * n) for p in pids]
+        """The ratings of ``pids`` for topic ``tid`` (0s for a passage it did not rate)."""
+        m = (self.given.ratings or {}).get(tid, {})
+        n = int(self.index.n_questions[self.index.topic_index[tid]])
+        return [list(m.get(p, [0] * n)) for p in pids]
 
-    def token_counts(self, pids) -> list[int]:
-        known = self._tokens
-        return [known[p] if p in known else self.tokens((p,)) for p in pids]
+    @property
+    def oracle_tokens(self) -> dict[str, int]:
+        """Tokens of each topic's Z*."""
+        return dict(zip(self.topic_ids, self._oracle_tokens(self.arrays()).tolist(),
+                        strict=True))
 
-    def flat(self, run: Mapping[str, list[RunRow]]) -> FlatRun:
-        """``run`` as arrays, reused while the same run object is scored at other sizes (a
-        run is read once and not changed while it is scored)."""
-        if self._flat is None or self._flat[0] is not run:
-            self._flat = (run, self.arrays.flatten(run))
-        return self._flat[1]
+    # --- the tables ---------------------------------------------------------------------------
 
-    def sizes(self, k: int | str) -> np.ndarray:
-        """The cutoff of every evaluated topic: |Z*| for ``oracle``, else k."""
-        return self._oracle_size if k == "oracle" else np.full(
-            len(self.judgments), context_size(k, None))
-
-    def tied_topics(self, run: Mapping[str, list[RunRow]], ks) -> list[str]:
+    def tied_topics(self, run, ks) -> list[str]:
         """The evaluated topics whose top k, for some k in ``ks``, the tie policy decides."""
-        out: dict[str, None] = {}
+        mask = self.judged_mask(self.arrays())
+        out = np.zeros(len(self.topic_ids), dtype=bool)
         for k in ks:
-            cut = dict(zip(self.judgments, self.sizes(k).tolist(), strict=True))
-            out.update(dict.fromkeys(ties_at_cutoff(
-                {t: run[t] for t in self.judgments if t in run}, cut)))
-        return list(out)
+            out |= self.tied(run, names.qualified("Cov", k, self.options))
+        return [t for t, m in zip(self.topic_ids, (out & mask).tolist(), strict=True) if m]
 
-    def tie_line(self, run: Mapping[str, list[RunRow]], ks) -> str | None:
+    def tie_line(self, run, ks) -> str | None:
         """The one warning of a door (None: no tie decides a context): how many topics'
         contexts the tie policy decides."""
-        return tie_warning(self.tied_topics(run, ks), len(self.judgments))
+        return tie_warning(self.tied_topics(run, ks), len(self.topics))
 
-    def score(self, run: Mapping[str, list[RunRow]], system: str, k: int | str) -> pd.DataFrame:
-        size = self.sizes(k)
-        flat = self.flat(run)
-        rows, n, tokens = self.arrays.cut(flat, size, self.token_counts)
-        cov = self.arrays.coverage(rows)
-        ctxs = {tid: ids[:c]
-                for tid, ids, c in zip(self.judgments, flat.doc_ids, n.tolist(), strict=True)}
-        self._need_cutoffs(set(size.tolist()))
-        ir_scores = self.relevance.per_query(ctxs)
-        topics = list(self.judgments)
-        required = f"R(rel={self.options.grades.required})"
-        columns = {
-            "system": system, "k": str(k), "topic": topics, "context_size": n,
-            "in_run": flat.in_run, "tokens": tokens,
-            "Cov": cov,
-            "alpha_nDCG_crux": self.arrays.alpha_ndcg(rows),
-            "Den": self.arrays.density(cov, tokens, self._oracle_tokens, self.weight),
-            "R": [ir_scores[t]["R"] for t in topics],
-            required: [ir_scores[t][required] for t in topics],
-            "P": np.array([ir_scores[t]["NumRelRet"] for t in topics]) / size,
-            "AP": [ir_scores[t]["AP"] for t in topics],
-            "nDCG": [ir_scores[t][f"nDCG@{c}"] for t, c in zip(topics, size.tolist(),
-                                                               strict=True)],
-            "alpha_nDCG": self.arrays.alpha_ndcg_ndeval(rows, size),
-            "alpha_nDCG_published": self.arrays.alpha_ndcg_published(rows),
-        }
-        # Den needs every ranked passage's tokens: where a passage's text is missing it is
-        # undefined, never computed from a guess (the topics are kept per k for the report)
-        no_text = [t for t, ids in ctxs.items() if any(p not in self.texts for p in ids)]
-        if no_text:
-            undefined = np.isin(np.array(topics), no_text)
-            columns["Den"] = np.where(undefined, np.nan, columns["Den"])
-        self.den_undefined[str(k)] = no_text
+    def score(self, run, system: str, k: int | str) -> pd.DataFrame:
+        """The per-query table's rows of size k: every column of :func:`measure_columns`
+        (``names.table_columns``) at cutoff k, over the evaluated topics."""
+        keep = self.judged_mask(self.arrays())
+        topics = [t for t, m in zip(self.topic_ids, keep.tolist(), strict=True) if m]
+        ctx = self.contexts(run, names.parse(names.qualified("Cov", k, self.options)))
+        tokens, no_text = ctx.tokens()
+        columns = {"system": system, "k": str(k), "topic": topics,
+                   "context_size": ctx.n[keep],
+                   "in_run": self.run_index(run).present[keep], "tokens": tokens[keep]}
+        for column in self.columns:
+            name = names.parse(names.qualified(column, k, self.options))
+            columns[column] = self.values(run, name)[keep]
+        self.den_undefined[str(k)] = [t for t, m in zip(topics, no_text[keep].tolist(),
+                                                        strict=True) if m]
         return pd.DataFrame(columns)
-
-    def coverage_all_questions(self, frame: pd.DataFrame) -> np.ndarray:
-        """``Cov(questions=all)`` of a frame of :meth:`score`: an unrated passage answers
-        nothing, so every question a context answers is answerable, and the share of all
-        sub-questions is Cov x |answerable| / |all|."""
-        n_kept = self.arrays.n_kept
-        per_topic = dict(zip(self.judgments, n_kept / self.n_questions, strict=True))
-        return frame["Cov"].to_numpy() * frame["topic"].map(per_topic).to_numpy()
 
 
 def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:
-    """Means over topics per (system, k); NaN values (undefined for a topic) are skipped."""
+    """Means over topics per (system, k); NaN values (undefined for a topic) are skipped. Each
+    mean is a correctly rounded sum (``math.fsum``) over the count: the same whatever the
+    order of the topics."""
     cols = [c for c in per_query.columns if _is_measure(c)]
     grouped = per_query.groupby(["system", "k"], sort=False)
-    table = grouped[cols].mean()
+    table = grouped[cols].agg(_mean)
     table.insert(0, "topics", grouped["topic"].nunique())
     table.insert(1, "missing_in_run", grouped["in_run"].apply(lambda s: int((~s).sum())))
     return table.reset_index()
+
+
+def _mean(values: pd.Series) -> float:
+    kept = [v for v in values.tolist() if not math.isnan(v)]
+    return math.fsum(kept) / len(kept) if kept else math.nan
 
 
 def _is_measure(column: str) -> bool:

@@ -1,24 +1,46 @@
-"""Statistics shared by every report: means, rank correlations, agreement coefficients, paired
-tests and bootstrap intervals, each from a well-kept library (scipy, statsmodels,
-scikit-learn) behind one convention.
+"""Statistics shared by every report: means, rank correlations (Kendall's tau, Spearman's rho,
+tau_AP), agreement coefficients (Cohen's and Fleiss' kappa, Krippendorff's alpha), bootstrap
+intervals over topics, and the paired tests between runs with their multiple-testing
+corrections. This module is their one home: the paper tables, ``meta-eval``, ``evaluate``,
+``crux-eval``, the workflow's significance table and ``cruxflow.compare`` call it.
 
 **Undefined is ``None``.** A statistic that has no value (a mean of nothing, a correlation with
-fewer than two finite pairs or a constant side, a kappa whose chance agreement is 1) is
-returned as ``None``, never as NaN and never silently dropped; the caller decides whether to
-leave it out and reports how many it left out. Code that puts statistics into a pandas frame
-turns ``None`` into NaN there (:func:`nan_if_none`).
+fewer than two finite pairs or a constant side, a kappa whose chance agreement is 1, a paired
+test over fewer than two topics) is returned as ``None``, never as NaN and never silently
+dropped; the caller decides whether to leave it out and reports how many it left out. Code that
+puts statistics into a pandas frame turns ``None`` into NaN there (:func:`nan_if_none`).
+
+**One paired-test policy.** :data:`POLICY` (declared in :mod:`cruxflow.metrics.policy`) names
+the default paired test, its resamples and seed, and the multiple-testing correction; every door
+takes its defaults from it (docs/evaluate.md, "Several runs at once"). The tests and
+corrections are computed in :mod:`cruxflow.metrics.paired` and exported here.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+# the policy, the paired tests and the corrections: declared and computed in their own modules,
+# exported here with the rest
+from cruxflow.metrics.paired import (  # noqa: F401
+    SIGN_BLOCK,
+    adjust,
+    benjamini_hochberg,
+    holm,
+    paired_p_values,
+    pairwise,
+    pairwise_tests,
+    randomization_p_values,
+    t_test_p_value,
+    wilcoxon_p_value,
+)
+from cruxflow.metrics.policy import ALTERNATIVES, CORRECTIONS, POLICY, TESTS, Policy  # noqa: F401
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +73,10 @@ def nan_if_none(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
+def _is_defined(value) -> bool:
+    return value is not None and not math.isnan(float(value))
+
+
 # --- rank correlation -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -67,8 +93,7 @@ def rank_correlation(x: Sequence[float | None], y: Sequence[float | None],
     if len(x) != len(y):
         raise ValueError(f"{len(x)} values against {len(y)}")
     pairs = [(float(a), float(b)) for a, b in zip(x, y, strict=True)
-             if a is not None and b is not None and not math.isnan(float(a))
-             and not math.isnan(float(b))]
+             if _is_defined(a) and _is_defined(b)]
     if len(pairs) < 2:
         return RankCorrelation(None, None, len(pairs))
     a = np.array([p[0] for p in pairs])
@@ -77,6 +102,115 @@ def rank_correlation(x: Sequence[float | None], y: Sequence[float | None],
         return RankCorrelation(None, None, len(pairs))
     res = _correlation(method)(a, b)
     return RankCorrelation(float(res.statistic), float(res.pvalue), len(pairs))
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's tau-b of two lists of scores (scipy.stats.kendalltau); ``None`` with fewer
+    than two values or a constant side."""
+    return rank_correlation(x, y, "kendall").value
+
+
+def tau_ap(reference: Sequence[float], estimate: Sequence[float]) -> float | None:
+    """Yilmaz, Aslam and Robertson's AP rank correlation (SIGIR 2008) of ``estimate``'s ranking
+    of systems against ``reference``'s (higher scores first):
+    tau_AP = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1, where C(i) counts the systems that
+    ``estimate`` ranks above its i-th one and ``reference`` ranks above it too.
+
+    **Ties**: the expected tau_AP over every way of breaking them, each tied group of either
+    ranking ordered uniformly at random and independently. A pair tied in ``reference`` is
+    then concordant with probability 1/2; a system in a tie group of ``estimate`` of size g,
+    with p systems strictly above it, sits at each of ranks p + 1 .. p + g with probability
+    1/g and has each other member of its group above it with probability (rank - p - 1) /
+    (g - 1). Without ties this is Yilmaz et al.'s tau_AP; with ties in ``estimate`` only it is
+    Urbano and Marrero's tau_AP,a (ICTIR 2017), which is this expectation.
+
+    ``None`` (undefined) with fewer than two systems or when either side is constant (every
+    system tied: no ranking to compare, as for Kendall's tau-b).
+    """
+    ref = np.asarray(reference, dtype=float)
+    est = np.asarray(estimate, dtype=float)
+    n = len(ref)
+    if n != len(est):
+        raise ValueError(f"{n} reference values against {len(est)}")
+    if n < 2 or np.isnan(ref).any() or np.isnan(est).any() or np.ptp(ref) == 0 \
+            or np.ptp(est) == 0:
+        return None
+    # concordance of s above t in the reference: 1, 1/2 on a reference tie, 0
+    above = (ref[:, None] > ref[None, :]) + 0.5 * (ref[:, None] == ref[None, :])
+    np.fill_diagonal(above, 0.0)
+    total = 0.0
+    for t in range(n):
+        higher = est > est[t]
+        group = (est == est[t])
+        group[t] = False
+        p, g = int(higher.sum()), int(group.sum()) + 1
+        a_t = float(above[higher, t].sum())       # systems surely above t
+        b_t = float(above[group, t].sum())        # t's group: above t with some probability
+        for m in range(1, g + 1):                 # t at rank p + m, with probability 1/g
+            if p + m == 1:
+                continue                          # the top rank has no one above it
+            share = (m - 1) / (g - 1) if g > 1 else 0.0
+            total += (a_t + share * b_t) / (p + m - 1) / g
+    return 2.0 * total / (n - 1) - 1.0
+
+
+# --- bootstrap over topics --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile bootstrap interval and what it rests on: ``topics`` resampled with
+    replacement ``resamples`` times; ``undefined`` of those resamples gave no value (a side
+    constant in the resample, a system without a value in it) and were left out."""
+
+    low: float | None
+    high: float | None
+    confidence: float
+    topics: int
+    resamples: int
+    undefined: int
+
+    def describe(self) -> str:
+        """What was resampled: ``95% percentile bootstrap, 1000 resamples of the 4 topics
+        with replacement``."""
+        return (f"{self.confidence:.0%} percentile bootstrap, {self.resamples} resamples of "
+                f"the {self.topics} topic{'s' if self.topics != 1 else ''} with replacement")
+
+
+def topic_bootstrap(tables: Sequence[np.ndarray], statistic: Callable[..., float | None], *,
+                    n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+                    min_topics: int = 2) -> Interval:
+    """A percentile bootstrap interval of ``statistic`` over topics.
+
+    ``tables`` are topics x systems arrays (NaN: no value), one per side; a resample draws
+    topics (rows) with replacement, ``rng.integers(0, n, (n_resamples, n))`` as
+    ``scipy.stats.bootstrap`` draws them, and passes each table's per-system mean over the
+    drawn rows to ``statistic``. A resample whose statistic is undefined (``None`` or NaN, or
+    a system without a value among the drawn rows) is left out and counted; the interval is
+    the percentiles of the others (``None`` when none is left, with fewer than ``min_topics``
+    topics or no resamples). Where every resample is defined this equals
+    ``scipy.stats.bootstrap(method="percentile")`` with the same generator (tests/test_stats.py).
+    """
+    n = tables[0].shape[0] if tables else 0
+    if n < min_topics or n_resamples < 1:
+        return Interval(None, None, confidence, n, 0, 0)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, (n_resamples, n))
+    values = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # a system with no value: NaN
+        for idx in draws:
+            means = [np.nanmean(t[idx], axis=0) for t in tables]
+            if any(np.isnan(m).any() for m in means):
+                continue
+            value = statistic(*means)
+            if value is not None and not math.isnan(value):
+                values.append(float(value))
+    undefined = n_resamples - len(values)
+    if not values:
+        return Interval(None, None, confidence, n, n_resamples, undefined)
+    tail = (1 - confidence) / 2
+    low, high = np.percentile(values, [100 * tail, 100 * (1 - tail)])
+    return Interval(float(low), float(high), confidence, n, n_resamples, undefined)
 
 
 @dataclass
@@ -89,14 +223,13 @@ class Correlation:
     high: float | None
     n_systems: int
     n_topics: int
+    interval: Interval | None = None
 
 
-def _system_means(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    # table is topics x systems (NaN where a system has no value for a topic); sampled topics
-    # may repeat. The mean over the present values, as groupby().mean() takes it.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)   # a system with no value: NaN
-        return np.nanmean(table[idx], axis=0)
+def _tau_statistic(method: str):
+    def statistic(a, b):
+        return rank_correlation(list(a), list(b), method).value
+    return statistic
 
 
 def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "kendall",
@@ -105,64 +238,91 @@ def system_correlation(per_query: pd.DataFrame, x: str, y: str, method: str = "k
     """Correlate two metrics at the system level: means over topics, then tau (or rho).
 
     ``per_query`` has columns ``topic``, ``system`` and the metric columns. The interval is a
-    percentile bootstrap that resamples topics with replacement (scipy.stats.bootstrap), so it
-    reflects how much the system ranking depends on the topic sample; ``None`` where it is
-    undefined (one topic, fewer than three systems, or resamples whose tau is undefined).
+    percentile bootstrap that resamples topics with replacement (:func:`topic_bootstrap`), so
+    it reflects how much the system ranking depends on the topic sample; ``None`` where it is
+    undefined (one topic, fewer than three systems, or no resample with a defined value).
     """
-    from scipy import stats
-
-    corr = _correlation(method)
     # topics x systems tables, pivoted once: a resample is then a row selection
     tables = {col: per_query.pivot_table(index="topic", columns="system", values=col,
                                          aggfunc="mean", dropna=False).sort_index()
                                                                       .sort_index(axis=1)
               for col in (x, y)}
-    topics = tables[x].index.to_numpy()
     systems = per_query["system"].nunique()
     means = per_query.groupby("system")[[x, y]].mean().sort_index()
     value = rank_correlation(means[x].tolist(), means[y].tolist(), method).value
-    table_x, table_y = tables[x].to_numpy(float), tables[y].to_numpy(float)
-
-    def statistic(idx):
-        return corr(_system_means(table_x, idx), _system_means(table_y, idx)).statistic
-
-    low = high = None
-    if len(topics) > 1 and systems > 2 and n_resamples > 0:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", (stats.ConstantInputWarning, RuntimeWarning))
-            res = stats.bootstrap((np.arange(len(topics)),), statistic,
-                                  n_resamples=n_resamples, confidence_level=confidence,
-                                  method="percentile", vectorized=False,
-                                  rng=np.random.default_rng(seed))
-        ci = res.confidence_interval
-        if math.isfinite(ci.low) and math.isfinite(ci.high):
-            low, high = float(ci.low), float(ci.high)
-    return Correlation(x, y, method, value, low, high, systems, len(topics))
+    n_topics = len(tables[x].index)
+    interval = None
+    if systems > 2:
+        interval = topic_bootstrap([tables[x].to_numpy(float), tables[y].to_numpy(float)],
+                                   _tau_statistic(method), n_resamples=n_resamples,
+                                   confidence=confidence, seed=seed)
+    low, high = (interval.low, interval.high) if interval else (None, None)
+    return Correlation(x, y, method, value, low, high, systems, n_topics, interval)
 
 
 def mean_interval(values: Sequence[float], n_resamples: int = 1000, confidence: float = 0.95,
                   seed: int = 0) -> tuple[float | None, float | None]:
-    """A percentile bootstrap interval of the mean of ``values`` (scipy.stats.bootstrap,
-    resampling the values with replacement); ``(None, None)`` with fewer than two values or no
+    """A percentile bootstrap interval of the mean of ``values`` (resampling the values with
+    replacement, :func:`topic_bootstrap`); ``(None, None)`` with fewer than two values or no
     resamples, the value itself twice when every value is the same."""
-    from scipy import stats
-
     x = np.asarray(defined(values), dtype=float)
     if len(x) < 2 or n_resamples < 1:
         return None, None
     if np.ptp(x) == 0:
         return float(x[0]), float(x[0])
-    res = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                          method="percentile", rng=np.random.default_rng(seed))
-    ci = res.confidence_interval
-    return float(ci.low), float(ci.high)
+    res = topic_bootstrap([x[:, None]], lambda m: float(m[0]), n_resamples=n_resamples,
+                          confidence=confidence, seed=seed)
+    return res.low, res.high
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """Two rankings of the same systems from two sources of scores over the same topics:
+    Kendall's tau-b and tau_AP (``reference`` as the truth) of the systems' means, each with
+    its bootstrap interval over those topics."""
+
+    n_systems: int
+    n_topics: int
+    tau: float | None
+    tau_ap: float | None
+    tau_interval: Interval
+    tau_ap_interval: Interval
+    reference_means: tuple[float, ...]
+    estimate_means: tuple[float, ...]
+
+
+def rank_agreement(reference: np.ndarray, estimate: np.ndarray, *, n_resamples: int = 1000,
+                   confidence: float = 0.95, seed: int = 0) -> RankAgreement:
+    """Kendall's tau and tau_AP between the systems' means of two topics x systems tables of
+    the same topics (every cell defined), with percentile bootstrap intervals over the topics
+    (:func:`topic_bootstrap`: two or more topics and three or more systems, else none)."""
+    reference, estimate = np.asarray(reference, float), np.asarray(estimate, float)
+    if reference.shape != estimate.shape:
+        raise ValueError(f"tables of shapes {reference.shape} and {estimate.shape}")
+    n_topics, n_systems = reference.shape
+    if n_topics:
+        ref_means, est_means = reference.mean(axis=0), estimate.mean(axis=0)
+    else:                                    # no topic: no mean, no ranking
+        ref_means = est_means = np.full(n_systems, np.nan)
+    boot = {"n_resamples": n_resamples if n_systems > 2 else 0, "confidence": confidence,
+            "seed": seed}
+    tables = [reference, estimate]
+    return RankAgreement(
+        n_systems, n_topics,
+        kendall_tau(ref_means, est_means) if n_topics else None,
+        tau_ap(ref_means, est_means) if n_topics else None,
+        topic_bootstrap(tables, kendall_tau, **boot),
+        topic_bootstrap(tables, tau_ap, **boot),
+        tuple(ref_means.tolist()), tuple(est_means.tolist()))
 
 
 # --- agreement --------------------------------------------------------------------------------
 
-def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> float | None:
-    """Cohen's (unweighted) kappa of two label sequences (scikit-learn); ``None`` when it is
-    0/0 (chance agreement 1, e.g. one label everywhere) or there is nothing to compare."""
+def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None,
+                weights: str | None = None) -> float | None:
+    """Cohen's kappa of two label sequences (scikit-learn; ``weights="linear"`` or
+    ``"quadratic"`` for an ordinal scale); ``None`` when it is 0/0 (chance agreement 1, e.g.
+    one label everywhere) or there is nothing to compare."""
     from sklearn.metrics import cohen_kappa_score
 
     if len(a) != len(b):
@@ -171,7 +331,7 @@ def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> flo
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        kappa = float(cohen_kappa_score(a, b, labels=labels))
+        kappa = float(cohen_kappa_score(a, b, labels=labels, weights=weights))
     return None if math.isnan(kappa) else kappa
 
 
@@ -189,142 +349,22 @@ def fleiss_kappa(ratings: np.ndarray, n_categories: int) -> float | None:
     return None if math.isnan(kappa) else kappa
 
 
-# --- paired tests -----------------------------------------------------------------------------
+def krippendorff_alpha(a: Sequence[int], b: Sequence[int], *,
+                       level: str = "ordinal", values: Sequence[int] | None = None
+                       ) -> float | None:
+    """Krippendorff's alpha of two raters' labels of the same items (the ``krippendorff``
+    package, the 'judge' extra) at ``level``, over the value domain ``values``; ``None`` when
+    it is 0/0 (one label everywhere) or there is nothing to compare."""
+    from cruxflow._extras import extra
 
-def _mean_diff(x, y, axis):
-    return np.mean(x - y, axis=axis)
+    with extra(__name__, "judge"):
+        import krippendorff
 
-
-def paired_randomization(x: Sequence[float], y: Sequence[float], *, n_resamples: int = 9999,
-                         seed: int = 0, alternative: str = "two-sided") -> float | None:
-    """p-value of a paired randomization (sign-flip) test of the mean difference
-    (scipy.stats.permutation_test, permutation_type="samples"; exact when 2^n <= n_resamples,
-    else ``n_resamples`` draws seeded with ``seed``); ``None`` with fewer than two pairs (scipy
-    refuses one)."""
-    from scipy import stats
-
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if len(x) < 2:
+    if not len(a) or len(set(a) | set(b)) < 2:
         return None
-    res = stats.permutation_test((x, y), _mean_diff, permutation_type="samples",
-                                 vectorized=True, n_resamples=n_resamples,
-                                 alternative=alternative, rng=np.random.default_rng(seed))
-    return float(min(res.pvalue, 1.0))
-
-
-def paired_t(x: Sequence[float], y: Sequence[float],
-             alternative: str = "two-sided") -> float | None:
-    """p-value of a paired t-test (scipy.stats.ttest_rel); 1.0 when every difference is 0,
-    ``None`` with fewer than two pairs."""
-    from scipy import stats
-
-    d = np.asarray(x, float) - np.asarray(y, float)
-    if len(d) < 2:
-        return None
-    if np.all(d == 0):
-        return 1.0  # no difference at all; scipy would return NaN
-    return float(stats.ttest_rel(x, y, alternative=alternative).pvalue)
-
-
-def wilcoxon(d: Sequence[float], alternative: str = "two-sided") -> float | None:
-    """p-value of the Wilcoxon signed-rank test of differences ``d``; 1.0 when every difference
-    is 0, ``None`` without differences."""
-    from scipy import stats
-
-    d = np.asarray(d, float)
-    if len(d) == 0:
-        return None
-    if np.all(d == 0):
-        return 1.0  # no difference at all; scipy would return NaN
-    return float(stats.wilcoxon(d, zero_method="wilcox", alternative=alternative).pvalue)
-
-
-def benjamini_hochberg(p_values: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg adjusted p-values (scipy.stats.false_discovery_control) of the
-    defined ones, the family being those; ``None`` stays ``None``."""
-    from scipy import stats
-
-    idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(p)]
-    out: list[float | None] = [None] * len(p_values)
-    if idx:
-        adjusted = stats.false_discovery_control([p_values[i] for i in idx], method="bh")
-        for i, p in zip(idx, adjusted, strict=True):
-            out[i] = float(p)
-    return out
-
-
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjusted p-values of the defined ones, the family being those;
-    ``None`` stays ``None``: the i-th smallest of m times (m - i + 1), made non-decreasing
-    and capped at 1. (statsmodels' ``multipletests(method="holm")`` gives the same numbers,
-    tests/test_stats.py checks it, but runs a full ``gc.collect()`` on every call: 0.2 s each
-    in a large process, seconds for the families of one ``evaluate`` call.)"""
-    idx = [i for i, p in enumerate(p_values) if p is not None and not math.isnan(p)]
-    out: list[float | None] = [None] * len(p_values)
-    if idx:
-        p = np.asarray([p_values[i] for i in idx], dtype=float)
-        order = np.argsort(p, kind="stable")
-        steps = len(p) - np.arange(len(p))
-        adjusted = np.empty(len(p))
-        adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps * p[order]))
-        for i, value in zip(idx, adjusted.tolist(), strict=True):
-            out[i] = value
-    return out
-
-
-# --- many runs --------------------------------------------------------------------------------
-
-PAIRED_TESTS = ("t_test", "randomization")
-
-
-def compare(per_topic: Mapping[str, Mapping[str, Mapping[str, float | None]]],
-            measures: Sequence[str] | None = None, *, n_resamples: int = 9999, seed: int = 0,
-            correction: str = "holm", tests: Sequence[str] = PAIRED_TESTS) -> list[dict]:
-    """Paired tests between every pair of runs, per measure, with a multiple-testing
-    correction over the pairs (ranx's ``compare`` convention).
-
-    ``per_topic`` is ``{run: {topic: {measure: value}}}`` (``None`` or NaN: undefined); the
-    runs' order gives the pairs' order (a, b) with a before b. For each measure, over the topics
-    both runs define: the means, their difference a - b, the two-sided p-values of a paired
-    t-test (:func:`paired_t`) and a paired randomization test (:func:`paired_randomization`)
-    and, for each test, the p-values adjusted by Holm's method (:func:`holm`) over the
-    ``n(n - 1) / 2`` pairs of that measure and test (``correction="none"`` leaves them as they
-    are). One dict per (measure, pair), measures in the order given (default: the first run's).
-    ``tests`` picks the tests (the randomization test costs about 0.3 s a pair and measure at
-    5,000 topics; a test left out is ``None``).
-    """
-    if correction not in ("holm", "none"):
-        raise ValueError(f"unknown correction {correction!r} (holm or none)")
-    names = list(per_topic)
-    if measures is None:
-        first = next(iter(per_topic.values()), {})
-        measures = list(dict.fromkeys(m for row in first.values() for m in row))
-    rows = []
-    for measure in measures:
-        block = []
-        for a, b in combinations(names, 2):
-            ta, tb = per_topic[a], per_topic[b]
-            topics = [t for t in ta if t in tb and _is_defined(ta[t].get(measure))
-                      and _is_defined(tb[t].get(measure))]
-            xa = [float(ta[t][measure]) for t in topics]
-            xb = [float(tb[t][measure]) for t in topics]
-            mean_a, mean_b = mean_of_defined(xa), mean_of_defined(xb)
-            block.append({
-                "measure": measure, "a": a, "b": b, "topics": len(topics),
-                "mean_a": mean_a, "mean_b": mean_b,
-                "diff": None if mean_a is None else mean_a - mean_b,
-                "p_t_test": paired_t(xa, xb) if "t_test" in tests else None,
-                "p_randomization": paired_randomization(xa, xb, n_resamples=n_resamples,
-                                                        seed=seed)
-                if "randomization" in tests else None})
-        for test in PAIRED_TESTS:
-            raw = [r[f"p_{test}"] for r in block]
-            adjusted = holm(raw) if correction == "holm" else raw
-            for r, p in zip(block, adjusted, strict=True):
-                r[f"p_{test}_{correction}"] = p
-        rows.extend(block)
-    return rows
-
-
-def _is_defined(value) -> bool:
-    return value is not None and not math.isnan(float(value))
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float(krippendorff.alpha(reliability_data=np.array([a, b], dtype=float),
+                                         level_of_measurement=level,
+                                         value_domain=None if values is None else list(values)))
+    return None if math.isnan(value) else value

@@ -14,6 +14,8 @@ from cruxflow.data.names import (
     REFERENCE_RUNS,
     REFERENCE_SYSTEMS,
 )
+from cruxflow.metrics.names import REGISTRY, qualified
+from cruxflow.metrics.options import MetricOptions
 
 REFERENCES = REFERENCE_SYSTEMS
 BASELINES = REFERENCE_RUNS
@@ -32,17 +34,17 @@ SYSTEM_LABELS = {DIRECT: "(#1) Direct prompting", HUMAN: "(#2) Oracle result y*"
 LATEX_SYSTEM_LABELS = {DIRECT: r"(\#1) Direct prompting", HUMAN: r"(\#2) Oracle result $y^*$",
                         ORACLE: r"(\#3) Oracle retrieval $Z^*$"}
 
-# Two alpha-nDCG columns, named so that nobody takes one for the other: the paper's tables
-# print ndeval's alpha-nDCG@20 with the ideal over all of P* ("published computation"), while
-# its Eq. 4 takes the ideal over Z* (docs/paper-parity.md, point 1).
-METRIC_LABELS = {"Cov": "Cov(Z)", "alpha_nDCG_crux": "alpha-nDCG (Eq. 4)",
-                 "alpha_nDCG_published": "alpha-nDCG (published computation)", "Cov_y": "Cov(y)",
-                 "Den": "Den(Z)", "Den_y": "Den(y)", "R": "Recall", "AP": "MAP",
-                 "nDCG": "nDCG"}
-LATEX_METRIC_LABELS = {"Cov": "$Cov(Z)$", "alpha_nDCG_crux": r"$\alpha$-nDCG (Eq.~4)",
-                       "alpha_nDCG_published": r"$\alpha$-nDCG (published computation)",
-                       "Cov_y": "$Cov(y)$", "Den": "$Den(Z)$", "Den_y": "$Den(y)$",
-                       "R": "Recall", "AP": "MAP", "nDCG": "nDCG"}
+# The measures' labels come from their definitions (cruxflow.metrics.names.REGISTRY: the two
+# alpha-nDCG columns named so that nobody takes one for the other: the paper's tables print
+# ndeval's alpha-nDCG@20 with the ideal over all of P* ("published computation"), while its
+# Eq. 4 takes the ideal over Z*, docs/paper-parity.md, point 1). Cov(y) and Den(y) measure
+# the generated report y, not a run: they are the RAG stage's (cruxflow.rag.reports), labelled
+# here.
+FINAL_RESULT_LABELS = {"Cov_y": ("Cov(y)", "$Cov(y)$"), "Den_y": ("Den(y)", "$Den(y)$")}
+METRIC_LABELS = {**{d.name: d.label for d in REGISTRY.values() if d.label},
+                 **{m: plain for m, (plain, _) in FINAL_RESULT_LABELS.items()}}
+LATEX_METRIC_LABELS = {**{d.name: d.latex for d in REGISTRY.values() if d.latex},
+                       **{m: latex for m, (_, latex) in FINAL_RESULT_LABELS.items()}}
 TABLE1_METRICS = ("Cov", "alpha_nDCG_published", "alpha_nDCG_crux", "Cov_y", "Den", "Den_y")
 # Table 1's last row: the context metric (key) against the final-result metric (value).
 TABLE1_PAIRS = {"Cov": "Cov_y", "alpha_nDCG_published": "Cov_y", "alpha_nDCG_crux": "Cov_y",
@@ -50,6 +52,15 @@ TABLE1_PAIRS = {"Cov": "Cov_y", "alpha_nDCG_published": "Cov_y", "alpha_nDCG_cru
 TABLE3_PAIRS = {"Cov": "Cov_y", "alpha_nDCG_published": "Cov_y", "alpha_nDCG_crux": "Cov_y",
                 "R": "Cov_y", "AP": "Cov_y", "nDCG": "Cov_y", "Den": "Den_y"}
 TAU_ROW = "kendall_tau"
+
+
+def measure_name(metric: str, k, eta: int) -> str:
+    """The full registry name of a table's ``metric`` column at context size ``k`` and
+    threshold ``eta`` (``Cov``, oracle, 3 -> ``Cov@oracle``); "" for Cov(y) and Den(y), which
+    measure the generated report, not a run."""
+    if metric not in REGISTRY:
+        return ""
+    return qualified(metric, k, MetricOptions(eta=int(eta)))
 TAU_LABEL = "Rank Corr. (Kendall tau)"
 DASH = "-"
 

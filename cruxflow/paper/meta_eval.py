@@ -10,32 +10,32 @@ matrix and the precision and recall of "answerable at eta" taking the first rate
 
 System level: each run's ``Cov@k`` (Eq. 3 over the answerable questions) and
 ``alpha_nDCG_crux@k`` (Eq. 4, ideal over Z*) from the judge's and from the humans' ratings on
-the topics the humans labelled, both through :mod:`cruxflow.metrics.crux`; Kendall's tau and
-Yilmaz et al.'s tau_AP between the two rankings with percentile bootstrap intervals over topics;
-and each run's Cov@k corrected by PPI (:mod:`cruxflow.paper.ppi`).
+the topics the humans labelled, both through :mod:`cruxflow.metrics.crux`; the runs' means over
+the labelled topics where both are defined for every run (each topic left out counted with its
+reason), Kendall's tau and tau_AP between the two rankings with percentile bootstrap intervals
+over those topics (:mod:`cruxflow.metrics.stats`, the one home of every kappa, tau, tau_AP and
+bootstrap); and each run's Cov@k corrected by PPI (:mod:`cruxflow.paper.ppi`).
 
-Undefined statistics (a constant column, nothing shared) are ``None`` (printed "undefined"),
-never NaN; each carries the number of items it rests on.
+Undefined statistics (a constant column, nothing shared, every run tied) are ``None`` (printed
+"undefined"), never NaN and never -1; each carries the number of items it rests on.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
-from cruxflow._extras import extra
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_common import JudgeRatings
 from cruxflow.data.model import RATING_UNRATED
 from cruxflow.metrics.crux import alpha_ndcg, answerable_questions, coverage, select_required
-from cruxflow.metrics.stats import cohen_kappa, system_correlation
+from cruxflow.metrics.stats import Interval, cohen_kappa, krippendorff_alpha, rank_agreement
 
 JUDGE, MAJORITY = "judge", "(majority)"
+GRADES = list(range(6))   # the 0-5 answerability scale
 FEW = 30            # below this many items a statistic gets a warning
 Item = tuple[str, str, int]   # (topic, passage, question)
 
@@ -82,8 +82,9 @@ def read_human_ratings(specs: Sequence[str]) -> pd.DataFrame:
         for name, path in _label_files([spec]):
             first = next((obj for _, obj in iter_jsonl(path)), None)
             layout = None if first is None else ratings_layout(first)
-            # our T2 export has topic_id and passage_id too, but one rating, not a list
-            if layout is None or layout[3] not in first:
+            # our T2 export has topic_id and passage_id too, but one rating, not a list; the
+            # labeling tool's exports name their annotators by their folders
+            if layout is None or layout[3] not in first or layout[0] == "labeling-tool":
                 label_specs.append(f"{name}={path}" if name else str(path))
                 continue
             rated = read_ratings(path)
@@ -108,31 +109,6 @@ def read_human_ratings(specs: Sequence[str]) -> pd.DataFrame:
 
 
 # --- item-level statistics ----------------------------------------------------------------------
-
-def _weighted_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
-    from sklearn.metrics import cohen_kappa_score
-
-    if not len(a) or len(set(a) | set(b)) < 2:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        kappa = float(cohen_kappa_score(a, b, weights="linear", labels=list(range(6))))
-    return None if math.isnan(kappa) else kappa
-
-
-def _krippendorff(a: Sequence[int], b: Sequence[int]) -> float | None:
-    with extra(__name__, "judge"):
-        import krippendorff
-
-    if not len(a) or len(set(a) | set(b)) < 2:
-        return None
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        value = float(krippendorff.alpha(reliability_data=np.array([a, b], dtype=float),
-                                         level_of_measurement="ordinal",
-                                         value_domain=list(range(6))))
-    return None if math.isnan(value) else value
-
 
 def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
@@ -188,7 +164,8 @@ def agree(reference: Mapping[Item, int], other: Mapping[Item, int], *, eta: int 
     return Agreement(names[0], names[1], kind, len(shared),
                      _ratio(sum(x == y for x, y in zip(a, b, strict=True)), len(shared)),
                      cohen_kappa(ba, bb, labels=[0, 1]) if shared else None,
-                     _weighted_kappa(a, b), _krippendorff(a, b),
+                     cohen_kappa(a, b, labels=GRADES, weights="linear"),
+                     krippendorff_alpha(a, b, level="ordinal", values=GRADES),
                      _ratio(tp, tp + fp), _ratio(tp, tp + fn), tp, fp, fn, tn)
 
 
@@ -207,25 +184,6 @@ def item_agreement(judge: Mapping[Item, int], humans: Mapping[str, Mapping[Item,
 
 
 # --- system level -------------------------------------------------------------------------------
-
-def tau_ap(reference: Sequence[float], estimate: Sequence[float]) -> float | None:
-    """Yilmaz, Aslam and Robertson's AP correlation (SIGIR 2008) of ``estimate``'s ranking
-    against ``reference``'s: systems ordered by ``estimate`` (higher first);
-    tau_AP = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1, with C(i) the number of systems
-    above rank i that ``reference`` also puts above the system at rank i. Ties in either list
-    are broken by position; ``None`` with fewer than two systems."""
-    n = len(reference)
-    if n != len(estimate):
-        raise ValueError(f"{n} reference values against {len(estimate)}")
-    if n < 2:
-        return None
-    order = sorted(range(n), key=lambda s: -estimate[s])
-    total = 0.0
-    for i in range(1, n):
-        s = order[i]
-        total += sum(reference[order[j]] > reference[s] for j in range(i)) / i
-    return 2 * total / (n - 1) - 1
-
 
 def _matrices(items: Mapping[Item, int], n_questions: Mapping[str, int]
               ) -> dict[str, dict[str, list[int]]]:
@@ -259,55 +217,89 @@ def run_scores(matrices: Mapping[str, Mapping[str, Sequence[int]]],
     return pd.DataFrame(rows)
 
 
+# why a labelled topic is left out of a system-level comparison, in the order checked
+LEFT_OUT = {
+    "not_judged": "not rated by the judge or in no run",
+    "no_human_answerable": "no question the humans find answerable",
+    "no_judge_answerable": "no question the judge finds answerable",
+}
+
+
 @dataclass
-class RankAgreement:
+class SystemLevel:
+    """The runs ranked by one metric from the judge's ratings and from the humans', on the
+    topics where both are defined for every run (``topics``; each labelled topic left out is
+    counted under its reason in ``left_out``, :data:`LEFT_OUT`): the runs' means there,
+    Kendall's tau-b and tau_AP between the two rankings (the humans' as the reference), each
+    with its bootstrap interval over those topics (:func:`cruxflow.metrics.stats.
+    rank_agreement`)."""
+
     metric: str
-    n_systems: int
-    n_topics: int
+    systems: list[str]
+    topics: list[str]
+    topics_labelled: int
+    left_out: dict[str, int]
+    judge_means: dict[str, float]
+    human_means: dict[str, float]
     tau: float | None
-    tau_low: float | None
-    tau_high: float | None
     tau_ap: float | None
-    tau_ap_low: float | None
-    tau_ap_high: float | None
+    tau_interval: Interval
+    tau_ap_interval: Interval
+
+    @property
+    def n_systems(self) -> int:
+        return len(self.systems)
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.topics)
+
+    def to_json(self) -> dict:
+        return {"metric": self.metric, "n_systems": self.n_systems, "n_topics": self.n_topics,
+                "topics": self.topics, "topics_labelled": self.topics_labelled,
+                "left_out": self.left_out,
+                "means": {s: {"judge": _none(self.judge_means[s]),
+                              "human": _none(self.human_means[s])} for s in self.systems},
+                "tau": self.tau, "tau_low": self.tau_interval.low,
+                "tau_high": self.tau_interval.high, "tau_ap": self.tau_ap,
+                "tau_ap_low": self.tau_ap_interval.low,
+                "tau_ap_high": self.tau_ap_interval.high,
+                "bootstrap": {"resamples": self.tau_interval.resamples,
+                              "confidence": self.tau_interval.confidence,
+                              "tau_undefined": self.tau_interval.undefined,
+                              "tau_ap_undefined": self.tau_ap_interval.undefined}}
 
 
-def _tau_ap_interval(judge: pd.DataFrame, human: pd.DataFrame, n_resamples: int, seed: int
-                     ) -> tuple[float | None, float | None]:
-    """Percentile bootstrap of tau_AP over topics (judge and human tables: topics x systems)."""
-    if judge.shape[0] < 2 or judge.shape[1] < 3 or n_resamples < 1:
-        return None, None
-    rng = np.random.default_rng(seed)
-    jt, ht = judge.to_numpy(float), human.to_numpy(float)
-    values = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for _ in range(n_resamples):
-            idx = rng.integers(0, jt.shape[0], jt.shape[0])
-            jm, hm = np.nanmean(jt[idx], axis=0), np.nanmean(ht[idx], axis=0)
-            if np.isnan(jm).any() or np.isnan(hm).any():
-                continue
-            values.append(tau_ap(list(hm), list(jm)))
-    if not values:
-        return None, None
-    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
-
-
-def rank_agreement(judge: pd.DataFrame, human: pd.DataFrame, metric: str,
-                   n_resamples: int = 1000, seed: int = 0) -> RankAgreement:
-    """Kendall's tau and tau_AP (humans as the reference) between the systems' means of
-    ``metric`` from the judge and from the humans, on the topics both scored."""
-    both = judge.merge(human, on=["topic", "system"], suffixes=("_judge", "_human"))
-    both = both.dropna(subset=[f"{metric}_judge", f"{metric}_human"])
-    corr = system_correlation(both, f"{metric}_judge", f"{metric}_human", "kendall",
-                              n_resamples=n_resamples, seed=seed)
-    means = both.groupby("system")[[f"{metric}_judge", f"{metric}_human"]].mean()
-    ap = tau_ap(list(means[f"{metric}_human"]), list(means[f"{metric}_judge"]))
-    tables = [both.pivot_table(index="topic", columns="system", values=f"{metric}_{who}")
-              for who in ("judge", "human")]
-    low, high = _tau_ap_interval(*tables, n_resamples, seed)
-    return RankAgreement(metric, int(both["system"].nunique()), int(both["topic"].nunique()),
-                         corr.value, corr.low, corr.high, ap, low, high)
+def system_level(judge: pd.DataFrame, human: pd.DataFrame, metric: str,
+                 labelled: Sequence[str], n_resamples: int = 1000, seed: int = 0
+                 ) -> SystemLevel:
+    """One metric's :class:`SystemLevel` from the judge's and the humans' per-topic scores
+    (:func:`run_scores` frames) over the ``labelled`` topics."""
+    tables = {who: frame.pivot_table(index="topic", columns="system", values=metric,
+                                     aggfunc="mean", dropna=False)
+              for who, frame in (("judge", judge), ("human", human))}
+    systems = sorted(set(judge["system"]) | set(human["system"]))
+    left_out = dict.fromkeys(LEFT_OUT, 0)
+    topics = []
+    for t in sorted(labelled):
+        j = tables["judge"].loc[t] if t in tables["judge"].index else None
+        h = tables["human"].loc[t] if t in tables["human"].index else None
+        if j is None or h is None:
+            left_out["not_judged"] += 1
+        elif h.reindex(systems).isna().any():
+            left_out["no_human_answerable"] += 1
+        elif j.reindex(systems).isna().any():
+            left_out["no_judge_answerable"] += 1
+        else:
+            topics.append(t)
+    jt = tables["judge"].reindex(index=topics, columns=systems).to_numpy(float)
+    ht = tables["human"].reindex(index=topics, columns=systems).to_numpy(float)
+    agreement = rank_agreement(ht, jt, n_resamples=n_resamples, seed=seed)
+    return SystemLevel(metric, systems, topics, len(labelled), left_out,
+                       dict(zip(systems, agreement.estimate_means, strict=True)),
+                       dict(zip(systems, agreement.reference_means, strict=True)),
+                       agreement.tau, agreement.tau_ap, agreement.tau_interval,
+                       agreement.tau_ap_interval)
 
 
 # --- the whole report ---------------------------------------------------------------------------
@@ -319,20 +311,14 @@ class MetaEval:
     counts: dict = field(default_factory=dict)
     judge_scores: pd.DataFrame | None = None
     human_scores: pd.DataFrame | None = None
-    ranks: list[RankAgreement] = field(default_factory=list)
+    ranks: list[SystemLevel] = field(default_factory=list)
     ppi: dict = field(default_factory=dict)      # system -> PPIResult or the reason it has none
 
     def to_json(self) -> dict:
         out = {"eta": self.eta, "counts": self.counts,
                "items": [a.to_json() for a in self.items]}
         if self.judge_scores is not None:
-            out["systems"] = [r.__dict__ for r in self.ranks]
-            means = []
-            for who, frame in (("judge", self.judge_scores), ("human", self.human_scores)):
-                m = frame.drop(columns="topic").groupby("system").mean()
-                means += [{"source": who, "system": s, **{c: _none(v) for c, v in row.items()}}
-                          for s, row in m.iterrows()]
-            out["system_means"] = means
+            out["systems"] = [r.to_json() for r in self.ranks]
             out["ppi"] = {s: (r if isinstance(r, str) else {k: _none(v) for k, v in
                                                             r.to_json().items()})
                           for s, r in self.ppi.items()}
@@ -379,8 +365,8 @@ def meta_eval(judge: JudgeRatings, human_frame: pd.DataFrame, *, eta: int = 3,
                                      [t for t in labelled if t in n_questions], n_questions, k,
                                      eta)
     for metric in (f"Cov@{k}", f"alpha_nDCG_crux@{k}"):
-        result.ranks.append(rank_agreement(result.judge_scores, result.human_scores, metric,
-                                           n_resamples, seed))
+        result.ranks.append(system_level(result.judge_scores, result.human_scores, metric,
+                                         labelled, n_resamples, seed))
     cov = f"Cov@{k}"
     for system in runs:
         jv = _per_topic(result.judge_scores, system, cov)

@@ -1,76 +1,60 @@
 """Paired significance tests between the systems of the paper's tables: every pair on one
-metric over their shared topics, a paired randomization test and a Wilcoxon signed-rank test
-(:mod:`cruxflow.metrics.stats`), Benjamini-Hochberg adjusted within each (dataset, eta, k)."""
+metric over their shared topics, by the paired-test policy of :mod:`cruxflow.metrics.stats`
+(:data:`~cruxflow.metrics.stats.POLICY` unless the config names another test or correction),
+adjusted within each (dataset, eta, k) group and metric."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
-from cruxflow.metrics.stats import benjamini_hochberg, nan_if_none, paired_randomization, wilcoxon
+from cruxflow.metrics.stats import POLICY, Policy, pairwise_tests
 from cruxflow.paper.labels import DASH, METRIC_LABELS, display_name, order_systems
 from cruxflow.paper.tables import format_number, md_escape
 
 PAIRED_COLUMNS = ["system_a", "system_b", "label_a", "label_b", "metric", "n_topics", "mean_a",
-                  "mean_b", "diff", "p_perm", "p_perm_bh", "p_wilcoxon", "p_wilcoxon_bh"]
+                  "mean_b", "diff", "test", "p", "correction", "p_adjusted"]
 _GROUPS = ("dataset", "eta", "k")
 
 
-def _bh(ps: pd.Series) -> pd.Series:
-    return pd.Series([nan_if_none(p) for p in benjamini_hochberg(ps.tolist())], index=ps.index,
-                     dtype=float)
-
-
-def paired_tests(per_query: pd.DataFrame, metric: str = "Cov_y", *,
-                 systems: Sequence[str] | None = None, n_resamples: int = 9999, seed: int = 0,
-                 alternative: str = "two-sided",
+def paired_tests(per_query: pd.DataFrame, metrics: str | Sequence[str] = "Cov_y", *,
+                 systems: Sequence[str] | None = None, policy: Policy = POLICY,
                  names: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Every pair of systems compared on ``metric`` over the topics where both have a value.
+    """Every pair of systems compared on each of ``metrics`` over the topics where both have
+    a value, within each (dataset, eta, k) group.
 
     ``diff`` = mean over shared topics of (a - b); ``mean_a``/``mean_b`` are over the same shared
-    topics (raw, not x 100). ``p_perm`` is a paired randomization (sign-flip) test of the mean
-    difference (scipy.stats.permutation_test, permutation_type="samples"; exact when 2^n <=
-    n_resamples, else ``n_resamples`` draws from a generator seeded with ``seed``);
-    ``p_wilcoxon`` the Wilcoxon signed-rank test (1.0 when all differences are 0). The ``_bh``
-    columns are Benjamini-Hochberg adjusted (scipy.stats.false_discovery_control) within each
-    (dataset, eta, k) group, the family being all pairs of that group. Systems default to all
-    that have the metric, in Table 1's order.
+    topics (raw, not x 100). ``p`` is ``policy``'s paired test
+    (:func:`cruxflow.metrics.stats.pairwise_tests`: by default the paired randomization test
+    of the mean difference), ``p_adjusted`` its p-value adjusted by the policy's correction
+    within the group and metric, the family being all pairs of that group; ``test`` and
+    ``correction`` name them. Every test of the call shares one set of random signs. Systems
+    default to all that have the metric, in Table 1's order.
     """
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     groups = [g for g in _GROUPS if g in per_query]
-    pieces = []
+    families = []
     for key, frame in (per_query.groupby(groups, sort=False) if groups else [((), per_query)]):
         key = key if isinstance(key, tuple) else (key,)
-        wide = frame.pivot_table(index="topic", columns="system", values=metric, aggfunc="mean")
-        names_here = [s for s in (systems or order_systems(wide.columns))
-                      if s in wide and wide[s].notna().any()]
-        records = []
-        for a, b in itertools.combinations(names_here, 2):
-            both = wide[[a, b]].dropna()
-            x, y = both[a].to_numpy(float), both[b].to_numpy(float)
-            rec = {"system_a": a, "system_b": b, "label_a": display_name(a, names),
-                   "label_b": display_name(b, names), "metric": metric, "n_topics": len(both),
-                   "mean_a": x.mean() if len(x) else np.nan,
-                   "mean_b": y.mean() if len(y) else np.nan,
-                   "diff": (x - y).mean() if len(x) else np.nan, "p_perm": np.nan,
-                   "p_wilcoxon": nan_if_none(wilcoxon(x - y, alternative))}
-            rec["p_perm"] = nan_if_none(paired_randomization(
-                x, y, n_resamples=n_resamples, seed=seed, alternative=alternative))
-            records.append(rec)
-        out = pd.DataFrame.from_records(records, columns=[c for c in PAIRED_COLUMNS
-                                                          if not c.endswith("_bh")])
-        out["p_perm_bh"] = _bh(out["p_perm"])
-        out["p_wilcoxon_bh"] = _bh(out["p_wilcoxon"])
-        for g, v in zip(groups, key, strict=True):
-            out.insert(groups.index(g), g, v)
-        pieces.append(out)
+        for metric in metrics:
+            wide = frame.pivot_table(index="topic", columns="system", values=metric,
+                                     aggfunc="mean")
+            here = [s for s in (systems or order_systems(wide.columns))
+                    if s in wide and wide[s].notna().any()]
+            families.append(({**dict(zip(groups, key, strict=True)), "metric": metric},
+                             {s: wide[s].dropna().to_dict() for s in here}))
+    rows = pairwise_tests(families, policy)
+    for r in rows:
+        a, b = r.pop("a"), r.pop("b")
+        r.update(system_a=a, system_b=b, label_a=display_name(a, names),
+                 label_b=display_name(b, names), n_topics=r.pop("topics"))
     columns = groups + PAIRED_COLUMNS
-    out = pd.concat(pieces, ignore_index=True)[columns] if pieces else pd.DataFrame(
-        columns=columns)
-    out.attrs["alternative"] = alternative
+    out = pd.DataFrame.from_records(rows, columns=columns)
+    for c in ("mean_a", "mean_b", "diff", "p", "p_adjusted"):
+        out[c] = out[c].astype(float)        # None (undefined) -> NaN
+    out.attrs["policy"] = policy
     return out
 
 
@@ -81,28 +65,26 @@ def _p(p: float) -> str:
 
 
 def paired_tests_markdown(frame: pd.DataFrame, alpha: float = 0.05) -> str:
-    """The paired tests as Markdown: means and difference x 100, p-values; a ``*`` marks pairs
-    whose BH-adjusted randomization p is below ``alpha``."""
+    """The paired tests as Markdown: means and difference x 100, p-values raw and adjusted;
+    a ``*`` marks pairs whose adjusted p is below ``alpha``; the note names the test and the
+    correction."""
+    policy: Policy = frame.attrs.get("policy", POLICY)
     groups = [g for g in _GROUPS if g in frame]
-    header = [*(g for g in groups), "System A", "System B", "Topics", "Mean A", "Mean B",
-              "A - B", "p (perm.)", "p BH", "p (Wilcoxon)", "p BH (Wilcoxon)",
-              f"p BH < {alpha}"]
+    header = [*(g for g in groups), "Metric", "System A", "System B", "Topics", "Mean A",
+              "Mean B", "A - B", "p", policy.adjusted_header, f"p adj. < {alpha}"]
     lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i < len(groups) + 2 else "---:"
+             "|" + "|".join("---" if i < len(groups) + 3 else "---:"
                             for i in range(len(header))) + "|"]
     for r in frame.to_dict("records"):
-        sig = "*" if math.isfinite(r["p_perm_bh"]) and r["p_perm_bh"] < alpha else ""
-        cells = [*(str(r[g]) for g in groups), md_escape(r["label_a"]),
-                 md_escape(r["label_b"]), str(r["n_topics"]),
+        sig = "*" if math.isfinite(r["p_adjusted"]) and r["p_adjusted"] < alpha else ""
+        cells = [*(str(r[g]) for g in groups), METRIC_LABELS.get(r["metric"], r["metric"]),
+                 md_escape(r["label_a"]), md_escape(r["label_b"]), str(r["n_topics"]),
                  *(format_number(r[c] * 100, 1) for c in ("mean_a", "mean_b", "diff")),
-                 _p(r["p_perm"]), _p(r["p_perm_bh"]), _p(r["p_wilcoxon"]),
-                 _p(r["p_wilcoxon_bh"]), sig]
+                 _p(r["p"]), _p(r["p_adjusted"]), sig]
         lines.append("| " + " | ".join(cells) + " |")
-    metric = METRIC_LABELS.get(frame["metric"].iloc[0], "") if len(frame) else ""
-    side = frame.attrs.get("alternative", "two-sided")
-    note = (f"- {metric}: means over shared topics x 100; {side} paired randomization test "
-            f"of the mean difference; BH-adjusted within each group; * = adjusted p < {alpha}.")
-    adjusted = frame["p_perm_bh"].dropna() if len(frame) else pd.Series(dtype=float)
+    note = (f"- Means over shared topics x 100; {policy.describe('group and metric')}; "
+            f"* = adjusted p < {alpha}.")
+    adjusted = frame["p_adjusted"].dropna() if len(frame) else pd.Series(dtype=float)
     if len(frame) and not (adjusted < alpha).any():
         # Nothing separates: say so above the rows, so that no one reads them as a ranking.
         least = "-" if adjusted.empty else _p(adjusted.min())

@@ -57,6 +57,7 @@ from cruxflow.paper.labels import (  # noqa: F401 - part of this module's API
     TAU_LABEL,
     TAU_ROW,
     display_name,
+    measure_name,
     order_systems,
     system_kind,
     table_block,
@@ -139,7 +140,7 @@ def _display_round(value: float, digits: int) -> float:
 # ---------------------------------------------------------------------------------- Table 1
 
 TABLE1_COLUMNS = ["dataset", "eta", "k", "row", "system", "label", "kind", "metric", "versus",
-                  "value", "low", "high", "n_systems", "n_topics", "marker"]
+                  "value", "low", "high", "n_systems", "n_topics", "marker", "measure"]
 
 
 def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None, *,
@@ -149,7 +150,9 @@ def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
     """Table 1 of the paper for one or several datasets, as a long frame.
 
     One row per (dataset, system, metric) with ``value`` = mean over topics x 100 (NaN where the
-    metric is undefined), ``n_topics`` = topics with a value, and ``marker`` = ``"best"`` /
+    metric is undefined), ``measure`` = the metric's full name (``Cov@oracle``: what
+    ``cruxflow.evaluate`` computes from the system's run; empty for Cov(y), Den(y), which
+    measure the report), ``n_topics`` = topics with a value, and ``marker`` = ``"best"`` /
     ``"worst"`` for the highest / lowest pipeline of the column at the printed precision (one
     decimal; ties all marked, nothing marked if all pipelines are equal). The last rows (system
     ``kendall_tau``, kind ``"correlation"``) hold Kendall tau over the pipelines of ``metric``
@@ -183,7 +186,7 @@ def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
                     "label": display_name(s, names), "kind": kinds[s], "metric": m,
                     "versus": "", "value": value, "low": np.nan, "high": np.nan,
                     "n_systems": 1, "n_topics": int(counts.at[s, m]) if m in counts else 0,
-                    "marker": markers.get((s, m), "")})
+                    "marker": markers.get((s, m), ""), "measure": measure_name(m, k, eta)})
         pipeline_rows = _pipelines(sel)
         for m in TABLE1_METRICS:
             versus = TABLE1_PAIRS.get(m, "")
@@ -193,7 +196,8 @@ def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
                          "n_topics": 0})
             records.append({"dataset": ds, "eta": eta, "k": str(k), "row": len(systems),
                             "system": TAU_ROW, "label": TAU_LABEL, "kind": "correlation",
-                            "metric": m, "versus": versus, **tau, "marker": ""})
+                            "metric": m, "versus": versus, **tau, "marker": "",
+                            "measure": ""})
     frame = pd.DataFrame.from_records(records, columns=TABLE1_COLUMNS)
     frame.attrs["confidence"] = confidence
     frame.attrs["min_topics"] = MIN_TAU_TOPICS if min_topics is None else min_topics

@@ -10,9 +10,10 @@ The method, as the authors' code does it (DylanJoo/LANCER at 75be2d1, ``src/lanc
    CRUX answerability prompt (greedy, 3 output tokens, the first digit taken; -1 when there is
    none). With generated sub-questions the request is written above each one
    (``concat_original``); with the topic's own it is not (``run_cruxmds.py``).
-3. **Order** (``ca.py``, aggregation ``sum``, the authors' default): each candidate's score is
-   the sum of its ratings of at least ``tau`` (1); candidates are sorted by it, best first,
-   ties kept in first-stage order (Python's stable sort, which the authors' ``sorted`` is).
+3. **Order** (``ca.py``, ``coverage_based_aggregation``): one of the authors' five
+   aggregations of the rating matrix (:data:`AGGREGATIONS`, :func:`coverage_order`); ``sum``,
+   their default, sorts candidates by the sum of their ratings of at least ``tau`` (1), ties
+   kept in first-stage order (Python's stable sort, which the authors' ``sorted`` is).
 
 Every prompt goes through cruxflow's LLM layer: cached, counted, any backend, and each step is
 one batch over all queries. An output that does not parse is asked again (``attempts``, at
@@ -27,69 +28,36 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from cruxflow.data.text import clip_words
 from cruxflow.llm.base import Sampling
 from cruxflow.llm.parsing import UNRATED, parse_free_rating
-from cruxflow.llm.prompts import PromptTemplate
+from cruxflow.llm.prompts import load_prompts
 from cruxflow.llm.retry import ask_with_retries
 from cruxflow.rerank import Candidate, by_order
 
 log = logging.getLogger(__name__)
 
 VERSION = "lancer-v1"
-# DylanJoo/LANCER src/lancer/llm_request.py: the system message of every request.
-SYSTEM = "You are a helpful, honest, and harmless assistant."
-# src/lancer/qg.py, prompt_with_example (title and background empty: the authors pass no
-# topic fields on CRUX-MDS DUC'04), after their .strip().
-SUBQUESTIONS = PromptTemplate("lancer-subquestions", VERSION, (
-    "Instruction: Given the following report request, write {n} diverse and non-repeating "
-    "sub-questions that can help guide the creation of a focused and comprehensive report. "
-    "The sub-questions should help break down the topic into key areas that need to be "
-    "investigated or explained. Each sub-question should be short (ideally under 20 words) "
-    "and should focus on a single aspect or dimension of the report.\n\n"
-    "    Here are examples of sub-questions for a report request about the mysteries of Machu "
-    "Picchu's architecture:\n"
-    "    - Where is Machu Picchu located?\n"
-    "    - How high is the mountain ridge on which Machu Picchu sits?\n"
-    "    - What make Machu Picchu one of the world's most visited sites?\n"
-    "    - What are the most remarkable aspects of the construction structure of Machu "
-    "Picchu?\n\n"
-    "    Report Request:\n"
-    "    - Title: {title}\n"
-    "    - Background: {background}\n"
-    "    - Problem Statement: {request}\n\n"
-    "    Output format:\n"
-    "    - List each sub-question on a new line. Do not number the sub-questions.\n"
-    "    - Do not add any comment or explanation.\n"
-    "    - Output without adding additional questions after the specified {n}. Begin with "
-    "\"<START OF LIST>\" and, when you are finished, output \"<END OF LIST>\". Never ever add "
-    "anything else after \"<END OF LIST>\", my life depends on it!!!\n\n"
-    "    Now, generate the {n} sub-questions:"))
-# src/lancer/aj.py, prompt_rating_gen, after their .strip(). Their context is a corpus entry
-# {"title": "", "text": ...} joined as title + " " + text: hence the two spaces after
-# "Context:" (the caller passes the text; render_judgment adds the space).
-JUDGMENT = PromptTemplate("lancer-judgment", VERSION, (
-    "Instruction: Determine whether the question can be answered based on the provided "
-    "context? Rate the context on a scale from 0 to 5 according to the guideline below. Do "
-    "not write anything except the rating.\n\n"
-    "    Guideline: \n"
-    "    - 5: The context is highly relevant, complete, and accurate to the question.\n"
-    "    - 4: The context is mostly relevant and complete but may have minor gaps or "
-    "inaccuracies to the question.\n"
-    "    - 3: The context is partially relevant and complete, with noticeable gaps or "
-    "inaccuracies to the question.\n"
-    "    - 2: The context has limited relevance and completeness, with significant gaps or "
-    "inaccuracies to the question.\n"
-    "    - 1: The context is minimally relevant or complete, with substantial shortcomings to "
-    "the question.\n"
-    "    - 0: The context is not relevant or complete at all.\n"
-    "    \n"
-    "    Question: {question}\n\n"
-    "    Context: {context} \n\n"
-    "    Rating:"))
+# The authors' prompts as their code sends them (cruxflow/prompts/lancer.toml, with where each
+# comes from): sub-questions from a report request, and the 0-5 rating of a context. Their
+# judgment's context is a corpus entry {"title": "", "text": ...} joined as title + " " + text:
+# hence the two spaces after "Context:" (the caller passes the text; render_judgment adds the
+# space).
+SUBQUESTIONS = load_prompts("lancer")["lancer-subquestions"]
+JUDGMENT = load_prompts("lancer")["lancer-judgment"]
+# src/lancer/llm_request.py: the system message of every request.
+SYSTEM = SUBQUESTIONS.parts["system"]
 PROMPTS = {p.name: p for p in (SUBQUESTIONS, JUDGMENT)}
 
-AGGREGATIONS = ("sum",)
+# ``ca.py``'s aggregations (``--agg_method``), each a function of the rating matrix below.
+AGGREGATIONS = ("sum", "greedy-sum", "greedy-coverage", "greedy-alpha", "rrf")
+# greedy-alpha: how much a sub-question's gain shrinks each time a chosen candidate answers it
+# (``ca.py`` greedy_alpha: alpha = 0.5, as alpha-nDCG's alpha)
+ALPHA = 0.5
+# rrf: the reciprocal rank fusion constant (``ca.py`` rank_by_rrf: k = 60)
+RRF_K = 60
 _LIST = re.compile(r"<START OF LIST>(.*?)<END OF LIST>", flags=re.DOTALL)
 _BULLET = re.compile(r"^[\-\*\d\.\)\s]+")
 
@@ -113,14 +81,110 @@ def coverage_scores(ratings: Sequence[Sequence[int]], tau: int = 1) -> list[int]
     return [sum(r for r in row if r >= tau) for row in ratings]
 
 
+def _descending(values: Sequence[float]) -> list[int]:
+    """Positions by value, highest first, equal values the later position first: what the
+    authors' ``np.argsort(values).tolist()[::-1]`` gives with a stable sort. (numpy's default
+    kind is not stable: with AVX-512 its order of equal values differs from machine to
+    machine, so that the authors' own code orders ties differently on different hardware;
+    docs/lancer.md.)"""
+    return sorted(range(len(values)), key=lambda i: (values[i], i), reverse=True)
+
+
+def _greedy(matrix: list[list[int]]) -> list[int]:
+    """``ca.py``'s greedy_sum / greedy_coverage on the prepared matrix: candidates visited in
+    :func:`_descending` order of their row sums; each step takes the first with the largest
+    gain (how far its row lifts the best value seen per sub-question); once no candidate
+    gains anything the rest follow in the visiting order."""
+    remaining = _descending([sum(row) for row in matrix])
+    best = [0] * (len(matrix[0]) if matrix else 0)
+    chosen: list[int] = []
+    rest: list[int] = []
+    while remaining:
+        gains = [sum(max(b - a, 0) for a, b in zip(best, matrix[i], strict=True))
+                 for i in remaining]
+        k = gains.index(max(gains))
+        i = remaining.pop(k)
+        if gains[k] > 0:
+            best = [max(a, b) for a, b in zip(best, matrix[i], strict=True)]
+            chosen.append(i)
+        else:
+            rest.append(i)
+    return chosen + rest
+
+
+def _greedy_alpha(ratings: Sequence[Sequence[int]], tau: int) -> list[int]:
+    """``ca.py``'s greedy_alpha: each step takes the first candidate with the largest sum of
+    the gains of the sub-questions it answers (rating >= ``tau``); a sub-question's gain starts
+    at 1 and is multiplied by 1 - :data:`ALPHA` each time a chosen candidate answers it."""
+    m = len(ratings)
+    n = len(ratings[0]) if m else 0
+    gain = [1.0] * n
+    selected = [False] * m
+    order = []
+    for _ in range(m):
+        where, top = -1, 0.0
+        for i in range(m):
+            if selected[i]:
+                continue
+            score = 0.0
+            for j in range(n):   # summed in column order, as theirs: the same floats
+                if ratings[i][j] >= tau:
+                    score += gain[j]
+            if where == -1 or score > top:
+                where, top = i, score
+        order.append(where)
+        selected[where] = True
+        for j in range(n):
+            if ratings[where][j] >= tau:
+                gain[j] *= 1.0 - ALPHA
+    return order
+
+
+def _rrf(ratings: Sequence[Sequence[int]]) -> list[int]:
+    """``ca.py``'s rank_by_rrf: each sub-question ranks the candidates by their rating (ties in
+    first-stage order), and a candidate's score is the sum over sub-questions of
+    1 / (:data:`RRF_K` + its rank); candidates by score, ties in first-stage order. Every
+    rating counts, -1 included (no ``tau``), as theirs."""
+    matrix = np.asarray(ratings, dtype=np.int64)
+    m, n = matrix.shape
+    ranks = np.zeros((m, n), dtype=np.int64)
+    for s in range(n):
+        ranks[np.argsort(-matrix[:, s], kind="stable"), s] = np.arange(1, m + 1)
+    # numpy's sum along the row, as theirs (its pairwise summation gives the same floats)
+    fused = np.sum(1.0 / (RRF_K + ranks), axis=1)
+    return np.argsort(-fused, kind="stable").tolist()
+
+
 def coverage_order(ratings: Sequence[Sequence[int]], *, aggregation: str = "sum",
                    tau: int = 1) -> list[int]:
     """Candidate positions, best first, from their ratings (one row per candidate in
-    first-stage order, one column per sub-question): LANCER's selection step."""
+    first-stage order, one column per sub-question): LANCER's selection step, by one of the
+    authors' aggregations (``ca.py``):
+
+    * ``sum``: by the sum of the ratings of at least ``tau`` (``tau`` 0: all, -1s included),
+      ties in first-stage order;
+    * ``greedy-sum``: greedy, ratings below ``tau`` as 0 (:func:`_greedy`);
+    * ``greedy-coverage``: greedy over answered (rating >= ``tau``) or not;
+    * ``greedy-alpha``: greedy with alpha-nDCG's discount of answered sub-questions
+      (:func:`_greedy_alpha`);
+    * ``rrf``: reciprocal rank fusion of the sub-questions' rankings (:func:`_rrf`).
+
+    With no sub-question (no column) every aggregation keeps the first-stage order (theirs
+    would reverse it in the greedy ones, which visit equal sums the later first)."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"unknown aggregation {aggregation!r} (one of {', '.join(AGGREGATIONS)})")
-    scores = coverage_scores(ratings, tau)
-    return sorted(range(len(scores)), key=lambda i: -scores[i])
+    if not ratings or not len(ratings[0]):
+        return list(range(len(ratings)))
+    if aggregation == "sum":
+        scores = coverage_scores(ratings, tau)
+        return sorted(range(len(scores)), key=lambda i: -scores[i])
+    if aggregation == "greedy-sum":
+        return _greedy([[r if r >= tau else 0 for r in row] for row in ratings])
+    if aggregation == "greedy-coverage":
+        return _greedy([[int(r >= tau) for r in row] for row in ratings])
+    if aggregation == "greedy-alpha":
+        return _greedy_alpha(ratings, tau)
+    return _rrf(ratings)
 
 
 def render_judgment(question: str, text: str, max_words: int | None = None) -> str:

@@ -1,4 +1,6 @@
-"""The CRUX prompts (Ju et al. 2025) as versioned templates.
+"""The CRUX prompts (Ju et al. 2025) as versioned templates, read from ``cruxflow/prompts/
+crux.toml`` (:func:`cruxflow.llm.prompts.load_prompts`), where each keeps its named parts (the
+instruction, the rating rubric, the in-context example) beside its template.
 
 The texts are copied from the paper's appendix figures, wording unchanged (typos included,
 e.g. "Rate the context with on a scale"), with the markdown of the paper's rendering removed:
@@ -50,7 +52,7 @@ first tagged item; see :func:`cruxflow.llm.parsing.extract_tagged`.
 
 from __future__ import annotations
 
-from cruxflow.llm.prompts import PromptTemplate
+from cruxflow.llm.prompts import PromptTemplate, load_prompts
 
 __all__ = [
     "PASSAGES",
@@ -68,197 +70,16 @@ __all__ = [
 
 VERSION = "crux-v1"
 
+PROMPTS: dict[str, PromptTemplate] = load_prompts("crux")
 
-SUBQUESTIONS = PromptTemplate(
-    name="subquestions",
-    version=VERSION,
-    fields=("n", "document"),
-    text=(
-        "Instruction: Write {n} diverse questions that can reveal the information contained in "
-        "the given document. Each question should be self-contained and have the necessary "
-        "context. Write the question within '<q>' and '</q>' tags.\n"
-        "\n"
-        "Document: {document}\n"
-        "\n"
-        "Questions:\n"
-        "<q>"
-    ),
-)
-
-PASSAGES = PromptTemplate(
-    name="passages",
-    version=VERSION,
-    fields=("document",),
-    text=(
-        "Instruction: Break down the given document into 2-3 standalone passages of "
-        "approximately 200 words each, providing essential context and information. Use similar "
-        "wording and phrasing as the original document. Write each passages within '<p>' and "
-        "'</p>' tags.\n"
-        "\n"
-        "Document: {document}\n"
-        "\n"
-        "Passages:\n"
-        "<p>"
-    ),
-)
-
-# Fig. 8's instruction and guideline: shared by both layouts of the rating prompt.
-_RATING_INSTRUCTIONS = (
-    "Instruction: Determine whether the question can be answered based on the provided "
-    "context? Rate the context with on a scale from 0 to 5 according to the guideline below. "
-    "Do not write anything except the rating.\n"
-    "\n"
-    "Guideline:\n"
-    "- 5: The context is highly relevant, complete, and accurate.\n"
-    "- 4: The context is mostly relevant and complete but may have minor gaps or "
-    "inaccuracies.\n"
-    "- 3: The context is partially relevant and complete, with noticeable gaps or "
-    "inaccuracies.\n"
-    "- 2: The context has limited relevance and completeness, with significant gaps or "
-    "inaccuracies.\n"
-    "- 1: The context is minimally relevant or complete, with substantial shortcomings.\n"
-    "- 0: The context is not relevant or complete at all.\n"
-    "\n"
-)
-
-RATING = PromptTemplate(
-    name="rating",
-    version=VERSION,
-    fields=("question", "context"),
-    text=(
-        _RATING_INSTRUCTIONS
-        + "Question: {question}\n"
-        "\n"
-        "Context: {context}\n"
-        "\n"
-        "Rating:"
-    ),
-)
-
-RATING_PASSAGE_FIRST = PromptTemplate(
-    name="rating-passage-first",
-    version="cruxflow-v1",
-    fields=("question", "context"),
-    text=(
-        _RATING_INSTRUCTIONS
-        + "Context: {context}\n"
-        "\n"
-        "Question: {question}\n"
-        "\n"
-        "Rating:"
-    ),
-)
-
-_UFO_REPORT = (
-    "Whether you dismiss UFOs as a fantasy or believe that extraterrestrials are visiting the "
-    "Earth and flying rings around our most sophisticated aircraft, the U.S. government has been "
-    "taking them seriously for quite some time. \u201cProject Blue Book\u201d, commissioned by "
-    "the U.S. Air Force, studied reports of \u201cflying saucers\u201d but closed down in 1969 "
-    "with a conclusion that they did not present a threat to the country. As the years went by "
-    "UFO reports continued to be made and from 2007 to 2012 the Aerospace Threat Identification "
-    "Program, set up under the sponsorship of Senator Harry Reid, spent $22 million looking into "
-    "the issue once again. Later, the Pentagon formed a \u201cworking group for the study of "
-    "unidentified aerial phenomena\u201d. This study, staffed with personnel from Naval "
-    "Intelligence, was not aimed at finding extraterrestrials, but rather at determining whether "
-    "craft were being flown by potential U.S. opponents with new technologies. In June, 2022, in "
-    "a report issued by the Office of the Director for National Intelligence and based on the "
-    "observations made by members of the U.S. military and intelligence from 2004 to 2021 it was "
-    "stated that at that time there was, with one exception, not enough information to explain "
-    "the 144 cases of what were renamed as \u201cUnidentified Aerial Phenomena\u201d examined."
-)
-
-_UFO_REQUEST = (
-    "Please produce a report on investigations within the United States in either the public or "
-    "private sector into Unidentified Flying Objects (UFOs). The report should cover only "
-    "investigative activities into still unidentified phenomena, and not the phenomena "
-    "themselves. It should include information on the histories, costs, goals, and results of "
-    "such investigations."
-)
-
-REPORT_REQUEST = PromptTemplate(
-    name="report_request",
-    version=VERSION,
-    fields=("report",),
-    text=(
-        "Instruction: Create a statement of report request that corresponds to given report. "
-        "Write the report request of approximately 50 words within <r> and </r> tags.\n"
-        "\n"
-        f"Report: {_UFO_REPORT}\n"
-        "\n"
-        f"Report request: <r> {_UFO_REQUEST}</r>\n"
-        "\n"
-        "Report: {report}\n"
-        "\n"
-        "Report request: <r>"
-    ),
-)
-
-REPORT = PromptTemplate(
-    name="report",
-    version="cruxflow-v1",
-    fields=("query", "passages", "max_words"),
-    text=(
-        "Instruction: Write a report that responds to the report request below. Use the "
-        "information in the given passages; they were retrieved for this request and some may "
-        "be irrelevant or repeat each other. Write at most {max_words} words, in plain prose. "
-        "Write only the report.\n"
-        "\n"
-        "Report request: {query}\n"
-        "\n"
-        "Passages:\n"
-        "{passages}\n"
-        "\n"
-        "Report:"
-    ),
-)
-
-REPORT_DIRECT = PromptTemplate(
-    name="report_direct",
-    version="cruxflow-v1",
-    fields=("query", "max_words"),
-    text=(
-        "Instruction: Write a report that responds to the report request below. Write at most "
-        "{max_words} words, in plain prose. Write only the report.\n"
-        "\n"
-        "Report request: {query}\n"
-        "\n"
-        "Report:"
-    ),
-)
-
-SUBQUESTIONS_DOCUMENTS = PromptTemplate(
-    name="subquestions_documents",
-    version="cruxflow-v1",
-    fields=("n", "documents"),
-    text=(
-        "Instruction: Write {n} diverse questions that can reveal the information contained in "
-        "the given documents. Each question should be self-contained and have the necessary "
-        "context. Write the question within '<q>' and '</q>' tags.\n"
-        "\n"
-        "Documents:\n"
-        "{documents}\n"
-        "\n"
-        "Questions:\n"
-        "<q>"
-    ),
-)
-
-REPORT_REQUEST_DOCUMENTS = PromptTemplate(
-    name="report_request_documents",
-    version="cruxflow-v1",
-    fields=("documents",),
-    text=(
-        "Instruction: Create a statement of report request that the given documents together "
-        "answer. Write the report request of approximately 50 words within <r> and </r> tags.\n"
-        "\n"
-        "Documents:\n"
-        "{documents}\n"
-        "\n"
-        "Report request: <r>"
-    ),
-)
-
-PROMPTS: dict[str, PromptTemplate] = {
-    p.name: p for p in (SUBQUESTIONS, PASSAGES, RATING, RATING_PASSAGE_FIRST, REPORT_REQUEST,
-                        REPORT, REPORT_DIRECT, SUBQUESTIONS_DOCUMENTS, REPORT_REQUEST_DOCUMENTS)
-}
+SUBQUESTIONS = PROMPTS["subquestions"]
+PASSAGES = PROMPTS["passages"]
+# Fig. 8 in two layouts; both are built from the same instruction and rubric, which the
+# annotation app shows to people (cruxflow.annotate.app.rubric).
+RATING = PROMPTS["rating"]
+RATING_PASSAGE_FIRST = PROMPTS["rating-passage-first"]
+REPORT_REQUEST = PROMPTS["report_request"]
+REPORT = PROMPTS["report"]
+REPORT_DIRECT = PROMPTS["report_direct"]
+SUBQUESTIONS_DOCUMENTS = PROMPTS["subquestions_documents"]
+REPORT_REQUEST_DOCUMENTS = PROMPTS["report_request_documents"]

@@ -19,6 +19,36 @@ from cruxflow.data.errors import ConfigError
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
 
+# The main input of each job of the metrics beyond CRUX, named as its command's flag
+# (cruxflow/cli/vocabulary.py): udcg and kpr score --questions, support --answers.
+BEYOND_INPUT = {"udcg": "questions", "support": "answers", "kpr": "questions"}
+# Keys renamed with the command line's flags (old -> new, per metric): an old key is still
+# read, with one warning line, by :func:`rename_old_keys`.
+RENAMED_KEYS = {"udcg": {"input": "questions", "judge_attempts": "attempts"},
+                "support": {"input": "answers", "judge": "judge_pairs"},
+                "kpr": {"input": "questions"}}
+
+
+def rename_old_keys(config: dict, warn=None) -> dict:
+    """The beyond jobs' keys renamed with the command line's flags, read under their new names
+    (in place), each with one warning; a job that gives both names is left to the schema,
+    which refuses the old one."""
+    import sys
+
+    warn = warn or (lambda line: print(line, file=sys.stderr))
+    beyond = config.get("beyond") if isinstance(config, dict) else None
+    for metric, renamed in RENAMED_KEYS.items():
+        jobs = beyond.get(metric) if isinstance(beyond, dict) else None
+        for name, job in (jobs or {}).items() if isinstance(jobs, dict) else ():
+            if not isinstance(job, dict):
+                continue
+            for old, new in renamed.items():
+                if old in job and new not in job:
+                    job[new] = job.pop(old)
+                    warn(f"cruxflow: warning: beyond.{metric}.{name}.{old} is now "
+                         f"beyond.{metric}.{name}.{new} (the flag --{new.replace('_', '-')})")
+    return config
+
 
 @cache
 def _schema() -> dict:
@@ -66,14 +96,21 @@ def _one_line(error) -> str:
 
 
 def fill_format_defaults(config: dict) -> dict:
-    """A dataset's ``generate`` and ``n_questions`` when null: raw formats run the LLM stages
-    (the CRUX release comes rated), and the paper asks for 15 sub-questions on DUC 2004, 10 on
-    Multi-News (Sec. 3.1)."""
+    """A dataset's ``generate``, ``n_questions`` and ``prefix`` when null: formats that come
+    without ratings run the LLM stages (the CRUX release and nuggets come rated; the format
+    registry, :mod:`cruxflow.data.ingest.formats`, says which), the paper asks for 15
+    sub-questions on DUC 2004, 10 on Multi-News (Sec. 3.1), and the topic prefix is the
+    format's."""
+    from cruxflow.data.ingest.formats import FORMATS
+
     for d in config["datasets"].values():
+        fmt = FORMATS[d["format"]]
         if d["generate"] is None:
-            d["generate"] = d["format"] != "crux"
+            d["generate"] = not fmt.rated
         if d["n_questions"] is None:
             d["n_questions"] = 15 if d["format"] == "duc2004" else 10
+        if d.get("prefix") is None:
+            d["prefix"] = fmt.prefix
     return config
 
 
@@ -95,9 +132,11 @@ def use_annotation_exports(config: dict) -> dict:
 
 
 def rated_datasets(config: dict) -> list[str]:
-    """Datasets with answerability ratings: the CRUX release format, or generated."""
+    """Datasets with answerability ratings: of a format that comes rated, or generated."""
+    from cruxflow.data.ingest.formats import FORMATS
+
     return [name for name, d in config["datasets"].items()
-            if d["format"] == "crux" or d["generate"]]
+            if FORMATS[d["format"]].rated or d["generate"]]
 
 
 def corpora(config: dict) -> dict[str, list[str]]:
@@ -196,10 +235,21 @@ def _backend_problem(key: str, name: str | None, config: dict) -> Iterator[tuple
 
 
 def _dataset_problems(config: dict) -> Iterator[tuple[str, str]]:
+    from cruxflow.data.ingest import formats
+
+    plain = formats.defaults()
     for name, d in config["datasets"].items():
         key = f"datasets.{name}"
-        if d["generate"] and d["format"] == "crux":
-            yield f"{key}.generate", "the crux format comes rated; set generate: false"
+        if d["generate"] and formats.FORMATS[d["format"]].rated:
+            yield f"{key}.generate", f"the {d['format']} format comes rated; set generate: false"
+        # an option the format does not read: set in vain, it would be skipped in silence (the
+        # prefix the format's own, filled in above)
+        given = {option: d[option] for option, spec in formats.options().items()
+                 if spec.workflow is None and d.get(option) != plain[option]
+                 and not (option == "prefix"
+                          and d[option] == formats.FORMATS[d["format"]].prefix)}
+        for option, why in formats.misapplied(d["format"], given):
+            yield f"{key}.{option}", why
         # The dataset's backend writes its data and, with a null rag.judge, judges its reports.
         judged = name in config["rag"]["datasets"] and config["rag"]["judge"] is None
         if d["llm_backend"] is not None or d["generate"] or judged:
@@ -273,6 +323,16 @@ def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
         yield from _backend_problem("beyond.backend", beyond["backend"], config)
 
 
+def _llm_problems(config: dict) -> Iterator[tuple[str, str]]:
+    """A served backend's URL by the rule the CLI's --base-url applies (check_base_url)."""
+    from cruxflow.llm.openai_compat import check_base_url
+
+    for name, spec in config["llm"]["backends"].items():
+        if spec.get("kind") == "openai":
+            if problem := check_base_url(spec.get("base_url", "")):
+                yield f"llm.backends.{name}.base_url", problem
+
+
 def _number_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
     """NaN and infinities pass the schema's "number" and its bounds (NaN compares false with
     everything): every float of the config must be finite."""
@@ -290,24 +350,40 @@ def file_problems(config: dict, basedir=".", *,
                   data_optional: bool = False) -> list[tuple[str, str]]:
     """The files and folders the config names that are not there, each under its key (found
     as :func:`locate` finds them): Snakemake would report them as a rule's missing input.
-    ``data_optional``: what a user brings may be missing (the datasets' inputs and distractors,
-    the tokenizer): ``cruxflow plan`` plans before they exist and says what it assumed."""
+    ``data_optional``: what a user brings may be missing (the datasets' inputs and the files
+    their options name, the tokenizer): ``cruxflow plan`` plans before they exist and says what
+    it assumed."""
+    from cruxflow.data.ingest import formats
+
     named: list[tuple[str, str | None]] = []
     for name, d in config["datasets"].items():
         if not data_optional:
-            named += [(f"datasets.{name}.input", d.get("input")),
-                      (f"datasets.{name}.distractors", d.get("distractors"))]
+            named.append((f"datasets.{name}.input", d.get("input")))
+            for option, spec in formats.options().items():
+                value = d.get(option) if spec.workflow is None else None
+                if spec.kind == "path":
+                    named.append((f"datasets.{name}.{option}", value))
+                elif spec.kind == "paths" and value:
+                    values = [value] if isinstance(value, str) else value
+                    named += [(f"datasets.{name}.{option}[{i}]", v)
+                              for i, v in enumerate(values)]
     for dataset, runs in config["runs"].items():
         named += [(f"runs.{dataset}.{run}", path) for run, path in runs.items()]
-    for metric in ("udcg", "support", "kpr"):
+    for metric, key in BEYOND_INPUT.items():
         for job, spec in config["beyond"][metric].items():
-            named.append((f"beyond.{metric}.{job}.input", spec.get("input")))
+            named.append((f"beyond.{metric}.{job}.{key}", spec.get(key)))
     if not data_optional:
         named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
     out = []
+    files = ("runs.", "beyond.")   # read as one file each: a folder there would be dropped late
     for key, path in named:
-        if isinstance(path, str) and path and not Path(locate(path, basedir)).exists():
+        if not (isinstance(path, str) and path):
+            continue
+        found = Path(locate(path, basedir))
+        if not found.exists():
             out.append((key, f"no such file or directory: {path}"))
+        elif key.startswith(files) and not found.is_file():
+            out.append((key, f"is a folder or a special file, expected a file: {path}"))
     return out
 
 
@@ -315,7 +391,7 @@ def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
     checks = (_number_problems, _dataset_problems, _corpus_problems, _rag_problems,
-              _passage_problems, _reranker_problems, _backend_user_problems)
+              _passage_problems, _reranker_problems, _backend_user_problems, _llm_problems)
     return [p for check in checks for p in check(config)]
 
 
@@ -342,7 +418,10 @@ def check(config: dict, basedir=".", *, data_optional: bool = False) -> dict:
     if expanded_size(config) > MAX_YAML_VALUES:  # before the schema walks it for minutes
         raise ConfigError([("(top level)", f"its YAML aliases expand to more than "
                                            f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
+    rename_old_keys(config)
     with_defaults(config)
+    if "datasets" not in config:   # the schema leaves it to the merged config files
+        raise ConfigError([("datasets", "missing: the config names no dataset to evaluate")])
     fill_format_defaults(config)
     use_annotation_exports(config)
     found = problems(config) + file_problems(config, basedir, data_optional=data_optional)

@@ -22,7 +22,7 @@ class SupportOptions:
     """Everything ``evaluate_support`` can be told besides its files; the defaults are the
     track's protocol (Thakur et al., SIGIR 2025, Sec. 3.3-3.4)."""
 
-    judge: str | None = None              # None: no LLM | missing | all
+    judge_pairs: str | None = None        # None: no LLM | missing | all
     all_citations: bool = False           # the track judged each sentence's first citation
     average: str = "over-all-topics"      # the track's per-run mean, a missing topic 0
     prompt: str = "trec2024"              # the track's GPT-4o support prompt
@@ -33,9 +33,9 @@ class SupportOptions:
 
     def check(self) -> None:
         """Raise ``ValueError`` naming the first option with an invalid value."""
-        if self.judge is not None and self.judge not in JUDGE_MODES:
-            raise ValueError(f"judge must be one of {', '.join(JUDGE_MODES)} or None, "
-                             f"not {self.judge!r}")
+        if self.judge_pairs is not None and self.judge_pairs not in JUDGE_MODES:
+            raise ValueError(f"judge_pairs must be one of {', '.join(JUDGE_MODES)} or None, "
+                             f"not {self.judge_pairs!r}")
         if self.average not in AVERAGES:
             raise ValueError(f"average must be one of {', '.join(AVERAGES)}, "
                              f"not {self.average!r}")

@@ -14,69 +14,19 @@ from cruxflow.beyond.support.data import FS, NS, PS
 from cruxflow.llm import Sampling
 from cruxflow.llm.labels import LabelSet, parse_label
 from cruxflow.llm.parsing import parse_rating
-from cruxflow.llm.prompts import PromptTemplate
+from cruxflow.llm.prompts import PromptTemplate, load_prompts
 
-# The track's GPT-4o support prompt, verbatim (leading and trailing newline and trailing spaces
-# included): SUPPORT_EVAL_PROMPT of the track's evaluation script, kept as an upstream fixture in
-# castorini/RAGDoll, tests/fixtures/upstream/trec2024-rag/support_evaluation_individual_gpt4o.py.
+# The track's GPT-4o support prompt, verbatim (cruxflow/prompts/support.toml, with its source).
 # The script sends it as the only (user) message at temperature 0.1, with the cited segment as
 # "<title>: <segment>".
-TREC2024_PROMPT = PromptTemplate(
-    name="support_trec2024",
-    version="gpt4o",
-    fields=("statement", "citation"),
-    text=(
-        "\nIn this task, you will evaluate whether each statement is supported by its "
-        "corresponding citations. \nNote that the system responses may appear very fluent and "
-        "well-formed, but contain slight inaccuracies that are not easy to discern at first "
-        "glance. \nPay close attention to the text. Read it carefully as you would when "
-        "proofreading.\n\nYou will be provided with a statement and its corresponding "
-        "citation. It may be helpful to ask yourself whether it is accurate to say \"according "
-        "to the citation\" with a\nstatement following this phrase. Be sure to check all of "
-        "the information in the statement. You will be given three options:\n\n- \"Full "
-        "Support\": All of the information in the statement is supported in the citation.\n- "
-        "\"Partial Support\": Only some of the information is supported in the citation, but "
-        "other parts of the information are missing from the citation.\n- \"No Support\": This "
-        "citation does not support any part of the statement.\n\nPlease provide your response "
-        "based on the information in the citation. If you are unsure, use your best judgment. "
-        "\nRespond as either \"Full Support\", \"Partial Support\", or \"No Support\" with no "
-        "additional information.\n\nStatement: {statement}\n\nCitation: {citation}\n\n"
-        "Response:\n"
-    ),
-)
+TREC2024_PROMPT = load_prompts("support")["support_trec2024"]
 TREC2024_TEMPERATURE = 0.1   # the script's --temperature default, with which the track ran
 
 # Ours, written before the track's prompt was found (the paper does not print it; Sec. 3.2
-# refers to Thakur et al. [21]): the three level descriptions are Sec. 3.2's wording verbatim,
-# the judge sees only the sentence and its cited passage and answers "without any
-# explanation" (Sec. 3.2).
-SUPPORT_PROMPT = PromptTemplate(
-    name="support",
-    version="support-v1",
-    text=(
-        "In this task, you will judge whether a sentence from an answer is supported by the "
-        "passage it cites. Read the sentence and the passage carefully and check all of the "
-        "information in the sentence against the passage only, not against what you know "
-        "about the topic. Choose one of three support levels:\n"
-        "\n"
-        "- Full Support: All of the information in the answer sentence is factually "
-        "consistent with and supported by the cited passage.\n"
-        "- Partial Support: Some of the information in the answer sentence is factually "
-        "consistent with and supported by the cited passage, but other parts of the sentence "
-        "are not supported.\n"
-        "- No Support: The cited passage is completely irrelevant and does not support any "
-        "part of the answer sentence.\n"
-        "\n"
-        "Answer sentence: {sentence}\n"
-        "\n"
-        "Cited passage: {passage}\n"
-        "\n"
-        "Answer with the support level only (Full Support, Partial Support or No Support), "
-        "without any explanation.\n"
-        "\n"
-        "Support level:"
-    ),
-)
+# refers to Thakur et al. [21]): the three level descriptions (its rubric) are Sec. 3.2's
+# wording verbatim, the judge sees only the sentence and its cited passage and answers
+# "without any explanation" (Sec. 3.2).
+SUPPORT_PROMPT = load_prompts("support")["support"]
 JUDGE_CHOICES = ("Full Support", "Partial Support", "No Support")
 # The track's temperature, a few tokens, the three labels as constrained choices where the
 # backend can (a grammar on llama.cpp, structured outputs on vLLM); others parse the free text.

@@ -4,6 +4,7 @@ workflow's rule ``support`` call it."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,9 +28,12 @@ from cruxflow.beyond.support.metric import PER_TOPIC_COLUMNS, average_runs, scor
 from cruxflow.beyond.support.options import SupportOptions
 from cruxflow.beyond.support.passages import PassageStore
 from cruxflow.beyond.support.prompts import JUDGE_PROMPTS
+from cruxflow.data.errors import DataError
 from cruxflow.data.io import write_json, write_jsonl, write_tsv
 from cruxflow.llm import LazyRunner, LLMRunner
 from cruxflow.metrics.stats import mean_of_defined
+
+log = logging.getLogger(__name__)
 
 PER_RUN_COLUMNS = ["run_id", "weighted_precision", "weighted_recall", "topics_answered",
                    "precision_topics", "recall_topics"]
@@ -52,7 +56,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
                      labels=None, passages=None, topics=None, compare=None,
                      runner: LLMRunner | Callable[[], LLMRunner] | None = None) -> dict:
     """Read answers (``input_path``), take labels from them and from ``labels`` (a label
-    file, which wins), judge with the LLM what ``options.judge`` asks for (``None``: nothing,
+    file, which wins), judge with the LLM what ``options.judge_pairs`` asks for (``None``: nothing,
     ``"missing"``, ``"all"``; passages from ``passages``), score, and write into
     ``output_dir``: ``labels.jsonl``, ``per_topic.tsv``, ``per_run.tsv``, ``summary.json``
     and, with ``compare`` (a second label set for the same answers: an answers JSONL with
@@ -63,20 +67,26 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
     """
     opts = options or SupportOptions()
     opts.check()
+    if passages is not None and opts.judge_pairs is None:   # a named input is read or refused
+        raise DataError("only the LLM judge reads passage texts (--judge-pairs): add "
+                        "--judge-pairs, or leave --passages out", path=passages)
     output_dir = Path(output_dir)
     answers = read_answers(input_path)
     if labels is not None:
         answers = apply_labels(answers, read_label_file(labels), labels)
     items = collect_items(answers, opts.all_citations)
     lazy = LazyRunner(runner, needed_for="judging support")
-    if opts.judge is not None:
+    if opts.judge_pairs is not None:
         store = None
         needed = {it.passage_id for it in items
-                  if it.cited and (opts.judge == "all" or it.label == NOT_JUDGED)}
+                  if it.cited and (opts.judge_pairs == "all" or it.label == NOT_JUDGED)}
         if needed and passages is not None:
             store = PassageStore(passages, needed)
+        elif passages is not None:
+            log.warning("%s not read: every cited pair has a label (--judge-pairs missing)",
+                        passages)
         try:
-            items, _ = judge_items(items, answers, store, lazy.get, judge=opts.judge,
+            items, _ = judge_items(items, answers, store, lazy.get, judge=opts.judge_pairs,
                                    prompt=opts.prompt,
                                    sampling=judge_sampling(opts.temperature),
                                    attempts=opts.attempts,
@@ -92,7 +102,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
     sources = Counter(it.source for it in items)
     summary = {
         "input": str(input_path), "labels": None if labels is None else str(labels),
-        "judge": opts.judge, "citations": "all" if opts.all_citations else "first",
+        "judge": opts.judge_pairs, "citations": "all" if opts.all_citations else "first",
         "average": opts.average,
         "topics": len(universe),
         "topics_from": "input" if topics is None else str(topics),
@@ -108,7 +118,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
                            for m in ("weighted_precision", "weighted_recall")},
         "llm": lazy.stats(),
     }
-    if opts.judge is not None:
+    if opts.judge_pairs is not None:
         summary["prompt"] = JUDGE_PROMPTS[opts.prompt].template.id
         summary["temperature"] = opts.temperature
     agreement = None

@@ -38,7 +38,7 @@ class UdcgOptions:
     seed: int = 0                       # the context sampler's
     max_answer_tokens: int = 64
     judge_max_tokens: int = 256
-    judge_attempts: int = 3
+    attempts: int = 3                   # asks per judgment whose output cannot be parsed
     theta_c: float = 0.01               # SVM-rank's C for --fit-theta
 
     def check(self) -> None:
@@ -56,7 +56,7 @@ class UdcgOptions:
         if not self.theta_c > 0:
             raise ValueError(f"theta_c must be positive, got {self.theta_c}")
         for name in ("logprobs", "samples", "sample_max_tokens", "contexts_per_question",
-                     "context_size", "depth", "judge_attempts", "max_answer_tokens",
+                     "context_size", "depth", "attempts", "max_answer_tokens",
                      "judge_max_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")

@@ -65,7 +65,7 @@ def _relevance(items: list[UdcgItem], path, opts: UdcgOptions, llm: LazyRunner,
         judged = steps.judge_relevance(
             llm.get(), [(it.question, it.answers, p.text) for it, p in todo],
             sampling=replace(steps.GREEDY, max_tokens=opts.judge_max_tokens),
-            attempts=opts.judge_attempts)
+            attempts=opts.attempts)
         for (it, p), verdict in zip(todo, judged, strict=True):
             out[it.id, p.id] = verdict
     return out
@@ -154,7 +154,7 @@ def _grade(contexts: list[Context], context_rows: list[dict], opts: UdcgOptions,
         judge.get(), [(it.question, it.answers, a) for (it, _, _), a in zip(contexts, answers,
                                                                         strict=True)],
         sampling=replace(steps.GREEDY, max_tokens=opts.judge_max_tokens),
-        attempts=opts.judge_attempts)
+        attempts=opts.attempts)
     answer_rows = []
     for row, answer, (grade, source, judge_out) in zip(context_rows, answers, graded,
                                                        strict=True):

@@ -14,16 +14,21 @@ or lies inside an input, is refused before anything is read.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
-import importlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest.common import IngestOptions
-from cruxflow.data.io import atomic_directory, atomic_write, read_run, read_text
+from cruxflow.data.ingest.formats import (
+    FORMATS,
+    IngestOptions,
+    no_ratings_note,
+    option_paths,
+    resolved,
+)
+from cruxflow.data.io import atomic_directory, atomic_write, read_json, read_run, read_text
 from cruxflow.data.model import (
     Dataset,
     document_from_json,
@@ -36,28 +41,19 @@ from cruxflow.data.names import DATASET_FILES, MANIFEST
 
 
 class _Readers(Mapping):
-    """Format name -> reader, each reader's module imported when it is first asked for: a
-    command that reads one CRUX file (``crux-eval``) imports this package for
-    ``crux_common`` and need not import every corpus reader (a sixth of its start)."""
-
-    _WHERE = {
-        "multinews": ("multinews", "read_multinews"),
-        "multinews-src": ("multinews", "read_multinews_src"),
-        "duc2004": ("duc2004", "read_duc2004"),
-        "crux": ("crux", "read_crux"),
-        "documents": ("documents", "read_documents"),
-        "nuggets": ("nuggets", "read_nuggets"),
-    }
+    """Format name -> reader, as :data:`~cruxflow.data.ingest.formats.FORMATS` declares them,
+    each reader's module imported when it is first called: a command that reads one CRUX file
+    (``crux-eval``) imports this package for ``crux_common`` and need not import every corpus
+    reader (a sixth of its start)."""
 
     def __getitem__(self, fmt: str):
-        module, name = self._WHERE[fmt]
-        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        return FORMATS[fmt].read
 
     def __iter__(self):
-        return iter(self._WHERE)
+        return iter(FORMATS)
 
     def __len__(self) -> int:
-        return len(self._WHERE)
+        return len(FORMATS)
 
 
 READERS = _Readers()
@@ -82,9 +78,9 @@ _INPUT_FIELDS = {
 
 def ingest(fmt: str, path, options: IngestOptions | None = None):
     """Read ``path`` in format ``fmt`` and return ``(Dataset, report)``."""
-    if fmt not in READERS:
-        raise ValueError(f"unknown format {fmt!r}; choose one of {sorted(READERS)}")
-    return READERS[fmt](path, options or IngestOptions())
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {sorted(FORMATS)}")
+    return FORMATS[fmt].read(path, options or IngestOptions())
 
 
 # What ``ingest_to`` writes into the manifest, so that a later ingest can tell a dataset of ours
@@ -99,8 +95,8 @@ def is_our_manifest(path: Path) -> bool:
     """Whether ``path`` is a manifest ``ingest`` wrote: a JSON object that says so (or, from
     before the mark, that has the ``ingest`` report and the ``counts`` of every part)."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        manifest = read_json(path)
+    except DataError:
         return False
     if not isinstance(manifest, dict):
         return False
@@ -207,19 +203,26 @@ def check_records(dataset: Dataset, fmt: str, src, distractors=None) -> None:
 
 def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
               eta: int | None = 3, alpha: float = 0.5, max_topics: int | None = None,
-              allow_empty: bool = False) -> dict:
+              allow_empty: bool | None = None) -> dict:
     """Read and validate one corpus, then write it as the dataset directory ``out`` (replacing
     an earlier dataset there as a whole); return the summary printed by the CLI.
 
-    An input with no topic, an empty distractors file or an empty run file is an error unless
-    ``allow_empty``.
+    ``distractors``, ``max_topics`` and ``allow_empty`` are options
+    (:class:`IngestOptions`); given here, they override those of ``options``. An input with no
+    topic, an empty distractors file or an empty run file is an error unless ``allow_empty``.
+    With ``eta``, the judgments of a rated dataset are written beside it.
     """
+    overrides = {k: v for k, v in (("distractors", distractors), ("max_topics", max_topics),
+                                   ("allow_empty", allow_empty)) if v is not None}
+    options = resolved(fmt, dataclasses.replace(options, **overrides))
+    distractors, max_topics = options.distractors, options.max_topics
+    allow_empty = options.allow_empty
     if distractors and fmt == "crux":
         raise DataError("--distractors does not apply to the crux format: its passages.jsonl "
                         "already holds the whole corpus", path=distractors)
     if max_topics is not None and max_topics < 1:
         raise DataError(f"must be at least 1, got {max_topics}", field="max_topics")
-    check_output(out, [src, *([distractors] if distractors else [])])
+    check_output(out, [src, *option_paths(options)])
     from cruxflow.metrics.judgments import derive, write_judgments
 
     dataset, report = ingest(fmt, src, options)
@@ -254,9 +257,11 @@ def ingest_to(fmt: str, src, out, options: IngestOptions, *, distractors=None,
         summary.update(counts, clusters_skipped=len(report.clusters_skipped),
                        empty_articles_skipped=report.empty_articles_skipped)
         if report.layout is not None:  # the CRUX reader says which published layout it read
-            summary.update(layout=report.layout, notes=report.notes)
-        elif report.notes:  # a DUC folder's hidden files skipped, ...
-            summary.update(notes=report.notes)
+            summary.update(layout=report.layout)
+        # what a user must know: a DUC folder's hidden files skipped, ..., and no ratings
+        notes = report.notes + ([] if dataset.ratings else [no_ratings_note(fmt)])
+        if notes:
+            summary.update(notes=notes)
         if dataset.ratings and eta is not None:
             summary["judgments"] = write_judgments(derive(dataset, eta, alpha), dataset,
                                                    tmp / "judgments" / f"eta{eta}", eta)

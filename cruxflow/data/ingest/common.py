@@ -1,55 +1,16 @@
-"""Pieces shared by the corpus readers: options, paragraph normalisation, topic assembly."""
+"""Pieces shared by the corpus readers: the report, paragraph normalisation, topic assembly
+(:class:`IngestOptions` lives with the formats it serves, :mod:`.formats`)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
+from cruxflow.data.ingest.formats import IngestOptions
 from cruxflow.data.model import Dataset, Document, Reference, Topic, make_doc_id
 from cruxflow.data.text import split_long_document
 
 _WS = re.compile(r"\s+")
-
-
-@dataclass
-class IngestOptions:
-    """How a raw corpus becomes topics.
-
-    ``prefix`` starts every topic id; ids are ``<prefix>-<i>`` with ``i`` counting the clusters
-    kept (the CRUX release numbers them this way, after dropping clusters with fewer than
-    ``min_docs`` documents), or the cluster's own name with ``id_scheme="source"``.
-
-    Two choices follow the CRUX authors' code when set (``presets/paper.yaml`` sets both;
-    docs/paper-parity.md, points 3 and 4):
-
-    * ``count_empty_documents``: an empty article (an empty piece between separators) counts in
-      the ``min_docs`` test and takes a document number, as in the authors' split of a cluster;
-      it never becomes a document. Off: empty articles are dropped first.
-    * ``chunk_documents``: an article of more than ``max_document_words`` words is cut into
-      ``chunk_words``-word chunks, each its own document numbered in sequence, so passage ids
-      count chunks as the release's do. Off: the passage stage cuts long documents itself and
-      their passages keep the article's number.
-    """
-
-    prefix: str = "topic"
-    id_scheme: str = "index"          # "index" (CRUX-compatible) or "source"
-    min_docs: int = 2                 # the CRUX release keeps clusters with >= 2 documents
-    encoding: str = "utf-8"
-    summary_length: int = 100         # DUC: which model summaries (<CLUSTER>.M.<len>.T.<X>)
-    reference: str = "concat"         # DUC: y* = all model summaries joined, or "first"
-    corpus: str | None = None         # CRUX release: the passage collection (crux-mds-corpus)
-    count_empty_documents: bool = False
-    chunk_documents: bool = False
-    max_document_words: int = 1024
-    chunk_words: int = 512
-    # a shipped run ranking a passage outside the collection: an error, else counted as an
-    # unjudged passage (the released runs retrieved from the whole corpus)
-    strict_collection: bool = False
-    # DUC 2004: a CRUX release's passages file; clusters are numbered as that release numbers
-    # them (cruxflow.data.ingest.release_order), not in NIST's name order
-    number_like: str | None = None
-    # source id -> topic number, set from number_like by the reader
-    topic_numbers: dict[str, int] | None = None
 
 
 @dataclass

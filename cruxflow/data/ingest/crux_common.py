@@ -14,6 +14,9 @@ release, batched   ``{"id": topic, "docids": [...], "ratings": [[...], ...]}``
 paper-era          ``{"example_id": topic, "pid": passage, "rating": [...]}``
 neuclir            ``{"id": topic, "pid": passage, "rating": [...]}`` (``crux/tools/neuclir``)
 cruxflow           ``{"topic_id", "passage_id", "ratings": [...]}`` (``answerability.jsonl``)
+labeling-tool      ``{"id": topic, "document": passage, "relevances": {"<q>": 0-5 or -1}}``:
+                   the CRUX labeling tool's human ratings (:mod:`.crux_human`), one file per
+                   annotator, merged by a rule
 =================  ==========================================================================
 
 -1 (the authors' parser writes it where the judge gave no digit) is read, answers nothing and is
@@ -23,6 +26,7 @@ counted; any other value outside 0..5 is an error naming the file, line and fiel
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -33,12 +37,13 @@ import numpy as np
 
 from cruxflow.data.columns import Codes
 from cruxflow.data.errors import DataError
+from cruxflow.data.ingest.crux_human import HUMAN, HumanRatings
 from cruxflow.data.ingest.crux_qrels import (  # noqa: F401  (read from here by the readers)
     DiversityQrels,
     read_diversity_qrels,
 )
 from cruxflow.data.ingest.crux_ratings import RatingRows, RecordPlaces
-from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.io import NOT_A_FILE, iter_jsonl, read_text, regular_files
 from cruxflow.data.model import (
     _RATINGS_OR_UNRATED,
     EMPTY_QUESTION,
@@ -72,8 +77,10 @@ def jsonl_files(path, what: str) -> list[Path]:
     if p.is_file():
         return [p]
     if not p.is_dir():
+        if os.path.lexists(p):
+            raise DataError(NOT_A_FILE, path=p)
         raise DataError(f"no such {what} (file or folder)", path=p)
-    files = sorted(f for f in p.glob("*.jsonl") if f.is_file())
+    files = regular_files(sorted(p.glob("*.jsonl")))
     if not files:
         raise DataError(f"no *.jsonl {what} file in the folder", path=p)
     return files
@@ -154,8 +161,9 @@ class JudgeRatings:
     fields: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     layouts: set[str] = field(default_factory=set)
-    unrated: int = 0          # -1 values read
+    unrated: int = 0          # -1 values read (of a judge: no digit)
     repeated: int = 0         # a (topic, passage) read again with the same ratings
+    human: dict | None = None   # the labeling tool's annotators: what was read and merged
     # every rating in the order of ``ratings``, as one array, and each list's length, where
     # the reader had them as arrays (:meth:`flat`)
     _flat: tuple | None = field(default=None, compare=False, repr=False)
@@ -197,14 +205,17 @@ class JudgeRatings:
         return {t: len(next(iter(m.values()))) for t, m in self.by_topic().items()}
 
     def summary(self) -> dict:
-        return {"files": [str(f) for f in self.files], "layouts": sorted(self.layouts),
-                "rated_pairs": len(self.ratings), "unrated_values": self.unrated,
-                "repeated_pairs": self.repeated}
+        out = {"files": [str(f) for f in self.files], "layouts": sorted(self.layouts),
+               "rated_pairs": len(self.ratings), "unrated_values": self.unrated,
+               "repeated_pairs": self.repeated}
+        if self.human is not None:
+            out["human"] = self.human
+        return out
 
 
 def ratings_layout(obj: dict) -> tuple[str, str, str, str] | None:
     """(layout, topic field, passage field, ratings field) of a ratings record, or None."""
-    for layout in (*RATING_LAYOUTS, BATCHED):
+    for layout in (*RATING_LAYOUTS, BATCHED, HUMAN):
         if layout[1] in obj and layout[2] in obj:
             return layout
     return None
@@ -212,7 +223,7 @@ def ratings_layout(obj: dict) -> tuple[str, str, str, str] | None:
 
 def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tuple]]:
     """(layout, topic, passage, ratings value, (topic, passage, ratings field)) of a record."""
-    for layout, tkey, pkey, rkey in RATING_LAYOUTS:
+    for layout, tkey, pkey, rkey in (*RATING_LAYOUTS, HUMAN):   # one value per record
         if tkey in obj and pkey in obj:
             if rkey not in obj:
                 raise DataError("missing", field=rkey, **where)
@@ -231,14 +242,20 @@ def _records(obj: dict, where: dict) -> Iterator[tuple[str, str, str, object, tu
             yield (layout, tid, read_id({pkey: docids[i]}, pkey, where), value,
                    (tkey, pkey, f"{rkey}[{i}]"))
         return
-    wanted = "; ".join(f"{t} + {p} + {r}" for _, t, p, r in (*RATING_LAYOUTS, BATCHED))
+    wanted = "; ".join(f"{t} + {p} + {r}" for _, t, p, r in (*RATING_LAYOUTS, BATCHED, HUMAN))
     raise DataError(f"not a ratings record: expected the fields {wanted}", **where)
 
 
 def read_ratings(path, encoding: str = "utf-8",
-                 n_questions: Mapping[str, int] | None = None) -> JudgeRatings:
+                 n_questions: Mapping[str, int] | None = None, *,
+                 merge: str = "mean") -> JudgeRatings:
     """Read judge (or human) ratings from a file or every ``*.jsonl`` of a folder (or from a
     list of such paths, read as one).
+
+    The labeling tool's human ratings (:mod:`.crux_human`) are read too, each file one
+    annotator's: the ratings of one (passage, question) by several annotators are merged by
+    ``merge`` (``mean``, rounded half up; ``max``; ``min``). Judge and human ratings in one
+    read are an error (score them apart).
 
     Within a topic every rating list has the same length (one rating per sub-question): the
     topic's number of questions where ``n_questions`` knows it (so the wrong row is the one
@@ -250,7 +267,8 @@ def read_ratings(path, encoding: str = "utf-8",
     paths = path if isinstance(path, list | tuple) else [path]
     files = [f for p in paths for f in jsonl_files(p, "ratings")]
     fast = _read_release_ratings(files, encoding, n_questions)
-    return fast if fast is not None else _read_ratings_checked(files, encoding, n_questions)
+    return fast if fast is not None \
+        else _read_ratings_checked(files, encoding, n_questions, merge)
 
 
 def _read_release_ratings(files: list[Path], encoding: str,
@@ -352,13 +370,18 @@ def _json_lines(text: str) -> tuple | None:
 
 
 def _read_ratings_checked(files: list[Path], encoding: str,
-                          n_questions: Mapping[str, int] | None) -> JudgeRatings:
+                          n_questions: Mapping[str, int] | None, merge: str = "mean"
+                          ) -> JudgeRatings:
     out = JudgeRatings(files=files)
     lengths: dict[str, tuple[int, dict]] = {}
+    human = HumanRatings()
     for file in out.files:
         for lineno, obj in iter_jsonl(file, encoding):
             where = {"path": file, "record": f"line {lineno}"}
             for layout, tid, pid, value, names in _records(obj, where):
+                if layout == HUMAN[0]:
+                    human.add(tid, pid, value, where)
+                    continue
                 rkey = names[2]
                 ratings = parse_ratings(value, where, name=rkey, unrated_ok=True)
                 out.layouts.add(layout)
@@ -384,14 +407,31 @@ def _read_ratings_checked(files: list[Path], encoding: str,
                 if names != RELEASE_FIELDS:
                     out.fields[key] = names
                 out.unrated += sum(r == RATING_UNRATED for r in ratings)
+    if human:
+        _add_human(out, human, n_questions, merge)
     return out
+
+
+def _add_human(out: JudgeRatings, human: HumanRatings, n_questions, merge: str) -> None:
+    """The labeling tool's records of a read, merged, as its ratings."""
+    if out.ratings:
+        judged = next(iter(out.where.values()))["path"]
+        raise DataError(f"holds human ratings (the labeling tool's), and {judged} judge "
+                        "ratings: read them apart (one --judge each)", path=human.files[0])
+    out.ratings, out.human = human.lists(n_questions, merge)
+    out.layouts.add(HUMAN[0])
+    for key in out.ratings:
+        out.where[key] = human.where[key]
+        out.fields[key] = HUMAN[1:]
 
 
 # --- passage collections -----------------------------------------------------------------------
 
 def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list[Path]]:
-    """Passage texts by id from a JSONL collection: one file, or every ``*.jsonl`` under a
-    folder (the corpus repository ``crux-mds-corpus`` keeps several).
+    """Passage texts by id from a JSONL collection: one file, or every ``*.jsonl`` (or
+    ``*.jsonl.gz``, as NeuCLIR's translated documents ship) under a folder (the corpus
+    repository ``crux-mds-corpus`` keeps several), or, in a folder without any, every file in
+    it, each one JSON record (the labeling tool's ``documents/``).
 
     Records carry ``id`` (or ``_id``), ``contents`` (or ``text``) and optionally ``title``,
     which is put before the text on its own line, as retrieval collections usually index it.
@@ -399,9 +439,14 @@ def read_collection(path, encoding: str = "utf-8") -> tuple[dict[str, str], list
     p = Path(path)
     if not p.exists():
         raise DataError("no such passage collection", path=p)
-    files = [p] if p.is_file() else sorted(f for f in p.rglob("*.jsonl") if f.is_file())
+    files = [p] if p.is_file() else regular_files(sorted(
+        f for pattern in ("*.jsonl", "*.jsonl.gz") for f in p.rglob(pattern)))
+    if not files and p.is_dir():
+        # the labeling tool's documents/: one file per passage (named by its id), one record
+        files = regular_files(sorted(f for f in p.iterdir() if not f.name.startswith(".")))
     if not files:
-        raise DataError("no *.jsonl file in the passage collection folder", path=p)
+        raise DataError("no *.jsonl file (nor a file of one record each) in the passage "
+                        "collection folder", path=p)
     texts: dict[str, str] = {}
     first: dict[str, tuple[Path, int]] = {}
     for file in files:

@@ -36,7 +36,7 @@ from cruxflow.data.ingest.crux_common import (
     report_topics,
     split_report_id,
 )
-from cruxflow.data.io import iter_jsonl
+from cruxflow.data.io import TOO_DEEP, iter_jsonl, iter_lines, regular_files
 from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id
 
 OWN, PAPER = "cruxflow crux directory", "paper-era files"
@@ -61,29 +61,29 @@ class FlatFiles:
 
 def _first_record(path: Path, encoding: str):
     """The first JSON object of a JSONL file (None for an empty file), reading one line."""
-    with open(path, encoding=encoding, errors="replace") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if lineno == 1:
-                line = line.removeprefix("\ufeff")  # as read_text drops it
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
-                                    record=f"line {lineno}") from None
-                return obj if isinstance(obj, dict) else None
+    for lineno, line in iter_lines(path, encoding, errors="replace"):
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
+                                record=f"line {lineno}") from None
+            except RecursionError:
+                raise DataError(TOO_DEEP, path=path, record=f"line {lineno}") from None
+            return obj if isinstance(obj, dict) else None
     return None
 
 
 def _first_line_columns(path: Path) -> int:
     try:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    parts = line.removeprefix("\ufeff").split()
-                    return 6 if len(parts) == 6 and parts[1] == "Q0" else len(parts)
-    except UnicodeDecodeError:
-        return 0
+        for _, line in iter_lines(path):
+            if line.strip():
+                parts = line.split()
+                return 6 if len(parts) == 6 and parts[1] == "Q0" else len(parts)
+    except DataError as exc:
+        if "not valid utf-8" in exc.reason:
+            return 0
+        raise
     return 0
 
 
@@ -109,7 +109,9 @@ def paper_files(path, encoding: str = "utf-8") -> FlatFiles | None:
     p = Path(path)
     root = p.parent if p.is_file() else p
     found = FlatFiles(PAPER, root)
-    for f in sorted(x for x in root.iterdir() if x.is_file() and not x.name.startswith(".")):
+    entries = sorted(x for x in root.iterdir() if not x.name.startswith("."))
+    found.ignored += [x for x in entries if x.is_dir()]   # a folder: not a file of the layout
+    for f in regular_files(x for x in entries if not x.is_dir()):
         kind = classify(f, encoding)
         if kind == "topics" and p.is_file() and f != p:
             kind = None  # a topics file was named: the folder's other splits stay out
@@ -120,14 +122,17 @@ def paper_files(path, encoding: str = "utf-8") -> FlatFiles | None:
 
 def own_files(root: Path) -> FlatFiles:
     found = FlatFiles(OWN, root, topics=[root / "topics.jsonl"])
-    passages = [root / n for n in ("passages.jsonl", "corpus.jsonl") if (root / n).is_file()]
+    passages = regular_files(root / n for n in ("passages.jsonl", "corpus.jsonl"))
     if not passages:
         raise DataError("no passages.jsonl or corpus.jsonl in the CRUX directory", path=root)
     found.passages = passages[:1]
-    found.judgements = [root / n for n in ("judgements.jsonl", "judgments.jsonl")
-                        if (root / n).is_file()][:1]
+    found.judgements = regular_files(root / n for n in ("judgements.jsonl", "judgments.jsonl"))
+    if len(found.judgements) > 1:
+        raise DataError("holds both judgements.jsonl and judgments.jsonl: which are the "
+                        "ratings? keep one", path=root)
     runs = root / "runs"
-    found.runs = sorted(f for f in runs.iterdir() if f.is_file()) if runs.is_dir() else []
+    found.runs = regular_files(sorted(f for f in runs.iterdir() if not f.name.startswith(".")
+                                      )) if runs.is_dir() else []
     return found
 
 
@@ -282,12 +287,15 @@ def read_passages(files: list[Path], encoding: str) -> dict[str, Passage]:
 
 
 def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
-                   passages: dict[str, Passage], *, unknown_topics: str = "error"
+                   passages: dict[str, Passage], *, unknown_topics: str = "error",
+                   placeholder: str | None = None
                    ) -> tuple[dict[tuple[str, str], list[int]], int]:
     """The ratings that fit the topics: every list as long as its topic's questions, every
     passage in the collection (when there is one). Ratings of unknown topics are an error, or
     with ``unknown_topics="skip"`` counted and left out (a release's judge folder may cover
-    topics its topic folder does not). Returns (ratings, skipped)."""
+    topics its topic folder does not). With ``placeholder`` (a text with ``{n}``), a rated
+    topic without questions first gets one placeholder question per rating of its first
+    list. Returns (ratings, skipped)."""
     ratings: dict[tuple[str, str], list[int]] = {}
     skipped = 0
     for (tid, pid), r in judge.ratings.items():
@@ -297,6 +305,8 @@ def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
                 skipped += 1
                 continue
             raise DataError(f"unknown topic {tid!r}", field=tkey, **where)
+        if placeholder is not None and not topics[tid].questions:
+            topics[tid].questions = [placeholder.format(n=i + 1) for i in range(len(r))]
         if passages and pid not in passages:
             raise DataError(f"unknown passage {pid!r}", field=pkey, **where)
         n = len(topics[tid].questions)
@@ -308,9 +318,11 @@ def attach_ratings(judge: JudgeRatings, topics: dict[str, Topic],
 
 
 def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, IngestReport]:
-    """Read an own crux directory or a paper-era folder into a dataset."""
+    """Read an own crux directory or a paper-era folder into a dataset; ``options.collection``
+    adds a passage collection, ``options.judge`` gives the ratings in place of the folder's."""
     report = IngestReport("crux", str(files.root), layout=files.layout)
-    passages = read_passages(files.passages, options.encoding)
+    passage_files = files.passages + ([Path(options.collection)] if options.collection else [])
+    passages = read_passages(passage_files, options.encoding)
     by_topic: dict[str, list[str]] = {}
     for p in passages.values():
         if p.topic_id is not None:
@@ -324,28 +336,55 @@ def read_flat(files: FlatFiles, options: IngestOptions) -> tuple[Dataset, Ingest
         rec.topic.doc_ids = list(dict.fromkeys(docs))
         topics[tid] = rec.topic
         report.clusters_read += 1
-    ratings: dict[tuple[str, str], list[int]] = {}
-    if files.judgements:
-        judge = read_ratings(files.judgements, options.encoding,
-                             n_questions={tid: len(t.questions) for tid, t in topics.items()})
-        ratings, _ = attach_ratings(judge, topics, passages)
-        report.counts["unrated_values"] = judge.unrated
-        if judge.unrated:
-            report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
-                                "no question")
-        if judge.repeated:  # the same ratings twice: kept once, but said (issue 31)
-            report.notes.append(f"{judge.repeated} (topic, passage) pairs rated twice with the "
-                                "same ratings: each kept once")
+    judgements = [Path(p) for p in options.judge] or files.judgements
+    if options.judge and files.judgements:
+        report.notes.append(f"{len(files.judgements)} ratings files of the folder not used "
+                            f"(--judge given): {', '.join(p.name for p in files.judgements)}")
+    ratings = attach_judge(judgements, topics, passages, options, report) if judgements else {}
     for path in files.qrels:
         report.counts.setdefault("qrels", []).append(read_diversity_qrels(path).summary())
     report.counts["files"] = {
         "topics": [p.name for p in files.topics], "passages": [p.name for p in files.passages],
         "judgements": [p.name for p in files.judgements], "runs": [p.name for p in files.runs],
         "ignored": [p.name for p in files.ignored]}
-    if not passages and files.passages:  # a file that is there but empty is no layout
+    if files.ignored:   # said, not only listed in the manifest
+        names = [p.name + ("/" if p.is_dir() else "") for p in files.ignored]
+        report.notes.append(f"{len(names)} entries of the folder not used (no topics, passages, "
+                            f"ratings or run inside): {', '.join(names[:5])}"
+                            + (", ..." if len(names) > 5 else ""))
+    if not passages and passage_files:  # a file that is there but empty is no layout
         raise DataError("no passage in the passages file (empty): the judgements and runs "
-                        "would name passages without texts", path=files.passages[0])
+                        "would name passages without texts", path=passage_files[0])
     if not passages:
         report.notes.append("no passages file: the dataset has no passage texts")
     return Dataset(topics, {}, passages, ratings), report
 
+
+def attach_judge(paths: list[Path], topics: dict[str, Topic], passages: dict[str, Passage],
+                 options: IngestOptions, report: IngestReport, *, unknown_topics: str = "error",
+                 placeholder: str | None = None) -> dict[tuple[str, str], list[int]]:
+    """The ratings of ``paths`` (judge or the labeling tool's human ones) that fit the
+    topics, with what was read counted and noted in ``report``."""
+    judge = read_ratings(paths, options.encoding, merge=options.judge_merge,
+                         n_questions={tid: len(t.questions) for tid, t in topics.items()
+                                      if t.questions})
+    ratings, skipped = attach_ratings(judge, topics, passages, unknown_topics=unknown_topics,
+                                      placeholder=placeholder)
+    report.counts.update(unrated_values=judge.unrated, judge=judge.summary())
+    if skipped:
+        report.counts["ratings_of_other_topics"] = skipped
+    if judge.unrated:
+        report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
+                            "no question")
+    if judge.repeated:  # the same ratings twice: kept once, but said (issue 31)
+        report.notes.append(f"{judge.repeated} (topic, passage) pairs rated twice with the "
+                            "same ratings: each kept once")
+    human = judge.human
+    if human is not None:
+        report.notes.append(
+            f"human ratings of {len(human['annotator_files'])} annotators (the labeling "
+            f"tool's): {human['human_labels']} ratings of {len(ratings)} passages; "
+            f"{human['questions_rated_by_several']} questions rated by several annotators, "
+            f"{human['questions_rated_differently']} of them differently, merged by their "
+            f"{human['merge']}; a question no annotator rated answers nothing")
+    return ratings

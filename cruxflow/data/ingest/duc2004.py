@@ -24,7 +24,8 @@ from cruxflow.data.ingest.common import (
     assemble,
     clean_paragraphs,
 )
-from cruxflow.data.io import existing, read_text
+from cruxflow.data.ingest.formats import RELEASE_PREFIX
+from cruxflow.data.io import existing, read_text, wrong_kind
 from cruxflow.data.model import Reference
 
 _DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
@@ -94,6 +95,8 @@ def parse_sgml_doc(path: Path, encoding: str = "utf-8") -> tuple[str, str | None
 
 
 def _find(root: Path, name: str) -> Path:
+    if not root.is_dir():
+        raise wrong_kind(root, "the DUC 2004 folder (docs/ and models/)")
     p = root / name
     if not p.is_dir():
         raise DataError(f"no {name}/ directory (expected the NIST layout docs/ and models/)",
@@ -169,7 +172,34 @@ def read_duc2004(path, options: IngestOptions) -> tuple:
                             f"{', ...' if len(names) > 3 else ''})")
     if options.number_like:
         options = _numbered_like_the_release(clusters, options, report)
+    elif options.prefix == RELEASE_PREFIX and options.id_scheme == "index":
+        options = _numbered_as_the_release(clusters, options, report, root)
     return assemble(clusters, options, report), report
+
+
+def _numbered_as_the_release(clusters: list[RawCluster], options: IngestOptions,
+                             report: IngestReport, root: Path) -> IngestOptions:
+    """``options`` with the CRUX release's numbers of DUC 2004's clusters, from the table that
+    ships with cruxflow (:func:`~cruxflow.data.ingest.release_order.duc2004_release_order`):
+    ``duc04-testb-N`` is then the release's cluster N."""
+    import dataclasses
+
+    from cruxflow.data.ingest.release_order import DUC2004_RELEASE_ORDER, duc2004_release_order
+
+    table = duc2004_release_order()
+    unknown = [c.source_id for c in clusters if c.source_id.lower() not in table]
+    if unknown:
+        raise DataError(f"{len(unknown)} clusters are not DUC 2004 task 2's "
+                        f"({', '.join(unknown[:5])}), whose CRUX release numbers the prefix "
+                        f"{RELEASE_PREFIX} gives: "
+                        "choose another --prefix, or --number-like the passages of the release "
+                        "they come from", path=root)
+    numbers = {c.source_id: table[c.source_id.lower()] for c in clusters}
+    report.counts["numbered_like"] = {"file": str(DUC2004_RELEASE_ORDER), "clusters": {
+        name: {"number": number} for name, number in numbers.items()}}
+    report.notes.append(f"{len(numbers)} clusters numbered as the CRUX release numbers them "
+                        f"(the table that ships with cruxflow: {DUC2004_RELEASE_ORDER.name})")
+    return dataclasses.replace(options, topic_numbers=numbers)
 
 
 def _numbered_like_the_release(clusters: list[RawCluster], options: IngestOptions,

@@ -19,7 +19,7 @@ corners, each counted in the report: a topic whose nuggets come only with its as
 topic is one question (its assignments merged, the strongest kept); a topic without nuggets is
 kept without questions and scores as no topic (metrics skip it).
 
-``--corpus SEGMENTS.jsonl`` (MS MARCO v2.1 segmented: ``{"docid", "segment", ...}``) gives the
+``--collection SEGMENTS.jsonl`` (MS MARCO v2.1 segmented: ``{"docid", "segment", ...}``) gives the
 passage texts and checks every cited segment id against it: an unknown one is an error naming
 the file, line and field.
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport
-from cruxflow.data.io import iter_jsonl
+from cruxflow.data.io import iter_jsonl, regular_files, wrong_kind
 from cruxflow.data.model import Dataset, Passage, Topic
 
 RATING = {"support": 5, "partial_support": 2, "not_support": 0}
@@ -78,14 +78,18 @@ def _segments(path: Path, encoding: str) -> dict[str, str]:
 def read_nuggets(path, options: IngestOptions) -> tuple:
     path = Path(path)
     if path.is_dir():
-        files = [path / name for name in FOLDER_FILES if (path / name).is_file()]
+        files = regular_files(path / name for name in FOLDER_FILES)
         if not files:
             raise DataError(f"holds neither of {', '.join(FOLDER_FILES)}", path=path)
+        if files == [path / FOLDER_FILES[0]]:   # topics that no passage could ever answer
+            raise DataError(f"holds {FOLDER_FILES[0]} but no {FOLDER_FILES[1]}: the topics "
+                            "would have no passages and no ratings (give the assignments, "
+                            "nuggetizer's assign output, beside it)", path=path)
     elif path.is_file():
         files = [path]
     else:
-        raise DataError("no such file or folder", path=path)
-    segments = _segments(Path(options.corpus), options.encoding) if options.corpus else None
+        raise wrong_kind(path, "nuggets.jsonl, assignments.jsonl or a folder of them")
+    segments = _segments(Path(options.collection), options.encoding) if options.collection else None
     report = IngestReport("nuggets", str(path), layout="autonuggetizer")
     counts = report.counts
     counts.update(topics_without_nuggets=0, duplicate_nuggets=0,
@@ -103,13 +107,13 @@ def read_nuggets(path, options: IngestOptions) -> tuple:
                 docid = _str(obj, "docid", where)
                 if segments is not None and docid not in segments:
                     raise DataError(f"cites segment {docid!r}, which is not in the corpus "
-                                    f"{options.corpus}", field="docid", **where)
+                                    f"{options.collection}", field="docid", **where)
                 if (qid, docid) in labels:
                     raise DataError(f"a second record of segment {docid!r} for topic {qid!r}",
                                     field="docid", **where)
                 text = segments[docid] if segments is not None else obj.get("candidate_text")
                 if not isinstance(text, str) or not text.strip():
-                    raise DataError("missing or empty (give --corpus with the segments)",
+                    raise DataError("missing or empty (give --collection with the segments)",
                                     field="candidate_text", **where)
                 texts[docid] = text
                 queries.setdefault(qid, obj.get("text") or "")
@@ -152,6 +156,12 @@ def read_nuggets(path, options: IngestOptions) -> tuple:
     counts["unassigned_nuggets"] = sum(len(set(t.questions) - supported.get(t.topic_id, set()))
                                        for t in topics.values())
     report.clusters_read = len(topics)
+    only_assigned = [qid for qid in topics if qid not in created and qid in questions]
+    if only_assigned and created:   # a typo in a qid would make such a topic: said, by name
+        report.notes.append(f"{len(only_assigned)} topics have no nuggets record, only "
+                            f"assignments (their nuggets taken from those): "
+                            f"{', '.join(only_assigned[:5])}"
+                            + (", ..." if len(only_assigned) > 5 else ""))
     if counts["duplicate_nuggets"]:
         report.notes.append(f"{counts['duplicate_nuggets']} repeated nuggets merged")
     if counts["topics_without_nuggets"]:

@@ -15,6 +15,18 @@ ids whose texts are rewritten from the cluster's documents. A cluster is the rel
 
 assigned one to one, best pair first. Every cluster must find a topic with a clear margin over
 the runner-up; otherwise the numbering is refused with the ambiguous clusters named.
+
+**The DUC 2004 release order ships with cruxflow** (:func:`duc2004_release_order`,
+``duc2004_release_order.tsv`` beside this module): for each of the 50 clusters of DUC 2004
+task 2 (NIST's name, ``d30001t`` ...) the N under which the CRUX release calls it
+``duc04-testb-N``. It was derived once with the matching above: each cluster's document text,
+from a public copy of DUC 2004 task 2, matched against the release's passages (the CRUX
+labeling tool's ``testb_passages.jsonl``, DylanJoo/crux-labeling, ids ``duc04-testb-N:...``)
+with ``cruxflow ingest --format duc2004 ... --number-like testb_passages.jsonl``: one to one,
+50 of 50 clusters, the lowest share of a cluster's own words found in its match 0.70, the
+lowest margin to the next candidate 0.68 (recorded in the project's shared data notes). The
+table is a fact about the release, not code; the DUC 2004 reader numbers clusters by it
+whenever the prefix is ``duc04-testb``, so no passages file is needed for the release's ids.
 """
 
 from __future__ import annotations
@@ -30,8 +42,23 @@ from cruxflow.data.ingest.crux_common import read_collection
 from cruxflow.data.model import parse_passage_id
 
 _WORD = re.compile(r"[a-z]{4,}")
+DUC2004_RELEASE_ORDER = Path(__file__).with_name("duc2004_release_order.tsv")
 MIN_MARGIN = 0.05   # best minus runner-up share
 MIN_OWN_WORDS = 20
+
+
+def duc2004_release_order() -> dict[str, int]:
+    """``{NIST cluster name (lower case): the release's topic number}`` for DUC 2004 task 2's
+    50 clusters (see the module's docstring for where the table comes from)."""
+    lines = DUC2004_RELEASE_ORDER.read_text(encoding="utf-8").split("\n")
+    if lines[0].split("\t") != ["nist_cluster", "release_index"]:
+        raise DataError("not the release order table (nist_cluster, release_index)",
+                        path=DUC2004_RELEASE_ORDER, record="line 1")
+    out = {}
+    for line in filter(None, lines[1:]):
+        name, number = line.split("\t")
+        out[name.lower()] = int(number)
+    return out
 
 
 def words(texts: Iterable[str]) -> set[str]:

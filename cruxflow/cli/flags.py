@@ -1,0 +1,250 @@
+"""How a flag of the command line is declared and added (the declarations themselves, one per
+name, are :mod:`cruxflow.cli.vocabulary`).
+
+A :class:`Flag` gives a name its one meaning (the start of its help in every command), its
+grammar (the argparse type or action), and its default, or the one place that holds the default
+when a method fixes it (``home``: e.g. :class:`~cruxflow.beyond.udcg.UdcgOptions`). A command
+adds a flag with :func:`add`, which may say what the flag does *in that command* (``detail``),
+whether it is required, and, where the flag allows it, its own choices or default; it can change
+neither the meaning nor the grammar. The help's ``(default ...)`` is written from the parser's
+own default, so the two cannot disagree. :func:`add` marks the argparse action with its flag,
+so that a test can tell a flag added by hand.
+
+Kept light: the CLI imports this module to build any command's parser.
+"""
+
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One flag name and its one meaning."""
+
+    name: str                        # without the dashes: "eta" is --eta
+    meaning: str                     # the start of its help in every command
+    type: Callable | None = None     # the grammar of a value (None: a string)
+    action: Any = None               # "store_true", "extend", an Action class
+    nargs: str | int | None = None
+    const: Any = None
+    metavar: str | None = None
+    choices: tuple | None = None     # None: none, or the command's own (``home``)
+    default: Any = None
+    default_text: str | None = None  # how a default that is not a plain value reads
+    # Where the default (and choices) live when a method fixes them: the command passes them
+    # from there, and the test checks they equal it. None: the default is the one above.
+    home: str | None = None
+    single_type: Callable | None = None   # the grammar where a command takes one value only
+    single: str | None = None        # the meaning where a command takes one value only
+    spellings: tuple[str, ...] = ()  # other accepted spellings, shown (the authors' script's)
+    dest: str | None = None          # the attribute, where an options field is named otherwise
+    short: str | None = None         # what the flag is, in a few words (for messages)
+
+    @property
+    def option(self) -> str:
+        return f"--{self.name}"
+
+    @property
+    def option_strings(self) -> list[str]:
+        """Every spelling the flag is given by (a boolean's --no-NAME included)."""
+        negative = [f"--no-{self.name}"] if self.action is argparse.BooleanOptionalAction else []
+        return [self.option, *self.spellings, *negative]
+
+    @property
+    def is_switch(self) -> bool:
+        return self.action in ("store_true", "store_false")
+
+
+VOCABULARY: dict[str, Flag] = {}
+
+
+def register(flag: Flag) -> Flag:
+    """Declare a flag; a name declared twice is an error (one name, one meaning). Other homes
+    of options (a format registry, a measure registry) declare their flags through this too."""
+    if flag.name in VOCABULARY and VOCABULARY[flag.name] != flag:
+        raise ValueError(f"--{flag.name} is declared twice in the vocabulary")
+    for spelling in flag.option_strings[1:]:
+        if spelling.lstrip("-") in VOCABULARY:
+            raise ValueError(f"{spelling} (a spelling of --{flag.name}) is a flag of its own")
+    VOCABULARY[flag.name] = flag
+    return flag
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """An old spelling of a flag, by command: the flag it is now."""
+
+    new: str        # the flag's name now
+    note: str = ""  # what to change besides the name
+
+
+def is_refused(old: str) -> bool:
+    """Whether an old spelling is refused rather than accepted: it is a flag of its own now
+    (accepting it would give that name a second meaning)."""
+    return old.removeprefix("--") in VOCABULARY \
+        or any(old in f.option_strings[1:] for f in VOCABULARY.values())
+
+
+def refusal(old: str, renamed: Renamed) -> str:
+    """The one line a refused old spelling gets."""
+    flag = VOCABULARY[old.removeprefix("--")]
+    note = f" ({renamed.note})" if renamed.note else ""
+    return f"{old} is now {renamed.new}{note}; in every command, {old} is {flag.short}"
+
+
+# --- building a parser -------------------------------------------------------------------------
+
+def show(value) -> str:
+    """A default as the help shows it."""
+    if isinstance(value, list | tuple):
+        return ",".join(show(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+DEFAULT_RE = r"\(default:? (?P<value>.*)\)$"
+
+
+def _help(flag: Flag, detail: str | None, default, default_text: str | None,
+          required: bool, single: bool = False) -> str:
+    text = flag.meaning + (f"; {detail}" if detail else "")
+    if single and flag.single:
+        text = flag.single + (f"; {detail}" if detail else "")
+    if required or flag.is_switch or flag.action == "version":
+        return text.replace("%", "%%")
+    shown = default_text or flag.default_text
+    if shown is not None:
+        shown = f": {shown}"
+    elif default is None:
+        raise ValueError(f"--{flag.name}: a flag with no default needs a default_text "
+                         "saying what happens without it")
+    else:
+        shown = f" {show(default)}"
+    return f"{text} (default{shown})".replace("%", "%%")
+
+
+def add(container, name: str, *, detail: str | None = None, required: bool = False,
+        default: Any = _UNSET, default_text: str | None = None, choices=None,
+        single: bool = False, metavar=None, keep_unset: bool = False, const: Any = _UNSET):
+    """Add the vocabulary's flag ``--name`` to a parser or argument group.
+
+    ``detail``: what the flag does in this command, after its meaning. ``default``,
+    ``choices`` and ``const``: only for a flag whose default lives with the method (``home``);
+    ``default``
+    may also be None with ``keep_unset`` (a command that must know whether the flag was given:
+    the help then shows the vocabulary's default, or for a flag with a ``home`` its
+    ``default_text``). ``single``: the command takes one value
+    (the flag's ``single_type``, else one value of its type)."""
+    flag = VOCABULARY[name]
+    if default is not _UNSET and flag.home is None and not (keep_unset and default is None):
+        raise ValueError(f"--{name}: its default is the vocabulary's ({show(flag.default)})")
+    if (choices is not None or const is not _UNSET) and flag.home is None:
+        raise ValueError(f"--{name}: its choices and const are the vocabulary's")
+    value = flag.default if default is _UNSET else default
+    kwargs: dict[str, Any] = {}
+    if flag.action is not None:
+        kwargs["action"] = flag.action
+    nargs = None if single else flag.nargs
+    if nargs is not None:
+        kwargs["nargs"] = nargs
+    if single and flag.action == "extend":
+        kwargs.pop("action")
+    if const is not _UNSET or flag.const is not None:
+        kwargs["const"] = flag.const if const is _UNSET else const
+    typ = flag.single_type if single and flag.single_type else flag.type
+    if typ is not None:
+        kwargs["type"] = typ
+    if choices or flag.choices:
+        kwargs["choices"] = choices or flag.choices
+    if flag.dest:
+        kwargs["dest"] = flag.dest
+    if not flag.is_switch:
+        if single and flag.single_type and metavar is None:
+            metavar = flag.name.upper()
+        if metavar or flag.metavar:
+            kwargs["metavar"] = metavar or flag.metavar
+    if required:
+        kwargs["required"] = True
+    elif not (flag.is_switch and default is _UNSET):   # a switch: off (argparse's) unless given
+        kwargs["default"] = value
+    shown_text = default_text
+    if keep_unset and value is None and shown_text is None and flag.default is not None:
+        shown_text = show(flag.default)
+    kwargs["help"] = _help(flag, detail, value, shown_text, required, single)
+    action = container.add_argument(flag.option, *flag.spellings, **kwargs)
+    action.default_text = shown_text or flag.default_text
+    action.vocabulary = flag
+    action.single = single
+    action.keep_unset = keep_unset
+    return action
+
+
+def command(subparsers, name: str, *, help: str, description: str) -> argparse.ArgumentParser:  # noqa: A002
+    """A command's parser; every command has a one-line help and a description."""
+    if not help or not description:
+        raise ValueError(f"cruxflow {name}: a command needs a help line and a description")
+    return subparsers.add_parser(name, help=help, description=description)
+
+
+# --- old spellings in a built parser -----------------------------------------------------------
+
+class _Refused(argparse.Action):
+    """An old spelling that means something else now: one line naming the new flag."""
+
+    def __init__(self, option_strings, dest, message: str, **kwargs):
+        super().__init__(option_strings, argparse.SUPPRESS, nargs="?", default=argparse.SUPPRESS,
+                         help=argparse.SUPPRESS)
+        self.message = message
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(self.message)
+
+
+def _deprecating(action: argparse.Action, old: str, new: str, command: str) -> None:
+    """Make ``action`` say one deprecation line when given by its ``old`` spelling."""
+    base = type(action)
+    if not getattr(base, "_deprecating", False):
+        class Deprecating(base):
+            _deprecating = True
+            deprecated: dict = {}
+
+            def __call__(self, parser, namespace, values, option_string=None):
+                if option_string in self.deprecated:
+                    print(f"cruxflow {command}: warning: {option_string} is deprecated: use "
+                          f"{self.deprecated[option_string]}", file=sys.stderr)
+                super().__call__(parser, namespace, values, option_string)
+
+        action.__class__ = Deprecating
+        action.deprecated = {}
+    action.deprecated[old] = new
+
+
+def add_old_spellings(parser: argparse.ArgumentParser, command: str,
+                      renamed: dict[tuple[str, str], Renamed]) -> None:
+    """The command's renamed flags: refused where the old name is a flag of its own now, else
+    accepted (hidden from the help) with a deprecation line."""
+    for (cmd, old), entry in renamed.items():
+        if cmd != command:
+            continue
+        if old in parser._option_string_actions:
+            raise ValueError(f"cruxflow {command}: {old} is renamed but still a flag here")
+        if is_refused(old):
+            parser.add_argument(old, action=_Refused, message=refusal(old, entry))
+            continue
+        action = parser._option_string_actions[entry.new]
+        parser._option_string_actions[old] = action   # parsed as the new flag, not shown
+        _deprecating(action, old, entry.new, command)
+
+
+def flag_of(action: argparse.Action) -> Flag | None:
+    """The vocabulary's flag an action was built from (None: not built by :func:`add`)."""
+    return getattr(action, "vocabulary", None)

@@ -1,0 +1,98 @@
+"""A run's contexts, cut from its lines by column (no object per line): which lines of each
+topic form its context at a cutoff (``cut``), in which order (``order``, the tie policy),
+sorted once per order and shared by every cutoff (issues 36, 41)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cruxflow.metrics.batch import JudgedIndex
+
+
+class Cut:
+    """One run's contexts at one cutoff: ``rows[t, r]`` (the row of each topic's r-th passage
+    in its matrix; ``none`` past the context's end or for a passage the topic did not judge),
+    ``code[t, r]`` (the run's number of that passage, -1 past the end), ``n[t]`` (the
+    context's length), ``size[t]`` (the cutoff k, |Z*| for ``oracle``), ``in_run[t]`` (the
+    topic has a line inside the cut: any line, or one of rank <= k), ``tied[t]`` (the line
+    at place k and the one after it score the same: the tie policy decides the context), and
+    ``cache`` for what several measures share; ``run`` is the :class:`RunIndex` it was cut
+    from."""
+
+    def __init__(self, rows, code, n, size, in_run, tied, run):
+        self.rows, self.code, self.n, self.size, self.in_run = rows, code, n, size, in_run
+        self.tied, self.run = tied, run
+        self.cache: dict = {}
+
+
+class RunIndex:
+    """A run's lines against one :class:`JudgedIndex`: each line's topic index (-1: not a
+    judged topic), its row in that topic's matrix and its place among equal scores (the
+    passage ids' string order, for the tie policies)."""
+
+    def __init__(self, index: JudgedIndex, lines):
+        from cruxflow.metrics.crux_eval_measures import _tie_ranks
+
+        self.lines = lines
+        run_topic = np.array([index.topic_index.get(t, -1) for t in lines.topics] or [-1],
+                             dtype=np.int64)
+        self.topic = run_topic[lines.topic] if len(lines.topic) else lines.topic.copy()
+        # each distinct passage's number among the judged ones (-1: judged for no topic)
+        self.number = index.numbers(lines.passages)
+        self.row = index.rows_of(self.topic, self.number[lines.passage]
+                                 if len(lines.passage) else lines.passage)
+        self.tokens: np.ndarray | None = None   # the scorer's: tokens per passage, -2 unknown
+        self.tie = _tie_ranks(lines)
+        self.present = np.zeros(len(index.topic_ids), dtype=bool)   # the run has the topic
+        self.present[run_topic[run_topic >= 0]] = True
+        self.n_topics, self.none = len(index.topic_ids), index.none
+        self._orders: dict[str, np.ndarray] = {}
+
+    def ordered(self, order: str) -> np.ndarray:
+        """The judged topics' lines, topic by topic (ascending), each topic's in ``order``:
+        computed once per order and shared by every cutoff."""
+        cached = self._orders.get(order)
+        if cached is None:
+            lines = self.lines
+            at = np.flatnonzero(self.topic >= 0)
+            t = self.topic[at]
+            if order == "file":
+                key = np.lexsort((lines.line[at], t))
+            elif order == "ndeval":
+                key = np.lexsort((self.tie[at], -lines.score[at], t))
+            else:
+                key = np.lexsort((-self.tie[at], -lines.score[at], t))
+            cached = self._orders[order] = at[key]
+        return cached
+
+    def cut(self, size: np.ndarray, cut: str = "score", order: str = "score") -> Cut:
+        """The contexts: per topic the first ``size[t]`` lines in ``order`` among the lines
+        ``cut`` keeps (every line, or those of rank <= ``size[t]``)."""
+        lines = self.lines
+        keep = self.topic >= 0
+        if cut == "rank":
+            if lines.rank is None:
+                raise ValueError("cut='rank' reads the run's rank column: give a TREC run "
+                                 "file, or a frame with a rank column")
+            keep &= lines.rank <= size[np.maximum(self.topic, 0)]
+        at = self.ordered(order)    # sorted once per order; a cut keeps its lines' order
+        at = at[keep[at]]
+        t = self.topic[at]
+        starts = np.searchsorted(t, np.arange(self.n_topics))
+        place = np.arange(len(at)) - starts[t]
+        count = np.bincount(t, minlength=self.n_topics)
+        more = np.flatnonzero((count > size) & (size > 0))
+        tied = np.zeros(self.n_topics, dtype=bool)
+        if order != "file" and len(more):
+            last = at[starts[more] + size[more] - 1]
+            tied[more] = lines.score[last] == lines.score[at[starts[more] + size[more]]]
+        inside = place < size[t]
+        at, t, place = at[inside], t[inside], place[inside]
+        n = np.bincount(t, minlength=self.n_topics)
+        width = int(n.max(initial=0))
+        rows = np.full((self.n_topics, width), self.none, dtype=np.int64)
+        code = np.full((self.n_topics, width), -1, dtype=np.int64)
+        rows[t, place] = self.row[at]
+        code[t, place] = lines.passage[at]
+        in_run = np.bincount(self.topic[keep], minlength=self.n_topics) > 0
+        return Cut(rows, code, n, np.asarray(size), in_run, tied, self)

@@ -1,0 +1,91 @@
+"""ndeval's alpha-nDCG arithmetic on arrays, for every topic at once (ndeval.c's computeDCG and
+idealResult, as pyndeval runs them): used by the scorer (:mod:`cruxflow.metrics.batch`,
+:mod:`cruxflow.metrics.compute`) and by crux-eval's arrays
+(:mod:`cruxflow.metrics.crux_eval_measures`), and checked against pyndeval value for value."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from cruxflow.metrics.options import NDEVAL_CUTOFF
+
+
+def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
+    """alpha-DCG at ranks 1..20 of ranked judgments ``rel`` (topics x ranks x subtopics,
+    subtopics in ndeval's order), as ndeval.c's computeDCG forms it: column r - 1 holds the
+    cumulative gain at rank r, from rank 2 on divided by the "ideal ideal" gain (each of the
+    topic's ``actual`` subtopics, those with a relevant passage in the qrels, covered at every
+    rank). ndeval's
+    alpha-nDCG@k divides the run's value by the ideal ranking's (both from here), so the
+    operations are ndeval's own, in its order, for the quotient to come out the same to the
+    last bit."""
+    n_topics = rel.shape[0]
+    gain = np.ones((n_topics, rel.shape[2]))
+    step = np.zeros((n_topics, NDEVAL_CUTOFF))
+    by_subtopic = _by_subtopic(rel)
+    for rank in range(min(NDEVAL_CUTOFF, rel.shape[1])):
+        score = _ndeval_score(by_subtopic[:, :, rank], gain.T)
+        gain = np.where(rel[:, rank], gain * (1.0 - alpha), gain)
+        step[:, rank] = score * _DISCOUNT[rank]
+    actual = np.asarray(actual, dtype=float)
+    ideal_ideal = np.zeros((n_topics, NDEVAL_CUTOFF))
+    for rank in range(NDEVAL_CUTOFF):
+        ideal_ideal[:, rank] = actual * _DISCOUNT[rank]
+        actual = actual * (1.0 - alpha)
+    dcg, ideal_ideal = np.cumsum(step, axis=1), np.cumsum(ideal_ideal, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dcg[:, 1:] = np.where(ideal_ideal[:, 1:] > 0, dcg[:, 1:] / ideal_ideal[:, 1:], 0.0)
+    return dcg
+
+
+def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarray:
+    """ndeval.c's idealResult as :func:`ndeval_dcg`'s cumulative alpha-DCG: rank by the
+    largest gain given the ranks above, ties to the larger passage id (``id_rank[t, p]``: the
+    passage's place among the topic's ids in string order, as strcmp orders them); only the
+    passages judged for some subtopic (``rel``: topics x passages x subtopics) take part, and
+    only its first 20 ranks count."""
+    n_topics = rel.shape[0]
+    judged = rel.any(axis=2)
+    gain = np.ones((n_topics, rel.shape[2]))
+    ranked = np.zeros((n_topics, NDEVAL_CUTOFF, rel.shape[2]), dtype=bool)
+    everyone = np.arange(n_topics)
+    by_subtopic = _by_subtopic(rel)
+    for rank in range(min(NDEVAL_CUTOFF, judged.shape[1])):
+        if not judged.any():
+            break
+        score = _ndeval_score(by_subtopic, gain.T[:, :, None])
+        best = np.where(judged, score, -np.inf).max(axis=1)
+        tied = judged & (score == best[:, None])
+        pick = np.argmax(np.where(tied, id_rank, -2), axis=1)
+        active = judged[everyone, pick]
+        ranked[:, rank] = rel[everyone, pick] & active[:, None]
+        judged[everyone, pick] = False
+        gain = np.where(ranked[:, rank], gain * (1.0 - alpha), gain)
+    return ndeval_dcg(ranked, alpha, actual_subtopics(rel))
+
+
+def actual_subtopics(rel: np.ndarray) -> np.ndarray:
+    """ndeval's "actual subtopics" of each topic of ``rel`` (topics x passages x subtopics):
+    those with a relevant passage."""
+    return rel.any(axis=1).sum(axis=1)
+
+
+# ndeval.c's discount: log(2) / log(rank + 2) for ranks from 0
+_DISCOUNT = [1.0] + [math.log(2.0) / math.log(rank + 2.0) for rank in range(1, NDEVAL_CUTOFF)]
+
+
+def _by_subtopic(rel: np.ndarray) -> np.ndarray:
+    """Judgments (... x subtopics, bool), subtopics first: one contiguous array each."""
+    return np.ascontiguousarray(np.moveaxis(rel, -1, 0))
+
+
+def _ndeval_score(by_subtopic: np.ndarray, gain: np.ndarray) -> np.ndarray:
+    """Sum of the gains of the subtopics a passage is judged for, added one subtopic after
+    the other in ndeval's order (``by_subtopic[s]``: True where judged for subtopic s, taken
+    as 1.0; a 0.0 * gain added for the others leaves the sum unchanged, bit for bit)."""
+    score = by_subtopic[0] * gain[0]
+    for s in range(1, len(by_subtopic)):
+        score += by_subtopic[s] * gain[s]
+    return score

@@ -1,0 +1,126 @@
+"""What cruxflow.evaluate accepts (cruxflow.metrics.inputs) and what it refuses.
+
+One run and one set of relevance qrels given in every accepted form must give one frame;
+bad input gets one DataError naming the record and the field. ranx is not a dependency: its
+Run and Qrels are duck-typed (anything with ``to_dict()``), tested here with a stand-in.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import ir_measures
+import pandas as pd
+import pytest
+
+import cruxflow
+from cruxflow.data.errors import DataError
+from cruxflow.data.ingest.crux_common import read_ratings
+
+DUC = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
+RUN = DUC / "run" / "bm25.run"
+LINES = [x.split() for x in RUN.read_text().splitlines()]
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1}}
+SCORES = {"q1": {"a": 1.0, "x": 3.0, "c": 2.0}, "q2": {"y": 1.0, "d": 0.5}}
+
+
+class RanxLike:
+    """What cruxflow reads of a ranx Run or Qrels: ``to_dict()``."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def to_dict(self):
+        return self.data
+
+
+def evaluate(run, judgments, measures, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cruxflow.evaluate(run, judgments, measures, **kw)
+
+
+def test_a_run_in_every_form_gives_one_frame():
+    as_dict = {}
+    for q, _, d, _, s, _ in LINES:
+        as_dict.setdefault(q, {})[d] = float(s)
+    rows = [(q, d, float(s)) for q, _, d, _, s, _ in LINES]
+    forms = [RUN, str(RUN), as_dict, RanxLike(as_dict),
+             [ir_measures.ScoredDoc(q, d, s) for q, d, s in rows],
+             pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]),
+             pd.DataFrame(rows, columns=["qid", "docno", "score"])]
+    measures = ["Cov@oracle", "alpha_nDCG_crux@2", "nDCG@2", "alpha_nDCG@10", "R(rel=2)@1"]
+    frames = [evaluate(f, DUC / "judge", measures) for f in forms]
+    for frame in frames[1:]:
+        pd.testing.assert_frame_equal(frame, frames[0], check_exact=True)
+
+
+def test_relevance_qrels_in_every_form_give_ir_measures_numbers():
+    rows = [(q, d, g) for q, docs in QRELS.items() for d, g in docs.items()]
+    forms = [QRELS, RanxLike(QRELS), [ir_measures.Qrel(q, d, g) for q, d, g in rows],
+             pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"]),
+             pd.DataFrame(rows, columns=["qid", "docno", "label"]),
+             cruxflow.Judgments(relevance=QRELS)]
+    measures = ["nDCG@2", "R@2", "AP@3", "P(rel=2)@2"]
+    frames = [evaluate(SCORES, f, measures) for f in forms]
+    for frame in frames[1:]:
+        pd.testing.assert_frame_equal(frame, frames[0], check_exact=True)
+    # the independent route: ir_measures (pytrec_eval) on the same qrels and run
+    want = ir_measures.calc_aggregate(
+        [ir_measures.nDCG @ 2, ir_measures.R @ 2, ir_measures.AP @ 3,
+         ir_measures.P(rel=2) @ 2], QRELS, SCORES)
+    got = frames[0].mean()
+    assert got["nDCG@2"] == pytest.approx(want[ir_measures.nDCG @ 2], abs=1e-12)
+    assert got["R@2"] == pytest.approx(want[ir_measures.R @ 2], abs=1e-12)
+    assert got["AP@3"] == pytest.approx(want[ir_measures.AP @ 3], abs=1e-12)
+    assert got["P(rel=2)@2"] == pytest.approx(want[ir_measures.P(rel=2) @ 2], abs=1e-12)
+    # by hand: q1 ranks x (unjudged), c (1), a (2): nDCG@2 = (1 / log2 3) / (2 + 1 / log2 3)
+    assert frames[0].loc["q1", "nDCG@2"] == pytest.approx(
+        (1 / math.log2(3)) / (2 + 1 / math.log2(3)))
+    # CRUX's measures need ratings: refused in one line
+    with pytest.raises(DataError, match=r"Cov@2 reads ratings: the judgments .* have none"):
+        evaluate(SCORES, QRELS, ["Cov@2"])
+
+
+def test_the_release_folder_and_the_explicit_form_agree():
+    ratings = read_ratings(DUC / "judge").by_topic()
+    explicit = cruxflow.Judgments(ratings=ratings, qrels=DUC / "qrels" / "div_qrels-tau3.txt")
+    measures = ["alpha_nDCG(cut='rank',order='ndeval',topics='run')@10",
+                "P(cut='rank',qrels='diversity',topics='run')@10", "Cov@10"]
+    pd.testing.assert_frame_equal(evaluate(RUN, DUC, measures),
+                                  evaluate(RUN, explicit, measures), check_exact=True)
+
+
+@pytest.mark.parametrize("run,match", [
+    ({"q1": {"a": float("nan")}}, r"query q1 passage a: field 'score': score nan"),
+    ({"q1": {"a": "high"}}, r"query q1 passage a: field 'score': score 'high' is not a number"),
+    (pd.DataFrame([("q1", "a", 1.0), ("q1", "a", 2.0)], columns=["qid", "docno", "score"]),
+     r"row 2: field 'doc_id': passage 'a' appears twice for query 'q1'"),
+    (pd.DataFrame([("q1", "a", 1.0)], columns=["query", "doc", "score"]),
+     r"needs the columns query_id, doc_id, score or qid, docno, score"),
+    ({"q9": {"a": 1.0}}, r"query q9: field 'query_id': unknown topic 'q9'"),
+])
+def test_bad_runs_are_refused_naming_record_and_field(run, match):
+    with pytest.raises(DataError, match=match):
+        cruxflow.evaluate(run, QRELS, ["nDCG@2"])
+
+
+@pytest.mark.parametrize("judgments,match", [
+    ({"t": {"p": [3, "x"]}}, r"query t passage p: field 'ratings': a rating is an integer"),
+    ({"t": {"p": [3, 7]}}, r"a rating is an integer from -1 to 5, got 7"),
+    ({"t": {"p": [3, 1], "q": [2]}}, r"query t: field 'ratings': rating lists of lengths"),
+    ({"t": {"p": 1.5}}, r"query t passage p: field 'relevance': relevance 1.5"),
+])
+def test_bad_judgments_are_refused_naming_record_and_field(judgments, match):
+    with pytest.raises(DataError, match=match):
+        cruxflow.evaluate({"t": {"p": 1.0}}, judgments, ["nDCG@1"])
+
+
+def test_topics_run_leaves_unknown_run_topics_out():
+    """A run topic the judgments lack is an error for the default topics, left out for
+    topics='run' (the CRUX authors' habit)."""
+    run = {**SCORES, "q9": {"z": 1.0}}
+    frame = evaluate(run, QRELS, ["nDCG(topics='run')@2"])
+    assert list(frame.index) == ["q1", "q2"]

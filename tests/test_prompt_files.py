@@ -1,0 +1,146 @@
+"""Prompts as data (cruxflow/prompts/*.toml): the published texts that define a method stay byte
+for byte what they were when they were Python constants, the rubric the annotation app shows is
+the rating prompt's own fields, and the LLM cache key follows the prompt's text."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+# SHA-256 of every prompt's text and of a render, recorded from the prompts as Python
+# constants before they moved into template files (the commit that added this file).
+BEFORE = Path(__file__).parent / "data" / "prompts" / "rendered_sha256.json"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def rendered_digests() -> dict:
+    """Every prompt's text and its render on fixed values, as SHA-256 digests."""
+    from cruxflow.beyond.kpr import prompts as kpr
+    from cruxflow.beyond.support import prompts as support
+    from cruxflow.beyond.udcg import prompts as udcg
+    from cruxflow.rerank import lancer
+    from cruxflow.stages import prompts as crux
+
+    templates = [*crux.PROMPTS.values(), *udcg.PROMPTS.values(), support.TREC2024_PROMPT,
+                 support.SUPPORT_PROMPT, *kpr.PROMPTS, *lancer.PROMPTS.values()]
+    out: dict = {}
+    for t in templates:
+        # braces and a non-ASCII letter in the values: substituted as given, never formatted
+        values = {f: f"<{f} value {{x}} \u00fc>" for f in t.fields}
+        out[t.id] = {"fields": list(t.fields), "text": _sha(t.text),
+                     "render": _sha(t.render(**values))}
+    out["udcg/AUTHORS_SYSTEM"] = _sha(udcg.AUTHORS_SYSTEM)
+    out["kpr/EXTRACTION_DEMONSTRATION"] = _sha(kpr.EXTRACTION_DEMONSTRATION)
+    out["kpr/AGGREGATION_DEMONSTRATION"] = _sha(kpr.AGGREGATION_DEMONSTRATION)
+    out["lancer/SYSTEM"] = _sha(lancer.SYSTEM)
+    for name, judge in support.JUDGE_PROMPTS.items():
+        out[f"support/judge/{name}"] = (_sha(judge.render("A sentence.", "Title", "Text."))
+                                        + _sha(judge.render("S", None, "T")))
+    return out
+
+
+def test_published_prompts_unchanged_byte_for_byte():
+    before = json.loads(BEFORE.read_text())
+    now = rendered_digests()
+    assert sorted(now) == sorted(before)
+    changed = [name for name in before if now[name] != before[name]]
+    assert not changed, f"prompt text or render changed: {changed}"
+
+
+# --- the files: every prompt is data, read the same way ----------------------------------------
+
+CRUX_TOML = Path(__file__).parents[1] / "cruxflow" / "prompts" / "crux.toml"
+RUBRIC_5 = "The context is highly relevant, complete, and accurate."
+
+
+def _edited_crux(old: str, new: str):
+    from cruxflow.llm.prompts import prompts_from_toml
+
+    text = CRUX_TOML.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    return prompts_from_toml(text.replace(old, new))
+
+
+def test_every_prompt_file_declares_its_source_fields_and_parts():
+    from cruxflow.llm.prompts import PROMPT_DIR, load_prompts
+
+    methods = sorted(p.stem for p in PROMPT_DIR.glob("*.toml"))
+    assert methods == ["crux", "kpr", "lancer", "support", "udcg"]
+    for method in methods:
+        for name, prompt in load_prompts(method).items():
+            assert prompt.name == name and prompt.version and len(prompt.source) > 20, name
+            for f in prompt.fields:
+                assert f"{{{f}}}" in prompt.text
+            assert "${" not in prompt.text, name          # every part was put in
+
+
+def test_the_rating_rubric_is_data_and_both_layouts_are_built_from_it():
+    from cruxflow.stages.prompts import RATING, RATING_PASSAGE_FIRST
+
+    grades = [g for g, _ in RATING.parts["rubric"]]
+    assert grades == [5, 4, 3, 2, 1, 0]
+    assert RATING.parts["rubric"][0][1] == RUBRIC_5
+    for prompt in (RATING, RATING_PASSAGE_FIRST):
+        assert prompt.text.startswith(f"Instruction: {RATING.parts['instruction']} Do not "
+                                      "write anything except the rating.\n\nGuideline:\n")
+        for grade, text in RATING.parts["rubric"]:
+            assert f"\n- {grade}: {text}\n" in prompt.text
+    # an edit to the rubric reaches both layouts, and nothing else
+    edited = _edited_crux(RUBRIC_5, "Everything needed.")
+    for name in ("rating", "rating-passage-first"):
+        assert "- 5: Everything needed.\n" in edited[name].text
+        assert RUBRIC_5 not in edited[name].text
+    assert edited["passages"] == load_crux()["passages"]
+
+
+def load_crux():
+    from cruxflow.llm.prompts import load_prompts
+
+    return load_prompts("crux")
+
+
+def test_the_annotation_app_shows_the_rating_prompts_own_parts(monkeypatch):
+    """The page shows what the judge is told: the instruction and the rubric levels are the
+    prompt's parts, not a reading of its text (an edit to the file changes both)."""
+    pytest.importorskip("starlette")
+    from cruxflow.annotate import app
+
+    instruction, grades = app.rubric()
+    assert instruction == ("Determine whether the question can be answered based on the "
+                           "provided context? Rate the context with on a scale from 0 to 5 "
+                           "according to the guideline below.")
+    assert grades[0] == (5, RUBRIC_5) and grades[-1] == (
+        0, "The context is not relevant or complete at all.")
+    edited = _edited_crux(RUBRIC_5, "Everything needed.")["rating"]
+    monkeypatch.setattr(app, "RATING", edited)
+    assert app.rubric()[1][0] == (5, "Everything needed.")
+
+
+def test_the_llm_cache_key_follows_the_prompt_text(monkeypatch):
+    """A request's cache key holds its rendered prompt: the same file gives the same keys, an
+    edit to the rubric a new key for every rating request (so no stale answer is reused)."""
+    from cruxflow.llm.cache import cache_key
+    from cruxflow.llm.prompts import prompts_from_toml
+    from cruxflow.stages import ratings
+
+    items = [(["Who wrote it?", "When?"], "A passage about a book.")]
+    identity = {"kind": "llamacpp", "model": "m.gguf"}
+
+    def keys():
+        requests, _ = ratings.rating_requests(items)
+        return [cache_key(identity, r) for r in requests]
+
+    before = keys()
+    same = prompts_from_toml(CRUX_TOML.read_text(encoding="utf-8"))["rating"]
+    monkeypatch.setitem(ratings.LAYOUTS, "paper", same)
+    assert keys() == before
+    monkeypatch.setitem(ratings.LAYOUTS, "paper",
+                        _edited_crux(RUBRIC_5, "Everything needed.")["rating"])
+    after = keys()
+    assert len(after) == 2 and not set(after) & set(before)

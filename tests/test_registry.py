@@ -1,0 +1,169 @@
+"""One definition per measure, every door derived from it (issue 36, item 1).
+
+The registry (cruxflow.metrics.names.REGISTRY) holds each measure's parameters, what it
+reads and its compute function; each door must agree with it: the tables' columns, the
+scorer's and ``cruxflow evaluate``'s tables and JSON, the Python API, the ir_measures measure
+objects, crux-eval's names, the paper tables' labels and the documentation's table of names.
+And docs/adding-a-metric.md's example, run as written, adds a measure to every door.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import types
+import warnings
+from pathlib import Path
+
+import ir_measures
+import numpy as np
+import pytest
+
+import cruxflow
+from cruxflow.cli import main
+from cruxflow.metrics import compute, names
+from cruxflow.metrics.options import MetricOptions
+
+REPO = Path(__file__).resolve().parents[1]
+DUC = REPO / "tests" / "data" / "crux" / "release" / "crux-mds-duc04"
+RUN = DUC / "run" / "bm25.run"
+
+
+def test_the_table_columns_are_the_registrys():
+    flat = tuple(c for d in names.REGISTRY.values() for c in d.table)
+    assert names.TABLE_MEASURES == names.table_measures() == flat
+    assert names.table_columns(MetricOptions(relevance_grades="3-2-1"))[4] == "R(rel=3)"
+    for column in names.table_measures():
+        names.parse(column.format(required=2))     # every column is a name
+
+
+def test_every_entry_is_complete():
+    for d in names.REGISTRY.values():
+        assert callable(d.function()), d.name
+        assert set(names.COMMON) <= set(d.params), d.name
+        assert d.reads and set(d.reads) <= set(names.READS), d.name
+        assert set(d.option_of) <= set(d.params), d.name
+        for p in d.params.values():   # the default is a legal value
+            assert not p.choices or p.default in p.choices, (d.name, p.name)
+
+
+def test_the_scorer_and_evaluate_tables_have_the_registrys_columns(tmp_path, capsys):
+    rc = main(["evaluate", "--crux-root", str(DUC), "--run", str(RUN), "--k", "oracle,10",
+               "--output", str(tmp_path), "--json", "--relevance-grades", "3-2-1"])
+    got = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    columns = names.table_columns(MetricOptions(relevance_grades="3-2-1"))
+    fixed = ["system", "k", "topics", "missing_in_run"]
+    assert list(got["aggregate"][0]) == fixed + columns
+    header = (tmp_path / "per_query.tsv").read_text().splitlines()[0].split("\t")
+    assert header == ["system", "k", "topic", "context_size", "in_run", "tokens", *columns]
+
+
+def test_the_api_computes_every_registered_measure():
+    from cruxflow.data.ingest.crux_common import read_collection
+
+    texts = read_collection(DUC.parent / "crux-mds-corpus")[0]
+    asked = [f"{m}@10" for m in names.REGISTRY]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = cruxflow.evaluate(RUN, DUC / "judge", asked, texts=texts)
+    assert list(frame.columns) == asked
+    assert frame.notna().all().all()
+
+
+def test_the_ir_measures_objects_are_the_registrys():
+    from cruxflow.metrics import measures
+
+    assert list(measures.MEASURES) == list(names.REGISTRY)
+    assert (cruxflow.Cov, cruxflow.alpha_nDCG_crux, cruxflow.Den) == (
+        measures.MEASURES["Cov"], measures.MEASURES["alpha_nDCG_crux"],
+        measures.MEASURES["Den"])
+    for name, m in measures.MEASURES.items():
+        d = names.REGISTRY[name]
+        assert set(m.SUPPORTED_PARAMS) == {"cutoff", *d.params}, name
+        assert {k: p.default for k, p in m.SUPPORTED_PARAMS.items() if k != "cutoff"} == \
+            {k: p.default for k, p in d.params.items()}, name
+        assert str(cruxflow.parse_measure(str(m @ 10))) == f"{name}@10"
+        if name not in measures._OWN:      # ir_measures' parser reads ours, not its own
+            assert ir_measures.parse_measure(f"{name}@10") == m @ 10
+
+
+def test_crux_evals_names_are_registered_names():
+    from cruxflow.metrics.crux_eval import NAME_PARAMETERS, measure_names
+
+    for measure, params in NAME_PARAMETERS.items():
+        d = names.REGISTRY[measure]
+        assert all(p in d.params and v in (d.params[p].choices or (v,))
+                   for p, v in params.items()), measure
+    for ours in measure_names(10, True, True, eta=4, alpha=0.3, density_weight=1.0):
+        assert str(names.parse(ours)) == ours
+
+
+def test_the_paper_labels_and_figures_name_registered_measures():
+    from cruxflow.paper import figures, labels
+
+    for name, d in names.REGISTRY.items():
+        assert labels.METRIC_LABELS[name] == d.label
+        assert labels.LATEX_METRIC_LABELS[name] == d.latex
+    final = set(labels.FINAL_RESULT_LABELS)
+    used = {*labels.TABLE1_METRICS, *labels.TABLE1_PAIRS, *labels.TABLE1_PAIRS.values(),
+            *labels.TABLE3_PAIRS, *labels.TABLE3_PAIRS.values(), *figures.FIGURE5_METRICS}
+    assert used <= set(names.REGISTRY) | final
+    assert labels.measure_name("Cov", "oracle", 4) == "Cov(rel=4)@oracle"
+    assert labels.measure_name("Cov_y", "oracle", 3) == ""
+
+
+def doc_names_table() -> list[str]:
+    """The names in docs/evaluate.md's table of measure names (first cells)."""
+    text = (REPO / "docs" / "evaluate.md").read_text()
+    section = text[text.index("### Measure names"):]
+    section = section[:section.index("\n\n", section.index("| name"))]
+    return re.findall(r"^\| `([A-Za-z_]+)[(@]", section, flags=re.M)
+
+
+def test_the_documentation_lists_every_registered_measure():
+    listed = doc_names_table()
+    assert set(listed) == set(names.REGISTRY), set(names.REGISTRY) ^ set(listed)
+
+
+def test_the_guide_example_adds_a_measure_to_every_door(monkeypatch):
+    """docs/adding-a-metric.md's function, registry entry and documentation row, run as
+    written: the name parses, the API computes it (the value by hand), the per-query table
+    gets its column and the ir_measures door its object."""
+    doc = (REPO / "docs" / "adding-a-metric.md").read_text()
+    blocks = re.findall(r"```(python|markdown)\n(.*?)```", doc, flags=re.S)
+    function = next(b for kind, b in blocks if "def rated" in b)
+    entry = next(b for kind, b in blocks if b.startswith("register(MeasureDef("))
+    row = next(b for kind, b in blocks if kind == "markdown")
+    header = next(x for x in (REPO / "docs" / "evaluate.md").read_text().splitlines()
+                  if x.startswith("| name"))
+    assert row.strip().count("|") == header.count("|")    # a row of that table
+    module = types.ModuleType("example")
+    module.__dict__.update(vars(compute))
+    exec(function, module.__dict__)
+    monkeypatch.setattr(compute, "rated", module.rated, raising=False)
+    monkeypatch.setattr(names, "REGISTRY", dict(names.REGISTRY))
+    exec(entry, vars(names))
+    assert re.match(r"\| `Rated@k` \|", row.strip())
+
+    assert str(cruxflow.parse_measure("Rated(topics=run)@10")) == "Rated(topics='run')@10"
+    # bm25.run's top 10: duc04-test-0 4 rated of 10, -1 2 of 10, -3 absent; -2 has no
+    # answerable question (not a judged topic of the mean) but is in the run
+    frame = cruxflow.evaluate(RUN, DUC / "judge", ["Rated@10", "Rated(topics='run')@10"])
+    assert frame["Rated@10"].to_dict() == {"duc04-test-0": 0.4, "duc04-test-1": 0.2,
+                                           "duc04-test-2": pytest.approx(math.nan, nan_ok=True),
+                                           "duc04-test-3": 0.0}
+    assert frame["Rated(topics='run')@10"].dropna().to_dict() == {
+        "duc04-test-0": 0.4, "duc04-test-1": 0.2, "duc04-test-2": 0.2}
+    assert names.table_columns()[-1] == "Rated"
+
+    from cruxflow.data.ingest.crux_common import read_ratings
+    from cruxflow.metrics import measures
+    from cruxflow.metrics.measures import graded_qrels
+
+    rated = measures._measure(names.REGISTRY["Rated"])
+    qrels = graded_qrels(read_ratings(DUC / "judge").by_topic())
+    value = ir_measures.calc_aggregate([rated @ 10], qrels,
+                                       ir_measures.read_trec_run(str(RUN)))[rated @ 10]
+    assert value == pytest.approx(np.mean([0.4, 0.2, 0.0]))
