@@ -186,13 +186,9 @@ def load_or_stand_in(config: dict, name: str, root: Path, assumed: list[str]) ->
 
 def ingest_options(config: dict, name: str):
     """The :class:`IngestOptions` that the ``ingest`` rule builds for a dataset."""
-    from cruxflow.data.ingest import IngestOptions
+    from cruxflow.data.ingest.formats import options_from_config, resolved
 
-    d, stage = config["datasets"][name], config["llm"]["passages"]
-    keys = ("prefix", "id_scheme", "min_docs", "encoding", "summary_length", "reference",
-            "corpus", "count_empty_documents", "chunk_documents")
-    return IngestOptions(**{k: d[k] for k in keys}, max_document_words=stage["max_document_words"],
-                         chunk_words=stage["chunk_words"])
+    return resolved(config["datasets"][name]["format"], options_from_config(config, name))
 
 
 def load_input(config: dict, name: str, root: Path) -> Dataset:
@@ -200,15 +196,16 @@ def load_input(config: dict, name: str, root: Path) -> Dataset:
     (nothing is written). Not from ``results/ingested``: that holds what an earlier config
     asked for (another max_topics, say), and the plan is for this one."""
     from cruxflow.data.ingest import ingest, read_distractors
+    from cruxflow.data.ingest.formats import under
 
     d = config["datasets"][name]
-    options = ingest_options(config, name)
+    options = under(ingest_options(config, name), root)
     dataset, _ = ingest(d["format"], root / d["input"], options)
-    if d["distractors"]:
-        for doc in read_distractors(root / d["distractors"], f"{options.prefix}-distractors",
+    if options.distractors:
+        for doc in read_distractors(options.distractors, f"{options.prefix}-distractors",
                                     options.encoding):
             dataset.documents[doc.doc_id] = doc
-    return dataset if d["max_topics"] is None else dataset.head(d["max_topics"])
+    return dataset if options.max_topics is None else dataset.head(options.max_topics)
 
 
 def generated(root: Path, name: str, shards: int) -> dict:
