@@ -43,7 +43,7 @@ from cruxflow.data.ingest.crux_qrels import (  # noqa: F401  (read from here by 
     read_diversity_qrels,
 )
 from cruxflow.data.ingest.crux_ratings import RatingRows, RecordPlaces
-from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.io import NOT_A_FILE, iter_jsonl, read_text, regular_files
 from cruxflow.data.model import (
     _RATINGS_OR_UNRATED,
     EMPTY_QUESTION,
@@ -69,23 +69,6 @@ _SPACE = re.compile(r"\s")
 # by one search of this expression, anything else by json.loads.
 _RELEASE_LINE = re.compile(r'^\{"id": "([^"\\\s\x00-\x1f]+)", "docid": "([^"\\\s\x00-\x1f]+)", '
                            r'"rating": \[((?:-1|[0-5])(?:, (?:-1|[0-5]))*)?\]\}$', re.M)
-
-
-NOT_A_FILE = ("not a readable file (a folder, a broken symlink, a loop of them, or a special "
-              "file) where a reader expects one: refused rather than skipped")
-
-
-def regular_files(paths) -> list[Path]:
-    """Of ``paths`` (entries a reader recognises by their names), those that are regular
-    files; one that is there as anything else (a folder, a broken or looping symlink, a FIFO)
-    is an error, not a file skipped in silence."""
-    out = []
-    for p in map(Path, paths):
-        if p.is_file():
-            out.append(p)
-        elif os.path.lexists(p):
-            raise DataError(NOT_A_FILE, path=p)
-    return out
 
 
 def jsonl_files(path, what: str) -> list[Path]:
