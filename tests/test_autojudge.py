@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -209,3 +210,10 @@ def test_nltk_offline_restores_what_it_replaced():
         assert set(missing) <= {"tokenizers/punkt", "corpora/stopwords"}
         assert nltk.download("punkt") is False
     assert (nltk.download, nltk.corpus.stopwords) == before
+
+
+def test_the_docs_workflow_is_the_shipped_one():
+    """docs/autojudge.md shows the workflow.yml its command runs (tests/data/autojudge/)."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "autojudge.md").read_text()
+    shown = re.search(r"```yaml\n(.*?)```", doc, re.S).group(1)
+    assert shown == (Path(__file__).parent / "data/autojudge/workflow.yml").read_text()

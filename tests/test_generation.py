@@ -168,14 +168,14 @@ def topic(tid, reference, questions=()):
 def test_report_requests_parse_fallback_and_error():
     replies = {"REF-A": " Please write a report on A.</r>\n\nReport: more junk",
                "REF-B": "</r> A request without an opening tag",
-               "REF-C": "<r>1. Numbered request.</r>",
+               "REF-C": "<r>1. Numbered request on dams.</r>",
                "REF-D": "First line only\nsecond line"}
     runner = runner_for(lambda r: replies[r.prompt.rsplit("Report: ", 1)[1].split("\n")[0]])
     topics = [topic(t, f"REF-{t}") for t in "ABCD"]
     out = report_requests(topics, runner, attempts=2)
     assert out == {"A": "Please write a report on A.",
                    "B": "A request without an opening tag",  # tag-stripped fallback
-                   "C": "Numbered request.",
+                   "C": "Numbered request on dams.",
                    "D": "First line only second line"}  # no tag at all: taken whole
     assert runner.backend.seeds("REF-B") == [0, 1]
     assert runner.backend.seeds("REF-A") == [0]
@@ -194,7 +194,7 @@ def test_report_requests_parse_fallback_and_error():
 def test_subquestions_keep_the_first_n_and_retry_when_none():
     def respond(r):
         if "REF-A" in r.prompt:
-            return "Q1?</q>\n<q>Q2?</q><q>q1?</q><q>Q3?</q><q>Q4?</q>"
+            return "Why one?</q>\n<q>Why two?</q><q>why one?</q><q>Why three?</q><q>Why four?</q>"
         if "REF-B" in r.prompt:
             return "</q>" if r.sampling.seed == 0 else "Only one?</q>"
         return "<q></q>"
@@ -202,7 +202,7 @@ def test_subquestions_keep_the_first_n_and_retry_when_none():
     runner = runner_for(respond)
     out = subquestions([topic("A", "REF-A"), topic("B", "REF-B"), topic("C", "REF-C")],
                        runner, 3, attempts=2, min_words=1)
-    assert out == {"A": ["Q1?", "Q2?", "Q3?"],  # "q1?" repeats Q1? (case-insensitive)
+    assert out == {"A": ["Why one?", "Why two?", "Why three?"],  # repeats (any case) dropped
                    "B": ["Only one?"], "C": []}
     assert runner.backend.seeds("REF-B") == [0, 1]
     assert runner.backend.seeds("REF-C") == [0, 1]
@@ -214,6 +214,50 @@ def test_subquestions_keep_the_first_n_and_retry_when_none():
 def test_subquestions_drop_fragments():
     runner = runner_for(lambda r: "Question:</q><q>Why did the dam fail?</q><q>Who?</q>")
     assert subquestions([topic("A", "REF-A")], runner, 5) == {"A": ["Why did the dam fail?"]}
+
+
+# ========================================== outputs that are not text of the kind asked for
+
+TIMESTAMP = "2021-04-25 23:38:39.132-12-25-2022-01-10-158.77-14.30.7.2-268-23-1.222.8.2020"
+
+
+def test_a_timestamp_for_a_report_request_is_asked_again_and_counted(caplog):
+    # the 135M model's output for topic "congress" (issue 38): no words; the retry gives one
+    runner = runner_for(lambda r: f"{TIMESTAMP}</r>" if r.sampling.seed == 0
+                        else "A report on how Congress is elected and organised.</r>")
+    with caplog.at_level("INFO"):
+        out = report_requests([topic("A", "REF-A")], runner, attempts=3)
+    assert out == {"A": "A report on how Congress is elected and organised."}
+    assert runner.backend.seeds("REF-A") == [0, 1]
+    assert (runner.stats.malformed, runner.stats.parse_failures) == (1, 0)
+    assert "1 report requests not text of the kind asked for (no words: 1)" in caplog.text
+    assert "1 outputs not of the kind asked for" in str(runner.stats)
+
+
+def test_a_request_that_never_comes_is_kept_from_its_failure_and_counted(caplog):
+    copy = ("Create a statement of report request that corresponds to given report. Write the "
+            "report request of approximately 50 words.")
+    replies = iter([TIMESTAMP, copy, "- -- 12 ## 3"])
+    runner = runner_for(lambda r: next(replies))
+    with caplog.at_level("INFO"):
+        out = report_requests([topic("A", "REF-A")], runner, attempts=3)
+    assert out == {"A": "- -- 12 ## 3"}          # the last output, kept: counted, said
+    assert (runner.stats.malformed, runner.stats.parse_failures) == (3, 1)
+    assert "(no words: 2, a copy of the prompt's instructions: 1)" in caplog.text
+    assert "1 report request prompts without a usable output after every attempt: their " \
+           "last output kept" in caplog.text
+
+
+def test_malformed_questions_and_passages_are_dropped_the_rest_kept():
+    runner = runner_for(lambda r: "Why did the levee break?</q><q>12:30 - 14:45</q>"
+                        f"<q>{'why ' * 61}</q>")
+    assert subquestions([topic("A", "REF-A")], runner, 3) == {"A": ["Why did the levee break?"]}
+    assert runner.stats.malformed == 2 and runner.stats.parse_failures == 0
+    long = " ".join(["word"] * 601)
+    runner = runner_for(lambda r: f"{long}</p>" if r.sampling.seed == 0 else f"{SIX}</p>")
+    passages = decontextualize([Document("T:a", "T", "the text")], runner, attempts=2)
+    assert [p.contents for p in passages] == [SIX]
+    assert (runner.stats.malformed, runner.stats.parse_failures) == (1, 0)
 
 
 # =============================================================================== ratings

@@ -6,8 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,6 @@ from cruxflow.workflow.config import fill_format_defaults, retrievers, with_defa
 from cruxflow.workflow.project import REPLACED
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
 
 def _drop(config: dict, dotted: str) -> None:
@@ -89,23 +86,13 @@ def test_bad_name_is_refused(tmp_path, capsys):
 
 
 @pytest.mark.workflow
-def test_walk_through(tmp_path):
-    """docs/own-data.md's walk-through: init with the example corpus and the packaged SmolLM2
-    in process, then snakemake up to the context metrics of every retriever and reranker."""
-    project = tmp_path / "myproject"
-    assert main(["init", str(project), "--example", "--backend", "smollm2",
-                 "--n-questions", "3"]) == 0
-    config_path = project / "config.yaml"
-    config = yaml.safe_load(config_path.read_text())
-    # the test's time only: shorter passages, one encoding job per encoder
-    config["llm"]["passages"]["max_tokens"] = 300
-    config["retrieval"]["encoding_shards"] = 1
-    config_path.write_text(yaml.safe_dump(config))
+def test_walk_through(own_project):
+    """docs/own-data.md's and the README's walk-through, run as they write it (the session's
+    ``own_project``, which the docs harness reuses): init with the example corpus and the
+    packaged SmolLM2 in process, then snakemake up to the context metrics of every retriever
+    and reranker."""
+    project = own_project
     target = "results/metrics/own/eta3/context_metrics.md"
-    proc = subprocess.run([str(SNAKEMAKE), "-s", str(ROOT / "Snakefile"), "--directory", ".",
-                           "--configfile", "config.yaml", "--replace-workflow-config",
-                           "--cores", "2", target], cwd=project, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     topics = {t["topic_id"]: t for t in map(json.loads, (project / "results/data/own/topics.jsonl")
                                              .read_text().splitlines())}
     given = (project / "data/president/questions.txt").read_text().split("\n")
@@ -116,7 +103,9 @@ def test_walk_through(tmp_path):
     assert "1 topics bring their sub-questions: not generated for them" in \
         (project / "logs/subquestions/own.log").read_text()
     calls = json.loads((project / "logs/subquestions/own.calls.json").read_text())
-    assert calls["requests"] == 1   # the congress topic only
+    # the congress topic only: one request, asked again while its output does not parse
+    config = with_defaults(yaml.safe_load((project / "config.yaml").read_text()))
+    assert 1 <= calls["requests"] <= config["llm"]["attempts"]
     ratings = [json.loads(x) for x in
                (project / "results/data/own/answerability.jsonl").read_text().splitlines()]
     assert {r["topic_id"] for r in ratings} == {"congress", "president"}

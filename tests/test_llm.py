@@ -211,13 +211,13 @@ def test_runner_second_run_comes_from_the_cache(tmp_path):
     assert [c.text for c in first] == [f"p{i} -> out" for i in range(6)]
     assert [len(b) for b in backend.batches] == [4, 2]
     assert runner.stats.to_json() == {"requests": 6, "cache_hits": 0, "calls": 6,
-                                      "parse_failures": 0, "prompt_tokens": 0,
+                                      "parse_failures": 0, "malformed": 0, "prompt_tokens": 0,
                                       "cached_tokens": 0}
     second = runner.generate(reqs)
     assert second == first
     assert len(backend.batches) == 2  # no new backend call
     assert runner.stats.to_json() == {"requests": 12, "cache_hits": 6, "calls": 6,
-                                      "parse_failures": 0, "prompt_tokens": 0,
+                                      "parse_failures": 0, "malformed": 0, "prompt_tokens": 0,
                                       "cached_tokens": 0}
     assert "6 from the cache" in str(runner.stats)
     # Another sampling is another request.

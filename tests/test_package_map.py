@@ -16,6 +16,33 @@ def test_package_map_names_every_subpackage_and_nothing_else():
     assert mapped == packages
 
 
+def _rows() -> dict[str, str]:
+    text = (ROOT / "docs" / "package-map.md").read_text()
+    section = text[text.index("# Package map"):text.index("## Layout")]
+    return dict(re.findall(r"^\| `cruxflow/(\w+)/` \|(.*)\|$", section, re.M))
+
+
+def test_package_map_names_every_module_and_none_that_is_not_there():
+    """Each folder's row names every module under it (``name.py``, nested ones too) and no
+    module that is not there; the top-level modules are named below the table."""
+    missing, extra = [], []
+    for folder, row in _rows().items():
+        named = set(re.findall(r"`([\w/]+\.py)`", row))
+        there = {p.relative_to(PACKAGE / folder) for p in (PACKAGE / folder).rglob("*.py")
+                 if p.name != "__init__.py"}
+        names = {p.name for p in there} | {str(p) for p in there}
+        missing += [f"{folder}/{p}" for p in sorted(map(str, there))
+                    if str(p) not in named and Path(p).name not in named]
+        # a module of another folder is named with its path from the repository's root
+        extra += [f"{folder}: {n}" for n in sorted(named) if n not in names
+                  and not (n.startswith("cruxflow/") and (ROOT / n).is_file())]
+    text = (ROOT / "docs" / "package-map.md").read_text()
+    top = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    missing += [f"cruxflow/{m}" for m in top if f"`cruxflow/{m}`" not in text]
+    assert not missing, f"modules the package map does not name: {missing}"
+    assert not extra, f"modules the package map names that are not there: {extra}"
+
+
 def test_top_level_holds_packages_and_few_small_modules():
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert modules == ["__init__.py", "_extras.py", "weights.py"]

@@ -6,7 +6,15 @@ import pytest
 
 from cruxflow.data.text import count_words, split_long_document
 from cruxflow.llm.logprobs import expected_rating
-from cruxflow.llm.parsing import extract_tagged, parse_free_rating, parse_rating
+from cruxflow.llm.parsing import (
+    PASSAGE_TEXT,
+    REPORT_REQUEST_TEXT,
+    SUBQUESTION_TEXT,
+    extract_tagged,
+    instructions_of,
+    parse_free_rating,
+    parse_rating,
+)
 
 # --------------------------------------------------------------------------- extract_tagged
 
@@ -328,3 +336,56 @@ def test_split_long_document_custom_sizes():
 def test_split_long_document_validates_sizes(max_words, chunk_words):
     with pytest.raises(ValueError):
         split_long_document("a b c", max_words=max_words, chunk_words=chunk_words)
+
+
+# --- text of the kind asked for (TextCheck), on outputs written by hand
+
+
+@pytest.mark.parametrize("item, problem", [
+    # issue 38: the 135M model's "report request" for topic congress
+    ("2021-04-25 23:38:39.132-12-25-2022-01-10-158.77-14.30.7.2-268-23-1.222.8.2020-02-04",
+     "no words"),
+    ("", "no words"),
+    ("?? -- 1) ...", "no words"),
+    ("Dam: 42 17 99 1000 2024 12 13 14", "mostly digits and symbols"),
+    ("Write " + "about dams and levees " * 50, "too long (201 words, more than 200)"),
+    ("Please produce a report on the history of the levees of New Orleans and the floods that "
+     "broke them.", None),
+])
+def test_report_request_checks(item, problem):
+    assert REPORT_REQUEST_TEXT.problem(item) == problem
+
+
+def test_words_are_two_letters_or_more():
+    # "a" and "I" are not counted; "it", "on" are: three words is the least request
+    assert REPORT_REQUEST_TEXT.problem("a I x on it") == "too short (2 words, fewer than 3)"
+    assert REPORT_REQUEST_TEXT.problem("Report on it") is None
+
+
+def test_a_copy_of_the_prompt_is_caught_and_the_inputs_words_are_not():
+    from cruxflow.stages.prompts import PASSAGES, REPORT_REQUEST, SUBQUESTIONS
+
+    own = instructions_of(REPORT_REQUEST)
+    # the prompt's own example request (its in-context example), copied
+    example = ("Please produce a report on investigations within the United States in either "
+               "the public or private sector into Unidentified Flying Objects (UFOs).")
+    assert REPORT_REQUEST_TEXT.problem(example, own) == "a copy of the prompt's instructions"
+    # eight words in a row of the instruction, lower case and punctuation aside
+    echo = "break down the given document into 2-3 standalone passages, then more text here"
+    assert PASSAGE_TEXT.problem(echo, instructions_of(PASSAGES)) == \
+        "a copy of the prompt's instructions"
+    # seven in a row are not a copy; a passage repeating its document is what Fig. 7 asks
+    assert PASSAGE_TEXT.problem("break down the given document into 2-3 pieces of text",
+                                instructions_of(PASSAGES)) is None
+    question = "Write diverse questions that can reveal the information contained in it?"
+    assert SUBQUESTION_TEXT.problem(question, instructions_of(SUBQUESTIONS)) == \
+        "a copy of the prompt's instructions"
+
+
+def test_length_limits_are_the_prompts_own():
+    assert PASSAGE_TEXT.problem(" ".join(["word"] * 600)) is None          # 3 x ~200
+    assert PASSAGE_TEXT.problem(" ".join(["word"] * 601)).startswith("too long")
+    assert PASSAGE_TEXT.with_min_words(20).problem("a few words only here").startswith(
+        "too short")
+    assert SUBQUESTION_TEXT.problem("Why?") == "too short (1 words, fewer than 3)"
+    assert SUBQUESTION_TEXT.problem("Why did the river rise?") is None

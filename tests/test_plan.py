@@ -47,7 +47,7 @@ def _template(t, **fixed):
 def tiny(tmp_path):
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    (tmp_path / "tiny.gguf").write_bytes(b"")   # the plan checks that the model file exists
+    (tmp_path / "tiny.gguf").write_bytes(b"")
     config = resolve(with_defaults({
         "datasets": {"tiny": {"format": "multinews", "input": str(raw), "prefix": "t",
                               "n_questions": 2}},
@@ -217,17 +217,28 @@ def test_missing_data_without_a_known_size_is_one_line(tmp_path, capsys):
     assert "\n" not in err and "datasets.mine.input" in err and "published size" in err
 
 
-def test_missing_model_file_and_unknown_kind_are_one_line(tmp_path, capsys):
+def test_missing_model_file_is_assumed_and_unknown_kind_is_one_line(tmp_path, capsys):
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    for spec, key in (("{kind: llamacpp, model: models/none.gguf}", "model"),
-                      ("{kind: ollama, model: x}", "kind")):
-        config = tmp_path / "c.yaml"
+    config = tmp_path / "c.yaml"
+
+    def write(spec):
         config.write_text(f"datasets:\n  t: {{format: multinews, input: {raw}}}\n"
                           f"rag: {{datasets: []}}\nllm: {{backend: b, backends: {{b: {spec}}}}}\n")
-        assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 2
-        err = capsys.readouterr().err.strip()
-        assert "\n" not in err and f"llm.backends.b.{key}" in err
+
+    # a model file the user has not downloaded yet: planned by its name, and said so
+    write("{kind: llamacpp, model: models/none.gguf}")
+    assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 0
+    assert "llm.backends.b.model: models/none.gguf is not on disk" in capsys.readouterr().out
+    # ... which calibrating cannot do without: one line
+    assert main(["plan", "--config", str(config), "--workdir", str(tmp_path),
+                 "--calibrate"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "none.gguf" in err
+    write("{kind: ollama, model: x}")
+    assert main(["plan", "--config", str(config), "--workdir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "llm.backends.b.kind" in err
 
 
 def test_tensor_parallel_instances_and_table_rates(tmp_path):
@@ -281,7 +292,9 @@ def test_calibrate_runs_real_requests_and_leaves_the_cache_alone(tiny, capsys):
     assert main(["plan", "--config", str(config), "--workdir", str(root), "--calibrate",
                  "--calibrate-requests", "1", "--output", str(root / "p")]) == 0
     err = capsys.readouterr().err
-    assert err.count("calibration: ") == 4       # passages, report_requests, subquestions, ratings
+    # passages, report_requests, subquestions, ratings, and 3 probes (prefill, generation,
+    # requests)
+    assert err.count("calibration: ") == 7 and err.count("calibration: (probe)") == 3
     assert not (root / "cache.sqlite").exists()
     backend = json.loads((root / "p" / "plan.json").read_text())["rates"]["backends"]["smollm2"]
     assert backend["source"].startswith("measured") and backend["output_tokens_per_s"] > 0
@@ -301,8 +314,12 @@ def test_prompt_cache_reuse_of_passage_first_ratings(tmp_path):
         "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
     ratings = {s.stage: s for s in make_plan(config, root=tmp_path).stages}["ratings"]
     # 6 (text, 2 questions) groups: the second question reuses the template and the text:
-    # articles 5 + 4 (t-0), 5 + 4 (t-1), summaries 6 and 4 -> 28 text tokens
-    assert ratings.reused_prompt_tokens == 6 * _template(RATING_PASSAGE_FIRST) + 28
+    # articles 5 + 4 (t-0), 5 + 4 (t-1), summaries 6 and 4 -> 28 text tokens; the first
+    # question of each reuses the instructions before the context, the same in every prompt
+    instructions = RATING_PASSAGE_FIRST.text[:RATING_PASSAGE_FIRST.text.index("{context}")]
+    assert instructions.endswith("Context: ")
+    assert ratings.reused_prompt_tokens == (6 * _template(RATING_PASSAGE_FIRST) + 28
+                                            + 6 * regex_token_count(instructions))
     rates = Rates(output_tokens_per_s=1e9, prompt_tokens_per_s=100)
     assert rates.seconds(ratings) == pytest.approx(
         (ratings.todo_prompt_tokens - ratings.reused_prompt_tokens) / 100, rel=1e-6)
@@ -318,3 +335,25 @@ def test_llamacpp_runs_on_the_cpu_at_the_measured_rate():
     assert rate.prompt_tokens_per_s == pytest.approx(96 * 0.1 * 2)
     assert rate.output_tokens_per_s == pytest.approx(69 * 0.1 * 2)
     assert Rates(gpus=8, backends={"b": rate}).instances("b") == 1
+
+
+@pytest.mark.workflow
+def test_after_a_run_everything_is_counted_and_found_cached(demo_run):
+    """The session's demo slice, finished: every LLM stage counted from its real inputs (RAG
+    included: contexts, judgments, reports) and every request found in the cache, so nothing
+    is left to pay for; the RAG rows are the requests the jobs logged."""
+    from cruxflow.workflow.plan import load_config
+
+    work, _ = demo_run
+    plan = make_plan(load_config(work / "config.yaml", work), root=work)
+    rows = {s.stage: s for s in plan.stages}
+    assert set(rows) == {"passages", "report_requests", "subquestions", "ratings",
+                         "rag_generate", "rag_judge"}
+    for s in plan.stages:
+        assert (s.prompts, s.cached, s.jobs) == ("counted", s.requests, 0), s
+        assert s.requests > 0 and s.todo_prompt_tokens == s.todo_output_tokens == 0
+    for rule in ("rag_generate", "rag_judge"):
+        logged = sum(json.loads(p.read_text())["requests"]
+                     for p in (work / "logs" / rule).rglob("*.calls.json"))
+        assert rows[rule].requests == logged
+    assert total(plan).cached == total(plan).requests

@@ -36,3 +36,27 @@ def test_summary_points_to_the_headline_and_says_what_it_shows(tmp_path):
     assert "MMR re-ranking keeps 32%-37% of its first stage's coverage" in text
     assert f"{tmp_path / 'results' / 'report.html'}  (not made)" in text
     assert f"{tmp_path / 'results' / 'tables'}\n" in text
+
+
+def test_summary_counts_what_the_llm_wrote_per_stage_and_dataset(tmp_path):
+    """From the jobs' calls logs, written here by hand: two passage shards of one dataset are
+    added up; a stage without malformed outputs says 0."""
+    import json
+
+    def calls(path, **counts):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"rule": path.parts[-3], "requests": 0, "calls": 0,
+                                    "parse_failures": 0, **counts}))
+
+    logs = tmp_path / "logs"
+    calls(logs / "passages/own/shard0-of2.calls.json", requests=3, calls=5, malformed=2,
+          parse_failures=1)
+    calls(logs / "passages/own/shard1-of2.calls.json", requests=2, calls=2)
+    (logs / "report_requests").mkdir()
+    (logs / "report_requests/own.calls.json").write_text(json.dumps(
+        {"rule": "report_requests", "requests": 1, "calls": 3, "malformed": 2,
+         "parse_failures": 0}))
+    text = summary(tmp_path)
+    assert re.search(r"^  passages +own +5 +7 +2 +1$", text, re.M), text
+    assert re.search(r"^  report_requests +own +1 +3 +2 +0$", text, re.M), text
+    assert "failed every attempt (kept as their fallback)" in text

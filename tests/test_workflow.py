@@ -3,8 +3,6 @@
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,69 +10,19 @@ import pandas as pd
 import pytest
 import yaml
 from scipy import stats
+from workflow_runs import (
+    N_DISTRACTORS,
+    N_QUESTIONS,
+    N_TOPICS,
+    RAG_MAX_TOKENS,
+    demo_config,
+    snakemake,
+)
 
 from cruxflow.paper.tables import MIN_TAU_TOPICS
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 pytestmark = pytest.mark.workflow
-
-
-def snakemake(workdir: Path, *args, check=True):
-    cmd = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
-    if check and proc.returncode != 0:
-        raise AssertionError(proc.stdout[-3000:] + proc.stderr[-3000:])
-    return proc
-
-
-# The test slice of the default config: the LLM stages run for real (SmolLM2 on the CPU) on
-# the first 2 demo topics, 3 sub-questions each and 4 distractor articles, about 1-2 minutes.
-N_TOPICS, N_QUESTIONS, N_DISTRACTORS = 2, 3, 4
-RAG_MAX_TOKENS = 48
-
-
-def demo_config(workdir: Path, **metrics) -> Path:
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    distractors = workdir / "distractors.jsonl"
-    lines = (REPO / "resources/demo/raw/distractors.jsonl").read_text().splitlines()
-    distractors.write_text("\n".join(lines[:N_DISTRACTORS]) + "\n")
-    for d in config["datasets"].values():   # point inputs at the repository's demo corpus
-        d["input"] = str(REPO / d["input"])
-        if "distractors" in d:
-            d["distractors"] = str(distractors)
-            d["max_topics"] = N_TOPICS
-    config["datasets"]["demo-multinews"]["n_questions"] = N_QUESTIONS
-    config["llm"]["cache"] = str(workdir / "llm_cache.sqlite")
-    config["llm"]["passages"]["max_tokens"] = 400
-    # RAG on the 2 generated topics: short reports, k in {|Z*|, 10}, the demo's 1 sample per
-    # retriever
-    config["rag"].update(max_tokens=RAG_MAX_TOKENS, context_sizes=["oracle", 10],
-                         bootstrap=50, significance={"resamples": 200})
-    config["metrics"] = {**config["metrics"], **metrics}
-    # Beyond CRUX: UDCG from the published-style utilities in the file (no LLM), support with
-    # the LLM judging only the unlabelled citations, KPR judging given key points (recall only).
-    beyond = REPO / "resources/demo/beyond"
-    config["beyond"] = {
-        "udcg": {"demo-nq": {"questions": str(beyond / "udcg_nq.json"), "utility": "given"}},
-        "support": {"demo-trec": {"answers": str(beyond / "support_answers.jsonl"),
-                                  "passages": str(beyond / "support_passages.jsonl"),
-                                  "judge_pairs": "missing"}},
-        "kpr": {"demo-long2rag": {"questions": str(beyond / "kpr_questions.jsonl"),
-                                  "key_points": str(REPO / "tests/data/kpr/key_points.jsonl"),
-                                  "precision": False, "judge_max_tokens": 8,
-                                  "group_by": ["domain"]}}}
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    return workdir / "config.yaml"
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    work = tmp_path_factory.mktemp("wf")
-    demo_config(work)
-    first = snakemake(work)
-    return work, first
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -43,6 +43,7 @@ def add_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _rates(args, config, plan):
+    """The rates the plan is priced at, and the plan (made again with what --calibrate saw)."""
     from cruxflow.workflow.plan_rates import InstanceRate, table_rate
     from cruxflow.workflow.plan_report import Rates
 
@@ -57,22 +58,31 @@ def _rates(args, config, plan):
                                     r.gpus_per_instance, "given on the command line")
                     for b, r in backends.items()}
     if args.calibrate:
-        from cruxflow.workflow.plan import Counter, choose_tokenizer
+        from cruxflow.workflow.plan import Counter, choose_tokenizer, make_plan
         from cruxflow.workflow.plan_calibrate import calibrate
 
         counter = Counter(choose_tokenizer(config, args.tokenizer)[0])
-        measured, batches = calibrate(plan, config, counter, n=args.calibrate_requests)
-        for b in batches:
-            print(f"calibration: {b.stage} on {b.backend}: {b.requests} requests, "
-                  f"{b.prompt_tokens:,} prompt and {b.output_tokens:,} output tokens in "
-                  f"{b.seconds:.1f} s", file=sys.stderr)
-        backends.update(measured)
-    return Rates(gpus=args.gpus, price_in=prices[0], price_out=prices[1], backends=backends)
+        measured = calibrate(plan, config, counter, n=args.calibrate_requests)
+        if measured is None:
+            print("calibration: the cache answers every request: nothing to measure",
+                  file=sys.stderr)
+        else:
+            for b in measured.batches:
+                print(f"calibration: {b.stage} on {b.backend}: {b.requests} "
+                      f"{'of its own' if b.real else 'stand-in'} requests, "
+                      f"{b.prompt_tokens:,} prompt and {b.output_tokens:,} output tokens in "
+                      f"{b.seconds:.1f} s", file=sys.stderr)
+            backends.update(measured.rates)
+            plan = make_plan(config, root=args.workdir, tokenizer=args.tokenizer,
+                             observed=measured.observed)
+    return Rates(gpus=args.gpus, price_in=prices[0], price_out=prices[1],
+                 backends=backends), plan
 
 
 def run(args) -> int:
     from cruxflow.data.errors import ConfigError
     from cruxflow.data.io import write_json
+    from cruxflow.llm import LLMError
     from cruxflow.workflow.plan import load_config, make_plan
     from cruxflow.workflow.plan_report import plan_json, plan_table
 
@@ -85,8 +95,8 @@ def run(args) -> int:
         return 2
     took = time.perf_counter() - start
     try:
-        rates = _rates(args, config, plan)
-    except ValueError as e:
+        rates, plan = _rates(args, config, plan)
+    except (ValueError, LLMError) as e:
         print(f"cruxflow plan: error: {e}", file=sys.stderr)
         return 2
     if args.output is not None:

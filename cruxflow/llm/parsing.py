@@ -6,6 +6,9 @@
   regards an output with incorrect format as 0, which callers apply to ``None``.
 - :func:`parse_free_rating` -- the CRUX authors' reading of a freely decoded judgment: the
   first digit, else ``UNRATED`` (-1).
+- :class:`TextCheck` -- whether a generated item is text of the kind its prompt asked for;
+  ``REPORT_REQUEST_TEXT``, ``SUBQUESTION_TEXT`` and ``PASSAGE_TEXT`` declare, once, what the
+  CRUX stages keep. An item that fails is a parse failure like an untagged one.
 
 The expected rating under the first token's logprobs is
 :func:`cruxflow.llm.logprobs.expected_rating`; word counting and document segmentation are in
@@ -16,8 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-__all__ = ["UNRATED", "extract_tagged", "parse_free_rating", "parse_rating"]
+__all__ = ["PASSAGE_TEXT", "REPORT_REQUEST_TEXT", "SUBQUESTION_TEXT", "UNRATED", "TextCheck",
+           "extract_tagged", "instructions_of", "parse_free_rating", "parse_rating"]
 
 UNRATED = -1   # a judgment without a rating: answers no question at any threshold
 
@@ -144,3 +149,66 @@ def parse_free_rating(text: str | None, scale: Iterable[int] = range(0, 6)) -> i
         return UNRATED
     value = int(m.group(0))
     return value if value in set(scale) else UNRATED
+
+
+# --- is it text of the kind asked for?
+
+_LETTER_WORD = re.compile(r"[^\W\d_]{2,}")     # two letters or more: a word, not "12" or "-"
+_SHINGLE = 8            # words in a row taken from the prompt's own text: a copy of it
+
+
+def _words_lower(text: str) -> list[str]:
+    return [w.casefold() for w in _LETTER_WORD.findall(text)]
+
+
+def instructions_of(template) -> str:
+    """A prompt template's own text (its instructions, and its in-context example where it has
+    one) with every field left empty: what an output must not copy."""
+    return template.render(**{f: "" for f in template.fields})
+
+
+@dataclass(frozen=True)
+class TextCheck:
+    """What a generated item of one kind must be to be kept: words (not digits and symbols),
+    between ``min_words`` and ``max_words`` of them (the prompt's own length, with room either
+    way: "far too short or long", not a quibble), and not a copy of the prompt's instructions
+    (``_SHINGLE`` words in a row of them). :meth:`problem` says what is wrong, or ``None``."""
+
+    kind: str
+    min_words: int
+    max_words: int
+
+    def problem(self, item: str, instructions: str = "") -> str | None:
+        words = _LETTER_WORD.findall(item)
+        if not words:
+            return "no words"
+        letters = sum(c.isalpha() for c in item)
+        visible = sum(not c.isspace() for c in item)
+        if letters < visible / 2:
+            return "mostly digits and symbols"
+        if len(words) < self.min_words:
+            return f"too short ({len(words)} words, fewer than {self.min_words})"
+        if len(item.split()) > self.max_words:
+            return f"too long ({len(item.split())} words, more than {self.max_words})"
+        if instructions:
+            own = _words_lower(instructions)
+            shingles = {tuple(own[i:i + _SHINGLE]) for i in range(len(own) - _SHINGLE + 1)}
+            mine = _words_lower(item)
+            if any(tuple(mine[i:i + _SHINGLE]) in shingles
+                   for i in range(len(mine) - _SHINGLE + 1)):
+                return "a copy of the prompt's instructions"
+        return None
+
+    def with_min_words(self, min_words: int) -> TextCheck:
+        return TextCheck(self.kind, min_words, self.max_words)
+
+
+# The CRUX stages' items, with the limits their prompts set (cruxflow.stages.prompts):
+# Fig. 9 asks for a report request "of approximately 50 words" (fewer than 3 is not one, more
+# than 4 times that is a report); Fig. 7 for passages "of approximately 200 words each" (more
+# than 3 times that is not a passage of the kind asked); Fig. 6 for questions, and sets no
+# length: fewer than 3 words is a fragment ("Question:"), more than 60 several questions or a
+# paragraph. A word here has two letters or more ("Q1", "12:30" and "-" are none).
+REPORT_REQUEST_TEXT = TextCheck("report request", min_words=3, max_words=200)
+SUBQUESTION_TEXT = TextCheck("sub-question", min_words=3, max_words=60)
+PASSAGE_TEXT = TextCheck("passage", min_words=5, max_words=600)

@@ -15,16 +15,25 @@ goes through :func:`ask_with_retries`, so all of them retry, seed, count and fal
   ``runner.stats.parse_failures``.
 
 Every attempt is a cached request, so a re-run pays for none of them again.
+
+:class:`Checked` drops the items of an output that are not text of the kind asked for
+(:class:`cruxflow.llm.parsing.TextCheck`), so that a parser built on it fails, and is asked
+again, when none is left; it counts them in ``runner.stats.malformed`` and says why in the log.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from cruxflow.llm.base import Request, Sampling
+from cruxflow.llm.parsing import TextCheck
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -86,3 +95,34 @@ def ask_with_retries(runner, prompts: Sequence[str], sampling: Sampling,
         value = fallback(last.text) if callable(fallback) else fallback
         answers[i] = dataclasses.replace(last, value=value, failed=True)
     return answers  # type: ignore[return-value]
+
+
+class Checked:
+    """Items of one stage checked against their :class:`TextCheck`: those that are not text of
+    the kind asked for are dropped, counted in the runner's ``malformed`` and by reason, and
+    said in the log (the stage's parse fails when none is left, and asks again)."""
+
+    def __init__(self, check: TextCheck, runner=None):
+        self.check, self.runner, self.reasons = check, runner, Counter()
+
+    def keep(self, items: list[str], instructions: str) -> list[str]:
+        kept = []
+        for item in items:
+            problem = self.check.problem(item, instructions)
+            if problem is None:
+                kept.append(item)
+                continue
+            self.reasons[problem.split(" (")[0]] += 1
+            if self.runner is not None:
+                self.runner.stats.malformed += 1
+        return kept
+
+    def log(self, failures: int, fallback: str) -> None:
+        if self.reasons:
+            log.info("%d %ss not text of the kind asked for (%s): dropped (an output left "
+                     "with none is asked again)",
+                     sum(self.reasons.values()), self.check.kind,
+                     ", ".join(f"{why}: {n}" for why, n in self.reasons.most_common()))
+        if failures:
+            log.info("%d %s prompts without a usable output after every attempt: %s",
+                     failures, self.check.kind, fallback)

@@ -18,7 +18,8 @@ class CallStats:
     requests: int = 0     # asked for by the caller
     cache_hits: int = 0   # answered from the cache
     calls: int = 0        # sent to the backend
-    parse_failures: int = 0  # counted by the stages that parse outputs
+    parse_failures: int = 0  # items without a usable output after every attempt
+    malformed: int = 0       # outputs (or items of them) that were not text of the kind asked
     prompt_tokens: int = 0   # of the calls, as the backend counted them
     cached_tokens: int = 0   # of those, reused from an earlier prompt (prompt_cache)
 
@@ -28,8 +29,11 @@ class CallStats:
     def __str__(self) -> str:
         reused = (f" ({self.cached_tokens} of their {self.prompt_tokens} prompt tokens reused)"
                   if self.cached_tokens else "")
+        malformed = (f" ({self.malformed} outputs not of the kind asked for)"
+                     if self.malformed else "")
         return (f"{self.requests} requests: {self.cache_hits} from the cache, "
-                f"{self.calls} LLM calls{reused}, {self.parse_failures} parse failures")
+                f"{self.calls} LLM calls{reused}, {self.parse_failures} parse failures"
+                f"{malformed}")
 
 
 class LLMRunner:

@@ -58,6 +58,7 @@ def summary(workdir: Path) -> str:
         lines += ["", f"Headline: the hand-rated dataset {HEADLINE_DATASET}, context metrics at "
                       f"k = |Z*| ({metrics.with_suffix('.md')}):", "", table, ""]
         lines += [f"  {f}" for f in findings]
+    lines += llm_outputs(workdir)
     lines += ["", "Where the rest is:"]
     for what, path in (("context metrics of every dataset", results / "metrics"),
                        ("RAG tables (Tables 1-3, paired tests)", results / "tables"),
@@ -68,6 +69,41 @@ def summary(workdir: Path) -> str:
     lines.append("  The RAG tables of the demo (2 topics, a 135M model) say why they rank nothing; "
                  "presets/demo-full.yaml and presets/paper.yaml give them topics.")
     return "\n".join(lines) + "\n"
+
+
+GENERATION_RULES = ("passages", "report_requests", "subquestions", "ratings", "rag_generate",
+                    "rag_judge")
+
+
+def llm_outputs(workdir: Path) -> list[str]:
+    """What the LLM wrote, per stage and dataset, from the jobs' ``logs/<rule>/<dataset>...
+    .calls.json``: requests, outputs that were not text of the kind asked for (dropped and
+    asked again: cruxflow.llm.parsing.TextCheck) and items without a usable output after every
+    attempt (kept as their fallback: a passage's own text, the last request written, a rating
+    of 0; a topic without sub-questions)."""
+    import json
+
+    rows: dict[tuple[str, str], list[int]] = {}
+    for rule in GENERATION_RULES:
+        for path in sorted((workdir / "logs" / rule).rglob("*.calls.json")):
+            dataset = path.relative_to(workdir / "logs" / rule).parts[0].removesuffix(
+                ".calls.json")
+            calls = json.loads(path.read_text())
+            row = rows.setdefault((rule, dataset), [0, 0, 0, 0])
+            for i, key in enumerate(("requests", "calls", "malformed", "parse_failures")):
+                row[i] += int(calls.get(key) or 0)
+    if not rows:
+        return []
+    head = ("stage", "dataset", "requests", "LLM calls", "not of the kind asked",
+            "failed every attempt")
+    table = [head] + [(rule, ds, *map(str, v)) for (rule, ds), v in rows.items()]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    out = ["", "LLM outputs (logs/<stage>/): not text of the kind asked for (dropped, asked "
+               "again), and failed every attempt (kept as their fallback):"]
+    for r in table:
+        out.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                                    for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+    return out
 
 
 def main(argv=None) -> int:

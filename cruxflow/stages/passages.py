@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from cruxflow.data.model import Document, Passage
 from cruxflow.data.text import count_words, split_long_document, split_sentences_into_passages
 from cruxflow.llm import GENERATION, LLMRunner, Sampling
-from cruxflow.llm.parsing import extract_tagged
-from cruxflow.llm.retry import ask_with_retries
+from cruxflow.llm.parsing import PASSAGE_TEXT, extract_tagged, instructions_of
+from cruxflow.llm.retry import Checked, ask_with_retries
 from cruxflow.stages.prompts import PASSAGES
 
 
@@ -61,11 +61,10 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     documents = list(documents)
     pieces = document_pieces(documents, max_words, chunk_words, distractors)
 
-    def parse(text: str) -> list[str] | None:
-        return [p for p in extract_tagged(text, "p") if count_words(p) >= min_words] or None
-
-    answers = ask_with_retries(runner, [passage_prompt(c) for _, c in pieces],
-                               sampling, parse, attempts=attempts)
+    checked = Checked(PASSAGE_TEXT.with_min_words(min_words), runner)
+    answers = ask_with_retries(runner, [passage_prompt(c) for _, c in pieces], sampling,
+                               passage_parser(checked), attempts=attempts)
+    checked.log(sum(a.failed for a in answers), "their own text kept as one passage")
     texts: dict[str, list[str]] = defaultdict(list)
     for (doc, chunk), answer in zip(pieces, answers, strict=True):
         texts[doc.doc_id].extend((answer.value or [" ".join(chunk.split())])[:max_passages])
@@ -80,6 +79,19 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
                                     doc.doc_id))
             counters[group] += 1
     return passages
+
+
+def passage_parser(checked: Checked):
+    """How the passage stage reads an output: its ``<p>`` passages that are text of the kind
+    asked for (``None`` when none is)."""
+    instructions = instructions_of(PASSAGES)
+    return lambda text: checked.keep(parse_passages(text, 1) or [], instructions) or None
+
+
+def parse_passages(text: str, min_words: int = 5) -> list[str] | None:
+    """The passages of one decontextualization output (Fig. 7's ``<p>`` tags), or ``None``
+    when it holds none of at least ``min_words`` words."""
+    return [p for p in extract_tagged(text, "p") if count_words(p) >= min_words] or None
 
 
 DISTRACTORS = ("llm", "split")

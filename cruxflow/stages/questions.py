@@ -13,10 +13,15 @@ import re
 from collections.abc import Sequence
 
 from cruxflow.data.model import Document, Topic, require_reference
-from cruxflow.data.text import clip_words, count_words
+from cruxflow.data.text import clip_words
 from cruxflow.llm import GENERATION, LLMRunner, Sampling
-from cruxflow.llm.parsing import extract_tagged
-from cruxflow.llm.retry import ask_with_retries
+from cruxflow.llm.parsing import (
+    REPORT_REQUEST_TEXT,
+    SUBQUESTION_TEXT,
+    extract_tagged,
+    instructions_of,
+)
+from cruxflow.llm.retry import Checked, ask_with_retries
 from cruxflow.stages.prompts import (
     REPORT_REQUEST,
     REPORT_REQUEST_DOCUMENTS,
@@ -52,6 +57,37 @@ def documents_text(topic: Topic, documents: dict[str, Document] | None,
     return "\n\n".join(parts)
 
 
+def _instructions(prompt: str, paper, own) -> str:
+    """The instructions of whichever of the two templates ``prompt`` was made from."""
+    pieces = re.split(r"\{(?:" + "|".join(own.fields) + r")\}", own.text)
+    template = own if re.fullmatch(".*?".join(map(re.escape, pieces)), prompt, re.S) else paper
+    n = re.search(r"Write (\d+) diverse", prompt)
+    return instructions_of(template).replace("Write  diverse", f"Write {n.group(1)} diverse") \
+        if n else instructions_of(template)
+
+
+def report_request_parser(prompt: str, checked: Checked):
+    """How the report request stage reads an output of ``prompt``: the first ``<r>`` item (the
+    whole text when untagged), kept when it is text of the kind asked for."""
+    instructions = _instructions(prompt, REPORT_REQUEST, REPORT_REQUEST_DOCUMENTS)
+
+    def parse(text: str) -> str | None:
+        if "<r>" not in text.lower() and "</r>" not in text.lower():
+            items = [" ".join(text.split())]
+        else:
+            items = extract_tagged(text, "r")[:1]
+        kept = checked.keep([i for i in items if i], instructions)
+        return kept[0] if kept else None
+    return parse
+
+
+def subquestion_parser(prompt: str, checked: Checked):
+    """How the sub-question stage reads an output of ``prompt``: its ``<q>`` items that are
+    text of the kind asked for (``None`` when none is)."""
+    instructions = _instructions(prompt, SUBQUESTIONS, SUBQUESTIONS_DOCUMENTS)
+    return lambda text: checked.keep(extract_tagged(text, "q"), instructions) or None
+
+
 def report_request_prompts(topics: Sequence[Topic],
                            documents: dict[str, Document] | None = None) -> list[str]:
     """Fig. 9's prompt for each topic, from its human summary; ours from its documents where
@@ -78,20 +114,21 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
     """The open-ended query x of each topic, generated from its human summary y*.
 
     An output without any ``<r>`` tag is taken whole (whitespace collapsed). One with tags but
-    no item is retried; after ``attempts`` it falls back to its text with the tags removed, and
-    a topic still without a query is an error (it cannot be retrieved for).
+    no item, or whose request is not text of the kind asked for (``REPORT_REQUEST_TEXT``: no
+    words, a timestamp, a copy of the prompt, far from Fig. 9's 50 words), is retried; after
+    ``attempts`` it falls back to its text with the tags removed (kept, and counted as a parse
+    failure), and a topic still without a query is an error (it cannot be retrieved for).
     """
-    def parse(text: str) -> str | None:
-        if "<r>" not in text.lower() and "</r>" not in text.lower():
-            return " ".join(text.split()) or None
-        items = extract_tagged(text, "r")
-        return items[0] if items else None
+    checked = Checked(REPORT_REQUEST_TEXT, runner)
+    prompts = report_request_prompts(topics, documents)
 
     def untagged(text: str) -> str:
         return " ".join(re.sub(r"</?r>", " ", text, flags=re.IGNORECASE).split())
 
-    answers = ask_with_retries(runner, report_request_prompts(topics, documents),
-                               sampling, parse, attempts=attempts, fallback=untagged)
+    answers = ask_with_retries(runner, prompts, sampling,
+                               [report_request_parser(p, checked) for p in prompts],
+                               attempts=attempts, fallback=untagged)
+    checked.log(sum(a.failed for a in answers), "their last output kept")
     out = {}
     for t, answer in zip(topics, answers, strict=True):
         if not answer.value:
@@ -107,13 +144,16 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     """Up to ``n`` sub-questions per topic from its human summary (the first ``n`` parsed items
     of at least ``min_words`` words; shorter ones are fragments such as "Question:").
 
-    A topic left with no question after ``attempts`` tries gets none (counted); it then has no
-    answerable question and drops out of every metric, as a topic whose questions are all
-    filtered would.
+    A question that is not text of the kind asked for (``SUBQUESTION_TEXT``: no words, a
+    timestamp, a copy of the prompt, far too long) is dropped and counted; an output left with
+    none is asked again. A topic left with no question after ``attempts`` tries gets none
+    (counted); it then has no answerable question and drops out of every metric, as a topic
+    whose questions are all filtered would.
     """
-    def parse(text: str) -> list[str] | None:
-        return [q for q in extract_tagged(text, "q") if count_words(q) >= min_words] or None
-
-    answers = ask_with_retries(runner, subquestion_prompts(topics, n, documents), sampling, parse,
+    checked = Checked(SUBQUESTION_TEXT.with_min_words(min_words), runner)
+    prompts = subquestion_prompts(topics, n, documents)
+    answers = ask_with_retries(runner, prompts, sampling,
+                               [subquestion_parser(p, checked) for p in prompts],
                                attempts=attempts, fallback=[])
+    checked.log(sum(a.failed for a in answers), "those topics have no sub-question")
     return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}

@@ -350,8 +350,9 @@ def file_problems(config: dict, basedir=".", *,
                   data_optional: bool = False) -> list[tuple[str, str]]:
     """The files and folders the config names that are not there, each under its key (found
     as :func:`locate` finds them): Snakemake would report them as a rule's missing input.
-    ``data_optional``: the datasets' inputs may be missing (``cruxflow plan`` plans them from
-    published sizes before the data exist)."""
+    ``data_optional``: what a user brings may be missing (the datasets' inputs and the files
+    their options name, the tokenizer): ``cruxflow plan`` plans before they exist and says what
+    it assumed."""
     from cruxflow.data.ingest import formats
 
     named: list[tuple[str, str | None]] = []
@@ -371,7 +372,8 @@ def file_problems(config: dict, basedir=".", *,
     for metric, key in BEYOND_INPUT.items():
         for job, spec in config["beyond"][metric].items():
             named.append((f"beyond.{metric}.{job}.{key}", spec.get(key)))
-    named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
+    if not data_optional:
+        named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
     out = []
     files = ("runs.", "beyond.")   # read as one file each: a folder there would be dropped late
     for key, path in named:

@@ -119,7 +119,27 @@ def write_call_stats(snakemake, stats: dict | None, log: logging.Logger) -> None
     log.info("LLM: %s", counts)
     calls = getattr(snakemake.log, "calls", None)
     if calls:
-        write_json(calls, {"rule": snakemake.rule, **counts.to_json()})
+        write_json(calls, {"rule": snakemake.rule, **counts.to_json(), **job_seconds()})
+
+
+def job_seconds() -> dict:
+    """This job's process so far: ``cpu_seconds`` (its CPU time, every thread, the imports and
+    the model's load included: on a machine shared with other work, the time it would take on
+    cores of its own) and ``wall_seconds``. Snakemake's benchmark files sample CPU time every
+    few seconds and miss a job's end (0 for a job of under a second), so the cost plan is
+    checked against these (benchmarks/plan_accuracy.py)."""
+    import resource
+    import time
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        import psutil
+
+        wall = time.time() - psutil.Process().create_time()
+    except ImportError:                     # not in the core install: the CPU time alone
+        wall = None
+    return {"cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3),
+            "wall_seconds": None if wall is None else round(wall, 3)}
 
 
 def write_checked_run(snakemake, ranking: dict, queries, tag: str,

@@ -19,6 +19,7 @@ Only the first attempt of each request is planned: outputs that do not parse are
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -76,6 +77,14 @@ class StagePlan:
     # Of todo_prompt_tokens, those a prompt cache computes once for several requests (a
     # passage rated against its questions, passage first): not computed again, still sent.
     reused_prompt_tokens: int = 0
+    # Jobs that send the uncached requests: each starts a process and builds its backend.
+    jobs: int = 1
+    # A few uncached requests exactly as the run will send them (counted rows only), for
+    # --calibrate to time; not part of the plan's JSON.
+    sample: list = field(default_factory=list, repr=False, compare=False)
+
+    def public(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "sample"}
 
 
 @dataclass
@@ -86,7 +95,7 @@ class Plan:
     assumed: list[str] = field(default_factory=list)   # datasets planned from published sizes
 
     def to_json(self) -> dict:
-        return {"tokenizer": self.tokenizer, "stages": [asdict(s) for s in self.stages],
+        return {"tokenizer": self.tokenizer, "stages": [s.public() for s in self.stages],
                 "not_planned": self.not_planned, "assumed": self.assumed}
 
 
@@ -168,15 +177,24 @@ class CacheLookup:
         return [k in found for k in keys]
 
 
+SAMPLE = 8      # requests kept per counted row for --calibrate
+
+
 def _stage(name, dataset, backend, prompt, output, hit, *, prompts="counted",
-           outputs="estimate", note="", reused=None) -> StagePlan:
-    """A row from per-request prompt and output tokens, cache hits (``None``: unknown) and
-    prompt tokens a prompt cache reuses (``None``: none)."""
+           outputs="estimate", note="", reused=None, jobs=1, requests=None) -> StagePlan:
+    """A row from per-request prompt and output tokens, cache hits (``None``: unknown),
+    prompt tokens a prompt cache reuses (``None``: none), the jobs that send the requests
+    (none when the cache answers them all) and, where counted, the requests themselves."""
     todo = [i for i, h in enumerate(hit or [False] * len(prompt)) if not h]
+    # spread over the stage (its first requests may all be one topic's)
+    k = min(SAMPLE, len(todo))
+    spread = sorted({todo[round(j * (len(todo) - 1) / max(1, k - 1))] for j in range(k)})
+    sample = [requests[i] for i in spread] if requests is not None else []
     return StagePlan(name, dataset, backend, len(prompt),
                      None if hit is None else sum(hit), sum(prompt), sum(output),
                      sum(prompt[i] for i in todo), sum(output[i] for i in todo),
-                     prompts, outputs, note, sum(reused[i] for i in todo) if reused else 0)
+                     prompts, outputs, note, sum(reused[i] for i in todo) if reused else 0,
+                     jobs if todo else 0, sample)
 
 
 def reuses_prefix(config: dict, backend: str) -> bool:
@@ -191,10 +209,16 @@ def reuses_prefix(config: dict, backend: str) -> bool:
     return spec["kind"] == "vllm" and spec.get("prompt_cache") is not False
 
 
-def _group_reuse(shared: int, n: int, reuse: bool) -> list[int]:
-    """Reused prompt tokens of ``n`` requests that share a ``shared``-token prefix: all but
-    the first, when the backend reuses prefixes."""
-    return [0] + [shared if reuse else 0] * (n - 1) if n else []
+def _group_reuse(shared: int, n: int, reuse: bool, prefix: int = 0) -> list[int]:
+    """Reused prompt tokens of ``n`` requests that share a ``shared``-token prefix, when the
+    backend reuses prefixes: all but the first; the first reuses the ``prefix`` it shares with
+    the request before it (the template's instructions, the same in every prompt)."""
+    return [prefix if reuse else 0] + [shared if reuse else 0] * (n - 1) if n else []
+
+
+def _prefix_tokens(counter: Counter, template) -> int:
+    """A template's text before its first field: what every prompt of it begins with."""
+    return counter.one(re.split(r"\{\w+\}", template.text, maxsplit=1)[0])
 
 
 def _template_tokens(counter: Counter, template, **fixed) -> int:
@@ -202,59 +226,21 @@ def _template_tokens(counter: Counter, template, **fixed) -> int:
     return counter.one(template.render(**{f: fixed.get(f, "") for f in template.fields}))
 
 
-# --- inputs
-
-
-def ingest_options(config: dict, name: str):
-    """The :class:`IngestOptions` that the ``ingest`` rule builds for a dataset."""
-    from cruxflow.data.ingest.formats import options_from_config, resolved
-
-    return resolved(config["datasets"][name]["format"], options_from_config(config, name))
-
-
-def load_input(config: dict, name: str, root: Path) -> Dataset:
-    """The dataset as ``ingest`` leaves it, read from the raw corpus in memory the same way
-    (nothing is written). Not from ``results/ingested``: that holds what an earlier config
-    asked for (another max_topics, say), and the plan is for this one."""
-    from cruxflow.data.ingest import ingest, read_distractors
-    from cruxflow.data.ingest.formats import under
-
-    d = config["datasets"][name]
-    options = under(ingest_options(config, name), root)
-    dataset, _ = ingest(d["format"], root / d["input"], options)
-    if options.distractors:
-        for doc in read_distractors(options.distractors, f"{options.prefix}-distractors",
-                                    options.encoding):
-            dataset.documents[doc.doc_id] = doc
-    return dataset if options.max_topics is None else dataset.head(options.max_topics)
-
-
-def _generated(root: Path, name: str, shards: int) -> dict:
-    """The generated files of a dataset that exist (all shards, or no passages)."""
-    from cruxflow.stages.prepare import read_passages, read_topic_field
-
-    g = root / "results" / "generated" / name
-    out = {}
-    for key, file, field_name in (("queries", "report_requests.jsonl", "query"),
-                                  ("questions", "subquestions.jsonl", "questions")):
-        if (g / file).is_file():
-            out[key] = read_topic_field(g / file, field_name)
-    shard_files = [g / "passages" / f"shard{s}-of{shards}.jsonl" for s in range(shards)]
-    if all(f.is_file() for f in shard_files):
-        out["passages"] = read_passages(shard_files)
-    return out
-
-
-def covers(generated: dict, dataset: Dataset) -> bool:
-    """Whether earlier generated files hold sub-questions and passages for every topic of
-    ``dataset`` (files of an earlier config with fewer topics do not: the plan then
-    estimates)."""
-    topics = set(dataset.topics)
-    return (topics <= set(generated.get("questions", {}))
-            and topics <= {p.topic_id for p in generated.get("passages", {}).values()})
-
-
 # --- the stages of rules/generate.smk
+
+
+@dataclass
+class Observed:
+    """What ``--calibrate`` saw the backends write, which the plan then uses instead of its
+    assumptions: mean output tokens per request by stage (for rows whose outputs are
+    estimates), passages per decontextualized piece (for the ratings' estimate), and per stage
+    the requests that one costs when some outputs do not parse and are asked again, with the
+    share that did not."""
+
+    output_tokens: dict[str, float] = field(default_factory=dict)
+    passages_per_piece: float | None = None
+    asked_again: dict[str, tuple[float, float]] = field(default_factory=dict)
+    passage_tokens: float | None = None      # a kept passage's, as the model wrote it
 
 
 @dataclass
@@ -262,6 +248,12 @@ class _Context:
     config: dict
     counter: Counter
     cache: CacheLookup
+    observed: Observed = field(default_factory=Observed)
+
+
+def questions_of(topic: Topic, n_questions: int) -> int:
+    """Sub-questions a topic will have: its own, when it brings them, else ``n_questions``."""
+    return len(topic.questions) if topic.questions else n_questions
 
 
 def _passages_per_piece(words: int, max_passages: int | None) -> int:
@@ -276,7 +268,7 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
     llm, d = config["llm"], config["datasets"][name]
     backend = d["llm_backend"] or llm["backend"]
     identity = spec_identity(llm["backends"][backend])
-    generated = _generated(root, name, llm["shards"])
+    generated = plan_sizes.generated(root, name, llm["shards"])
     topics = list(dataset.topics.values())
     rows = []
 
@@ -290,12 +282,13 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
     piece_tokens = counter.many(texts)
     fixed = _template_tokens(counter, PASSAGES)
     s = sampling(llm, "generation", max_tokens=stage["max_tokens"])
-    hit = ctx.cache.answered(identity, [Request(passage_stage.passage_prompt(c), s)
-                                        for c in texts])
+    requests = [Request(passage_stage.passage_prompt(c), s) for c in texts]
+    hit = ctx.cache.answered(identity, requests)
     # A rewrite of the piece in its own words, within the output limit.
     rows.append(_stage("passages", name, backend, [fixed + t for t in piece_tokens],
                        [min(stage["max_tokens"], t) for t in piece_tokens], hit,
-                       note="output: about the piece's length (Fig. 7 rewrites it)"))
+                       note="output: about the piece's length (Fig. 7 rewrites it)",
+                       jobs=llm["shards"], requests=requests))
 
     ratio = counter.per_word(texts[:2000])
     docs = dataset.documents
@@ -316,7 +309,8 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
         references = [r if t.reference is not None else n for t, r, n in
                       zip(topics_todo, references, counter.many(prompts), strict=True)]
         s = sampling(llm, "generation", max_tokens=limit)
-        hit = ctx.cache.answered(identity, [Request(p, s) for p in prompts])
+        requests = [Request(p, s) for p in prompts]
+        hit = ctx.cache.answered(identity, requests)
         if produced is not None:
             out = counter.many(" ".join(produced.get(t.topic_id) or "")
                                if isinstance(produced.get(t.topic_id), list)
@@ -324,7 +318,8 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
             basis = "counted"
         else:
             out, basis = [min(limit, round(words * ratio))] * len(topics_todo), "estimate"
-        rows.append(_stage(key, name, backend, references, out, hit, outputs=basis))
+        rows.append(_stage(key, name, backend, references, out, hit, outputs=basis,
+                           requests=requests))
     rows.append(_plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
                               piece_tokens, ratio))
     return rows
@@ -343,9 +338,10 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     clip = llm["ratings"]["max_context_words"]
     layout = llm["ratings"]["layout"]
     fixed = _template_tokens(counter, rating_prompt(layout))
+    prefix = _prefix_tokens(counter, rating_prompt(layout))
     out, out_basis = _rating_output(llm)
     questions = generated.get("questions")
-    if questions is not None and "passages" in generated and covers(generated, dataset):
+    if questions is not None and "passages" in generated and plan_sizes.covers(generated, dataset):
         # Everything the stage reads exists: its own requests, counted and looked up.
         topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query,
                         questions.get(t.topic_id, []), t.references, t.source_id)
@@ -360,7 +356,7 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
                   for qt in counter.many(qs)]
         reuse = reuses_prefix(ctx.config, backend)
         reused = [r for i, (qs, _) in enumerate(items)
-                  for r in _group_reuse(fixed + context[i], len(qs), reuse)]
+                  for r in _group_reuse(fixed + context[i], len(qs), reuse, prefix)]
         requests, slots = rating_requests(items, sampling=sampling(llm, "judgment"),
                                           max_context_words=clip,
                                           decoding=llm["ratings"]["decoding"],
@@ -371,28 +367,39 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         order = {slot: j for j, slot in enumerate(slots)}
         hit = [hit[order[(i, qi)]] for i, (qs, _) in enumerate(items) for qi in range(len(qs))]
         return _stage("ratings", name, backend, prompt, [out] * len(prompt), hit,
-                      outputs=out_basis, reused=reused)
-    # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), rated against
-    # n questions of QUESTION_WORDS words; each topic's summary is rated too.
+                      outputs=out_basis, reused=reused, jobs=llm["shards"],
+                      requests=[requests[order[(i, qi)]] for i, (qs, _) in enumerate(items)
+                                for qi in range(len(qs))])
+    # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), or as many as
+    # --calibrate saw the backend write, rated against the topic's questions (its own, else
+    # n_questions of QUESTION_WORDS words); a topic's summary, where it has one, is rated too.
     q_tokens = round(QUESTION_WORDS * ratio)
     max_passages = llm["passages"]["max_passages"]
+    observed = ctx.observed.passages_per_piece
     reuse = reuses_prefix(ctx.config, backend)
     prompt, reused = [], []
+    topics = dataset.topics
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
         if doc.topic_id is None:
             continue  # distractors are retrieved, never rated
-        n = _passages_per_piece(count_words(chunk), max_passages)
-        passage = min(t // n, round(clip * ratio))
-        prompt += [fixed + q_tokens + passage] * (n * n_questions)
-        reused += _group_reuse(fixed + passage, n_questions, reuse) * n
-    summaries = counter.many(clip_words(t.reference or "", clip) for t in dataset.topics.values())
-    for s in summaries:
-        prompt += [fixed + q_tokens + s] * n_questions
-        reused += _group_reuse(fixed + s, n_questions, reuse)
+        nq = questions_of(topics[doc.topic_id], n_questions)
+        n = observed or _passages_per_piece(count_words(chunk), max_passages)
+        written = ctx.observed.passage_tokens
+        passage = min(round(written) if written else int(t // n), round(clip * ratio))
+        k = round(n * nq)
+        prompt += [fixed + q_tokens + passage] * k
+        reused += (_group_reuse(fixed + passage, nq, reuse, prefix) * math.ceil(n))[:k]
+    with_summary = [t for t in topics.values() if t.reference]
+    summaries = counter.many(clip_words(t.reference, clip) for t in with_summary)
+    for topic, s in zip(with_summary, summaries, strict=True):
+        nq = questions_of(topic, n_questions)
+        prompt += [fixed + q_tokens + s] * nq
+        reused += _group_reuse(fixed + s, nq, reuse, prefix)
+    per_piece = (f"{observed:.2f} passages per piece (measured by --calibrate)" if observed
+                 else f"{PASSAGES_PER_PIECE} passages per piece at most")
     return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis, reused=reused,
-                  note="before passages and sub-questions exist: "
-                       f"{PASSAGES_PER_PIECE} passages per piece at most, "
+                  prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
+                  note=f"before passages and sub-questions exist: {per_piece}, "
                        f"{QUESTION_WORDS}-word questions")
 
 
@@ -406,22 +413,47 @@ def _scaled(rows: list[StagePlan], loaded: plan_sizes.Loaded) -> list[StagePlan]
     scale = loaded.scale
     keys = ("requests", "prompt_tokens", "output_tokens", "todo_prompt_tokens",
             "todo_output_tokens")
-    return [StagePlan(**{**asdict(r), **{k: round(getattr(r, k) * scale) for k in keys},
+    return [StagePlan(**{**r.public(), **{k: round(getattr(r, k) * scale) for k in keys},
                          "cached": None,
-                         "prompts": "estimate", "outputs": "estimate"}) for r in rows]
+                         "prompts": "estimate", "outputs": "estimate"}, sample=r.sample)
+            for r in rows]
 
 
-def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
-    from cruxflow.workflow.plan_estimated import plan_lancer, plan_rag  # they import this module
+def _with_observed_outputs(rows: list[StagePlan], observed: Observed) -> list[StagePlan]:
+    """Rows whose outputs are estimates, at the mean output that --calibrate measured; the
+    tokens still to pay for, times the requests that outputs asked again add."""
+    for r in rows:
+        mean = observed.output_tokens.get(r.stage)
+        if mean is not None and r.outputs in ("estimate", "limit"):
+            todo = r.requests - (r.cached or 0)
+            r.output_tokens, r.todo_output_tokens = round(mean * r.requests), round(mean * todo)
+            r.outputs = "calibrated"
+        if r.stage in observed.asked_again:
+            factor, share = observed.asked_again[r.stage]
+            r.todo_prompt_tokens = round(r.todo_prompt_tokens * factor)
+            r.todo_output_tokens = round(r.todo_output_tokens * factor)
+            r.reused_prompt_tokens = round(r.reused_prompt_tokens * factor)
+            r.note = "; ".join(filter(None, [
+                r.note, f"x {factor:.2f} for outputs asked again (--calibrate's first "
+                        f"outputs: {share:.0%} refused)"]))
+    return rows
 
+
+def make_plan(config: dict, *, root=".", tokenizer: str | None = None,
+              observed: Observed | None = None) -> Plan:
     """The plan of a validated, resolved config (:func:`cruxflow.workflow.config.resolve`),
-    with its relative paths under ``root`` (the workflow's working directory)."""
+    with its relative paths under ``root`` (the workflow's working directory); ``observed``:
+    what --calibrate measured, used instead of the assumptions it replaces."""
+    from cruxflow.workflow.plan_estimated import plan_lancer  # it imports this module
+    from cruxflow.workflow.plan_rag import plan_rag
+
     root = Path(root)
     spec, described = choose_tokenizer(config, tokenizer)
     ctx = _Context(config, Counter(spec), CacheLookup(root / config["llm"]["cache"]
-                                                      if config["llm"]["cache"] else None))
-    plan_sizes.check_backends(config, root)
+                                                      if config["llm"]["cache"] else None),
+                   observed or Observed())
     stages, loaded, assumed = [], {}, []
+    plan_sizes.check_backends(config, root, assumed)
     for name, d in config["datasets"].items():
         if d["generate"]:
             loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
@@ -437,13 +469,14 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None) -> Plan:
         for name in evaluated:
             if name not in loaded:
                 loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
-            stages += _scaled(plan_lancer(ctx, name, loaded[name].dataset), loaded[name])
+            stages += _scaled(plan_lancer(ctx, name, loaded[name].dataset, loaded[name].topics),
+                              loaded[name])
     not_planned = [f"beyond.{metric}.{job}" for metric in ("udcg", "support", "kpr")
                    for job in config["beyond"][metric]]
     not_planned += [f"retrieval.rerankers.{n} (listwise, cruxflow engine)"
                     for n, r in config["retrieval"]["rerankers"].items()
                     if r["kind"] == "listwise" and r.get("engine", "cruxflow") == "cruxflow"]
-    return Plan(stages, described, not_planned, assumed)
+    return Plan(_with_observed_outputs(stages, ctx.observed), described, not_planned, assumed)
 
 
 def load_config(path, basedir=".") -> dict:

@@ -77,12 +77,16 @@ GPUS = {
 @dataclass(frozen=True)
 class InstanceRate:
     """Tokens per second of one model instance, and where the figures come from.
-    ``gpus_per_instance`` 0: on the CPU, one instance whatever the GPUs."""
+    ``gpus_per_instance`` 0: on the CPU, one instance whatever the GPUs. ``startup_s``: what
+    each job pays before its first request (a process, its imports, the model loaded), known
+    only where measured (``--calibrate``); 0 otherwise, and the plan says so."""
 
     prompt_tokens_per_s: float
     output_tokens_per_s: float
     gpus_per_instance: int
     source: str
+    startup_s: float = 0.0
+    request_s: float = 0.0        # what each request costs beside its tokens (measured)
 
     def __post_init__(self):
         if self.prompt_tokens_per_s <= 0 or self.output_tokens_per_s <= 0:

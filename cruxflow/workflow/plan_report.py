@@ -54,8 +54,11 @@ class Rates:
     def seconds(self, s: StagePlan) -> float:
         rate = self.rate(s.backend)
         computed = s.todo_prompt_tokens - s.reused_prompt_tokens
-        return (computed / rate.prompt_tokens_per_s
-                + s.todo_output_tokens / rate.output_tokens_per_s) / self.instances(s.backend)
+        todo = s.requests - (s.cached or 0)
+        tokens = (computed / rate.prompt_tokens_per_s
+                  + s.todo_output_tokens / rate.output_tokens_per_s + todo * rate.request_s)
+        # each job starts its backend once; jobs run side by side on the instances
+        return (tokens + s.jobs * rate.startup_s) / self.instances(s.backend)
 
     def total_seconds(self, plan: Plan) -> float:
         """Stages one after the other, each on all the GPUs (its backend's instances)."""
@@ -100,6 +103,8 @@ def plan_json(plan: Plan, rates: Rates, seconds_to_plan: float | None = None) ->
                     "backends": {b: {"prompt_tokens_per_s": rates.rate(b).prompt_tokens_per_s,
                                      "output_tokens_per_s": rates.rate(b).output_tokens_per_s,
                                      "gpus_per_instance": rates.rate(b).gpus_per_instance,
+                                     "startup_s": rates.rate(b).startup_s,
+                                     "request_s": rates.rate(b).request_s,
                                      "instances": rates.instances(b),
                                      "source": rates.rate(b).source}
                                  for b in _used_backends(plan)}}
@@ -120,6 +125,12 @@ def duration(seconds: float) -> str:
 
 def _basis(s: StagePlan) -> str:
     return f"{s.prompts}/{s.outputs}" if s.outputs else s.prompts
+
+
+# What the table's rows add up to, by part of the workflow.
+PARTS = {"passages": "data generation", "report_requests": "data generation",
+         "subquestions": "data generation", "ratings": "data generation",
+         "rag_generate": "RAG", "rag_judge": "RAG", "lancer": "LANCER reranking"}
 
 
 def plan_table(plan: Plan, rates: Rates) -> str:
@@ -143,6 +154,13 @@ def plan_table(plan: Plan, rates: Rates) -> str:
 
     rule = "  ".join("-" * w for w in widths)
     out = [line(head), rule, *map(line, rows[:-1]), rule, line(rows[-1]), ""]
+    if not money:
+        parts = {}
+        for s in plan.stages:
+            part = PARTS.get(s.stage.split(":")[0], s.stage)
+            parts[part] = parts.get(part, 0.0) + rates.seconds(s)
+        if len(parts) > 1:
+            out.append("by part: " + ", ".join(f"{p} {duration(t)}" for p, t in parts.items()))
     tok = plan.tokenizer
     out.append("tokens: " + (f"counted with {tok['path']}" if tok["kind"] == "tokenizer"
                              else "regex counter (words and punctuation), an estimate")
@@ -156,12 +174,18 @@ def plan_table(plan: Plan, rates: Rates) -> str:
             r = rates.rate(b)
             where = (f"{r.gpus_per_instance} GPU(s)" if r.gpus_per_instance
                      else "the CPU")
+            start = (f"{r.startup_s:.1f} s to start each job" if r.startup_s else
+                     "jobs' start-up (process, model load) not counted: --calibrate measures it")
             out.append(f"  {b}: {r.prompt_tokens_per_s:,.0f} prompt and "
                        f"{r.output_tokens_per_s:,.0f} output tokens/s per instance on "
                        f"{where}, {rates.instances(b)} instance(s); {r.source}")
+            if not r.startup_s:
+                out.append(f"  {b}: {start}")
     out.append("counted: built from the real inputs; estimate: from the configured limits "
-               "(cached '?': not known before the inputs exist); limit: the configured maximum")
-    out.append("first attempts only: outputs that do not parse are asked again (llm.attempts)")
+               "(cached '?': not known before the inputs exist); limit: the configured maximum; "
+               "calibrated: as long as --calibrate saw the model write")
+    out.append("first attempts only: outputs that do not parse are asked again (llm.attempts), "
+               "which --calibrate counts where it saw some")
     for s in plan.stages:
         if s.note:
             out.append(f"{s.stage} {s.dataset}: {s.note}")
@@ -170,7 +194,7 @@ def plan_table(plan: Plan, rates: Rates) -> str:
                        f"{s.todo_prompt_tokens:,} prompt tokens are a passage's (or report's) "
                        "again, computed once by the prompt cache (passage-first layout)")
     for note in plan.assumed:
-        out.append(f"not on disk, planned from published sizes: {note}")
+        out.append(note)
     if plan.not_planned:
         out.append("not planned (LLM calls on your own files): " + ", ".join(plan.not_planned))
     return "\n".join(out) + "\n"

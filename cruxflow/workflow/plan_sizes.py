@@ -144,9 +144,10 @@ class Loaded:
     topics: int | None = None      # published topics (a stand-in), else None
 
 
-def check_backends(config: dict, root: Path) -> None:
-    """One line for a backend the plan cannot stand for: an unknown kind, or a model file
-    (a path, not a hub id or a package: resource) that does not exist."""
+def check_backends(config: dict, root: Path, assumed: list[str]) -> None:
+    """One line for a backend the plan cannot stand for (an unknown kind). A model file (a
+    path, not a hub id or a package: resource) that is not there yet is planned by its name
+    (the rate table reads the model's size from it) and noted in ``assumed``."""
     for name, spec in config["llm"]["backends"].items():
         kind, model = spec.get("kind"), str(spec.get("model", ""))
         if kind not in ("llamacpp", "openai", "vllm"):
@@ -157,14 +158,13 @@ def check_backends(config: dict, root: Path) -> None:
             path = Path(model).expanduser()
             path = path if path.is_absolute() else root / path
             if not path.exists():
-                raise ConfigError([(f"llm.backends.{name}.model", f"no such model file {model}")])
+                assumed.append(f"llm.backends.{name}.model: {model} is not on disk: planned by "
+                               "its name (--calibrate needs it)")
 
 
 def load_or_stand_in(config: dict, name: str, root: Path, assumed: list[str]) -> Loaded:
     """The dataset from its input, or, when the input is not on disk, a stand-in of its
     published size (noted in ``assumed``); a one-line error when no size is known."""
-    from cruxflow.workflow.plan import load_input
-
     d = config["datasets"][name]
     if (root / d["input"]).exists():
         return Loaded(load_input(config, name, root))
@@ -176,5 +176,58 @@ def load_or_stand_in(config: dict, name: str, root: Path, assumed: list[str]) ->
                             "DUC 2004)")])
     topics = size.topics if d["max_topics"] is None else min(size.topics, d["max_topics"])
     sample = stand_in(size, d["prefix"] or name, min(SAMPLE_TOPICS, topics))
-    assumed.append(f"{name} ({d['input']}): {size.describe(topics)}")
+    assumed.append(f"not on disk, planned from published sizes: {name} ({d['input']}): "
+                   f"{size.describe(topics)}")
     return Loaded(sample, topics / len(sample.topics), topics)
+
+
+# --- the inputs as ingest and the LLM stages leave them
+
+
+def ingest_options(config: dict, name: str):
+    """The :class:`IngestOptions` that the ``ingest`` rule builds for a dataset."""
+    from cruxflow.data.ingest.formats import options_from_config, resolved
+
+    return resolved(config["datasets"][name]["format"], options_from_config(config, name))
+
+
+def load_input(config: dict, name: str, root: Path) -> Dataset:
+    """The dataset as ``ingest`` leaves it, read from the raw corpus in memory the same way
+    (nothing is written). Not from ``results/ingested``: that holds what an earlier config
+    asked for (another max_topics, say), and the plan is for this one."""
+    from cruxflow.data.ingest import ingest, read_distractors
+    from cruxflow.data.ingest.formats import under
+
+    d = config["datasets"][name]
+    options = under(ingest_options(config, name), root)
+    dataset, _ = ingest(d["format"], root / d["input"], options)
+    if options.distractors:
+        for doc in read_distractors(options.distractors, f"{options.prefix}-distractors",
+                                    options.encoding):
+            dataset.documents[doc.doc_id] = doc
+    return dataset if options.max_topics is None else dataset.head(options.max_topics)
+
+
+def generated(root: Path, name: str, shards: int) -> dict:
+    """The generated files of a dataset that exist (all shards, or no passages)."""
+    from cruxflow.stages.prepare import read_passages, read_topic_field
+
+    g = root / "results" / "generated" / name
+    out = {}
+    for key, file, field_name in (("queries", "report_requests.jsonl", "query"),
+                                  ("questions", "subquestions.jsonl", "questions")):
+        if (g / file).is_file():
+            out[key] = read_topic_field(g / file, field_name)
+    shard_files = [g / "passages" / f"shard{s}-of{shards}.jsonl" for s in range(shards)]
+    if all(f.is_file() for f in shard_files):
+        out["passages"] = read_passages(shard_files)
+    return out
+
+
+def covers(generated: dict, dataset: Dataset) -> bool:
+    """Whether earlier generated files hold sub-questions and passages for every topic of
+    ``dataset`` (files of an earlier config with fewer topics do not: the plan then
+    estimates)."""
+    topics = set(dataset.topics)
+    return (topics <= set(generated.get("questions", {}))
+            and topics <= {p.topic_id for p in generated.get("passages", {}).values()})

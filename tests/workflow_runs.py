@@ -1,0 +1,120 @@
+"""Finished workflow runs that several test files use, each made once per session (the
+fixtures are registered in conftest.py): the demo's test slice (tests/test_workflow.py, the
+docs' ``reuse="demo"``) and the README's / docs/own-data.md's example project
+(tests/test_init.py, the docs' ``reuse="own-project"``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+
+
+def snakemake(workdir: Path, *args, check=True):
+    cmd = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    if check and proc.returncode != 0:
+        raise AssertionError(proc.stdout[-3000:] + proc.stderr[-3000:])
+    return proc
+
+
+# The test slice of the default config: the LLM stages run for real (SmolLM2 on the CPU) on
+# the first 2 demo topics, 3 sub-questions each and 4 distractor articles, about 1-2 minutes.
+N_TOPICS, N_QUESTIONS, N_DISTRACTORS = 2, 3, 4
+RAG_MAX_TOKENS = 48
+
+
+def demo_config(workdir: Path, **metrics) -> Path:
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    distractors = workdir / "distractors.jsonl"
+    lines = (REPO / "resources/demo/raw/distractors.jsonl").read_text().splitlines()
+    distractors.write_text("\n".join(lines[:N_DISTRACTORS]) + "\n")
+    for d in config["datasets"].values():   # point inputs at the repository's demo corpus
+        d["input"] = str(REPO / d["input"])
+        if "distractors" in d:
+            d["distractors"] = str(distractors)
+            d["max_topics"] = N_TOPICS
+    config["datasets"]["demo-multinews"]["n_questions"] = N_QUESTIONS
+    config["llm"]["cache"] = str(workdir / "llm_cache.sqlite")
+    config["llm"]["passages"]["max_tokens"] = 400
+    # RAG on the 2 generated topics: short reports, k in {|Z*|, 10}, the demo's 1 sample per
+    # retriever
+    config["rag"].update(max_tokens=RAG_MAX_TOKENS, context_sizes=["oracle", 10],
+                         bootstrap=50, significance={"resamples": 200})
+    config["metrics"] = {**config["metrics"], **metrics}
+    # Beyond CRUX: UDCG from the published-style utilities in the file (no LLM), support with
+    # the LLM judging only the unlabelled citations, KPR judging given key points (recall only).
+    beyond = REPO / "resources/demo/beyond"
+    config["beyond"] = {
+        "udcg": {"demo-nq": {"questions": str(beyond / "udcg_nq.json"), "utility": "given"}},
+        "support": {"demo-trec": {"answers": str(beyond / "support_answers.jsonl"),
+                                  "passages": str(beyond / "support_passages.jsonl"),
+                                  "judge_pairs": "missing"}},
+        "kpr": {"demo-long2rag": {"questions": str(beyond / "kpr_questions.jsonl"),
+                                  "key_points": str(REPO / "tests/data/kpr/key_points.jsonl"),
+                                  "precision": False, "judge_max_tokens": 8,
+                                  "group_by": ["domain"]}}}
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    return workdir / "config.yaml"
+
+
+def make_demo_run(work: Path):
+    """The demo slice above, run in ``work``; returns the snakemake process."""
+    work.mkdir(parents=True, exist_ok=True)
+    demo_config(work)
+    return snakemake(work)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """The demo slice, run once per session: tests/test_workflow.py checks it, the docs
+    harness reuses it (``reuse="demo"``). Returns (folder, the snakemake process)."""
+    work = tmp_path_factory.mktemp("wf")
+    return work, make_demo_run(work)
+
+
+@pytest.fixture(scope="session")
+def demo_folder(demo_run):
+    return demo_run[0]
+
+
+
+
+# The README's and docs/own-data.md's walk-through, as they write it (keep these in step with
+# the docs: a command that differs would find the reused run out of date and run again).
+OWN_INIT = ["init", "myproject", "--example", "--backend", "smollm2", "--n-questions", "3"]
+OWN_TARGET = "results/metrics/own/eta3/context_metrics.md"
+
+
+def make_own_project(folder: Path) -> Path:
+    """``cruxflow init myproject --example --backend smollm2 --n-questions 3`` in a scratch copy
+    of the checkout under ``folder``, then ``snakemake -s ../Snakefile ... --cores 2`` up to the
+    dataset's context metrics, with the packaged SmolLM2 in process. Returns the project."""
+    import docs_harness
+
+    root = docs_harness.scratch_copy(folder / "cruxflow")
+    env = docs_harness.environment(root)
+    cruxflow = Path(sys.executable).with_name("cruxflow")
+    subprocess.run([str(cruxflow), *OWN_INIT], cwd=root, env=env, check=True,
+                   capture_output=True)
+    project = root / "myproject"
+    proc = subprocess.run([str(SNAKEMAKE), "-s", "../Snakefile", "--directory", ".",
+                           "--configfile", "config.yaml", "--replace-workflow-config",
+                           "--cores", "2", OWN_TARGET], cwd=project, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return project
+
+
+@pytest.fixture(scope="session")
+def own_project(tmp_path_factory):
+    """The README's and docs/own-data.md's walk-through, run once per session:
+    tests/test_init.py checks it, the docs harness reuses it (``reuse="own-project"``)."""
+    return make_own_project(tmp_path_factory.mktemp("own"))
