@@ -21,6 +21,14 @@ labeling-tool      ``{"id": topic, "document": passage, "relevances": {"<q>": 0-
 
 -1 (the authors' parser writes it where the judge gave no digit) is read, answers nothing and is
 counted; any other value outside 0..5 is an error naming the file, line and field.
+
+**Added ratings.** A record may name where it comes from in a ``source`` field (``cruxflow
+judge`` writes the judge of the holes there: the ratings of a run's unjudged passages, issue
+39); a record without one is an *original* rating. Original and added ratings are read
+together, in one folder or from several paths, and counted by source
+(:meth:`JudgeRatings.source_counts`, :func:`sources_note`); a (topic, passage) that both rate
+keeps the original ratings, counted (``original_kept``). Two added sources that rate a pair
+differently are an error, as two judges in one folder are.
 """
 
 from __future__ import annotations
@@ -53,6 +61,9 @@ from cruxflow.data.model import (
 )
 from cruxflow.data.names import ORACLE
 
+# The field that names where a record comes from; a record without it is an original rating.
+SOURCE = "source"
+ORIGINAL = "original"
 # (layout name, topic key, passage key, ratings key); the batched layout is handled apart.
 RATING_LAYOUTS = (
     ("release", "id", "docid", "rating"),
@@ -181,6 +192,9 @@ class JudgeRatings:
     unrated: int = 0          # -1 values read (of a judge: no digit)
     repeated: int = 0         # a (topic, passage) read again with the same ratings
     human: dict | None = None   # the labeling tool's annotators: what was read and merged
+    # the source of each pair read from a record that names one (the others are original)
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    original_kept: int = 0    # pairs rated by an original and an added record: the original
     # every rating in the order of ``ratings``, as one array, and each list's length, where
     # the reader had them as arrays (:meth:`flat`)
     _flat: tuple | None = field(default=None, compare=False, repr=False)
@@ -221,13 +235,37 @@ class JudgeRatings:
     def n_questions(self) -> dict[str, int]:
         return {t: len(next(iter(m.values()))) for t, m in self.by_topic().items()}
 
+    def source_counts(self) -> dict[str, int]:
+        """The pairs kept from each source: ``original`` first, then the added ones in the
+        order first read."""
+        counts = {ORIGINAL: len(self.ratings) - len(self.sources)}
+        for source in self.sources.values():
+            counts[source] = counts.get(source, 0) + 1
+        return counts
+
     def summary(self) -> dict:
         out = {"files": [str(f) for f in self.files], "layouts": sorted(self.layouts),
                "rated_pairs": len(self.ratings), "unrated_values": self.unrated,
                "repeated_pairs": self.repeated}
         if self.human is not None:
             out["human"] = self.human
+        if self.sources or self.original_kept:
+            out["sources"] = self.source_counts()
+            out["original_kept"] = self.original_kept
         return out
+
+
+def sources_note(summary: Mapping | None) -> str | None:
+    """The one line every door prints of ratings read from several sources (a
+    :meth:`JudgeRatings.summary`, or its ``sources`` part), or None when all are original."""
+    if not summary or "sources" not in summary:
+        return None
+    counts = dict(summary["sources"])
+    original = counts.pop(ORIGINAL, 0)
+    added = "; ".join(f"{n} from {source}" for source, n in counts.items())
+    kept = summary.get("original_kept", 0)
+    return (f"ratings of {original + sum(counts.values())} (topic, passage) pairs: {original} "
+            f"original, {added or 'none added'}; {kept} pairs rated by both: the original kept")
 
 
 def ratings_layout(obj: dict) -> tuple[str, str, str, str] | None:
@@ -283,9 +321,82 @@ def read_ratings(path, encoding: str = "utf-8",
     """
     paths = path if isinstance(path, list | tuple) else [path]
     files = [f for p in paths for f in jsonl_files(p, "ratings")]
-    fast = _read_release_ratings(files, encoding, n_questions)
-    return fast if fast is not None \
-        else _read_ratings_checked(files, encoding, n_questions, merge)
+    # the files of added ratings (their first record names a source) are read apart, so that
+    # a large judge folder keeps its fast reader; what they add goes in record by record
+    added = [f for f in files if _names_a_source(f, encoding)]
+    files = [f for f in files if f not in added]
+    out = (_read_release_ratings(files, encoding, n_questions)
+           or _read_ratings_checked(files, encoding, n_questions, merge)) if files \
+        else JudgeRatings()
+    if added:
+        lengths = {**_lengths(out), **(n_questions or {})}
+        extra = _read_ratings_checked(added, encoding, lengths, merge)
+        out.files = [*out.files, *extra.files]
+        out.layouts |= extra.layouts
+        out.repeated += extra.repeated
+        out.original_kept += extra.original_kept
+        for key, ratings in extra.ratings.items():
+            _keep(out, key, ratings, extra.sources.get(key, ORIGINAL), extra.where[key],
+                  extra.field_names(key))
+    return out
+
+
+def _names_a_source(path: Path, encoding: str) -> bool:
+    """Whether the first record of a ratings file names its source (a file of added
+    ratings)."""
+    with open(path, encoding=encoding, errors="replace") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    return False   # the reader names the bad line
+                return isinstance(obj, dict) and SOURCE in obj
+    return False
+
+
+def _lengths(ratings: JudgeRatings) -> dict[str, int]:
+    """Each topic's number of ratings in what was read."""
+    out: dict[str, int] = {}
+    for (tid, _), r in ratings.ratings.items():
+        out.setdefault(tid, len(r))
+    return out
+
+
+def _keep(out: JudgeRatings, key: tuple[str, str], ratings: list[int], source: str,
+          where: dict, names: tuple[str, str, str]) -> None:
+    """One (topic, passage)'s ratings into ``out``: a pair read again with the same ratings
+    from the same source is counted, an original and an added rating of one pair keep the
+    original (counted), and any other pair rated twice differently is an error naming both
+    places."""
+    if key in out.ratings:
+        seen = out.sources.get(key, ORIGINAL)
+        if (seen == ORIGINAL) != (source == ORIGINAL):   # the original wins
+            out.original_kept += 1
+            if source == ORIGINAL:
+                out.unrated -= sum(r == RATING_UNRATED for r in out.ratings[key])
+                del out.sources[key]
+                _put(out, key, ratings, source, where, names)
+            return
+        if out.ratings[key] == ratings:
+            out.repeated += 1
+            return
+        place = out.where[key]
+        by = "" if seen == source else f" by {seen!r} and by {source!r}"
+        raise DataError(f"passage {key[1]} of topic {key[0]} rated differently{by} at "
+                        f"{place['path']} {place['record']} (two judges in one folder? name "
+                        "one file)", field=names[2], **where)
+    _put(out, key, ratings, source, where, names)
+
+
+def _put(out: JudgeRatings, key, ratings, source: str, where: dict, names) -> None:
+    out.ratings[key] = ratings
+    out.where[key] = where
+    if names != RELEASE_FIELDS:
+        out.fields[key] = names
+    if source != ORIGINAL:
+        out.sources[key] = source
+    out.unrated += sum(r == RATING_UNRATED for r in ratings)
 
 
 def _read_release_ratings(files: list[Path], encoding: str,
@@ -364,7 +475,7 @@ def _json_lines(text: str) -> tuple | None:
         objs = [json.loads(lines[i - 1]) for i in numbers]
     except (ValueError, RecursionError):
         return None
-    if set(map(type, objs)) != {dict}:
+    if set(map(type, objs)) != {dict} or any(SOURCE in o for o in objs):
         return None
     try:
         tids = [o["id"] for o in objs]
@@ -410,23 +521,21 @@ def _read_ratings_checked(files: list[Path], encoding: str,
                 if len(ratings) != n:
                     raise DataError(f"{len(ratings)} ratings, but topic {tid} has {n} at "
                                     f"{first['path']} {first['record']}", field=rkey, **where)
-                key = (tid, pid)
-                if key in out.ratings:
-                    if out.ratings[key] != ratings:
-                        seen = out.where[key]
-                        raise DataError(f"passage {pid} of topic {tid} rated differently at "
-                                        f"{seen['path']} {seen['record']} (two judges in one "
-                                        "folder? name one file)", field=rkey, **where)
-                    out.repeated += 1
-                    continue
-                out.ratings[key] = ratings
-                out.where[key] = where
-                if names != RELEASE_FIELDS:
-                    out.fields[key] = names
-                out.unrated += sum(r == RATING_UNRATED for r in ratings)
+                _keep(out, (tid, pid), ratings, _source(obj, where), where, names)
     if human:
         _add_human(out, human, n_questions, merge)
     return out
+
+
+def _source(obj: dict, where: dict) -> str:
+    """The record's source (:data:`SOURCE`), or :data:`ORIGINAL` where it names none."""
+    if SOURCE not in obj:
+        return ORIGINAL
+    value = obj[SOURCE]
+    if not isinstance(value, str) or not value.strip() or value == ORIGINAL:
+        raise DataError(f"expected the name of the ratings' source (a non-empty string other "
+                        f"than {ORIGINAL!r}), got {value!r}", field=SOURCE, **where)
+    return value
 
 
 def _add_human(out: JudgeRatings, human: HumanRatings, n_questions, merge: str) -> None:

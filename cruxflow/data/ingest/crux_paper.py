@@ -35,6 +35,7 @@ from cruxflow.data.ingest.crux_common import (
     read_ratings,
     regular_files,
     report_topics,
+    sources_note,
     split_report_id,
 )
 from cruxflow.data.io import iter_jsonl
@@ -377,6 +378,9 @@ def attach_judge(paths: list[Path], topics: dict[str, Topic], passages: dict[str
     if judge.unrated:
         report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
                             "no question")
+    note = sources_note(judge.summary())
+    if note:   # original ratings and added ones (cruxflow judge's): how many of each
+        report.notes.append(note)
     if judge.repeated:  # the same ratings twice: kept once, but said (issue 31)
         report.notes.append(f"{judge.repeated} (topic, passage) pairs rated twice with the "
                             "same ratings: each kept once")
