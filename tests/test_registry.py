@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import types
 import warnings
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pytest
 
 import cruxflow
 from cruxflow.cli import main
-from cruxflow.metrics import compute, names
+from cruxflow.metrics import names
 from cruxflow.metrics.options import MetricOptions
 
 REPO = Path(__file__).resolve().parents[1]

@@ -29,8 +29,8 @@ default the judged topics with an answerable question; a judged topic missing fr
 an empty context (listed in ``frame.attrs["missing_in_run"]``); a run topic the judgments lack
 is an error. Ratings read from files that hold added ratings beside the original ones
 (``cruxflow judge``'s, docs/ratings.md "Holes"; a list of paths is read as one) are counted by
-source in ``frame.attrs["ratings_sources"]``. The frame has one row per topic some name covers, in natural order; a cell
-outside a name's topics is NaN.
+source in ``frame.attrs["ratings_sources"]``. The frame has one row per topic some name covers,
+in natural order; a cell outside a name's topics is NaN.
 """
 
 from __future__ import annotations
