@@ -40,6 +40,7 @@ from cruxflow.cli.renamed import RENAMED  # noqa: F401 - read as vocabulary.RENA
 from cruxflow.data.ingest import formats as ingest_formats
 from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
 from cruxflow.metrics.policy import CORRECTIONS, TESTS
+from cruxflow.stages.holes import RATING_PROMPTS
 
 PAIRED_HOME = "cruxflow.metrics.policy.POLICY"
 
@@ -310,6 +311,19 @@ _flags(
          default="127.0.0.1"),
     Flag("port", "the port to listen on",
          type=types.port, metavar="PORT", home="the command"),
+)
+
+# --- judge: the holes in the judgments --------------------------------------------------------
+
+_flags(
+    Flag("shard", "do shard I of N only (0-based; the work cut by topic, balanced by the pairs "
+                  "to rate), so that N jobs split it", type=types.shard, metavar="I/N",
+         default_text="all of it"),
+    Flag("rating-prompt", "the prompt the judge rates (passage, question) pairs with: dataset "
+                          "(the dataset's own, Fig. 8 in llm.ratings' layout and decoding) or "
+                          "augmentation (the CRUX authors' for unjudged passages, "
+                          "crux/augmentation/gen_ratings_offload.py, with their decoding)",
+         choices=RATING_PROMPTS, default=RATING_PROMPTS[0]),
 )
 
 # --- the LLM: which model, how it is called ----------------------------------------------------
