@@ -25,6 +25,13 @@ try:
 except ConfigError as e:
     sys.exit(f"cruxflow: {e}")
 
+# A lock left by a run killed hard: one line saying what to do, before Snakemake's own message.
+if workflow.is_main_process:
+    from cruxflow.workflow.job import stale_lock_note
+
+    if note := stale_lock_note():
+        print(note, file=sys.stderr)
+
 # Workflow scripts import the cruxflow package from this checkout, also inside the conda
 # environments of the rules (which install the dependencies, not the package itself).
 os.environ.update(

@@ -4,23 +4,52 @@
 # tests/test_slurm.py and runnable by hand; needs root and Debian's package registry.
 #
 #   bash scripts/slurm_cluster.sh          # install if needed, write configs, start daemons
-#   bash scripts/slurm_cluster.sh stop     # stop the daemons
+#   bash scripts/slurm_cluster.sh stop     # stop the daemons (each by its pid file)
 #
-# Idempotent: a running cluster with an idle node is left as it is. Package scripts cannot start
-# services in this container, so the daemons are started by hand.
+# Idempotent: a running cluster with an idle node is left as it is ("cluster already up"; the
+# caller did not start it, so it should not stop it). Package scripts cannot start services in
+# this container, so the daemons are started by hand. Every daemon writes a pid file, and stop
+# ends exactly those processes (munged, slurmdbd, slurmctld, slurmd, mysqld_safe, mariadbd)
+# and waits until they are gone; a start that fails half way stops what it started.
 set -euo pipefail
 
 CLUSTER=cruxflow
 ACCOUNT=cruxflow
 LOGDIR=/var/log/slurm
 STATE=/var/spool/slurmctld
+# name:pid file of every daemon, stopped in this order (the database last)
+DAEMONS="slurmd:/run/slurm/slurmd.pid slurmctld:/run/slurm/slurmctld.pid
+slurmdbd:/run/slurm/slurmdbd.pid munged:/run/munge/munged.pid
+mysqld_safe:/run/mysqld/mysqld_safe.pid mariadbd:/run/mysqld/mysqld.pid"
+
+# The pid in a daemon's pid file, if that process is alive and is that daemon.
+alive() {
+    local name=$1 file=$2 pid
+    [ -s "$file" ] || return 1
+    pid=$(tr -dc 0-9 <"$file")
+    [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "$name" \
+        && echo "$pid"
+}
 
 stop() {
-    pkill -x slurmd || true
-    pkill -x slurmctld || true
-    pkill -x slurmdbd || true
-    pkill -x munged || true
-    if [ -S /run/mysqld/mysqld.sock ]; then mysqladmin shutdown || true; fi
+    local entry pid pids=()
+    if [ -S /run/mysqld/mysqld.sock ]; then mysqladmin shutdown >/dev/null 2>&1 || true; fi
+    for entry in $DAEMONS; do
+        if pid=$(alive "${entry%%:*}" "${entry#*:}"); then
+            kill "$pid" 2>/dev/null || true
+            pids+=("$pid")
+        fi
+    done
+    for _ in $(seq 60); do   # until every one has exited (30 s), then by force
+        local left=()
+        for pid in "${pids[@]}"; do   # gone, or a zombie nobody reaps (PID 1 of a container)
+            [ -d "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] \
+                && left+=("$pid")
+        done
+        [ "${#left[@]}" -eq 0 ] && return 0
+        sleep 0.5
+    done
+    kill -9 "${left[@]}" 2>/dev/null || true
 }
 
 if [ "${1:-}" = stop ]; then
@@ -82,16 +111,20 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 
 stop
-sleep 1
 mkdir -p /etc/slurm "$LOGDIR" "$STATE" /var/spool/slurmd /run/slurm /run/munge /run/mysqld
 chown munge:munge /run/munge
 chown mysql:mysql /run/mysqld
+# from here on, a failure (or Ctrl-C) stops what was started
+trap 'stop; exit 130' INT TERM
+trap 'status=$?; [ "$status" -eq 0 ] || stop; exit "$status"' EXIT
 
 # munge: the package created the key; the daemon runs as its own user.
-runuser -u munge -- /usr/sbin/munged
+runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid
 
 # MariaDB for slurmdbd, reached over its local socket as root.
-mysqld_safe --skip-networking=0 --bind-address=127.0.0.1 >/dev/null 2>&1 &
+mysqld_safe --skip-networking=0 --bind-address=127.0.0.1 --pid-file=/run/mysqld/mysqld.pid \
+    >/dev/null 2>&1 &
+echo $! >/run/mysqld/mysqld_safe.pid
 for _ in $(seq 60); do
     mysqladmin ping >/dev/null 2>&1 && break
     sleep 0.5

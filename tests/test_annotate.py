@@ -437,7 +437,8 @@ def test_the_server_limits_bodies_sends_security_headers_and_logs_no_traceback(
     status, got = request(api, flood)
     assert status == 413 and "over 16384 bytes" in got["error"]
     path = api.split(server.root)[1]
-    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    host = server.root.removeprefix("http://")
+    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
     # declares 1000 bytes, sends 10 and hangs up; declares a bad length; streams 20 KB chunked
     short = _raw(server.root, (head + "Content-Length: 1000\r\n\r\n").encode() + b'{"item": 0')
     assert b" 500 " not in short
@@ -452,6 +453,52 @@ def test_the_server_limits_bodies_sends_security_headers_and_logs_no_traceback(
     server.stop()
     log = server.proc.stderr.read()
     assert "Traceback" not in log and "Exception" not in log, log
+
+
+def _post(url: str, body: bytes, **headers) -> tuple[int, dict]:
+    """POST raw bytes with exactly these headers (a browser of another site, a form)."""
+    req = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_writes_must_be_json_from_the_apps_own_pages_and_its_own_host(server, tmp_path):
+    """Issue 40: another site's page can send a "simple" POST (text/plain, a form) without
+    asking the server first, and a name of its own made to point here (DNS rebinding) can
+    read pages; none of them is served. JSON nested past Python's recursion limit is a 400."""
+    api = server.links["a"] + "api/label"
+    host = server.root.removeprefix("http://")
+    label = json.dumps({"item": 0, "question": 0, "value": 3}).encode()
+    refused = [
+        (_post(api, label, **{"Content-Type": "text/plain"}), 415, "sent as JSON"),
+        (_post(api, b"item=0&question=0&value=3",
+               **{"Content-Type": "application/x-www-form-urlencoded"}), 415, "sent as JSON"),
+        (_post(api, label, **{"Content-Type": "application/json",
+                              "Origin": "http://evil.example"}), 403, "another site"),
+        (_post(api, label, **{"Content-Type": "application/json",
+                              "Sec-Fetch-Site": "cross-site"}), 403, "another site"),
+        (_post(api, label, **{"Content-Type": "application/json", "Host": "evil.example"}),
+         421, "does not answer for the host 'evil.example'"),
+        (_post(api, b"[" * 8000 + b"]" * 8000, **{"Content-Type": "application/json"}), 400,
+         "nested too deeply"),
+        (_post(api, b'{"item": 0, "question": 0, "span": ' + b'{"a":' * 2600 + b"1"
+               + b"}" * 2601, **{"Content-Type": "application/json"}), 400,
+         "nested too deeply"),
+    ]
+    for (status, got), want, message in refused:
+        assert status == want and message in got["error"], (status, got)
+    status, got = request(server.links["a"].replace("127.0.0.1", "localhost") + "api/labels")
+    assert status == 200   # localhost is this machine whatever resolves it
+    ok = _post(api, label, **{"Content-Type": "application/json; charset=utf-8",
+                              "Origin": f"http://{host}", "Sec-Fetch-Site": "same-origin"})
+    assert ok[0] == 200
+    assert [x.value for x in Store(tmp_path / "srv.sqlite").labels()] == [3]
+    server.stop()
+    log = server.proc.stderr.read()
+    assert "Traceback" not in log and "RecursionError" not in log, log
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o000])

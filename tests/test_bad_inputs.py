@@ -13,6 +13,7 @@ outputs get the mode the umask says, and the workflow config's checks of names.
 
 from __future__ import annotations
 
+import argparse
 import errno
 import hashlib
 import json
@@ -31,6 +32,8 @@ from cruxflow.data.ingest import IngestOptions, ingest_to
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
+OWN = REPO / "resources" / "own-data" / "constitution"
+JUDGE_ROW = {"id": "t", "pid": "p", "rating": [3]}   # one rating of a CRUX release's judge
 
 
 # --- building inputs ------------------------------------------------------------------------
@@ -191,6 +194,7 @@ class Case:
     expect: tuple[str, ...] = ()  # fragments of the one error line
     needs_demo: bool = False
     xfail: str | None = None
+    env: dict[str, str] | None = None   # environment variables for the command
 
 
 INGEST_CRUX = "ingest --format crux --input {t}/crux --output {t}/out"
@@ -616,6 +620,115 @@ CASES = [
     Case("ingest-an-option-the-format-does-not-read", INGEST_CRUX + " --number-like {t}/p.jsonl",
          lambda t, d: (crux(t), lines(t / "p.jsonl", ["{}"])),
          ("{t}/p.jsonl", "--number-like does not apply to the crux format")),
+    # ---- issue 40, item 2: one bound on a record, in every reader of text
+    # (CRUXFLOW_MAX_RECORD_BYTES=20000 and a line of 30,000 bytes; /dev/zero has no newline)
+    *[Case(f"record-bound-{name}", argv, setup, ("{t}/" + file, "a line longer than 20,000 bytes",
+                                                 "CRUXFLOW_MAX_RECORD_BYTES"),
+           needs_demo=demo, env={"CRUXFLOW_MAX_RECORD_BYTES": "20000"})
+      for name, argv, setup, file, demo in [
+          ("run", EVAL_RUN, run_file("demo-0 Q0 demo-0:0#0 1 2.0 r" + " " * 30000), "my.run",
+           True),
+          ("block-reader-run", "crux-eval --run {t}/r.run --qrel {t}/q.txt --judge {t}/j.jsonl",
+           lambda t, d: (lines(t / "r.run", ["t Q0 p 1 2.0 " + "r" * 30000]),
+                         lines(t / "q.txt", ["t 0 p 1"]), lines(t / "j.jsonl", [JUDGE_ROW])),
+           "r.run", False),
+          ("qrels", "crux-eval --run {t}/r.run --qrel {t}/q.txt --judge {t}/j.jsonl",
+           lambda t, d: (lines(t / "r.run", ["t Q0 p 1 2.0 r"]),
+                         lines(t / "q.txt", ["t 0 p 1" + " " * 30000]),
+                         lines(t / "j.jsonl", [JUDGE_ROW])), "q.txt", False),
+          ("jsonl", INGEST_MN, multinews(MN_ROW, {**MN_ROW, "summary": "x" * 30000}),
+           "mn.jsonl", False),
+          ("json", "udcg --questions {t}/u.json --output {t}/out",
+           udcg_input(UDCG_ITEM, {**UDCG_ITEM, "question": "x" * 30000}), "u.json", False),
+          ("tsv", "support --answers {t}/answers.jsonl --output {t}/out --labels {t}/l.tsv",
+           lambda t, d: (support_input(SUPPORT_ROW)(t, d),
+                         lines(t / "l.tsv", ["t1\tr\t0\tp1\t" + "FS" * 15000])), "l.tsv", False),
+          ("yaml", "plan --config {t}/c.yaml", a_file("c.yaml", "a: " + "x" * 30000 + "\n"),
+           "c.yaml", False),
+      ]],
+    Case("run-is-dev-zero", "evaluate --dataset {t}/data --run /dev/zero", data_with(),
+         ("/dev/zero", "a line longer than 33,554,432 bytes (from byte 0)"), needs_demo=True),
+    Case("crux-eval-run-is-dev-zero", "crux-eval --run /dev/zero --qrel {t}/q.txt --judge "
+         "{t}/j.jsonl",
+         lambda t, d: (lines(t / "q.txt", ["t 0 p 1"]), lines(t / "j.jsonl", [JUDGE_ROW])),
+         ("/dev/zero", "a line longer than")),
+    Case("record-bound-not-a-number", EVAL_ORACLE, data_with(),
+         ("$CRUXFLOW_MAX_RECORD_BYTES is 'lots'", "a positive number of bytes"), needs_demo=True,
+         env={"CRUXFLOW_MAX_RECORD_BYTES": "lots"}),
+    # ---- issue 40, item 3: what a reader recognises is read or refused, never skipped
+    Case("documents-txt-is-a-folder", "ingest --format documents --input {t}/own --output {t}/out",
+         lambda t, d: (shutil.copytree(OWN, t / "own"),
+                       (t / "own" / "congress" / "extra.txt").mkdir()),
+         ("{t}/own/congress/extra.txt", "not a readable file", "refused rather than skipped")),
+    Case("documents-txt-linked-to-itself", "ingest --format documents --input {t}/own "
+         "--output {t}/out",
+         lambda t, d: (shutil.copytree(OWN, t / "own"),
+                       (t / "own" / "congress" / "loop.txt").symlink_to(
+                           t / "own" / "congress" / "loop.txt")),
+         ("{t}/own/congress/loop.txt", "not a readable file")),
+    Case("documents-reference-is-a-folder", "ingest --format documents --input {t}/own "
+         "--output {t}/out",
+         lambda t, d: (shutil.copytree(OWN, t / "own"),
+                       (t / "own" / "congress" / "reference.txt").mkdir()),
+         ("{t}/own/congress/reference.txt", "not a readable file")),
+    Case("support-passages-without-the-judge", "support --answers {t}/answers.jsonl --output "
+         "{t}/out --passages {t}/p.jsonl",
+         lambda t, d: (support_input(SUPPORT_ROW)(t, d), lines(t / "p.jsonl", ["{oops"])),
+         ("{t}/p.jsonl", "only the LLM judge reads passage texts", "--judge-pairs")),
+    Case("support-passages-invalid-json", "support --answers {t}/answers.jsonl --output {t}/out "
+         "--passages {t}/p.jsonl --judge-pairs",
+         lambda t, d: (support_input(SUPPORT_ROW)(t, d), lines(t / "p.jsonl", ["{oops"])),
+         ("{t}/p.jsonl", "line 1", "invalid JSON")),
+    Case("export-collection-is-a-path", "export --format nuggetbank --dataset {t}/data "
+         "--output {t}/out --collection-name {t}/coll.jsonl", data_with(),
+         ("argument --collection-name", "letters, digits"), needs_demo=True),
+    # ---- issue 40, item 4: what gave a traceback
+    Case("multinews-lone-surrogate", INGEST_MN,
+         multinews(MN_ROW, '{"document": "a \\ud800 b ||||| c", "summary": "s"}'),
+         ("{t}/mn.jsonl", "line 2", "'\\ud800', half of a UTF-16 surrogate pair")),
+    Case("init-over-a-file", "init {t}/proj", a_file("proj"),
+         ("{t}/proj", "is a file, not a directory")),
+    # ---- issue 40, item 6: where outputs may go
+    Case("evaluate-output-inside-the-dataset", EVAL_ORACLE + " --output {t}/data/results",
+         data_with(), ("{t}/data/results", "lies inside the dataset --dataset {t}/data"),
+         needs_demo=True),
+    Case("crux-eval-output-inside-an-ingested-dataset", "crux-eval --run " + ORACLE
+         + " --qrel {t}/data/judgments/eta3/qrels.relevance.txt --judge {t}/data/answerability"
+         ".jsonl --output {t}/data/scores", data_with(),
+         ("{t}/data/scores", "lies inside the dataset"), needs_demo=True),
+    Case("plan-config-without-datasets", "plan --config {t}/c.yaml", a_file("c.yaml", "llm: {}\n"),
+         ("{t}/c.yaml", "datasets: missing")),
+    Case("documents-topic-id-is-a-path", "ingest --format documents --input {t}/d.jsonl "
+         "--output {t}/out",
+         lambda t, d: lines(t / "d.jsonl", [{"topic_id": "../../etc",
+                                             "documents": [{"doc_id": "a", "text": "x"}]}]),
+         ("{t}/d.jsonl", "line 1", "field 'topic_id'", "'../../etc'", "letters, digits")),
+    # ---- issue 40, item 8: every value checked where it enters
+    Case("plan-price-negative", f"plan --config {REPO}/config.yaml --workdir {REPO} "
+         "--price-per-million -1 2", nothing, ("argument --price-per-million", "at least 0")),
+    Case("plan-tokens-per-second-zero", f"plan --config {REPO}/config.yaml --workdir {REPO} "
+         "--tokens-per-second 0", nothing, ("argument --tokens-per-second", "more than 0")),
+    Case("plan-config-base-url-not-http", "plan --config {t}/c.yaml --workdir " + str(REPO),
+         a_file("c.yaml", "datasets: {d: {format: crux, input: resources/demo/crux}}\nllm:\n"
+                          "  backend: srv\n  backends:\n    srv: {kind: openai, model: m, "
+                          "base_url: 'ftp://host/v1'}\n"),
+         ("llm.backends.srv.base_url", "'ftp://host/v1'", "http:// or https://")),
+    Case("udcg-base-url-not-http", "udcg --questions {t}/u.json --output {t}/out --base-url "
+         "ftp://host/v1 --model m", udcg_input(UDCG_ITEM),
+         ("argument --base-url", "http:// or https://")),
+    Case("udcg-seed-negative", "udcg --questions {t}/u.json --output {t}/out --seed -1",
+         udcg_input(UDCG_ITEM), ("argument --seed", "at least 0")),
+    Case("init-input-missing", "init {t}/proj --input {t}/nope", nothing,
+         ("{t}/nope", "no such file or folder")),
+    # ---- issue 40, item 9: messages that say what is there
+    Case("multinews-input-is-a-folder", "ingest --format multinews --input {t}/mn "
+         "--output {t}/out", lambda t, d: (t / "mn").mkdir(),
+         ("{t}/mn", "is a folder, expected a Multi-News .jsonl or .parquet file")),
+    Case("documents-input-is-dev-null", "ingest --format documents --input /dev/null "
+         "--output {t}/out", nothing, ("/dev/null", "is a special file (a pipe or a device)")),
+    Case("multinews-input-is-a-fifo", "ingest --format multinews --input {t}/fifo "
+         "--output {t}/out", lambda t, d: os.mkfifo(t / "fifo"),
+         ("{t}/fifo", "is a special file (a pipe or a device)")),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -643,12 +756,15 @@ def test_the_table_is_large_enough():
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.argv.split()[0] for c in CASES}
     assert commands == {"ingest", "evaluate", "crux-eval", "agreement", "annotate", "udcg",
-                        "support", "kpr", "plan", "llm-serve"}
+                        "support", "kpr", "plan", "llm-serve", "init", "export"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
     reason=c.xfail, strict=False)] if c.xfail else []) for c in CASES])
-def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys, request):
+def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys, request,
+                                                          monkeypatch):
+    for name, value in (case.env or {}).items():
+        monkeypatch.setenv(name, value)
     t = tmp_path / "case"
     t.mkdir()
     demo = request.getfixturevalue("demo_dataset") if case.needs_demo else None
@@ -917,9 +1033,23 @@ def test_hidden_files_of_a_duc_folder_are_reported(tmp_path, capsys):
 
 
 def test_the_ingest_prefix_rule_is_the_config_schemas():
-    from cruxflow.cli.args import PREFIX
+    """One name rule (cruxflow/data/names.py): the config schema's pattern for a prefix is its
+    pattern, and the schema and the flags refuse and accept the same names."""
+    import jsonschema
+
+    from cruxflow.cli.args import name
+    from cruxflow.data.names import NAME_PATTERN
     from cruxflow.workflow.config import SCHEMA
 
     schema = json.loads(SCHEMA.read_text())
     dataset = schema["properties"]["datasets"]["additionalProperties"]["properties"]
-    assert dataset["prefix"]["pattern"] == PREFIX.pattern
+    assert dataset["prefix"]["pattern"] == NAME_PATTERN
+    for text, ok in ((".", False), ("..", False), ("a/b", False), ("", False), ("a:b", False),
+                     ("...", True), (".a", True), ("duc04-testb", True), ("x_1.2", True)):
+        try:
+            name(text)
+            flag_ok = True
+        except argparse.ArgumentTypeError:
+            flag_ok = False
+        schema_ok = jsonschema.Draft202012Validator(dataset["prefix"]).is_valid(text)
+        assert flag_ok is schema_ok is ok, text

@@ -219,7 +219,24 @@ CONFIG_NAMES = [
     ("--judge-merge", "datasets.*.judge_merge"),
     ("--number-like", "datasets.*.number_like"),
     ("--max-topics", "datasets.*.max_topics"),
+    # how a backend is called: the LLM options override the config's backend by these keys
+    ("--base-url", "llm.backends.*.base_url"),
+    ("--api-key-env", "llm.backends.*.api_key_env"),
+    ("--endpoint", "llm.backends.*.endpoint"),
+    ("--model-revision", "llm.backends.*.model_revision"),
+    ("--timeout", "llm.backends.*.timeout_s"),
+    ("--deadline", "llm.backends.*.deadline_s"),
+    ("--max-retries", "llm.backends.*.max_retries"),
+    ("--constrain", "llm.backends.*.constrain"),
+    ("--prompt-cache", "llm.backends.*.prompt_cache"),
 ]
+
+
+def _config_key_name(flag) -> set[str]:
+    """The names the config may give a flag's option: the flag's, with ``_s`` where the value
+    is in seconds (``--deadline``: ``deadline_s``)."""
+    name = flag.name.replace("-", "_")
+    return {name, "context_sizes"} | ({f"{name}_s"} if flag.metavar == "SECONDS" else set())
 
 
 def _config_property(path: str) -> dict:
@@ -233,13 +250,44 @@ def _config_property(path: str) -> dict:
 def test_config_keys_name_the_same_option_as_the_flags(option, key):
     flag = V.VOCABULARY[option.removeprefix("--")]
     prop = _config_property(key)
-    assert key.rsplit(".", 1)[1] in (flag.name.replace("-", "_"), "context_sizes"), key
+    assert key.rsplit(".", 1)[1] in _config_key_name(flag), key
     if flag.home is None and flag.default is not None and "default" in prop:
         assert prop["default"] == flag.default, (option, key)
     if flag.type is not None and "default" in prop and prop["default"] is not None:
         value = prop["default"]
         text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
         assert flag.type(text) == value, (option, key)
+
+
+def test_the_llm_options_override_the_keys_named_here():
+    """The keys --timeout, --deadline, ... set on a config's backend (llm_options.SERVER_OPTIONS)
+    are the config names of those flags above, and each is a key of a backend in the schema."""
+    from cruxflow.cli.llm_options import SERVER_OPTIONS
+
+    names = dict(CONFIG_NAMES)
+    for option, key in SERVER_OPTIONS.items():
+        assert names["--" + option.replace("_", "-")] == f"llm.backends.*.{key}", option
+
+
+def test_a_base_url_is_refused_by_the_flag_and_the_config_alike():
+    """One rule (openai_compat.check_base_url) at both doors: --base-url and --judge-base-url,
+    and the config check of a served backend's base_url."""
+    from cruxflow.workflow.config import _llm_problems
+
+    for url, ok in (("http://127.0.0.1:8000/v1", True), ("https://api.example.org/v1", True),
+                    ("ftp://host/v1", False), ("127.0.0.1:8000", False), ("http://", False),
+                    ("http://host:99999/v1", False)):
+        for flag in ("base-url", "judge-base-url"):
+            try:
+                V.VOCABULARY[flag].type(url)
+                flag_ok = True
+            except argparse.ArgumentTypeError:
+                flag_ok = False
+            assert flag_ok is ok, (flag, url)
+        config = {"llm": {"backends": {"srv": {"kind": "openai", "model": "m",
+                                                "base_url": url}}}}
+        found = [key for key, _ in _llm_problems(config)]
+        assert found == ([] if ok else ["llm.backends.srv.base_url"]), url
 
 
 @pytest.mark.parametrize("metric", ["udcg", "support", "kpr"])

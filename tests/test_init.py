@@ -57,7 +57,10 @@ def test_project_config_has_the_workflow_defaults(tmp_path, capsys, backend):
 
 
 def test_served_backend_and_commented_alternatives(tmp_path):
-    main(["init", str(tmp_path), "--dataset-name", "mine", "--input", "/data/topics.jsonl"])
+    topics = tmp_path / "in" / "topics.jsonl"   # --input must exist
+    topics.parent.mkdir()
+    topics.write_text("")
+    assert main(["init", str(tmp_path), "--dataset-name", "mine", "--input", str(topics)]) == 0
     text = (tmp_path / "config.yaml").read_text()
     config = yaml.safe_load(text)
     served = config["llm"]["backends"]["served"]
@@ -66,7 +69,7 @@ def test_served_backend_and_commented_alternatives(tmp_path):
     assert "vllm" not in config["llm"]["backends"] and "#   kind: vllm" in text
     assert "cruxflow llm-serve --port 8080" in text
     assert config["datasets"] == {"mine": {"format": "documents",
-                                           "input": "/data/topics.jsonl", "prefix": "mine"}}
+                                           "input": str(topics), "prefix": "mine"}}
 
 
 def test_init_refuses_to_overwrite(tmp_path, capsys):

@@ -766,7 +766,7 @@ def test_each_retry_is_logged_with_its_reason_and_wait(no_proxy, caplog):
     assert warnings[0] == (f"LLM server {srv.base_url}: HTTP 503: overloaded (attempt 1 of 3); "
                            "retrying in 0.0 s")   # retry-after-ms: 10
     # no Retry-After on a timeout: the backoff, 0.5 s x 2^(attempt-1) x jitter 0.75..1
-    assert re.fullmatch(rf"LLM server {re.escape(srv.base_url)}: no answer within 0\.3 s "
+    assert re.fullmatch(rf"LLM server {re.escape(srv.base_url)}: no whole answer within 0\.3 s "
                         r"\(timeout\) \(attempt 2 of 3\); retrying in (0\.[89]|1\.0) s",
                         warnings[1])
     assert len(warnings) == 2
@@ -779,7 +779,7 @@ def test_gives_up_after_max_retries(no_proxy):
             backend.generate([Request("hi", GREEDY)])
     assert len(srv.requests) == 2
     assert str(err.value) == (f"LLM server {srv.base_url}: InternalServerError: HTTP 500: kaput "
-                              "(gave up after 2 attempts)")
+                              "(gave up after 2 attempts: max_retries 1)")
 
 
 def test_client_errors_are_not_retried(no_proxy):

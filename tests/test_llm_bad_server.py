@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -79,8 +80,181 @@ def test_server_options_that_cannot_work_fail_at_once(argv, expect, tmp_path, ca
 
     monkeypatch.delenv("CRUXFLOW_TEST_UNSET_KEY", raising=False)
     (tmp_path / "u.json").write_text(json.dumps([UDCG_ITEM]))
-    rc = main(["udcg", "--questions", str(tmp_path / "u.json"), "--output", str(tmp_path / "out"),
-               *argv])
+    try:
+        rc = main(["udcg", "--questions", str(tmp_path / "u.json"), "--output",
+                   str(tmp_path / "out"), *argv])
+    except SystemExit as exc:   # refused by the argument's type, before the command runs
+        rc = exc.code
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and expect in err, err
     assert "Traceback" not in err
+
+
+# --- issue 40: a deadline on every call, and answers that are not the API's shape ------------
+
+ANSWER = json.dumps({"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+                     "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                                  "message": {"role": "assistant", "content": "yes"}}],
+                     "usage": {"prompt_tokens": 7, "completion_tokens": 1}}).encode()
+
+
+class Misbehaving:
+    """A real HTTP server on 127.0.0.1 that answers every POST the way ``mode`` says: ``drip``
+    (a valid answer, one byte every 0.1 s), ``drip-head`` (the status line and headers just as
+    slowly), ``retry-after`` (503 asking for 100,000 s), ``short`` (declares 1,000 bytes, sends
+    10 and hangs up), ``logprobs-string`` (a 200 whose logprobs.content is a string).
+    Everything it starts stops on exit: the serving thread, and every dripping handler (it
+    stops at the next byte once the server is closing)."""
+
+    def __init__(self, mode: str):
+        self.mode, self.hits, self.closing = mode, [], threading.Event()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def drip(self, data: bytes) -> None:
+                for i in range(len(data)):
+                    if outer.closing.wait(0.1):
+                        return
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.hits.append(self.path)
+                try:
+                    self.answer()
+                except OSError:  # the client gave up: what the deadline is for
+                    pass
+
+            def answer(self):
+                body = ANSWER
+                if outer.mode == "drip-head":
+                    self.drip(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                              + b"X-Padding: " + b"x" * 400 + b"\r\n")
+                    return
+                if outer.mode == "retry-after":
+                    self.send_response(503)
+                    self.send_header("Retry-After", "100000")
+                    body = b'{"error": {"message": "come back tomorrow"}}'
+                elif outer.mode == "logprobs-string":
+                    answer = json.loads(ANSWER)
+                    answer["choices"][0]["logprobs"] = {"content": "not a list"}
+                    body = json.dumps(answer).encode()
+                    self.send_response(200)
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if outer.mode == "short":
+                    self.send_header("Content-Length", "1000")
+                    self.end_headers()
+                    self.wfile.write(body[:10])
+                    self.close_connection = True
+                    return
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if outer.mode == "drip":
+                    self.drip(body)
+                else:
+                    self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self.server.serve_forever)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.closing.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def _udcg(tmp_path, url, *options) -> tuple[int, float]:
+    """`cruxflow udcg` in this process against ``url``: exit status and seconds."""
+    from cruxflow.cli import main
+
+    (tmp_path / "u.json").write_text(json.dumps([UDCG_ITEM]))
+    start = time.monotonic()
+    rc = main(["udcg", "--questions", str(tmp_path / "u.json"), "--output", str(tmp_path / "out"),
+               "--base-url", url, "--model", "m", *options])
+    return rc, time.monotonic() - start
+
+
+@pytest.fixture
+def no_proxy(monkeypatch):
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(name, "127.0.0.1")
+
+
+@pytest.mark.parametrize("mode", ["drip", "drip-head"])
+def test_a_dripping_server_is_cut_at_the_attempts_timeout(mode, tmp_path, capsys, no_proxy):
+    """The answer (or its headers) arrives one byte per 0.1 s: some 30 s for the body, 40 s for
+    the headers. Each of the 2 attempts is cut at 1 s, whatever the per-read timeout says."""
+    with Misbehaving(mode) as server:
+        rc, seconds = _udcg(tmp_path, server.url, "--timeout", "1", "--max-retries", "1")
+        assert len(server.hits) == 2
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert 2.0 < seconds < 4.5, seconds   # 1 s, a backoff of at most 0.5 s, 1 s
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"cruxflow: error: LLM server {server.url}: APITimeoutError: no "
+                           "whole answer within 1 s (timeout) (gave up after 2 attempts: "
+                           "max_retries 1)"), last
+
+
+def test_the_calls_deadline_bounds_attempts_and_waits_together(tmp_path, capsys, no_proxy):
+    with Misbehaving("drip") as server:
+        rc, seconds = _udcg(tmp_path, server.url, "--timeout", "5", "--max-retries", "5",
+                            "--deadline", "1.5")
+        assert len(server.hits) == 1
+    err = capsys.readouterr().err
+    assert rc == 2 and 1.4 < seconds < 3.0, seconds
+    last = err.strip().splitlines()[-1]
+    assert ("APITimeoutError: the call's deadline of 1.5 s passed (deadline: connecting, "
+            "answers, retries and waits together) (attempt 1 of 6)") in last, last
+
+
+def test_a_retry_after_past_the_deadline_gives_up_at_once(tmp_path, capsys, no_proxy):
+    with Misbehaving("retry-after") as server:
+        rc, seconds = _udcg(tmp_path, server.url, "--timeout", "5", "--max-retries", "5")
+        assert len(server.hits) == 1
+    err = capsys.readouterr().err
+    assert rc == 2 and seconds < 3, seconds
+    last = err.strip().splitlines()[-1]
+    assert "HTTP 503: come back tomorrow (the call's deadline of 45.5 s leaves " in last, last
+    assert "no time to wait 100000 s for attempt 2)" in last, last
+
+
+@pytest.mark.parametrize("mode, expect", [
+    ("short", "the connection broke during the exchange"),
+    ("logprobs-string", "HTTP 200 but the answer is not in the API's shape: "
+                        "logprobs.content: expected list, got str 'not a list'"),
+])
+def test_a_broken_answer_is_one_line_that_says_what_broke(mode, expect, tmp_path, capsys,
+                                                         no_proxy):
+    with Misbehaving(mode) as server:
+        rc, _ = _udcg(tmp_path, server.url, "--max-retries", "0")
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "Warning" not in err, err
+    error = err.strip().splitlines()[-1]
+    assert error.startswith(f"cruxflow: error: LLM server {server.url}: ") and expect in error
+    assert "cannot connect" not in error
+
+
+def test_every_connection_pool_of_the_client_is_bounded():
+    """The deadline lives in the HTTP library's network backend (a private attribute): a
+    release of the library that moves it fails here rather than silently unbounded."""
+    from cruxflow.llm.openai_compat import OpenAIBackend
+
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1")
+    assert backend.bounded_pools >= 1
+    backend.close()

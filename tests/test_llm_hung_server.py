@@ -101,13 +101,13 @@ def test_a_paused_server_fails_fast_and_a_rerun_makes_only_the_missing_calls(
     assert run.returncode == 2
     # one request in flight: 5 s, a logged wait of 0.5 s at most, 5 s again; then it gives up
     assert 9.5 < failed_after < 20, failed_after
-    assert re.search(rf"LLM server {re.escape(base_url)}: no answer within 5 s \(timeout\) "
+    assert re.search(rf"LLM server {re.escape(base_url)}: no whole answer within 5 s \(timeout\) "
                      r"\(attempt 1 of 2\); retrying in 0\.\d s", stderr)
     error = stderr.strip().splitlines()[-1]
     assert error.startswith(f"cruxflow: error: LLM server {base_url}: APITimeoutError: ")
-    assert f"(gave up after 2 attempts); {cached} of these {total} requests are answered and " \
-           f"cached in {db} (0 found there, {cached} new calls this run): a re-run asks only " \
-           f"for the {total - cached} missing" in error
+    assert f"(gave up after 2 attempts: max_retries 1); {cached} of these {total} requests " \
+           f"are answered and cached in {db} (0 found there, {cached} new calls this run): a " \
+           f"re-run asks only for the {total - cached} missing" in error
     assert 10 <= cached < total
     assert not (out / "summary.json").exists()
 

@@ -15,6 +15,7 @@ CRUXFLOW_SLURM=skip skips it even then, where SLURM cannot be installed (no root
 
 from __future__ import annotations
 
+import atexit
 import filecmp
 import os
 import re
@@ -66,13 +67,46 @@ def run(cmd: list[str], cwd: Path, timeout: int) -> subprocess.CompletedProcess:
     return proc
 
 
+DAEMONS = ("munged", "slurmdbd", "slurmctld", "slurmd", "mysqld_safe", "mariadbd")
+
+
+def daemons_running() -> list[str]:
+    """The cluster's daemons alive on this machine (by their command names in /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        names = {Path(part.decode(errors="replace")).name for part in command[:2]}
+        found += [name for name in DAEMONS if name in names]
+    return sorted(found)
+
+
+def stop_cluster() -> None:
+    subprocess.run(["bash", str(REPO / "scripts/slurm_cluster.sh"), "stop"], timeout=120,
+                   capture_output=True)
+
+
 @pytest.fixture(scope="module")
 def cluster():
+    """A running cluster; one this fixture started is stopped again, every daemon of it, when
+    the tests end, pass or fail (and, should pytest be interrupted, when Python exits)."""
     if os.environ.get("CRUXFLOW_SLURM") == "skip":
         pytest.skip("CRUXFLOW_SLURM=skip: no SLURM cluster on this machine")
     proc = subprocess.run(["bash", str(REPO / "scripts/slurm_cluster.sh")], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, f"could not start SLURM:\n{proc.stdout}\n{proc.stderr}"
+    started = "already up" not in proc.stdout   # a cluster someone else runs stays up
+    if started:
+        atexit.register(stop_cluster)
+    try:
+        yield
+    finally:
+        if started:
+            stop_cluster()
+            atexit.unregister(stop_cluster)
+            assert daemons_running() == [], "slurm_cluster.sh stop left daemons running"
 
 
 @pytest.fixture(scope="module")

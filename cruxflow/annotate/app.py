@@ -8,6 +8,7 @@ a time to ``/a/<token>/api/label`` and stored before the answer returns.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 from pathlib import Path
@@ -52,18 +53,66 @@ class _BodyTooLarge(Exception):
     pass
 
 
-class GuardMiddleware:
-    """Security headers on every response; request bodies over :data:`MAX_BODY_BYTES` answered
-    413 before the app reads them (by the declared length, or as the bytes arrive); and a client
-    that goes away mid-request (a lying Content-Length, a closed tab) ends the request quietly
-    rather than as a traceback in the server's log."""
+def _host_name(value: str) -> str:
+    """The host of a ``Host`` header or an origin's ``host[:port]`` (brackets of IPv6 off)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
-    def __init__(self, app):
-        self.app = app
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def refusal(scope, hosts: frozenset[str]) -> tuple[int, str] | None:
+    """Why a request is refused before the app sees it (status, reason), or None.
+
+    Every request: its ``Host`` must be an IP address, ``localhost`` or one of ``hosts`` (the
+    machine's names when it listens beyond loopback): a page of another site whose name was
+    made to point at this machine (DNS rebinding) is not served. A write (POST) must carry
+    JSON (``Content-Type: application/json``: a form or a "simple" text/plain request of
+    another site cannot) and, where the browser says where it comes from (``Origin``,
+    ``Sec-Fetch-Site``), come from the app's own pages."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+               for k, v in scope.get("headers", [])}
+    host = headers.get("host", "")
+    name = _host_name(host)
+    if not (name == "localhost" or _is_ip(name) or name in hosts):
+        return 421, f"this server does not answer for the host {host!r}"
+    if scope.get("method") != "POST":
+        return None
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        return 415, "a label is sent as JSON (Content-Type: application/json)"
+    origin = headers.get("origin")
+    if origin is not None and origin.partition("://")[2].lower() != host.lower():
+        return 403, f"a write from another site ({origin}) is refused"
+    if headers.get("sec-fetch-site") not in (None, "same-origin", "none"):
+        return 403, "a write from another site is refused"
+    return None
+
+
+class GuardMiddleware:
+    """Security headers on every response; requests for another host, and writes that are
+    no JSON or come from another site, refused (:func:`refusal`); request bodies over
+    :data:`MAX_BODY_BYTES` answered 413 before the app reads them (by the declared length, or
+    as the bytes arrive); and a client that goes away mid-request (a lying Content-Length, a
+    closed tab) ends the request quietly rather than as a traceback in the server's log."""
+
+    def __init__(self, app, hosts: frozenset[str] = frozenset()):
+        self.app, self.hosts = app, frozenset(h.lower() for h in hosts)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if refused := refusal(scope, self.hosts):
+            await _answer(send, *refused)
             return
         started = False
 
@@ -100,11 +149,15 @@ class GuardMiddleware:
 
 
 async def _too_large(send) -> None:
-    body = json.dumps({"error": f"request body over {MAX_BODY_BYTES} bytes"}).encode()
-    await send({"type": "http.response.start", "status": 413,
+    await _answer(send, 413, f"request body over {MAX_BODY_BYTES} bytes")
+
+
+async def _answer(send, status: int, error: str) -> None:
+    body = json.dumps({"error": error}).encode()
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+                            (b"connection", b"close"), *SECURITY_HEADERS]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -119,10 +172,12 @@ def _totals(rows: list[dict]) -> dict:
     return {k: sum(r[k] for r in rows) for k in keys}
 
 
-def make_app(store: Store, *, review: bool = False, show_system: bool = False) -> Starlette:
+def make_app(store: Store, *, review: bool = False, show_system: bool = False,
+             hosts=()) -> Starlette:
     """The app over ``store``; ``review`` shows the judge's ratings beside the human ones and
     marks the labels given then as reviewed; ``show_system`` names the system that wrote each
-    report (Task 1), which is hidden by default so that it cannot sway the labels."""
+    report (Task 1), which is hidden by default so that it cannot sway the labels. ``hosts``:
+    the names (besides IP addresses and localhost) the app answers for."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     instruction, grades = rubric()
 
@@ -197,6 +252,9 @@ def make_app(store: Store, *, review: bool = False, show_system: bool = False) -
             body = json.loads(await request.body())
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise HTTPException(400, "the body must be a JSON object") from None
+        except RecursionError:   # 8,000 '[' fit in the body limit
+            raise HTTPException(400, "the body is nested too deeply: a label is a flat "
+                                     "JSON object") from None
         if not isinstance(body, dict):
             raise HTTPException(400, "the body must be a JSON object")
         unknown = set(body) - LABEL_KEYS
@@ -270,7 +328,7 @@ def make_app(store: Store, *, review: bool = False, show_system: bool = False) -
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error,
                                                        LabelError: label_error},
-                    middleware=[Middleware(GuardMiddleware)])
+                    middleware=[Middleware(GuardMiddleware, hosts=frozenset(hosts))])
     app.state.store = store
     return app
 

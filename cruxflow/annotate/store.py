@@ -23,6 +23,7 @@ from pathlib import Path
 
 from cruxflow.annotate.assign import RATINGS, REPORTS, Item, Question
 from cruxflow.data.errors import DataError
+from cruxflow.data.io import sqlite_error
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,7 +53,7 @@ UNSET = object()
 
 
 class LabelError(ValueError):
-    """A request that cannot be honoured; ``status`` is its HTTP status (4xx)."""
+    """A request that cannot be honoured; ``status`` is its HTTP status (4xx; 507: disk full)."""
 
     def __init__(self, status: int, message: str):
         super().__init__(message)
@@ -115,6 +116,9 @@ class Store:
             with self._connect() as con:
                 meta = dict(con.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:  # notes.txt given as --db, or another database
+            error = sqlite_error(exc, self.path, "an annotation database", "--db")
+            if isinstance(error, DataError):   # a full disk, or not a database
+                raise error from None
             raise DataError(f"not an annotation database (SQLite says: {exc}); give "
                             "another --db", path=self.path) from None
         with self._connect() as con:
@@ -299,8 +303,13 @@ class Store:
                             (at, annotator, item_id, question, new_value, int(new_cannot),
                              new_span[0], new_span[1], int(review)))
                 con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
+            except BaseException as exc:
+                with suppress(sqlite3.Error):
+                    con.execute("ROLLBACK")
+                error = (sqlite_error(exc, self.path, "", "")
+                         if isinstance(exc, sqlite3.OperationalError) else exc)
+                if isinstance(error, DataError):   # a full disk: the client may try again
+                    raise LabelError(507, f"the label was not stored: {error.reason}") from None
                 raise
         return Label(item_id, question, annotator, new_value, new_cannot,
                      None if new_span[0] is None else Span(*new_span), review, at)

@@ -29,7 +29,7 @@ from cruxflow._extras import extra_for
 from cruxflow.cli import vocabulary
 from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import check_outputs, inputs_protected
+from cruxflow.data.io import check_outputs, inputs_protected, outputs_together, same_file
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help; a flag means the same in every command "
@@ -93,6 +93,32 @@ def _inputs_and_outputs(args):
     return inputs, outputs
 
 
+def _refuse_outputs_inside_datasets(outputs, inputs) -> None:
+    """No output lies inside a dataset the command reads: a folder given as ``--dataset``, or
+    one with ingest's manifest that holds an input (``--run data/judgments/eta3/oracle.run``).
+    The dataset would then hold files that are not its own, and a later ``ingest --output``
+    over it would refuse to replace it."""
+    datasets: dict[Path, str] = {}
+    for path, option in inputs:
+        if option == "--dataset" and path.is_dir():
+            datasets.setdefault(path, option)
+        for folder in (path, *path.absolute().parents):
+            if (folder / "manifest.json").is_file():
+                datasets.setdefault(folder, f"of {option}")
+    if not datasets:
+        return
+    from cruxflow.data.ingest import is_our_manifest
+
+    for out, option, _ in outputs:
+        for folder, named in datasets.items():
+            if named != "--dataset" and not is_our_manifest(folder / "manifest.json"):
+                continue
+            if same_file(out, folder) or any(same_file(parent, folder)
+                                             for parent in Path(out).absolute().parents):
+                raise DataError(f"lies inside the dataset {named} {folder}: choose another "
+                                f"{option} outside it", path=out)
+
+
 def _user_errors() -> tuple[type[Exception], ...]:
     """The errors a user's input or setup causes, printed as one line: DataError, and
     LLMError where the LLM layer was imported (only it raises one; importing it for this
@@ -107,7 +133,8 @@ def main(argv=None) -> int:
     try:
         inputs, outputs = _inputs_and_outputs(args)
         check_outputs(outputs, inputs)
-        with inputs_protected(inputs):
+        _refuse_outputs_inside_datasets(outputs, inputs)
+        with inputs_protected(inputs), outputs_together():
             return args.func(args)
     except _user_errors() as exc:
         print(f"cruxflow: error: {exc}", file=sys.stderr)

@@ -4,6 +4,7 @@ them in the formats ``cruxflow agreement`` reads (docs/annotate.md)."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from functools import partial
 from pathlib import Path
@@ -146,7 +147,9 @@ def _cmd_annotate(args) -> int:
     if args.show_system and store.task != "reports":
         raise SystemExit("cruxflow annotate: error: --show-system names the system of each "
                          "report: the reports task only")
-    app = make_app(store, review=args.review, show_system=args.show_system)
+    # beyond loopback, the machine's own names are hosts a colleague's browser may use
+    hosts = () if args.host in LOOPBACK else (socket.gethostname(), socket.getfqdn())
+    app = make_app(store, review=args.review, show_system=args.show_system, hosts=hosts)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:

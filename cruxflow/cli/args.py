@@ -8,7 +8,6 @@ import codecs
 import math
 import re
 
-from cruxflow.data.ingest.formats import PREFIX_PATTERN
 from cruxflow.data.model import RATING_MAX, RATING_MIN
 
 
@@ -148,6 +147,27 @@ def output_dir(text: str):
     return path
 
 
+def name(text: str) -> str:
+    """A name that becomes part of file names (a topic id prefix, a dataset or collection
+    name): :func:`cruxflow.data.names.name_problem`'s rule, the config schema's too (its
+    pattern is :data:`cruxflow.data.names.NAME_PATTERN`, through the format registry)."""
+    from cruxflow.data.names import name_problem
+
+    if problem := name_problem(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def base_url(text: str) -> str:
+    """An OpenAI-compatible server's URL: the rule of
+    :func:`cruxflow.llm.openai_compat.check_base_url`, which the config check applies too."""
+    from cruxflow.llm.openai_compat import check_base_url
+
+    if problem := check_base_url(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def port(text: str) -> int:
     """A TCP port, 0 to 65535 (0: any free one, where a command takes that)."""
     return _integer(text, 0, 65535, "must be a port from 0 to 65535")
@@ -193,21 +213,6 @@ def fraction(text: str) -> float:
 def columns(text: str) -> tuple[str, ...]:
     """Comma-separated column names (empty parts dropped)."""
     return tuple(c.strip() for c in text.split(",") if c.strip())
-
-
-# The format registry's rule for a topic prefix (the config schema's for datasets.<name>.prefix
-# too): topic ids become parts of file names, so "a/../b" would write outside results/, and ""
-# would silently be the default.
-PREFIX = re.compile(PREFIX_PATTERN)
-
-
-def topic_prefix(text: str) -> str:
-    """A topic id prefix or dataset name: letters, digits, '_', '.' and '-' (it becomes part
-    of file names)."""
-    if not PREFIX.match(text) or text in (".", ".."):
-        raise argparse.ArgumentTypeError(f"{text!r}: letters, digits, '_', '.' and '-' only "
-                                         "(it becomes part of file names)")
-    return text
 
 
 def annotators(text: str) -> list[str]:

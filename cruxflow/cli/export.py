@@ -13,16 +13,14 @@ from cruxflow.data.nuggets import FORMATS, autonuggetizer_records, nugget_banks
 
 
 def _cmd_export(args) -> int:
-    out, src = args.output.resolve(), args.dataset.resolve()
-    if out == src or src in out.parents:
-        raise DataError("lies inside the dataset: choose another --output", path=args.output)
+    out = args.output.resolve()
     if out.exists() and not out.is_dir():
         raise DataError("is a file, not a directory", path=args.output)
     dataset = Dataset.load(args.dataset)
     if not dataset.ratings:
         raise DataError("has no answerability ratings to export (run the workflow's LLM "
                         "stages or ingest a rated CRUX release first)", path=args.dataset)
-    collection = args.collection_name or src.name
+    collection = args.collection_name or args.dataset.resolve().name
     if args.format == "autonuggetizer":
         created, assigned = autonuggetizer_records(dataset, args.eta)
         files = {"nuggets.jsonl": created, "assignments.jsonl": assigned}

@@ -13,7 +13,8 @@ def _cmd_init(args) -> int:
     path = init_project(args.directory, name=args.dataset_name, input_path=args.input,
                         example=args.example, backend=args.backend,
                         n_questions=args.n_questions,
-                        workflow=args.workflow, force=args.force)
+                        workflow=args.workflow, force=args.force,
+                        prompt_cache=args.prompt_cache)
     snakefile = (Path(args.workflow) / "Snakefile").resolve()
     print(f"wrote {path}")
     if args.example:
@@ -44,5 +45,6 @@ def add_command(subparsers) -> None:
                "packaged SmolLM2 with llama.cpp in process; vllm: vLLM in process")
     add("n-questions")
     add("workflow", default=WORKFLOW, default_text="this checkout")
+    add("prompt-cache")
     add("force")
     p.set_defaults(func=_cmd_init)

@@ -11,8 +11,9 @@
 Every call goes through the persistent cache (``--cache``; by default ``llm_cache.sqlite`` in
 the command's output directory), so a re-run or a crash never pays twice. ``--timeout``,
 ``--max-retries`` and ``--constrain`` set (or, with ``--config``, override) how a server is
-called; each retry is logged with its reason, and a run that gives up names the server and
-what is already cached. ``--model-revision`` joins the cache key (docs/llm.md, "the cache").
+called (``--deadline`` bounds a request's attempts and waits together); each retry is logged
+with its reason, and a run that gives up names the server, the bound it hit and what is
+already cached. ``--model-revision`` joins the cache key (docs/llm.md, "the cache").
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from cruxflow.llm.openai_compat import CONSTRAINTS
 from cruxflow.weights import DEFAULT_GGUF
 
 # Options that only a server (an ``openai`` backend) takes: option -> backend config key.
-SERVER_OPTIONS = {"timeout": "timeout_s", "max_retries": "max_retries", "constrain": "constrain"}
+SERVER_OPTIONS = {"timeout": "timeout_s", "deadline": "deadline_s", "max_retries": "max_retries",
+                  "constrain": "constrain"}
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +46,7 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     add("threads")
     add("n-ctx")
     add("timeout")
+    add("deadline")
     add("max-retries")
     add("constrain", choices=CONSTRAINTS, default=None)
     add("model-revision")

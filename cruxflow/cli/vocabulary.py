@@ -38,6 +38,7 @@ from cruxflow.cli.flags import (  # noqa: F401 - the commands' one import
 from cruxflow.cli.flags import add_old_spellings as _add_old_spellings
 from cruxflow.cli.renamed import RENAMED  # noqa: F401 - read as vocabulary.RENAMED
 from cruxflow.data.ingest import formats as ingest_formats
+from cruxflow.data.names import NAME_PATTERN
 from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
 from cruxflow.metrics.policy import CORRECTIONS, TESTS
 from cruxflow.stages.holes import RATING_PROMPTS
@@ -205,10 +206,10 @@ _flags(
     Flag("format", "the data format the command converts from (ingest) or to (export)",
          home="the command"),
     Flag("collection-name", "the test collection's name written into the NuggetBank records "
-                            "(test_collection)", metavar="NAME",
+                            "(test_collection)", type=types.name, metavar="NAME",
          default_text="the dataset folder's name"),
     Flag("dataset-name", "the dataset's name in the workflow (its output paths) and its "
-                         "distractors' prefix", type=types.topic_prefix, metavar="NAME",
+                         "distractors' prefix", type=types.name, metavar="NAME",
          default="own"),
     Flag("n-questions", "sub-questions to generate per topic", type=types.positive_int,
          metavar="N", default_text="10, as for Multi-News"),
@@ -217,6 +218,11 @@ _flags(
     Flag("workflow", "the cruxflow checkout whose Snakefile and config.yaml to use", type=Path,
          metavar="DIR", home="the command"),
     Flag("force", "overwrite an existing config.yaml", action="store_true"),
+    Flag("prompt-cache", "reuse the KV cache of a shared prompt prefix for the one-token ratings "
+                         "(llama.cpp's backends): 7-9x faster ratings on a CPU, but a near tie "
+                         "can then be rated differently after an interrupted run is resumed, so "
+                         "the results are no longer byte-identical to an uninterrupted run's "
+                         "(off by default)", action="store_true"),
     Flag("workdir", "the workflow's working directory: the config's relative paths and "
                     "results/", type=Path, metavar="DIR", default=Path(".")),
 )
@@ -262,8 +268,8 @@ def option_default_text(name: str) -> str:
 def _register_ingest_options() -> None:
     for name, spec in ingest_formats.options().items():
         grammar = dict(_KINDS[spec.kind])
-        if spec.pattern == ingest_formats.PREFIX_PATTERN:
-            grammar["type"] = types.topic_prefix       # which checks the registry's pattern
+        if spec.pattern == NAME_PATTERN:
+            grammar["type"] = types.name       # the name rule, whose pattern the registry's is
         elif spec.pattern is not None:
             raise ValueError(f"{name}: no argparse type checks the pattern {spec.pattern}")
         if option_flag(name) in SHARED_OPTIONS:
@@ -313,17 +319,13 @@ _flags(
          type=types.port, metavar="PORT", home="the command"),
 )
 
-# --- judge: the holes in the judgments --------------------------------------------------------
-
+# --- judge: the holes in the judgments (cruxflow.stages.holes) --------------------------------
 _flags(
-    Flag("shard", "do shard I of N only (0-based; the work cut by topic, balanced by the pairs "
-                  "to rate), so that N jobs split it", type=types.shard, metavar="I/N",
-         default_text="all of it"),
-    Flag("rating-prompt", "the prompt the judge rates (passage, question) pairs with: dataset "
-                          "(the dataset's own, Fig. 8 in llm.ratings' layout and decoding) or "
-                          "augmentation (the CRUX authors' for unjudged passages, "
-                          "crux/augmentation/gen_ratings_offload.py, with their decoding)",
-         choices=RATING_PROMPTS, default=RATING_PROMPTS[0]),
+    Flag("shard", "do shard I of N only (0-based; cut by topic, balanced by the pairs to rate)",
+         type=types.shard, metavar="I/N", default_text="all of it"),
+    Flag("rating-prompt", "the judge's prompt: dataset (the dataset's own, Fig. 8 in "
+         "llm.ratings' layout and decoding) or augmentation (the CRUX authors' prompt for "
+         "unjudged passages)", choices=RATING_PROMPTS, default=RATING_PROMPTS[0]),
 )
 
 # --- the LLM: which model, how it is called ----------------------------------------------------
@@ -331,8 +333,8 @@ _flags(
 _flags(
     Flag("model", "the LLM: a GGUF path or package:<module>/<file> for llama.cpp, or the served "
                   "model's name with --base-url", metavar="MODEL", home="the command"),
-    Flag("base-url", "an OpenAI-compatible server, e.g. http://host:8000/v1", metavar="URL",
-         default_text="none: llama.cpp in process"),
+    Flag("base-url", "an OpenAI-compatible server, e.g. http://host:8000/v1", type=types.base_url,
+         metavar="URL", default_text="none: llama.cpp in process"),
     Flag("api-key-env", "the environment variable holding the key for --base-url",
          metavar="NAME", default="OPENAI_API_KEY"),
     Flag("endpoint", "the API a model is called through: chat (messages, the chat template) or "
@@ -346,8 +348,12 @@ _flags(
          default=os.cpu_count() or 1, default_text=f"the CPU count, here {os.cpu_count() or 1}"),
     Flag("n-ctx", "llama.cpp's context window (per slot when serving)", type=types.positive_int,
          metavar="TOKENS", default=4096),
-    Flag("timeout", "a server's time to answer one request", type=types.positive_number,
+    Flag("timeout", "the time one attempt at a request may take on the wall clock: connecting, "
+                    "sending and the whole answer", type=types.positive_number,
          metavar="SECONDS", default_text="300"),
+    Flag("deadline", "the time one request may take in all: every attempt and every wait "
+                     "between them, a server's Retry-After included", type=types.positive_number,
+         metavar="SECONDS", default_text="what the attempts and their backoffs can take"),
     Flag("max-retries", "retries of a request after a timeout, a connection error, 429 or 5xx, "
                         "each logged with its reason and wait", type=types.non_negative_int,
          metavar="N", default_text="5"),
@@ -376,8 +382,8 @@ for _role, _what in ROLES.items():
         Flag(f"{_role}-model", f"{_what}: a GGUF for llama.cpp, or the served model's name with "
                                f"--{_role}-base-url", metavar="MODEL",
              default_text="the LLM of --model"),
-        Flag(f"{_role}-base-url", f"{_what}'s OpenAI-compatible server", metavar="URL",
-             default_text="the LLM's"),
+        Flag(f"{_role}-base-url", f"{_what}'s OpenAI-compatible server", type=types.base_url,
+             metavar="URL", default_text="the LLM's"),
         Flag(f"{_role}-backend", f"{_what}: a backend of --config's llm section",
              metavar="NAME", default_text="the LLM's"),
     )

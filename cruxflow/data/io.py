@@ -1,229 +1,115 @@
-"""File I/O shared by every stage: atomic writes, JSONL, TREC run and qrels files.
+"""File I/O shared by every stage: the readers (text, JSON, JSONL, YAML, TREC run and qrels
+files, the files of a folder the user named) and, re-exported from
+:mod:`cruxflow.data.outputs`, the atomic writers.
 
-Every writer goes through :func:`atomic_write`: the content is written to a temporary file in the
-target directory and moved into place with ``os.replace``, so a killed job never leaves a
-half-written output that a later rule would trust; :func:`atomic_directory` does the same for a
-whole directory. Outputs get the mode a plain ``open`` would give them (the umask's, or the mode
-of the file they replace), so colleagues on a shared file system can read them. Every reader
-reports bad records with the file and line they came from, and a path that cannot be read or
-written is a :class:`DataError` naming it.
+Every text reader reads under one bound on a record (:data:`MAX_RECORD_BYTES`; a file's bytes
+are read by :mod:`cruxflow.data.bounded`, re-exported here), reports bad records with the file
+and line they came from, and a path that cannot be read (or is not what the reader expects) is
+a :class:`DataError` naming it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import math
 import os
-import shutil
+import re
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cruxflow.data.bounded import (  # noqa: F401 (the readers' one import path, re-exported)
+    MAX_RECORD_BYTES,
+    MAX_RECORD_ENV,
+    max_record_bytes,
+    read_bytes,
+    read_error,
+    read_line_blocks,
+)
 from cruxflow.data.errors import DataError
+from cruxflow.data.outputs import (  # noqa: F401 (the writers' one import path, re-exported)
+    atomic_directory,
+    atomic_write,
+    check_outputs,
+    current_umask,
+    ensure_dir,
+    inputs_protected,
+    nan_to_none,
+    outputs_together,
+    refuse_input,
+    same_file,
+    sqlite_error,
+    write_json,
+    write_jsonl,
+    write_tsv,
+)
+
+# --- files a reader recognises in a folder the user named -----------------------------------
+
+NOT_A_FILE = ("not a readable file (a folder, a broken symlink, a loop of them, or a special "
+              "file) where a reader expects one: refused rather than skipped")
 
 
-def current_umask() -> int:
-    """The process's umask, read without changing it where the system says (Linux)."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    old = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, but brief)
-    os.umask(old)
-    return old
-
-
-def _new_mode(path: Path, full: int) -> int:
-    """What ``open`` (``full`` 0o666) or ``mkdir`` (0o777) would leave ``path`` with: the mode
-    of what is there, else ``full`` less the umask. ``mkstemp``/``mkdtemp`` give 0600/0700
-    whatever the umask, which a colleague on a shared file system cannot read."""
+def list_folder(path) -> list[Path]:
+    """The entries of a folder the user named, sorted; one that cannot be listed (no read
+    permission, not a folder) is a :class:`DataError` naming it."""
     try:
-        return stat.S_IMODE(path.stat().st_mode)
+        return sorted(Path(path) / name for name in os.listdir(path))
+    except PermissionError:
+        raise DataError("cannot read the folder: permission denied", path=path) from None
+    except NotADirectoryError:
+        raise DataError("is a file, expected a folder", path=path) from None
+    except OSError as exc:
+        raise read_error(exc, path) from None
+
+
+def regular_files(paths) -> list[Path]:
+    """Of ``paths`` (entries a reader recognises by their names), those that are regular
+    files; one that is there as anything else (a folder, a broken or looping symlink, a FIFO)
+    is an error, not a file skipped in silence."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_file():
+            out.append(p)
+        elif os.path.lexists(p):
+            raise DataError(NOT_A_FILE, path=p)
+    return out
+
+
+def not_used_note(entries, root, what: str = "read") -> str | None:
+    """One line counting the entries of a folder (under ``root``) that no reader took, so
+    that nothing is skipped in silence; None when there are none."""
+    entries = list(entries)
+    if not entries:
+        return None
+    names = [os.path.relpath(p, root) + ("/" if Path(p).is_dir() else "") for p in entries]
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return f"{len(names)} entries of {root} not {what}: {shown}"
+
+
+def what_is_there(path) -> str:
+    """What ``path`` is, in words, where a reader wanted something else: "no such file or
+    folder", "a folder", "a broken symlink (or a loop of them)", "a special file (a pipe or
+    a device)", "a file"."""
+    p = Path(path)
+    if not os.path.lexists(p):
+        return "no such file or folder"
+    try:
+        mode = p.stat().st_mode
     except OSError:
-        return full & ~current_umask()
+        return "a broken symlink (or a loop of them)"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a file" if stat.S_ISREG(mode) else "a special file (a pipe or a device)"
 
 
-def ensure_dir(directory) -> Path:
-    """``mkdir -p``; a file in the way (the directory itself or an ancestor) is a
-    :class:`DataError` naming it."""
-    d = Path(directory)
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        blocker = next((p for p in (d, *d.parents) if p.exists() and not p.is_dir()), d)
-        raise DataError("is a file, not a directory: cannot write below it",
-                        path=blocker) from None
-    except PermissionError:
-        raise DataError("cannot create the directory: permission denied", path=d) from None
-    except OSError as exc:  # a read-only file system, a full disk
-        raise _write_failed(exc, d) from None
-    return d
-
-
-# --- outputs never replace inputs ---------------------------------------------------------
-
-# The inputs of the running command, as (path, the option that named it); every writer below
-# refuses to replace one of them (set by the CLI for the length of one command).
-_PROTECTED: list[tuple[Path, str]] = []
-
-
-def same_file(a, b) -> bool:
-    """Whether two paths name the same file or folder: the same inode where both exist (a
-    symlink or a hard link of an input is that input), else the same resolved path."""
-    a, b = Path(a), Path(b)
-    with contextlib.suppress(OSError):
-        return os.path.samefile(a, b)
-    try:
-        return a.resolve() == b.resolve()
-    except (OSError, RuntimeError):  # a symlink loop
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
-def refuse_input(path, option: str = "--output") -> None:
-    """Raise a :class:`DataError` if writing ``path`` would replace an input of the command."""
-    for given, named in _PROTECTED:
-        if same_file(path, given):
-            raise DataError(f"is the command's input {named} {given}: writing it would destroy "
-                            f"the input; choose another {option}", path=path)
-
-
-@contextlib.contextmanager
-def inputs_protected(inputs: Iterable[tuple[Path, str]]):
-    """For the length of the block, every :func:`atomic_write` (and the LLM cache) refuses to
-    replace one of ``inputs`` (path, the option that named it)."""
-    added = [(Path(p), named) for p, named in inputs]
-    _PROTECTED.extend(added)
-    try:
-        yield
-    finally:
-        for item in added:
-            _PROTECTED.remove(item)
-
-
-def check_outputs(outputs: Iterable[tuple[Path, str, tuple[str, ...]]],
-                  inputs: Iterable[tuple[Path, str]]) -> None:
-    """Before a command does any work: no output (path, option, the file names it writes when
-    it is a folder) is one of the ``inputs`` (path, option), nor holds one under a name it
-    writes. The check a writer makes at the end (:func:`refuse_input`) catches the rest."""
-    inputs = list(inputs)
-    for out, option, names in outputs:
-        for given, named in inputs:
-            if same_file(out, given) or any(same_file(Path(out) / n, given) for n in names):
-                raise DataError(f"is the command's input {named} {given} (or would overwrite "
-                                f"it): choose another {option}", path=out)
-
-
-def _write_failed(exc: OSError, path) -> DataError:
-    """A write that the system refused (disk full, read-only file system, quota) as one line."""
-    reason = os.strerror(exc.errno) if exc.errno else str(exc)
-    return DataError(f"cannot write: {reason}; nothing was replaced", path=path)
-
-
-@contextlib.contextmanager
-def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
-    """Open a temporary file next to ``path``; on success move it over ``path``."""
-    path = Path(path)
-    refuse_input(path)
-    ensure_dir(path.parent)
-    if path.is_dir():
-        raise DataError("is a directory: cannot write a file there", path=path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except PermissionError:
-        raise DataError("cannot write: permission denied", path=path) from None
-    except OSError as exc:
-        raise _write_failed(exc, path) from None
-    try:
-        os.fchmod(fd, _new_mode(path, 0o666))
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
-            raise _write_failed(exc, path) from None
-        raise
-
-
-# What the system answers a write it will not do; anything else is a bug worth a traceback.
-_SYSTEM_REFUSALS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM,
-                    errno.EFBIG, errno.EIO}
-
-
-@contextlib.contextmanager
-def atomic_directory(path):
-    """Yield a fresh temporary directory beside ``path``; on success it replaces ``path`` as a
-    whole (whatever ``path`` held is gone, so no file of an earlier output survives), on failure
-    it is removed and ``path`` is left as it was.
-
-    The swap is two renames (old aside, new in); a crash between them leaves ``path`` missing
-    and the old one beside it as ``.<name>.old-*``, never a mix of both. The caller decides
-    whether ``path`` may be replaced at all.
-    """
-    path = Path(path)
-    refuse_input(path)
-    ensure_dir(path.parent)
-    if path.exists() and not path.is_dir():
-        raise DataError("is a file, not a directory", path=path)
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    except PermissionError:
-        raise DataError("cannot write: permission denied", path=path.parent) from None
-    except OSError as exc:
-        raise _write_failed(exc, path) from None
-    try:
-        os.chmod(tmp, _new_mode(path, 0o777))
-        yield tmp
-        if path.is_dir() and any(path.iterdir()):
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
-            os.rename(path, old / path.name)
-            os.rename(tmp, path)
-            shutil.rmtree(old)
-        else:  # absent or empty: rename replaces an empty directory
-            os.rename(tmp, path)
-    except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
-            raise _write_failed(exc, path) from None
-        if isinstance(exc, DataError) and exc.path and exc.path.startswith(str(tmp)):
-            # name the output the user gave, not the temporary folder that is gone now
-            raise DataError(exc.reason, path=str(path) + exc.path[len(str(tmp)):],
-                            record=exc.record, field=exc.field) from None
-        raise
-
-
-def write_jsonl(path, rows: Iterable[dict]) -> int:
-    """Write ``rows`` as JSON lines atomically; return how many were written."""
-    n = 0
-    with atomic_write(path) as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    return n
-
-
-def write_json(path, obj) -> None:
-    with atomic_write(path) as out:
-        json.dump(obj, out, ensure_ascii=False, indent=2)
-        out.write("\n")
-
-
-def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -> None:
-    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell)."""
-    with atomic_write(path) as out:
-        frame.to_csv(out, sep="\t", index=index, float_format=float_format)
-
-
-def nan_to_none(value):
-    """``None`` for a float NaN (JSON has no NaN), anything else unchanged."""
-    return None if isinstance(value, float) and value != value else value
+def wrong_kind(path, expected: str) -> DataError:
+    """The one line for ``path`` that is not what a reader expects (``expected``: "a Multi-News
+    .jsonl or .parquet file"), saying what is there instead of a blanket "no such file"."""
+    return DataError(f"is {what_is_there(path)}, expected {expected}"
+                     if os.path.lexists(path) else f"no such file or folder (expected "
+                     f"{expected})", path=path)
 
 
 def existing(path, what: str) -> Path:
@@ -234,56 +120,28 @@ def existing(path, what: str) -> Path:
     return p
 
 
-def read_bytes(path) -> bytes:
-    """A whole file's bytes, a ``.gz`` file's uncompressed (collections such as NeuCLIR's are
-    distributed gzipped); a missing file, a directory, a file that cannot be read or a broken
-    gzip stream is a :class:`DataError` naming the path (:func:`read_text` decodes them)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise _read_error(exc, path) from None
-    if str(path).endswith(".gz"):
-        import gzip
-        import zlib
-
+def iter_lines(path, encoding: str = "utf-8", errors: str = "strict") -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a text file, streamed a block at a time (a large shard, or
+    only the first lines of a file), under the bound on a line; a leading byte-order mark and
+    the CR of CRLF are dropped as :func:`read_text` drops them."""
+    lineno = 0
+    for block in read_line_blocks(path):
         try:
-            return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise DataError(f"not a readable gzip file: {exc}", path=path) from None
-    return data
-
-
-def read_line_blocks(path, size: int = 1 << 17) -> Iterator[bytes]:
-    """A file's bytes in blocks of whole lines of about ``size`` bytes (the last block may
-    lack its newline), read one block at a time, errors as :func:`read_bytes`'s. A reader of
-    a large file that keeps little of each line then never holds the whole file: each page
-    of fresh memory costs a fault (about 7 us in a virtual machine), while a block's memory
-    is reused by the next."""
-    try:
-        with open(path, "rb") as f:
-            start: list[bytes] = []   # the start of a line that goes on in the next chunk
-            while chunk := f.read(size):
-                cut = chunk.rfind(b"\n") + 1
-                if not cut:
-                    start.append(chunk)
-                    continue
-                yield b"".join((*start, chunk[:cut])) if start else chunk[:cut]
-                start = [chunk[cut:]] if cut < len(chunk) else []
-            if start:
-                yield b"".join(start)
-    except OSError as exc:
-        raise _read_error(exc, path) from None
-
-
-def _read_error(exc: OSError, path) -> DataError:
-    if isinstance(exc, FileNotFoundError):
-        return DataError("no such file", path=path)
-    if isinstance(exc, IsADirectoryError):
-        return DataError("is a directory, expected a file", path=path)
-    if isinstance(exc, PermissionError):
-        return DataError("cannot read: permission denied", path=path)
-    # a symlink to itself (ELOOP), an I/O error
-    return DataError(f"cannot read: {os.strerror(exc.errno) if exc.errno else exc}", path=path)
+            text = block.decode(encoding, errors)
+        except LookupError:
+            raise DataError(f"unknown encoding {encoding!r}", path=path) from None
+        except UnicodeDecodeError as exc:
+            line = lineno + 1 + block.count(b"\n", 0, exc.start)
+            raise DataError(f"not valid {encoding}; pass the file's encoding (e.g. --encoding "
+                            "latin-1)", path=path, record=f"line {line}") from None
+        if lineno == 0:
+            text = text.removeprefix("\ufeff")
+        rows = text.split("\n")
+        if rows[-1] == "":
+            rows.pop()   # the block ends with its newline
+        for line in rows:
+            lineno += 1
+            yield lineno, line.removesuffix("\r")
 
 
 def read_text(path, encoding: str = "utf-8") -> str:
@@ -306,7 +164,7 @@ def decode_text(data: bytes, path, encoding: str = "utf-8") -> str:
         raise DataError(f"unknown encoding {encoding!r}", path=path) from None
     except UnicodeDecodeError as exc:
         raise DataError(
-            f"not valid {encoding} at byte {exc.start} ({data[exc.start:exc.start + 8]!r}); "
+            f"not valid {encoding} at byte {exc.start} ({bytes(data[exc.start:exc.start + 8])!r}); "
             "pass the file's encoding (e.g. --encoding latin-1)",
             path=path,
         ) from None
@@ -319,10 +177,28 @@ def decode_text(data: bytes, path, encoding: str = "utf-8") -> str:
 TOO_DEEP = "invalid JSON: nested too deeply (arrays or objects inside each other)"
 
 
+# A \uD800-\uDFFF escape: half of a UTF-16 pair, which json.loads takes even alone; a string
+# holding one alone cannot be written as UTF-8 (it would fail at the first output, far away).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _no_lone_surrogate(obj, text: str, path, record=None):
+    """``obj`` (parsed from ``text``) unless one of its strings holds half a UTF-16 pair."""
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DataError(f"a string holds {exc.object[exc.start]!r}, half of a UTF-16 "
+                            "surrogate pair without its other half: not text",
+                            path=path, record=record) from None
+    return obj
+
+
 def read_json(path, encoding: str = "utf-8"):
     """A whole JSON file's value; bad JSON names the file, line and column."""
+    text = read_text(path, encoding)
     try:
-        return json.loads(read_text(path, encoding))
+        return _no_lone_surrogate(json.loads(text), text, path)
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
                         path=path) from None
@@ -388,7 +264,7 @@ def iter_jsonl(path, encoding: str = "utf-8") -> Iterator[tuple[int, dict]]:
         if not isinstance(obj, dict):
             raise DataError(f"expected a JSON object, got {type(obj).__name__}",
                             path=path, record=f"line {lineno}")
-        yield lineno, obj
+        yield lineno, _no_lone_surrogate(obj, line, path, f"line {lineno}")
 
 
 def read_jsonl(path, encoding: str = "utf-8") -> list[dict]:

@@ -33,3 +33,22 @@ DATASET_FILES = {
     "reference_ratings": REFERENCE_RATINGS,
     "manifest": MANIFEST,
 }
+
+
+# A name that becomes part of a file name or a path: a dataset's topic id prefix (--prefix,
+# datasets.<name>.prefix), the topic ids of one's own documents, a project's dataset name, a
+# NuggetBank collection name. One rule for every door: "a/../b" would write outside results/,
+# and ":" and "#" would break the passage ids <topic>:<doc>#<n>.
+# The whole rule is the pattern, so that the config schema (which takes it through the format
+# registry's PREFIX_PATTERN) and every flag (cruxflow.cli.args.name) refuse the same names.
+NAME_PATTERN = r"^(?!\.\.?$)[A-Za-z0-9_.-]+$"
+NAME_RULE = "letters, digits, '_', '.' and '-' only, not '.' or '..'"
+
+
+def name_problem(text) -> str | None:
+    """Why ``text`` cannot be such a name (None: it can)."""
+    import re
+
+    if not isinstance(text, str) or not re.fullmatch(NAME_PATTERN, text):
+        return f"{text!r}: {NAME_RULE} (it becomes part of file names)"
+    return None

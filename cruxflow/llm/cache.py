@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import ensure_dir, refuse_input
+from cruxflow.data.io import ensure_dir, refuse_input, sqlite_error
 from cruxflow.llm.base import Completion, Request
 
 _SCHEMA = """
@@ -66,9 +66,8 @@ class LLMCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
             self._db.execute("SELECT key, completion FROM calls LIMIT 0")
-        except sqlite3.DatabaseError as exc:  # another file given as the cache, or a broken one
-            raise DataError(f"not an LLM cache (SQLite says: {exc}); give another --cache "
-                            "or move the file away", path=self.path) from None
+        except sqlite3.DatabaseError as exc:  # another file given as the cache, a full disk
+            raise sqlite_error(exc, self.path, "an LLM cache", "--cache") from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         keys = list(dict.fromkeys(keys))
@@ -98,9 +97,9 @@ class LLMCache:
                     self._db.executemany(
                         "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?)", rows)
                 return
-            except sqlite3.OperationalError as e:  # locked beyond the timeout
+            except sqlite3.OperationalError as e:  # locked beyond the timeout, a full disk
                 if "locked" not in str(e) or attempt == 4:
-                    raise
+                    raise sqlite_error(e, self.path, "an LLM cache", "--cache") from None
                 time.sleep(1 + attempt)
 
     def __len__(self) -> int:

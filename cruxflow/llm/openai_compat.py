@@ -1,20 +1,30 @@
 """Any OpenAI-compatible server by ``base_url``: ``vllm serve``, llama.cpp's server, Ollama,
 LiteLLM or a hosted API.
 
-The ``openai`` client does the HTTP work, with a timeout per request; the retries are ours, so
-that each is logged (a warning: the rule's log and stderr) with its reason and its wait instead
-of a run stalling in silence behind a hung server: up to ``max_retries`` more attempts on
-connection errors, timeouts, 408/409/429 and 5xx, after the server's Retry-After or an
-exponential backoff (0.5 s doubling to 8 s). Requests of a batch go out ``concurrency`` at a
-time. The API key is read from the environment variable named in the config and never logged.
+The ``openai`` client does the HTTP work; the retries are ours, so that each is logged (a
+warning: the rule's log and stderr) with its reason and its wait instead of a run stalling in
+silence behind a hung server: up to ``max_retries`` more attempts on connection errors,
+timeouts, 408/409/429 and 5xx, after the server's Retry-After or an exponential backoff (0.5 s
+doubling to 8 s). Requests of a batch go out ``concurrency`` at a time. The API key is read
+from the environment variable named in the config and never logged.
+
+Two bounds hold on the wall clock, whatever the server does: ``timeout_s`` for one attempt
+(connecting, sending, the whole answer) and ``deadline_s`` for the call (every attempt and
+every wait between them; by default what the attempts and their backoffs can take, so that
+it cuts a server's long Retry-After short). The HTTP library's
+own timeout bounds each read of the socket only, so a server that sends one byte a second
+would hold an attempt for as long as its answer lasts: every socket operation is given the
+time left instead (:class:`_Deadlines`), and the error says which bound was hit.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
 import random
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from urllib.parse import urlsplit
@@ -29,7 +39,7 @@ from cruxflow.llm.base import (
     choice_grammar,
     may_reuse_prompt,
 )
-from cruxflow.llm.openai_format import completion_from_choice
+from cruxflow.llm.openai_format import ResponseShapeError, completion_from_choice
 
 log = logging.getLogger(__name__)
 # The openai client's HTTP library logs every request at INFO ("HTTP Request: POST ... 200 OK"):
@@ -41,7 +51,6 @@ for _http in ("httpx", "httpx2"):
 # How each server family takes a constrained choice (the field goes into the request body).
 CONSTRAINTS = ("none", "vllm", "llamacpp")
 RETRY_STATUS = frozenset({408, 409, 429})   # and every 5xx
-MAX_WAIT_S = 60.0   # a longer Retry-After is cut to this
 
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -51,13 +60,128 @@ class NotJSONError(Exception):
     """A server answered 200 with a body that is not the API's JSON."""
 
 
+def check_base_url(url) -> str:
+    """The one rule for a server's address (the CLI's ``--base-url``, the config's
+    ``base_url``, the backend itself): an http:// or https:// URL with a host; the problem as
+    a sentence, or ``""`` when there is none."""
+    parts = urlsplit(str(url))
+    try:
+        parts.port  # noqa: B018 (raises on a port that is no number or out of range)
+    except ValueError as exc:
+        return f"base URL {str(url)!r}: {exc}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return (f"base URL {str(url)!r}: an OpenAI-compatible server is an http:// or https:// "
+                "URL, e.g. http://127.0.0.1:8000/v1")
+    return ""
+
+
+# --- the wall-clock bounds ------------------------------------------------------------------
+
+def backoff_s(attempt: int) -> float:
+    """The longest wait after failed attempt ``attempt`` when the server asks for none: 0.5 s
+    doubling to 8 s (each wait is this times a jitter of 0.75 to 1)."""
+    return min(0.5 * 2 ** (attempt - 1), 8.0)
+
+
+def default_deadline(timeout_s: float, max_retries: int) -> float:
+    """A call's deadline when none is given: what every attempt and every backoff between
+    them can take, so that only a server's longer Retry-After runs into it."""
+    return (max_retries + 1) * timeout_s + sum(backoff_s(a) for a in range(1, max_retries + 1))
+
+
+class _Deadlines:
+    """The end of the attempt each thread is making (``time.monotonic()``), enforced on every
+    socket operation of the HTTP library: each read, write and connect gets at most the time
+    left, and none starts once it has passed. A thread-local because the client is synchronous:
+    an attempt's socket operations run in the thread that makes it."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def set(self, at: float | None) -> None:
+        self._local.at = at
+
+    def left(self) -> float | None:
+        at = getattr(self._local, "at", None)
+        return None if at is None else at - time.monotonic()
+
+    def cap(self, timeout: float | None, expired: type[Exception]) -> float | None:
+        left = self.left()
+        if left is None:
+            return timeout
+        if left <= 0:
+            raise expired("the attempt's time is up")
+        return left if timeout is None else min(timeout, left)
+
+
+class _BoundedStream:
+    """A network stream of the HTTP library whose operations keep to the attempt's end."""
+
+    def __init__(self, stream, deadlines: _Deadlines, errors):
+        self._stream, self._deadlines, self._errors = stream, deadlines, errors
+
+    def read(self, max_bytes, timeout=None):
+        return self._stream.read(max_bytes, self._deadlines.cap(timeout, self._errors.ReadTimeout))
+
+    def write(self, buffer, timeout=None):
+        return self._stream.write(buffer, self._deadlines.cap(timeout, self._errors.WriteTimeout))
+
+    def start_tls(self, *args, timeout=None, **kwargs):
+        timeout = self._deadlines.cap(timeout, self._errors.ConnectTimeout)
+        return _BoundedStream(self._stream.start_tls(*args, timeout=timeout, **kwargs),
+                              self._deadlines, self._errors)
+
+    def __getattr__(self, name):   # close, get_extra_info
+        return getattr(self._stream, name)
+
+
+class _BoundedBackend:
+    """The HTTP library's network backend, its streams bounded by :class:`_Deadlines`."""
+
+    def __init__(self, backend, deadlines: _Deadlines, errors):
+        self._backend, self._deadlines, self._errors = backend, deadlines, errors
+
+    def connect_tcp(self, *args, timeout=None, **kwargs):
+        timeout = self._deadlines.cap(timeout, self._errors.ConnectTimeout)
+        return _BoundedStream(self._backend.connect_tcp(*args, timeout=timeout, **kwargs),
+                              self._deadlines, self._errors)
+
+    def connect_unix_socket(self, *args, timeout=None, **kwargs):
+        timeout = self._deadlines.cap(timeout, self._errors.ConnectTimeout)
+        return _BoundedStream(self._backend.connect_unix_socket(*args, timeout=timeout,
+                                                                 **kwargs),
+                              self._deadlines, self._errors)
+
+    def __getattr__(self, name):   # sleep
+        return getattr(self._backend, name)
+
+
+def bound_http_client(http_client, deadlines: _Deadlines) -> int:
+    """Give every connection pool of ``http_client`` (an httpx client, or httpx2's: the openai
+    package uses one or the other) a network backend bounded by ``deadlines``; return how many
+    pools were bounded (0: this library version keeps its pools elsewhere, and a test fails)."""
+    transports = [getattr(http_client, "_transport", None),
+                  *getattr(http_client, "_mounts", {}).values()]
+    bounded = 0
+    for transport in transports:
+        pool = getattr(transport, "_pool", None)
+        backend = getattr(pool, "_network_backend", None)
+        if backend is None:
+            continue
+        errors = importlib.import_module(type(pool).__module__.split(".")[0])
+        pool._network_backend = _BoundedBackend(backend, deadlines, errors)
+        bounded += 1
+    return bounded
+
+
 class OpenAIBackend(Backend):
     kind = "openai"
 
     def __init__(self, model: str, *, base_url: str, endpoint: str = "chat",
                  api_key_env: str = DEFAULT_KEY_ENV, timeout_s: float = 300.0,
-                 max_retries: int = 5, concurrency: int = 8, constrain: str = "none",
-                 extra_body: dict | None = None, prompt_cache: bool | None = None):
+                 max_retries: int = 5, deadline_s: float | None = None, concurrency: int = 8,
+                 constrain: str = "none", extra_body: dict | None = None,
+                 prompt_cache: bool | None = None):
         super().__init__(model, endpoint=endpoint)
         if constrain not in CONSTRAINTS:
             raise LLMError(f"constrain must be one of {CONSTRAINTS}, not {constrain!r}")
@@ -66,10 +190,8 @@ class OpenAIBackend(Backend):
         except ImportError as e:
             raise LLMError(extra_hint("the openai backend", "llm", "openai")) from e
         self._openai = openai
-        scheme = urlsplit(str(base_url)).scheme
-        if scheme not in ("http", "https") or not urlsplit(str(base_url)).netloc:
-            raise LLMError(f"base URL {base_url!r}: an OpenAI-compatible server is an http:// "
-                           "or https:// URL, e.g. http://127.0.0.1:8000/v1")
+        if problem := check_base_url(base_url):
+            raise LLMError(problem)
         # Local servers take any key (the default variable may be unset); a variable named on
         # purpose must hold one. Its value is never logged.
         key = os.environ.get(api_key_env)
@@ -77,12 +199,23 @@ class OpenAIBackend(Backend):
             raise LLMError(f"the environment variable {api_key_env} (api key) is not set or "
                            "empty: export it, or name another with --api-key-env")
         key = key or "EMPTY"
-        # max_retries=0: the client's own retries say nothing about why or how long they wait
-        self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s,
-                                    max_retries=0)
         self.base_url = base_url
         self.timeout_s = float(timeout_s)
         self.max_retries = max(0, int(max_retries))
+        self.deadline_s = (float(deadline_s) if deadline_s is not None
+                           else default_deadline(self.timeout_s, self.max_retries))
+        if not (self.timeout_s > 0 and self.deadline_s > 0):
+            raise LLMError(f"timeout_s ({timeout_s}) and deadline_s ({deadline_s}) must be "
+                           "more than 0 seconds")
+        self._deadlines = _Deadlines()
+        http_client = openai.DefaultHttpxClient()
+        self.bounded_pools = bound_http_client(http_client, self._deadlines)
+        if not self.bounded_pools:
+            log.warning("this version of the HTTP library keeps its connections where cruxflow "
+                        "cannot bound them: --timeout bounds each read, not a whole answer")
+        # max_retries=0: the client's own retries say nothing about why or how long they wait
+        self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s,
+                                    max_retries=0, http_client=http_client)
         self.concurrency = max(1, int(concurrency))
         self.constrain = constrain
         self.extra_body = dict(extra_body or {})
@@ -131,42 +264,84 @@ class OpenAIBackend(Backend):
             if not hasattr(resp, "model_dump"):  # the client hands back a non-JSON body as text
                 raise NotJSONError(f"HTTP 200 but the body is not JSON "
                                    f"(it starts {str(resp)[:60]!r})")
-            return resp.model_dump()
+            return resp.model_dump(warnings=False)   # a wrong shape is ours to name
 
         data = self._with_retries(answer)
-        if not data.get("choices"):
-            raise LLMError(f"{self.base_url}: response without choices")
-        return completion_from_choice(data["choices"][0], data.get("usage"), data.get("timings"))
+        try:
+            if not isinstance(data.get("choices"), list) or not data["choices"]:
+                raise ResponseShapeError("choices", "missing or empty (a response without "
+                                                    "choices)")
+            return completion_from_choice(data["choices"][0], data.get("usage"),
+                                          data.get("timings"))
+        except ResponseShapeError as e:
+            raise LLMError(f"LLM server {self.base_url}: HTTP 200 but the answer is not in the "
+                           f"API's shape: {e}") from None
 
     def _with_retries(self, call):
+        """``call()`` within the bounds: each attempt ends by ``timeout_s``, the whole call
+        (attempts and waits) by ``deadline_s``; the error says which bound was hit."""
         attempts = self.max_retries + 1
+        deadline = time.monotonic() + self.deadline_s
         for attempt in range(1, attempts + 1):
+            start = time.monotonic()
+            self._deadlines.set(min(start + self.timeout_s, deadline))
             try:
                 return call()
             except (self._openai.OpenAIError, NotJSONError, json.JSONDecodeError) as e:
-                reason, wait = self._retry(e, attempt)
-                if wait is None or attempt == attempts:
-                    tried = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
+                now = time.monotonic()
+                reason, wait = self._retry(e, attempt, cut=now >= deadline - 1e-3,
+                                           took=now - start)
+                if wait is None:
                     raise LLMError(f"LLM server {self.base_url}: {type(e).__name__}: "
-                                   f"{reason}{tried}") from e
+                                   f"{reason}") from e
+                left = deadline - now
+                bound = None
+                if attempt == attempts:
+                    bound = (f"gave up after {attempt} attempts: max_retries "
+                             f"{self.max_retries}") if attempt > 1 else ""
+                elif left <= 1e-3:
+                    bound = (f"the call's deadline of {self.deadline_s:g} s passed after "
+                             f"{attempt} attempts")
+                elif wait >= left:
+                    bound = (f"the call's deadline of {self.deadline_s:g} s leaves "
+                             f"{left:.1f} s: no time to wait {wait:g} s for attempt "
+                             f"{attempt + 1}")
+                if bound is not None:
+                    if "deadline" in reason and "deadline" in bound:
+                        bound = f"attempt {attempt} of {attempts}"
+                    raise LLMError(f"LLM server {self.base_url}: {type(e).__name__}: "
+                                   f"{reason}" + (f" ({bound})" if bound else "")) from e
                 log.warning("LLM server %s: %s (attempt %d of %d); retrying in %.1f s",
                             self.base_url, reason, attempt, attempts, wait)
                 time.sleep(wait)
+            finally:
+                self._deadlines.set(None)
         raise AssertionError("unreachable")
 
-    def _retry(self, e, attempt: int) -> tuple[str, float | None]:
+    def _retry(self, e, attempt: int, *, cut: bool = False,
+               took: float = 0.0) -> tuple[str, float | None]:
         """Why ``e`` happened, and how long to wait before trying again (``None``: do not;
-        the request itself is wrong)."""
-        backoff = min(0.5 * 2 ** (attempt - 1), 8.0) * random.uniform(0.75, 1.0)
+        the request itself is wrong). ``cut``: the call's deadline ended the attempt."""
+        backoff = backoff_s(attempt) * random.uniform(0.75, 1.0)
         # A proxy's or a half-started server's page instead of the API's JSON: a failed attempt
         if isinstance(e, NotJSONError):
             return str(e), backoff
         if isinstance(e, json.JSONDecodeError):
             return (f"HTTP 200 but the body is not JSON ({e.msg} at character {e.pos}; it "
                     f"starts {e.doc[:60]!r})"), backoff
+        cause = type(e.__cause__).__name__ if e.__cause__ is not None else ""
         if isinstance(e, self._openai.APITimeoutError):
-            return f"no answer within {self.timeout_s:g} s (timeout)", backoff
+            if cut:
+                return (f"the call's deadline of {self.deadline_s:g} s passed (deadline: "
+                        "connecting, answers, retries and waits together)"), backoff
+            if cause == "ConnectTimeout":
+                return f"cannot connect within {self.timeout_s:g} s (timeout)", backoff
+            return f"no whole answer within {self.timeout_s:g} s (timeout)", backoff
         if isinstance(e, self._openai.APIConnectionError):
+            if cause in ("RemoteProtocolError", "ReadError", "WriteError"):
+                # it connected: the answer (or the request) broke off half way
+                return (f"the connection broke during the exchange after {took:.1f} s "
+                        f"({e.__cause__})"), backoff
             return f"cannot connect ({e.__cause__ or e})", backoff
         if isinstance(e, self._openai.APIStatusError):
             status = e.status_code
@@ -202,12 +377,13 @@ class OpenAIBackend(Backend):
 
 
 def _retry_after(headers) -> float | None:
-    """The wait a server asks for (``retry-after-ms``, or ``retry-after`` in seconds)."""
+    """The wait a server asks for (``retry-after-ms``, or ``retry-after`` in seconds); the
+    call's deadline decides whether it can be waited."""
     for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
         try:
             value = float(headers.get(name)) * scale
         except (TypeError, ValueError):
             continue
-        if 0 <= value:
-            return min(value, MAX_WAIT_S)
+        if 0 <= value < float("inf"):
+            return value
     return None

@@ -180,59 +180,38 @@ class CruxEvalInputs:
         # the questions Cov counts: every one, or (filter_by_oracle) those the oracle answers
         self.counted = questions & (oracle >= self.eta) if self.filter_by_oracle else questions
 
-    def _first_k(self, top: TopRun):
-        """The rows of ``matrix`` of every run topic's first k kept lines in file order (the
-        unjudged row for a passage without ratings), and where each topic's start; None
-        where no run topic has ratings."""
+    def coverage(self, top: TopRun) -> tuple[dict[str, float | None], dict[str, float | None]]:
+        """rac_eval's Cov of every run topic: the max rating over its first k kept lines in
+        file order, rating >= eta, over the counted questions; ``None`` without ratings or
+        (filter_by_oracle) without a counted question. And Judged@k over the same lines (ours):
+        the share of them that the judge rated for the topic; ``None`` without ratings."""
         run = top.lines
+        out: dict[str, float | None] = dict.fromkeys(run.topics)
+        judged = dict(out)
         known = np.array([self.topic_index.get(t, -1) for t in run.topics] or [-1],
                          dtype=np.int64)
         place = np.arange(len(run.topic)) - run.starts()[run.topic]
         at = np.flatnonzero((place < self.k) & (known[run.topic] >= 0))
         if not len(at):
-            return None
+            return out, judged
         keys = zip(map(run.topics.__getitem__, run.topic[at].tolist()),
                    map(run.passages.__getitem__, run.passage[at].tolist()), strict=True)
         rows = np.fromiter(map(self.row_of.get, keys, repeat(self.unjudged)), np.int64,
                            len(at))
         starts = np.flatnonzero(np.diff(run.topic[at], prepend=-1))   # each topic's first
-        return rows, starts, run.topic[at][starts], known
-
-    def coverage(self, top: TopRun) -> dict[str, float | None]:
-        """rac_eval's Cov of every run topic: the max rating over its first k kept lines in
-        file order, rating >= eta, over the counted questions; ``None`` without ratings or
-        (filter_by_oracle) without a counted question."""
-        run = top.lines
-        out: dict[str, float | None] = dict.fromkeys(run.topics)
-        found = self._first_k(top)
-        if found is None:
-            return out
-        rows, starts, tids, known = found
         best = np.maximum.reduceat(self.matrix[rows], starts, axis=0)
+        tids = run.topic[at][starts]
         counted = self.counted[known[tids]]
         denominator = counted.sum(axis=1)
         answered = ((best >= self.eta) & counted).sum(axis=1)
+        rated = np.add.reduceat((rows != self.unjudged).astype(np.int64), starts)
+        share = rated / np.diff(np.append(starts, len(rows)))
         with np.errstate(divide="ignore", invalid="ignore"):
             cov = answered / denominator
-        for t, value, n in zip(tids.tolist(), cov.tolist(), denominator.tolist(), strict=True):
-            out[run.topics[t]] = value if n else None
-        return out
-
-    def judged(self, top: TopRun) -> dict[str, float | None]:
-        """Judged@k of every run topic over the lines :meth:`coverage` reads: the share of
-        its first k kept lines (file order) that the judge rated for it; ``None`` for a topic
-        without ratings (Cov's too)."""
-        run = top.lines
-        out: dict[str, float | None] = dict.fromkeys(run.topics)
-        found = self._first_k(top)
-        if found is None:
-            return out
-        rows, starts, tids, _ = found
-        rated = np.add.reduceat((rows != self.unjudged).astype(np.int64), starts)
-        lines = np.diff(np.append(starts, len(rows)))
-        for t, value in zip(tids.tolist(), (rated / lines).tolist(), strict=True):
-            out[run.topics[t]] = value
-        return out
+        for t, value, n, j in zip(tids.tolist(), cov.tolist(), denominator.tolist(),
+                                  share.tolist(), strict=True):
+            out[run.topics[t]], judged[run.topics[t]] = (value if n else None), j
+        return out, judged
 
     # --- ir_measures ------------------------------------------------------------------------
 
@@ -356,7 +335,7 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     warnings = _cut_warnings(top, k, qrel_topics, [t for t in missing if t not in in_file], cut,
                              kept_zero, names[measures[2]])
     ir = inputs.ir_measures(top)
-    cov = inputs.coverage(top)
+    cov, judged = inputs.coverage(top)
     per_topic: dict[str, dict[str, float | None]] = {}
     for tid in run_topics:
         row: dict[str, float | None] = {m: ir.get(m, {}).get(tid) for m in measures[:3]}
@@ -388,7 +367,6 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
                         + (", ..." if len(no_text) > 10 else ""))
     # ours beyond the script: the judged share of the lines Cov reads (topics without ratings,
     # None, are Cov's left-out ones, said once there)
-    judged = inputs.judged(top)
     for tid, row in per_topic.items():
         row[inputs.judged_name] = judged.get(tid)
     measures.append(inputs.judged_name)

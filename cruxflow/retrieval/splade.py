@@ -31,7 +31,7 @@ import numpy as np
 
 from cruxflow._extras import require
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import atomic_write
+from cruxflow.data.io import atomic_write, iter_lines
 from cruxflow.retrieval.corpus import claim_passage
 from cruxflow.retrieval.java import prepare_pyserini
 from cruxflow.weights import resolve_model
@@ -232,20 +232,19 @@ def index_shards(shard_files: Iterable, index_dir, *, threads: int = 1) -> Path:
 
 def _vector_ids(path) -> Iterator[tuple[int, str]]:
     """``(line number, id)`` of a JsonVectorCollection file, streamed (shards are large)."""
-    with open(path, encoding="utf-8", newline="\n") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataError(f"invalid JSON: {e.msg}", path=path,
-                                record=f"line {number}") from None
-            if not (isinstance(row, dict) and isinstance(row.get("id"), str)
-                    and isinstance(row.get("vector"), dict)):
-                raise DataError("not a JsonVectorCollection line (id, contents, vector)",
-                                path=path, record=f"line {number}")
-            yield number, row["id"]
+    for number, line in iter_lines(path):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"invalid JSON: {e.msg}", path=path,
+                            record=f"line {number}") from None
+        if not (isinstance(row, dict) and isinstance(row.get("id"), str)
+                and isinstance(row.get("vector"), dict)):
+            raise DataError("not a JsonVectorCollection line (id, contents, vector)",
+                            path=path, record=f"line {number}")
+        yield number, row["id"]
 
 
 class _Encoded:

@@ -354,6 +354,16 @@ def _backend_user_problems(config: dict) -> Iterator[tuple[str, str]]:
         yield from _backend_problem("beyond.backend", beyond["backend"], config)
 
 
+def _llm_problems(config: dict) -> Iterator[tuple[str, str]]:
+    """A served backend's URL by the rule the CLI's --base-url applies (check_base_url)."""
+    from cruxflow.llm.openai_compat import check_base_url
+
+    for name, spec in config["llm"]["backends"].items():
+        if spec.get("kind") == "openai":
+            if problem := check_base_url(spec.get("base_url", "")):
+                yield f"llm.backends.{name}.base_url", problem
+
+
 def _number_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
     """NaN and infinities pass the schema's "number" and its bounds (NaN compares false with
     everything): every float of the config must be finite."""
@@ -394,9 +404,15 @@ def file_problems(config: dict, basedir=".", *,
             named.append((f"beyond.{metric}.{job}.{key}", spec.get(key)))
     named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
     out = []
+    files = ("runs.", "beyond.")   # read as one file each: a folder there would be dropped late
     for key, path in named:
-        if isinstance(path, str) and path and not Path(locate(path, basedir)).exists():
+        if not (isinstance(path, str) and path):
+            continue
+        found = Path(locate(path, basedir))
+        if not found.exists():
             out.append((key, f"no such file or directory: {path}"))
+        elif key.startswith(files) and not found.is_file():
+            out.append((key, f"is a folder or a special file, expected a file: {path}"))
     return out
 
 
@@ -404,7 +420,8 @@ def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
     checks = (_number_problems, _dataset_problems, _corpus_problems, _rag_problems,
-              _passage_problems, _reranker_problems, _backend_user_problems, _holes_problems)
+              _passage_problems, _reranker_problems, _backend_user_problems, _llm_problems,
+              _holes_problems)
     return [p for check in checks for p in check(config)]
 
 
@@ -433,6 +450,8 @@ def check(config: dict, basedir=".", *, data_optional: bool = False) -> dict:
                                            f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
     rename_old_keys(config)
     with_defaults(config)
+    if "datasets" not in config:   # the schema leaves it to the merged config files
+        raise ConfigError([("datasets", "missing: the config names no dataset to evaluate")])
     fill_format_defaults(config)
     use_annotation_exports(config)
     found = problems(config) + file_problems(config, basedir, data_optional=data_optional)

@@ -145,11 +145,10 @@ def write_call_stats(snakemake, stats: dict | None, log: logging.Logger) -> None
 def write_checked_run(snakemake, ranking: dict, queries, tag: str,
                       log: logging.Logger) -> None:
     """Check a first-stage ranking query by query against the rule's corpus, then write it."""
-    from cruxflow.data.io import write_run
+    from cruxflow.data.io import iter_lines, write_run
     from cruxflow.retrieval.corpus import check_hits
 
-    with open(snakemake.input.collection, encoding="utf-8") as f:
-        corpus_size = sum(1 for line in f if line.strip())
+    corpus_size = sum(1 for _, line in iter_lines(snakemake.input.collection) if line.strip())
     summary = check_hits(ranking, queries, depth=snakemake.params.depth,
                          corpus_size=corpus_size, path=snakemake.output[0])
     write_run(snakemake.output[0], ranking, tag=tag)
@@ -178,3 +177,34 @@ def generate_missing(snakemake, topics, field: str, what: str, generate,
     else:
         write_call_stats(snakemake, None, log)
     return {**made, **given}, given
+
+
+def stale_lock_note(workdir=".", *, me: int | None = None) -> str | None:
+    """One line when ``workdir/.snakemake/locks`` holds a lock and no other Snakemake process
+    of this machine runs in ``workdir``: a run killed hard (``kill -9``, out of memory, power)
+    left it, and Snakemake's "Directory cannot be locked" follows. None otherwise (no lock, or
+    another run holds it: then the lock is doing its job). Read from ``/proc``; elsewhere, or
+    for a run on another machine of a shared file system, a lock counts as held."""
+    import os
+
+    locks = Path(workdir).resolve() / ".snakemake" / "locks"
+    if not (locks.is_dir() and any(locks.iterdir())):
+        return None
+    proc, me = Path("/proc"), os.getpid() if me is None else me
+    if not proc.is_dir():
+        return None
+    here = Path(workdir).resolve()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = Path(os.readlink(entry / "cwd"))
+        except OSError:   # gone, or another user's
+            continue
+        # `.../bin/snakemake ...`, `python .../bin/snakemake ...`, `python -m snakemake ...`
+        if cwd == here and any(Path(os.fsdecode(part)).name == "snakemake"
+                               for part in command[:3]):
+            return None
+    return (f"cruxflow: {locks} holds the lock of an earlier run that was killed (no other "
+            "Snakemake runs here): run `snakemake --unlock` with the same options, then again")

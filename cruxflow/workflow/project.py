@@ -11,13 +11,15 @@ demo, including under ``--replace-workflow-config``: one source, nothing silentl
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import yaml
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import atomic_write
+from cruxflow.data.ingest.documents import IRDS_PREFIX
+from cruxflow.data.io import atomic_directory, atomic_write, ensure_dir, read_yaml
 
 WORKFLOW = Path(__file__).resolve().parents[2]
 EXAMPLE = WORKFLOW / "resources" / "own-data" / "constitution"
@@ -32,7 +34,6 @@ SERVED = {
     "base_url": "http://127.0.0.1:8080/v1",
     "endpoint": "chat",
     "constrain": "llamacpp",
-    "prompt_cache": True,
 }
 VLLM_COMMENTED = """\
     # vLLM in this process, on GPUs (pip install 'cruxflow[vllm]'; the weights must be local):
@@ -51,12 +52,15 @@ def workflow_config(workflow: Path = WORKFLOW) -> dict:
     if not path.is_file() or not (Path(workflow) / "Snakefile").is_file():
         raise DataError("not a cruxflow workflow folder (no Snakefile and config.yaml): pass "
                         "--workflow with the folder of a cruxflow checkout", path=workflow)
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return read_yaml(path)
 
 
 def project_config(base: dict, *, name: str, input_path: str, backend: str,
-                   n_questions: int | None = None) -> dict:
-    """The project's config: ``base`` (the workflow's) with the parts in :data:`REPLACED`."""
+                   n_questions: int | None = None, prompt_cache: bool = False) -> dict:
+    """The project's config: ``base`` (the workflow's) with the parts in :data:`REPLACED`.
+    ``prompt_cache`` (what it buys and costs: ``cruxflow init --prompt-cache``'s help) is
+    written on every llama.cpp backend, off by default: a resumed run then writes what an
+    uninterrupted one writes, byte for byte."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     dataset = {"format": "documents", "input": input_path, "prefix": name}
@@ -72,6 +76,9 @@ def project_config(base: dict, *, name: str, input_path: str, backend: str,
     llm.update(cache="results/llm_cache.sqlite",
                backend=backend,
                backends={"served": dict(SERVED), **in_process})
+    for spec in llm["backends"].values():   # the llama.cpp ones: in process or served
+        if spec.get("kind") == "llamacpp" or spec.get("constrain") == "llamacpp":
+            spec["prompt_cache"] = bool(prompt_cache)
     if backend == "vllm":
         llm["backends"]["vllm"] = {"kind": "vllm", "model": "meta-llama/Llama-3.1-8B-Instruct",
                                    "endpoint": "completion", "gpus": 1, "max_model_len": 8192,
@@ -125,15 +132,22 @@ def render(config: dict, *, snakefile: Path) -> str:
 
 def init_project(directory, *, name: str = "own", input_path: str | None = None,
                  example: bool = False, backend: str = "served", n_questions: int | None = None,
-                 workflow: Path = WORKFLOW, force: bool = False) -> Path:
+                 workflow: Path = WORKFLOW, force: bool = False,
+                 prompt_cache: bool = False) -> Path:
     """Write ``directory/config.yaml`` (and with ``example`` a copy of the shipped corpus under
-    ``directory/data``); return the config's path."""
+    ``directory/data``); return the config's path. A given ``input_path`` (absolute, or
+    relative to ``directory``) must exist. Whole or nothing: a full or read-only disk leaves
+    no folder or file of the project behind."""
     target = Path(directory)
     config_path = target / "config.yaml"
     if config_path.exists() and not force:
         raise DataError("exists: refusing to overwrite it (pass --force)", path=config_path)
     if example and input_path is not None:
         raise DataError("give either an input or the example corpus, not both", field="input")
+    if input_path is not None and not str(input_path).startswith(IRDS_PREFIX) \
+            and not os.path.lexists(target / input_path):
+        raise DataError("no such file or folder (a .jsonl file of topics or a folder of topic "
+                        f"folders; a relative path is read from {target})", path=input_path)
     base = workflow_config(workflow)
     if example:
         input_path = "data"
@@ -143,11 +157,39 @@ def init_project(directory, *, name: str = "own", input_path: str | None = None,
     elif input_path is None:
         input_path = "data"
     config = project_config(base, name=name, input_path=input_path, backend=backend,
-                            n_questions=n_questions)
+                            n_questions=n_questions, prompt_cache=prompt_cache)
     text = render(config, snakefile=(Path(workflow) / "Snakefile").resolve())
-    target.mkdir(parents=True, exist_ok=True)
-    if example:
-        shutil.copytree(EXAMPLE, target / "data", dirs_exist_ok=True)
-    with atomic_write(config_path) as f:
-        f.write(text)
+    made = next((p for p in reversed([target, *target.parents]) if not p.exists()), None)
+    ensure_dir(target)
+    try:
+        if example:
+            _copy_example(target / "data")
+        with atomic_write(config_path) as f:
+            f.write(text)
+    except BaseException:
+        if made is not None:   # the folders this call made, with what it put there
+            shutil.rmtree(made, ignore_errors=True)
+        raise
     return config_path
+
+
+def _copy_example(data: Path) -> None:
+    """The example corpus into ``data``: a new folder whole or not at all; an existing one
+    (``--force``) file by file. The first file the system refuses stops the copy with one
+    line (``shutil.copytree`` would go on and gather a list of them)."""
+    def copy(src, dst):
+        try:
+            return shutil.copy2(src, dst)
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise DataError(f"cannot copy the example corpus: {reason}", path=data) from None
+
+    try:
+        if data.exists():
+            shutil.copytree(EXAMPLE, data, dirs_exist_ok=True, copy_function=copy)
+            return
+        with atomic_directory(data) as tmp:
+            shutil.copytree(EXAMPLE, tmp, dirs_exist_ok=True, copy_function=copy)
+    except OSError as exc:   # a folder that could not be made
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise DataError(f"cannot copy the example corpus: {reason}", path=data) from None

@@ -248,6 +248,10 @@ def read_items(path, *, key_points=None, group_by: Sequence[str] = (),
         items.append(KPRItem(item_id, question, documents, points, response, extra, record))
     if not items:
         raise DataError("no questions in the input", path=path)
+    unused = [item_id for item_id in given if item_id not in seen]
+    if unused:   # a typo in an id would otherwise lose its key points in silence
+        log.warning("%s: %d key-point records not used (ids not in %s): %s%s", key_points,
+                    len(unused), path, ", ".join(unused[:5]), ", ..." if len(unused) > 5 else "")
     return items
 
 

@@ -4,6 +4,7 @@ workflow's rule ``support`` call it."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,9 +28,12 @@ from cruxflow.beyond.support.metric import PER_TOPIC_COLUMNS, average_runs, scor
 from cruxflow.beyond.support.options import SupportOptions
 from cruxflow.beyond.support.passages import PassageStore
 from cruxflow.beyond.support.prompts import JUDGE_PROMPTS
+from cruxflow.data.errors import DataError
 from cruxflow.data.io import write_json, write_jsonl, write_tsv
 from cruxflow.llm import LazyRunner, LLMRunner
 from cruxflow.metrics.stats import mean_of_defined
+
+log = logging.getLogger(__name__)
 
 PER_RUN_COLUMNS = ["run_id", "weighted_precision", "weighted_recall", "topics_answered",
                    "precision_topics", "recall_topics"]
@@ -63,6 +67,9 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
     """
     opts = options or SupportOptions()
     opts.check()
+    if passages is not None and opts.judge_pairs is None:   # a named input is read or refused
+        raise DataError("only the LLM judge reads passage texts (--judge-pairs): add "
+                        "--judge-pairs, or leave --passages out", path=passages)
     output_dir = Path(output_dir)
     answers = read_answers(input_path)
     if labels is not None:
@@ -75,6 +82,9 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
                   if it.cited and (opts.judge_pairs == "all" or it.label == NOT_JUDGED)}
         if needed and passages is not None:
             store = PassageStore(passages, needed)
+        elif passages is not None:
+            log.warning("%s not read: every cited pair has a label (--judge-pairs missing)",
+                        passages)
         try:
             items, _ = judge_items(items, answers, store, lazy.get, judge=opts.judge_pairs,
                                    prompt=opts.prompt,

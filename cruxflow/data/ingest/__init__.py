@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +28,7 @@ from cruxflow.data.ingest.formats import (
     option_paths,
     resolved,
 )
-from cruxflow.data.io import atomic_directory, atomic_write, read_run, read_text
+from cruxflow.data.io import atomic_directory, atomic_write, read_json, read_run, read_text
 from cruxflow.data.model import (
     Dataset,
     document_from_json,
@@ -96,8 +95,8 @@ def is_our_manifest(path: Path) -> bool:
     """Whether ``path`` is a manifest ``ingest`` wrote: a JSON object that says so (or, from
     before the mark, that has the ``ingest`` report and the ``counts`` of every part)."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        manifest = read_json(path)
+    except DataError:
         return False
     if not isinstance(manifest, dict):
         return False

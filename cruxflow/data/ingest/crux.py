@@ -20,6 +20,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions
 from cruxflow.data.ingest.crux_paper import own_files, paper_files, read_flat
 from cruxflow.data.ingest.crux_release import is_release, read_release, release_runs
+from cruxflow.data.io import wrong_kind
 
 LOOKED_FOR = (
     "looked for (a) the Hugging Face release clone: topic/*.jsonl with subtopics/, judge/ or "
@@ -38,6 +39,8 @@ def read_crux(path, options: IngestOptions) -> tuple:
     root = Path(path)
     if not root.exists():
         raise DataError("no such CRUX directory or topics file", path=root)
+    if not (root.is_dir() or root.is_file()):
+        raise wrong_kind(root, "a CRUX directory or topics file")
     if root.is_dir() and (root / "topics.jsonl").is_file():
         return read_flat(own_files(root), options)
     if is_release(root):

@@ -22,13 +22,8 @@ labeling-tool      ``{"id": topic, "document": passage, "relevances": {"<q>": 0-
 -1 (the authors' parser writes it where the judge gave no digit) is read, answers nothing and is
 counted; any other value outside 0..5 is an error naming the file, line and field.
 
-**Added ratings.** A record may name where it comes from in a ``source`` field (``cruxflow
-judge`` writes the judge of the holes there: the ratings of a run's unjudged passages, issue
-39); a record without one is an *original* rating. Original and added ratings are read
-together, in one folder or from several paths, and counted by source
-(:meth:`JudgeRatings.source_counts`, :func:`sources_note`); a (topic, passage) that both rate
-keeps the original ratings, counted (``original_kept``). Two added sources that rate a pair
-differently are an error, as two judges in one folder are.
+**Added ratings**, records that name their ``source`` (``cruxflow judge``'s), are read beside
+the original ones and counted by source: :mod:`cruxflow.data.ingest.crux_sources`.
 """
 
 from __future__ import annotations
@@ -51,7 +46,17 @@ from cruxflow.data.ingest.crux_qrels import (  # noqa: F401  (read from here by 
     read_diversity_qrels,
 )
 from cruxflow.data.ingest.crux_ratings import RatingRows, RecordPlaces
-from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.ingest.crux_sources import (  # noqa: F401  (read from here by the doors)
+    ORIGINAL,
+    SOURCE,
+    add_read,
+    keep,
+    names_a_source,
+    source_counts,
+    source_of,
+    sources_note,
+)
+from cruxflow.data.io import NOT_A_FILE, iter_jsonl, read_text, regular_files
 from cruxflow.data.model import (
     _RATINGS_OR_UNRATED,
     EMPTY_QUESTION,
@@ -61,9 +66,6 @@ from cruxflow.data.model import (
 )
 from cruxflow.data.names import ORACLE
 
-# The field that names where a record comes from; a record without it is an original rating.
-SOURCE = "source"
-ORIGINAL = "original"
 # (layout name, topic key, passage key, ratings key); the batched layout is handled apart.
 RATING_LAYOUTS = (
     ("release", "id", "docid", "rating"),
@@ -80,23 +82,6 @@ _SPACE = re.compile(r"\s")
 # by one search of this expression, anything else by json.loads.
 _RELEASE_LINE = re.compile(r'^\{"id": "([^"\\\s\x00-\x1f]+)", "docid": "([^"\\\s\x00-\x1f]+)", '
                            r'"rating": \[((?:-1|[0-5])(?:, (?:-1|[0-5]))*)?\]\}$', re.M)
-
-
-NOT_A_FILE = ("not a readable file (a folder, a broken symlink, a loop of them, or a special "
-              "file) where a reader expects one: refused rather than skipped")
-
-
-def regular_files(paths) -> list[Path]:
-    """Of ``paths`` (entries a reader recognises by their names), those that are regular
-    files; one that is there as anything else (a folder, a broken or looping symlink, a FIFO)
-    is an error, not a file skipped in silence."""
-    out = []
-    for p in map(Path, paths):
-        if p.is_file():
-            out.append(p)
-        elif os.path.lexists(p):
-            raise DataError(NOT_A_FILE, path=p)
-    return out
 
 
 def jsonl_files(path, what: str) -> list[Path]:
@@ -236,12 +221,7 @@ class JudgeRatings:
         return {t: len(next(iter(m.values()))) for t, m in self.by_topic().items()}
 
     def source_counts(self) -> dict[str, int]:
-        """The pairs kept from each source: ``original`` first, then the added ones in the
-        order first read."""
-        counts = {ORIGINAL: len(self.ratings) - len(self.sources)}
-        for source in self.sources.values():
-            counts[source] = counts.get(source, 0) + 1
-        return counts
+        return source_counts(self.ratings, self.sources)
 
     def summary(self) -> dict:
         out = {"files": [str(f) for f in self.files], "layouts": sorted(self.layouts),
@@ -253,19 +233,6 @@ class JudgeRatings:
             out["sources"] = self.source_counts()
             out["original_kept"] = self.original_kept
         return out
-
-
-def sources_note(summary: Mapping | None) -> str | None:
-    """The one line every door prints of ratings read from several sources (a
-    :meth:`JudgeRatings.summary`, or its ``sources`` part), or None when all are original."""
-    if not summary or "sources" not in summary:
-        return None
-    counts = dict(summary["sources"])
-    original = counts.pop(ORIGINAL, 0)
-    added = "; ".join(f"{n} from {source}" for source, n in counts.items())
-    kept = summary.get("original_kept", 0)
-    return (f"ratings of {original + sum(counts.values())} (topic, passage) pairs: {original} "
-            f"original, {added or 'none added'}; {kept} pairs rated by both: the original kept")
 
 
 def ratings_layout(obj: dict) -> tuple[str, str, str, str] | None:
@@ -323,36 +290,15 @@ def read_ratings(path, encoding: str = "utf-8",
     files = [f for p in paths for f in jsonl_files(p, "ratings")]
     # the files of added ratings (their first record names a source) are read apart, so that
     # a large judge folder keeps its fast reader; what they add goes in record by record
-    added = [f for f in files if _names_a_source(f, encoding)]
+    added = [f for f in files if names_a_source(f, encoding)]
     files = [f for f in files if f not in added]
-    out = (_read_release_ratings(files, encoding, n_questions)
-           or _read_ratings_checked(files, encoding, n_questions, merge)) if files \
-        else JudgeRatings()
+    out = _read_release_ratings(files, encoding, n_questions) if files else JudgeRatings()
+    if out is None:
+        out = _read_ratings_checked(files, encoding, n_questions, merge)
     if added:
         lengths = {**_lengths(out), **(n_questions or {})}
-        extra = _read_ratings_checked(added, encoding, lengths, merge)
-        out.files = [*out.files, *extra.files]
-        out.layouts |= extra.layouts
-        out.repeated += extra.repeated
-        out.original_kept += extra.original_kept
-        for key, ratings in extra.ratings.items():
-            _keep(out, key, ratings, extra.sources.get(key, ORIGINAL), extra.where[key],
-                  extra.field_names(key))
+        add_read(out, _read_ratings_checked(added, encoding, lengths, merge))
     return out
-
-
-def _names_a_source(path: Path, encoding: str) -> bool:
-    """Whether the first record of a ratings file names its source (a file of added
-    ratings)."""
-    with open(path, encoding=encoding, errors="replace") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    return False   # the reader names the bad line
-                return isinstance(obj, dict) and SOURCE in obj
-    return False
 
 
 def _lengths(ratings: JudgeRatings) -> dict[str, int]:
@@ -361,42 +307,6 @@ def _lengths(ratings: JudgeRatings) -> dict[str, int]:
     for (tid, _), r in ratings.ratings.items():
         out.setdefault(tid, len(r))
     return out
-
-
-def _keep(out: JudgeRatings, key: tuple[str, str], ratings: list[int], source: str,
-          where: dict, names: tuple[str, str, str]) -> None:
-    """One (topic, passage)'s ratings into ``out``: a pair read again with the same ratings
-    from the same source is counted, an original and an added rating of one pair keep the
-    original (counted), and any other pair rated twice differently is an error naming both
-    places."""
-    if key in out.ratings:
-        seen = out.sources.get(key, ORIGINAL)
-        if (seen == ORIGINAL) != (source == ORIGINAL):   # the original wins
-            out.original_kept += 1
-            if source == ORIGINAL:
-                out.unrated -= sum(r == RATING_UNRATED for r in out.ratings[key])
-                del out.sources[key]
-                _put(out, key, ratings, source, where, names)
-            return
-        if out.ratings[key] == ratings:
-            out.repeated += 1
-            return
-        place = out.where[key]
-        by = "" if seen == source else f" by {seen!r} and by {source!r}"
-        raise DataError(f"passage {key[1]} of topic {key[0]} rated differently{by} at "
-                        f"{place['path']} {place['record']} (two judges in one folder? name "
-                        "one file)", field=names[2], **where)
-    _put(out, key, ratings, source, where, names)
-
-
-def _put(out: JudgeRatings, key, ratings, source: str, where: dict, names) -> None:
-    out.ratings[key] = ratings
-    out.where[key] = where
-    if names != RELEASE_FIELDS:
-        out.fields[key] = names
-    if source != ORIGINAL:
-        out.sources[key] = source
-    out.unrated += sum(r == RATING_UNRATED for r in ratings)
 
 
 def _read_release_ratings(files: list[Path], encoding: str,
@@ -521,21 +431,10 @@ def _read_ratings_checked(files: list[Path], encoding: str,
                 if len(ratings) != n:
                     raise DataError(f"{len(ratings)} ratings, but topic {tid} has {n} at "
                                     f"{first['path']} {first['record']}", field=rkey, **where)
-                _keep(out, (tid, pid), ratings, _source(obj, where), where, names)
+                keep(out, (tid, pid), ratings, source_of(obj, where), where, names)
     if human:
         _add_human(out, human, n_questions, merge)
     return out
-
-
-def _source(obj: dict, where: dict) -> str:
-    """The record's source (:data:`SOURCE`), or :data:`ORIGINAL` where it names none."""
-    if SOURCE not in obj:
-        return ORIGINAL
-    value = obj[SOURCE]
-    if not isinstance(value, str) or not value.strip() or value == ORIGINAL:
-        raise DataError(f"expected the name of the ratings' source (a non-empty string other "
-                        f"than {ORIGINAL!r}), got {value!r}", field=SOURCE, **where)
-    return value
 
 
 def _add_human(out: JudgeRatings, human: HumanRatings, n_questions, merge: str) -> None:

@@ -33,12 +33,11 @@ from cruxflow.data.ingest.crux_common import (
     read_collection,
     read_diversity_qrels,
     read_ratings,
-    regular_files,
     report_topics,
     sources_note,
     split_report_id,
 )
-from cruxflow.data.io import iter_jsonl
+from cruxflow.data.io import TOO_DEEP, iter_jsonl, iter_lines, regular_files
 from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id
 
 OWN, PAPER = "cruxflow crux directory", "paper-era files"
@@ -63,29 +62,29 @@ class FlatFiles:
 
 def _first_record(path: Path, encoding: str):
     """The first JSON object of a JSONL file (None for an empty file), reading one line."""
-    with open(path, encoding=encoding, errors="replace") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if lineno == 1:
-                line = line.removeprefix("\ufeff")  # as read_text drops it
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
-                                    record=f"line {lineno}") from None
-                return obj if isinstance(obj, dict) else None
+    for lineno, line in iter_lines(path, encoding, errors="replace"):
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path,
+                                record=f"line {lineno}") from None
+            except RecursionError:
+                raise DataError(TOO_DEEP, path=path, record=f"line {lineno}") from None
+            return obj if isinstance(obj, dict) else None
     return None
 
 
 def _first_line_columns(path: Path) -> int:
     try:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    parts = line.removeprefix("\ufeff").split()
-                    return 6 if len(parts) == 6 and parts[1] == "Q0" else len(parts)
-    except UnicodeDecodeError:
-        return 0
+        for _, line in iter_lines(path):
+            if line.strip():
+                parts = line.split()
+                return 6 if len(parts) == 6 and parts[1] == "Q0" else len(parts)
+    except DataError as exc:
+        if "not valid utf-8" in exc.reason:
+            return 0
+        raise
     return 0
 
 

@@ -41,10 +41,9 @@ from cruxflow.data.ingest.crux_common import (
     read_collection,
     read_diversity_qrels,
     read_id,
-    regular_files,
 )
 from cruxflow.data.ingest.crux_paper import attach_judge
-from cruxflow.data.io import iter_jsonl
+from cruxflow.data.io import iter_jsonl, regular_files
 from cruxflow.data.model import Dataset, Passage, Reference, Topic, parse_passage_id
 
 RELEASE = "Hugging Face release clone"

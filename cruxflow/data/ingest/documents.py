@@ -31,13 +31,20 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport, RawArticle, _documents
-from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.io import (
+    iter_jsonl,
+    list_folder,
+    not_used_note,
+    read_text,
+    regular_files,
+    wrong_kind,
+)
 from cruxflow.data.model import Dataset, Document, Reference, Topic
+from cruxflow.data.names import name_problem
 
 IRDS_PREFIX = "irds:"   # an input read through ir_datasets: irds:<dataset id>
 
 # What a topic id must not hold: passage ids are <topic>:<doc>#<n> (cruxflow.data.model).
-_TOPIC_ID = re.compile(r"^[^:#\s]+$")
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
 FOLDER_FILES = {"reference": "reference.txt", "request": "request.txt",
                 "questions": "questions.txt"}
@@ -65,9 +72,9 @@ def _string(obj: dict, name: str, where: dict, *, optional: bool) -> str | None:
 
 
 def _topic_id(value: str, where: dict, name: str = "topic_id") -> str:
-    if not _TOPIC_ID.match(value):
-        raise DataError(f"topic id {value!r} must not hold whitespace, ':' or '#' (passage ids "
-                        "are <topic>:<doc>#<n>)", field=name, **where)
+    if problem := name_problem(value):   # --prefix's rule: ids become parts of file names
+        raise DataError(f"topic id {problem}; passage ids are <topic>:<doc>#<n>", field=name,
+                        **where)
     return value
 
 
@@ -204,25 +211,31 @@ def _read_jsonl(path: Path, options: IngestOptions, builder: _Builder) -> None:
 
 
 def _read_folders(root: Path, options: IngestOptions, builder: _Builder) -> None:
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    """One topic per folder of ``root``; every entry is read or refused, and those no reader
+    takes (a README beside the folders, a PDF inside one) are counted in a note."""
+    entries = [p for p in list_folder(root) if not p.name.startswith(".")]
+    folders = [p for p in entries if p.is_dir()]
+    unused = [p for p in entries if not p.is_dir()]
     if not folders:
         raise DataError("holds no topic folder (one folder per topic, one .txt per document)",
                         path=root)
     for folder in folders:
         where = {"path": folder, "record": f"topic {folder.name}"}
         tid = _topic_id(folder.name, where, "folder name")
+        inside = [p for p in list_folder(folder) if not p.name.startswith(".")]
         given = {}
         for key, name in FOLDER_FILES.items():
-            f = folder / name
-            text = read_text(f, options.encoding) if f.is_file() else None
+            found = regular_files([folder / name])
+            text = read_text(found[0], options.encoding) if found else None
             if text is not None and not text.strip():
-                raise DataError("is empty (remove it to have it generated)", path=f)
+                raise DataError("is empty (remove it to have it generated)", path=folder / name)
             given[key] = text
         questions = None
         if given["questions"] is not None:
             questions = [q.strip() for q in given["questions"].splitlines() if q.strip()]
-        files = sorted(p for p in folder.glob("*.txt")
-                       if p.is_file() and p.name not in FOLDER_FILES.values())
+        files = regular_files(p for p in inside
+                              if p.suffix == ".txt" and p.name not in FOLDER_FILES.values())
+        unused += [p for p in inside if p.suffix != ".txt"]
         if not files:
             builder.no_documents(given["request"], {"path": folder})
         articles = []
@@ -234,6 +247,9 @@ def _read_folders(root: Path, options: IngestOptions, builder: _Builder) -> None
         request = given["request"]
         builder.add(tid, articles, given["reference"] and _prose(given["reference"]),
                     request and " ".join(request.split()), questions, where, "folder name")
+    if note := not_used_note(unused, root, "read (only topic folders and their .txt files "
+                                           "are)"):
+        builder.report.notes.append(note)
 
 
 def read_documents(path, options: IngestOptions) -> tuple:
@@ -256,6 +272,5 @@ def read_documents(path, options: IngestOptions) -> tuple:
         report.layout = "jsonl"
         _read_jsonl(path, options, builder)
     else:
-        raise DataError("no such file or folder (expected a .jsonl file of topics or a folder "
-                        "of topic folders)", path=path)
+        raise wrong_kind(path, "a .jsonl file of topics or a folder of topic folders")
     return builder.dataset(), report

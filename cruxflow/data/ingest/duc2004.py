@@ -25,7 +25,7 @@ from cruxflow.data.ingest.common import (
     clean_paragraphs,
 )
 from cruxflow.data.ingest.formats import RELEASE_PREFIX
-from cruxflow.data.io import existing, read_text
+from cruxflow.data.io import existing, read_text, wrong_kind
 from cruxflow.data.model import Reference
 
 _DOC = re.compile(r"<DOC>(.*?)</DOC>", re.S | re.I)
@@ -95,6 +95,8 @@ def parse_sgml_doc(path: Path, encoding: str = "utf-8") -> tuple[str, str | None
 
 
 def _find(root: Path, name: str) -> Path:
+    if not root.is_dir():
+        raise wrong_kind(root, "the DUC 2004 folder (docs/ and models/)")
     p = root / name
     if not p.is_dir():
         raise DataError(f"no {name}/ directory (expected the NIST layout docs/ and models/)",

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cruxflow.data.names import NAME_PATTERN
+
 # --- formats -----------------------------------------------------------------------------------
 
 
@@ -75,7 +77,7 @@ ALL = tuple(FORMATS)
 
 # DUC 2004 under this prefix takes the CRUX release's topic numbers (release_order.py)
 RELEASE_PREFIX = "duc04-testb"
-PREFIX_PATTERN = r"^[A-Za-z0-9_.-]+$"
+PREFIX_PATTERN = NAME_PATTERN
 
 
 # --- options -----------------------------------------------------------------------------------

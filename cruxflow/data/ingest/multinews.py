@@ -31,7 +31,7 @@ from cruxflow.data.ingest.common import (
     assemble,
     clean_paragraphs,
 )
-from cruxflow.data.io import iter_jsonl, read_text
+from cruxflow.data.io import iter_jsonl, read_text, wrong_kind
 from cruxflow.data.model import Reference
 
 HUB_SEPARATOR = "|||||"
@@ -87,7 +87,7 @@ def read_multinews(path, options: IngestOptions) -> tuple:
     """Read Multi-News as distributed on the dataset hub (``.jsonl`` or ``.parquet``)."""
     path = Path(path)
     if not path.is_file():
-        raise DataError("no such file (expected a Multi-News .jsonl or .parquet file)", path=path)
+        raise wrong_kind(path, "a Multi-News .jsonl or .parquet file")
     report = IngestReport("multinews", str(path))
     clusters = []
     for i, record, row in _hub_rows(path, options.encoding):
@@ -117,7 +117,7 @@ def read_multinews_src(path, options: IngestOptions) -> tuple:
     """Read the original ``.src``/``.tgt`` pair; ``path`` is the ``.src`` file."""
     src = Path(path)
     if not src.is_file():
-        raise DataError("no such file (expected a Multi-News .src file)", path=src)
+        raise wrong_kind(src, "a Multi-News .src file")
     tgt = _tgt_for(src)
     src_lines = read_text(src, options.encoding).split("\n")
     tgt_lines = read_text(tgt, options.encoding).split("\n")

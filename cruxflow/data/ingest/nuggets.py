@@ -30,8 +30,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.common import IngestOptions, IngestReport
-from cruxflow.data.ingest.crux_common import regular_files
-from cruxflow.data.io import iter_jsonl
+from cruxflow.data.io import iter_jsonl, regular_files, wrong_kind
 from cruxflow.data.model import Dataset, Passage, Topic
 
 RATING = {"support": 5, "partial_support": 2, "not_support": 0}
@@ -89,7 +88,7 @@ def read_nuggets(path, options: IngestOptions) -> tuple:
     elif path.is_file():
         files = [path]
     else:
-        raise DataError("no such file or folder", path=path)
+        raise wrong_kind(path, "nuggets.jsonl, assignments.jsonl or a folder of them")
     segments = _segments(Path(options.collection), options.encoding) if options.collection else None
     report = IngestReport("nuggets", str(path), layout="autonuggetizer")
     counts = report.counts

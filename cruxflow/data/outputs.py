@@ -1,0 +1,315 @@
+"""Writing outputs: atomic files and folders, a command's outputs together, inputs protected.
+
+Every writer goes through :func:`atomic_write`: the content is written to a temporary file in the
+target directory and moved into place with ``os.replace``, so a killed job never leaves a
+half-written output that a later rule would trust; :func:`atomic_directory` does the same for a
+whole directory, and under :func:`outputs_together` (every console command) a command's files
+are moved into place together when it succeeds. Outputs get the mode a plain ``open`` would
+give them (the umask's, or the mode of the file they replace), so colleagues on a shared file
+system can read them. No writer replaces an input of the running command
+(:func:`inputs_protected`), and the system's refusal (a full disk, a read-only file system)
+is one line naming the output. :mod:`cruxflow.data.io` re-exports all of it with its readers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from cruxflow.data.errors import DataError
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system says (Linux)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    old = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, but brief)
+    os.umask(old)
+    return old
+
+
+def _new_mode(path: Path, full: int) -> int:
+    """What ``open`` (``full`` 0o666) or ``mkdir`` (0o777) would leave ``path`` with: the mode
+    of what is there, else ``full`` less the umask. ``mkstemp``/``mkdtemp`` give 0600/0700
+    whatever the umask, which a colleague on a shared file system cannot read."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return full & ~current_umask()
+
+
+def ensure_dir(directory) -> Path:
+    """``mkdir -p``; a file in the way (the directory itself or an ancestor) is a
+    :class:`DataError` naming it."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in (d, *d.parents) if p.exists() and not p.is_dir()), d)
+        raise DataError("is a file, not a directory: cannot write below it",
+                        path=blocker) from None
+    except PermissionError:
+        raise DataError("cannot create the directory: permission denied", path=d) from None
+    except OSError as exc:  # a read-only file system, a full disk
+        raise _write_failed(exc, d) from None
+    return d
+
+
+# --- outputs never replace inputs ---------------------------------------------------------
+
+# The inputs of the running command, as (path, the option that named it); every writer below
+# refuses to replace one of them (set by the CLI for the length of one command).
+_PROTECTED: list[tuple[Path, str]] = []
+
+
+def same_file(a, b) -> bool:
+    """Whether two paths name the same file or folder: the same inode where both exist (a
+    symlink or a hard link of an input is that input), else the same resolved path."""
+    a, b = Path(a), Path(b)
+    with contextlib.suppress(OSError):
+        return os.path.samefile(a, b)
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def refuse_input(path, option: str = "--output") -> None:
+    """Raise a :class:`DataError` if writing ``path`` would replace an input of the command."""
+    for given, named in _PROTECTED:
+        if same_file(path, given):
+            raise DataError(f"is the command's input {named} {given}: writing it would destroy "
+                            f"the input; choose another {option}", path=path)
+
+
+@contextlib.contextmanager
+def inputs_protected(inputs: Iterable[tuple[Path, str]]):
+    """For the length of the block, every :func:`atomic_write` (and the LLM cache) refuses to
+    replace one of ``inputs`` (path, the option that named it)."""
+    added = [(Path(p), named) for p, named in inputs]
+    _PROTECTED.extend(added)
+    try:
+        yield
+    finally:
+        for item in added:
+            _PROTECTED.remove(item)
+
+
+def check_outputs(outputs: Iterable[tuple[Path, str, tuple[str, ...]]],
+                  inputs: Iterable[tuple[Path, str]]) -> None:
+    """Before a command does any work: no output (path, option, the file names it writes when
+    it is a folder) is one of the ``inputs`` (path, option), nor holds one under a name it
+    writes. The check a writer makes at the end (:func:`refuse_input`) catches the rest."""
+    inputs = list(inputs)
+    for out, option, names in outputs:
+        for given, named in inputs:
+            if same_file(out, given) or any(same_file(Path(out) / n, given) for n in names):
+                raise DataError(f"is the command's input {named} {given} (or would overwrite "
+                                f"it): choose another {option}", path=out)
+
+
+def _write_failed(exc: OSError, path) -> DataError:
+    """A write that the system refused (disk full, read-only file system, quota) as one line."""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    return DataError(f"cannot write: {reason}; nothing was replaced", path=path)
+
+
+# --- a command's outputs together -----------------------------------------------------------
+
+# The open stage (at most one): the finished temporaries of atomic_write, each with its target,
+# moved into place when the stage ends without an error; and the temporary folders of
+# atomic_directory, inside which files are written as they come.
+_STAGE: list[list[tuple[str, Path]]] = []
+_OPEN_DIRECTORIES: list[Path] = []
+
+
+@contextlib.contextmanager
+def outputs_together():
+    """For the block (one console command): every :func:`atomic_write` keeps its finished
+    temporary file beside its target, and all of them are moved into place when the block
+    ends without an error; when it fails (a full disk, a bad record met late, Ctrl-C), they
+    are removed and every output stays as it was. So a command's files appear together or not
+    at all: never a new ``per_query.tsv`` beside an old ``aggregate.tsv``. The moves are
+    renames within each target's folder, done one after the other at the end; a folder
+    written by :func:`atomic_directory` is swapped in as a whole when it is complete."""
+    if _STAGE:   # already inside one: the outer block decides
+        yield
+        return
+    stage: list[tuple[str, Path]] = []
+    _STAGE.append(stage)
+    try:
+        yield
+    except BaseException:
+        for tmp, _ in stage:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    finally:
+        _STAGE.remove(stage)
+    for i, (tmp, target) in enumerate(stage):
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            for rest, _ in stage[i:]:
+                with contextlib.suppress(OSError):
+                    os.unlink(rest)
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            done = f"{i} of the {len(stage)} outputs were replaced before it" if i else \
+                "nothing was replaced"
+            raise DataError(f"cannot write: {reason}; {done}", path=target) from None
+
+
+def _staged(path: Path) -> bool:
+    """Whether a finished ``path`` waits for the end of the stage (not inside a temporary
+    folder of :func:`atomic_directory`, which is swapped in as a whole)."""
+    if not _STAGE:
+        return False
+    here = Path(os.path.abspath(path))
+    return not any(Path(os.path.abspath(d)) in here.parents for d in _OPEN_DIRECTORIES)
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
+    """Open a temporary file next to ``path``; on success move it over ``path`` (at the end of
+    the command, under :func:`outputs_together`)."""
+    path = Path(path)
+    refuse_input(path)
+    ensure_dir(path.parent)
+    if path.is_dir():
+        raise DataError("is a directory: cannot write a file there", path=path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except PermissionError:
+        raise DataError("cannot write: permission denied", path=path) from None
+    except OSError as exc:
+        raise _write_failed(exc, path) from None
+    try:
+        os.fchmod(fd, _new_mode(path, 0o666))
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        if _staged(path):
+            _STAGE[0].append((tmp, path))
+        else:
+            os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
+            raise _write_failed(exc, path) from None
+        raise
+
+
+# SQLite's result codes for what the system refused (a full disk, a read-only file system, a
+# folder one may not write) and for a file that is no database (sqlite3.Error.sqlite_errorcode).
+_SQLITE_SYSTEM = {13: errno.ENOSPC, 8: errno.EROFS, 3: errno.EACCES, 14: errno.EACCES,
+                  10: errno.EIO}
+_SQLITE_NOT_A_DATABASE = {26, 11}   # SQLITE_NOTADB, SQLITE_CORRUPT
+
+
+def sqlite_error(exc, path, what: str, option: str) -> DataError | Exception:
+    """One line for an SQLite error on a database the user named (``what``: "an LLM cache",
+    given as ``option``): the system's refusal as "cannot write: No space left on device"
+    (a database a full disk left empty is no reason to move it away), a file that is no
+    database as such; anything else is returned as it is (a bug: its traceback)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:   # before Python 3.11, or no code: SQLite's words
+        text = str(exc)
+        code = (13 if "full" in text else 8 if "readonly" in text else
+                26 if "not a database" in text else None)
+    if code in _SQLITE_SYSTEM:
+        reason = os.strerror(_SQLITE_SYSTEM[code])
+        return DataError(f"cannot write: {reason} (SQLite: {exc}); what was stored before "
+                         "stays", path=path)
+    if code in _SQLITE_NOT_A_DATABASE:
+        return DataError(f"not {what} (SQLite says: {exc}); give another {option} or move "
+                         "the file away", path=path)
+    return exc
+
+
+# What the system answers a write it will not do; anything else is a bug worth a traceback.
+_SYSTEM_REFUSALS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM,
+                    errno.EFBIG, errno.EIO}
+
+
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Yield a fresh temporary directory beside ``path``; on success it replaces ``path`` as a
+    whole (whatever ``path`` held is gone, so no file of an earlier output survives), on failure
+    it is removed and ``path`` is left as it was.
+
+    The swap is two renames (old aside, new in); a crash between them leaves ``path`` missing
+    and the old one beside it as ``.<name>.old-*``, never a mix of both. The caller decides
+    whether ``path`` may be replaced at all.
+    """
+    path = Path(path)
+    refuse_input(path)
+    ensure_dir(path.parent)
+    if path.exists() and not path.is_dir():
+        raise DataError("is a file, not a directory", path=path)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    except PermissionError:
+        raise DataError("cannot write: permission denied", path=path.parent) from None
+    except OSError as exc:
+        raise _write_failed(exc, path) from None
+    _OPEN_DIRECTORIES.append(tmp)
+    try:
+        os.chmod(tmp, _new_mode(path, 0o777))
+        yield tmp
+        _OPEN_DIRECTORIES.remove(tmp)
+        if path.is_dir() and any(path.iterdir()):
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+            os.rename(path, old / path.name)
+            os.rename(tmp, path)
+            shutil.rmtree(old)
+        else:  # absent or empty: rename replaces an empty directory
+            os.rename(tmp, path)
+    except BaseException as exc:
+        if tmp in _OPEN_DIRECTORIES:
+            _OPEN_DIRECTORIES.remove(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in _SYSTEM_REFUSALS:
+            raise _write_failed(exc, path) from None
+        if isinstance(exc, DataError) and exc.path and exc.path.startswith(str(tmp)):
+            # name the output the user gave, not the temporary folder that is gone now
+            raise DataError(exc.reason, path=str(path) + exc.path[len(str(tmp)):],
+                            record=exc.record, field=exc.field) from None
+        raise
+
+
+def write_jsonl(path, rows: Iterable[dict]) -> int:
+    """Write ``rows`` as JSON lines atomically; return how many were written."""
+    n = 0
+    with atomic_write(path) as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def write_json(path, obj) -> None:
+    with atomic_write(path) as out:
+        json.dump(obj, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+
+
+def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -> None:
+    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell)."""
+    with atomic_write(path) as out:
+        frame.to_csv(out, sep="\t", index=index, float_format=float_format)
+
+
+def nan_to_none(value):
+    """``None`` for a float NaN (JSON has no NaN), anything else unchanged."""
+    return None if isinstance(value, float) and value != value else value

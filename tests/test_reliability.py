@@ -1,0 +1,376 @@
+"""Issue 40, what tests/test_bad_inputs.py's table cannot hold: the bound on a record measured
+(exact at the limit, the memory of `--run /dev/zero`), a command's outputs together or not at
+all on a full disk (a real tmpfs where one can be mounted, else a simulated ENOSPC), `init`
+whole or nothing, a resumable project by default, the stale lock's one line, unused key points
+counted, an unreadable topic folder, and the suite's own check for processes left behind."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cruxflow.cli import main
+from cruxflow.data.errors import DataError
+from cruxflow.data.ingest import IngestOptions, ingest_to
+from cruxflow.data.io import (
+    MAX_RECORD_BYTES,
+    iter_lines,
+    read_bytes,
+    read_line_blocks,
+    read_text,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "resources" / "demo"
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("data") / "data"
+    ingest_to("crux", DEMO / "crux", d, IngestOptions(prefix="crux"), eta=3)
+    return d
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None
+            for p in sorted(root.rglob("*"))}
+
+
+# --- the bound on a record ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reader", ["read_bytes", "read_line_blocks", "iter_lines", "pipe"])
+def test_a_line_of_exactly_the_bound_passes_and_one_byte_more_stops(reader, tmp_path,
+                                                                    monkeypatch):
+    monkeypatch.setenv("CRUXFLOW_MAX_RECORD_BYTES", "10")
+    ok, long = b"a\n" + b"x" * 10 + b"\nb", b"a\n" + b"x" * 11 + b"\nb"
+    read = {"read_bytes": read_bytes, "pipe": read_bytes,
+            "read_line_blocks": lambda p: b"".join(read_line_blocks(p, 4)),
+            "iter_lines": lambda p: "\n".join(line for _, line in iter_lines(p)).encode()}[reader]
+    for data, fails in ((ok, False), (long, True)):
+        path = tmp_path / "f"
+        if reader == "pipe":   # a FIFO, as process substitution gives: read in pieces
+            path.unlink(missing_ok=True)
+            os.mkfifo(path)
+            # the writer opens the pipe itself: opening it here would wait for a reader
+            writer = subprocess.Popen([sys.executable, "-c",
+                                       f"open({str(path)!r}, 'wb').write({data!r})"])
+        else:
+            path.write_bytes(data)
+        if fails:
+            with pytest.raises(DataError, match=r"a line longer than 10 bytes \(from byte 2\)"):
+                read(path)
+        else:
+            assert read(path) == data
+        if reader == "pipe":
+            if fails:   # the reader stopped early: the writer may wait on a full pipe
+                writer.kill()
+            writer.wait(10)
+
+
+def test_the_bound_is_32_mib_and_a_longer_line_reads_with_the_override(tmp_path, monkeypatch):
+    assert MAX_RECORD_BYTES == 32 * 1024 * 1024
+    path = tmp_path / "f.jsonl"
+    path.write_text(json.dumps({"text": "x" * 40}) + "\n")
+    monkeypatch.setenv("CRUXFLOW_MAX_RECORD_BYTES", "20")
+    with pytest.raises(DataError, match="raise the bound with CRUXFLOW_MAX_RECORD_BYTES"):
+        read_text(path)
+    monkeypatch.setenv("CRUXFLOW_MAX_RECORD_BYTES", "100")
+    assert json.loads(read_text(path)) == {"text": "x" * 40}
+
+
+def _peak_rss_mb(argv: list[str]) -> tuple[int, str, float]:
+    """Run ``argv`` in a child of a fresh Python: exit status, stderr, the child's peak RSS."""
+    probe = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], "
+             "stderr=subprocess.PIPE, text=True); print(p.returncode); print(p.stderr.strip()); "
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    probe = probe.replace("stderr=subprocess.PIPE", "stdout=subprocess.DEVNULL, "
+                                                    "stderr=subprocess.PIPE")
+    out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True,
+                         env=ENV, timeout=300).stdout.strip().splitlines()
+    return int(out[0]), "\n".join(out[1:-1]), int(out[-1]) / 1024
+
+
+def test_dev_zero_as_a_run_stops_in_bounded_memory(dataset):
+    """Issue 40: `evaluate --run /dev/zero` grew to 8 GB in 14 s. Now it stops after 32 MiB
+    with one line; its peak memory is measured against the same command on a real run."""
+    command = [sys.executable, "-m", "cruxflow.cli", "evaluate", "--dataset", str(dataset),
+               "--run"]
+    rc, err, zero_mb = _peak_rss_mb([*command, "/dev/zero"])
+    assert rc == 2 and err.startswith("cruxflow: error: /dev/zero: a line longer than "), err
+    assert len(err.splitlines()) == 1
+    rc, _, base_mb = _peak_rss_mb([*command, str(dataset / "judgments/eta3/oracle.run")])
+    assert rc == 0
+    print(f"peak RSS: /dev/zero {zero_mb:.0f} MB, a real run {base_mb:.0f} MB")
+    assert zero_mb - base_mb < 100, (zero_mb, base_mb)
+
+
+# --- a full disk: outputs together or not at all --------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs where this machine lets us mount one (root), else None (and with
+    CRUXFLOW_TEST_NO_TMPFS=1, to run the simulated full disk where a tmpfs would do)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None or \
+            os.environ.get("CRUXFLOW_TEST_NO_TMPFS") == "1":
+        yield None
+        return
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True).returncode == 0
+    try:
+        yield disk if mounted else None
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _fill(disk: Path, leave: int) -> None:
+    """Fill ``disk`` up to ``leave`` bytes (a file of the rest)."""
+    free = shutil.disk_usage(disk).free
+    with open(disk / "filler", "wb") as f:
+        f.write(b"\0" * max(0, free - leave))
+
+
+def test_evaluate_on_a_full_disk_writes_neither_file(dataset, small_disk, tmp_path, capsys,
+                                                     monkeypatch):
+    """Issue 40: a full disk left per_query.tsv without aggregate.tsv and said "nothing was
+    replaced". The second file fails (a real tmpfs with one page left, or ENOSPC at the fsync
+    of aggregate.tsv); the first, already complete, is not moved into place either."""
+    out = (small_disk or tmp_path) / "scores"
+    argv = ["evaluate", "--dataset", str(dataset), "--run",
+            str(dataset / "judgments/eta3/oracle.run"), "--output", str(out)]
+    assert main(argv) == 0
+    old = snapshot(out)
+    assert sorted(old) == ["aggregate.tsv", "per_query.tsv"]
+    assert all(0 < len(data) < 4096 for data in old.values())   # a page of tmpfs each
+    if small_disk is not None:
+        for f in out.iterdir():
+            f.unlink()   # a fresh output folder on a disk that takes one of the two files
+        old = snapshot(out)
+        _fill(small_disk, 4096)
+    else:
+        real = os.fsync
+
+        def fsync(fd):
+            if ".aggregate.tsv." in os.readlink(f"/proc/self/fd/{fd}"):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real(fd)
+        monkeypatch.setattr(os, "fsync", fsync)
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"cruxflow: error: {out}/") and "No space left on device" in err, err
+    assert len(err.splitlines()) == 1 and "nothing was replaced" in err
+    assert snapshot(out) == old   # no new file, no temporary file left
+
+
+def test_the_llm_cache_on_a_full_disk_says_so(small_disk):
+    from cruxflow.llm.base import Completion, Request, Sampling
+    from cruxflow.llm.cache import LLMCache
+
+    if small_disk is None:
+        pytest.skip("no tmpfs can be mounted here (not root): SQLite writes in C, past any "
+                    "monkeypatch")
+    cache = LLMCache(small_disk / "cache.sqlite")
+    _fill(small_disk, 4096)
+    request, answer = Request("x" * 20_000, Sampling()), Completion(text="y" * 20_000)
+    with pytest.raises(DataError) as err:
+        for i in range(5):
+            cache.put_many([(str(i), {}, request, answer)])
+    assert str(err.value).startswith(f"{small_disk / 'cache.sqlite'}: cannot write: No space "
+                                     "left on device"), err.value
+    cache.close()
+    (small_disk / "filler").unlink()
+    (small_disk / "empty.sqlite").write_bytes(b"")
+    _fill(small_disk, 0)   # a 0-byte cache left by a full disk: not "not an LLM cache"
+    with pytest.raises(DataError, match="cannot write: No space left on device"):
+        LLMCache(small_disk / "empty.sqlite")
+
+
+def test_init_on_a_full_disk_leaves_no_half_project(small_disk, tmp_path, capsys, monkeypatch):
+    target = (small_disk or tmp_path) / "proj"
+    if small_disk is not None:
+        _fill(small_disk, 8 * 1024)   # the config fits, the example corpus does not
+    else:
+        import shutil as shutil_module
+
+        real = shutil_module.copy2
+
+        def copy2(src, dst, **kwargs):
+            if str(src).endswith("questions.txt"):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+            return real(src, dst, **kwargs)
+        monkeypatch.setattr(shutil_module, "copy2", copy2)
+    capsys.readouterr()
+    assert main(["init", str(target), "--example", "--backend", "smollm2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"cruxflow: error: {target}/data: cannot copy the example corpus: No space "
+                   "left on device"), err
+    assert not target.exists()
+
+
+# --- init: a resumable project by default ---------------------------------------------------
+
+
+def test_init_writes_prompt_cache_off_unless_asked(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "a"), "--backend", "smollm2"]) == 0
+    assert main(["init", str(tmp_path / "b"), "--backend", "smollm2", "--prompt-cache"]) == 0
+    for name, want in (("a", False), ("b", True)):
+        backends = yaml.safe_load((tmp_path / name / "config.yaml").read_text())["llm"]["backends"]
+        assert {n: b.get("prompt_cache") for n, b in backends.items()} == \
+            {"served": want, "smollm2": want}
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["init", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--prompt-cache" in help_text and "no longer byte-identical" in help_text
+
+
+# --- a lock left by a killed run --------------------------------------------------------------
+
+
+def test_a_stale_lock_gets_one_line_unless_a_snakemake_runs_there(tmp_path):
+    from cruxflow.workflow.job import stale_lock_note
+
+    assert stale_lock_note(tmp_path) is None   # no lock
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.output.lock").write_text(str(tmp_path / "x"))
+    note = stale_lock_note(tmp_path)
+    assert note == (f"cruxflow: {tmp_path}/.snakemake/locks holds the lock of an earlier run "
+                    "that was killed (no other Snakemake runs here): run `snakemake --unlock` "
+                    "with the same options, then again")
+    # a process named snakemake working in that folder holds it: no line
+    fake = tmp_path / "bin" / "snakemake"
+    fake.parent.mkdir()
+    fake.symlink_to(shutil.which("sleep"))
+    proc = subprocess.Popen([str(fake), "30"], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 10
+        while stale_lock_note(tmp_path) is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert stale_lock_note(tmp_path) == note
+
+
+def test_the_workflow_says_so_before_snakemakes_lock_error(tmp_path):
+    """The real Snakemake on the workflow: a lock of a run killed with SIGKILL; the next run
+    prints the one line, then Snakemake refuses to lock (no job runs)."""
+    shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    (tmp_path / "resources").symlink_to(REPO / "resources")
+    target = "results/ingested/demo-crux/manifest.json"
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.output.lock").write_text(target + "\n")   # as the killed run left it
+    proc = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-s",
+                           str(REPO / "Snakefile"), "--directory", str(tmp_path), "--cores", "1",
+                           target], capture_output=True, text=True, env=ENV, timeout=300)
+    lines = (proc.stdout + proc.stderr).splitlines()
+    assert proc.returncode != 0
+    ours = [line for line in lines if line.startswith("cruxflow: ")]
+    assert ours == [f"cruxflow: {locks} holds the lock of an earlier run that was killed (no "
+                    "other Snakemake runs here): run `snakemake --unlock` with the same "
+                    "options, then again"]
+    assert any("cannot be locked" in line for line in lines)
+    assert not (tmp_path / "results").exists()
+
+
+# --- counted, not skipped -----------------------------------------------------------------------
+
+
+def test_key_points_of_unknown_ids_are_counted(tmp_path, caplog):
+    from cruxflow.beyond.kpr.data import read_items
+
+    (tmp_path / "in.jsonl").write_text(json.dumps(
+        {"id": "q1", "question": "Why?", "response": "Because.", "key_points": ["A."]}) + "\n")
+    (tmp_path / "kp.jsonl").write_text("".join(json.dumps(
+        {"id": i, "key_points": ["B."]}) + "\n" for i in ("q1", "q2", "qq")))
+    items = read_items(tmp_path / "in.jsonl", key_points=tmp_path / "kp.jsonl")
+    assert [it.id for it in items] == ["q1"]
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"][-1] == (
+        f"{tmp_path / 'kp.jsonl'}: 2 key-point records not used (ids not in "
+        f"{tmp_path / 'in.jsonl'}): q2, qq")
+
+
+def test_the_entries_of_a_documents_folder_no_reader_takes_are_counted(tmp_path, capsys):
+    own = tmp_path / "own"
+    shutil.copytree(REPO / "resources" / "own-data" / "constitution", own)
+    (own / "congress" / "minutes.pdf").write_bytes(b"%PDF")
+    assert main(["ingest", "--format", "documents", "--input", str(own), "--output",
+                 str(tmp_path / "out")]) == 0
+    assert (f"note: 2 entries of {own} not read (only topic folders and their .txt files "
+            "are): README.md, congress/minutes.pdf") in capsys.readouterr().out
+
+
+def test_an_unreadable_topic_folder_is_one_line(tmp_path, capsys, monkeypatch):
+    """A topic folder of mode 000 (simulated: the tests run as root, which reads anything)."""
+    own = tmp_path / "own"
+    shutil.copytree(REPO / "resources" / "own-data" / "constitution", own)
+    real = os.listdir
+
+    def listdir(path="."):
+        if Path(path).name == "congress":
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real(path)
+    monkeypatch.setattr(os, "listdir", listdir)
+    capsys.readouterr()
+    assert main(["ingest", "--format", "documents", "--input", str(own), "--output",
+                 str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == (f"cruxflow: error: {own}/congress: cannot read "
+                                               "the folder: permission denied")
+
+
+# --- the suite's own check: nothing it starts outlives it -------------------------------------
+
+
+def test_a_detached_process_of_the_session_is_found_by_its_mark():
+    from conftest import MARK, marked_processes
+
+    mark = os.environ[MARK]
+    # a daemon's way: a new session, its parent gone at once (so it is no child of ours)
+    subprocess.run([sys.executable, "-c", "import subprocess, sys; subprocess.Popen("
+                    "['sleep', '60'], start_new_session=True)"], env=os.environ, check=True)
+    deadline = time.monotonic() + 10
+    while not (found := {p: c for p, c in marked_processes(mark).items() if c == "sleep 60"}):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert len(found) == 1
+    pid = next(iter(found))
+    os.kill(pid, signal.SIGKILL)   # ours, found by the mark: stopped by its id
+    deadline = time.monotonic() + 10
+    while pid in marked_processes(mark):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_a_run_in_the_config_that_is_a_folder_is_refused_up_front(tmp_path):
+    from cruxflow.data.errors import ConfigError
+    from cruxflow.workflow.config import check
+
+    (tmp_path / "runs" / "mine.run").mkdir(parents=True)
+    config = {"datasets": {"demo-crux": {"format": "crux", "input": str(DEMO / "crux")}},
+              "runs": {"demo-crux": {"mine": "runs/mine.run"}},
+              "llm": {"backends": {"srv": {"kind": "openai", "model": "m",
+                                           "base_url": "ftp://host/v1"}}}}
+    with pytest.raises(ConfigError) as err:
+        check(config, tmp_path)
+    assert ("runs.demo-crux.mine", "is a folder or a special file, expected a file: "
+                                   "runs/mine.run") in err.value.problems
+    assert ("llm.backends.srv.base_url", "base URL 'ftp://host/v1': an OpenAI-compatible server "
+            "is an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1") in err.value.problems
