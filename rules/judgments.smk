@@ -1,7 +1,7 @@
 rule judge_holes:
     """Rate the passages in the top k of the runs of holes.<dataset> that no original rating
     rates for their topic (one shard of the topics), as added ratings: cruxflow judge's job
-    (docs/ratings.md, "Holes"). The judgments and the metrics read them beside the dataset's.
+    (docs/judge.md). The judgments and the metrics read them beside the dataset's.
     """
     input:
         **dataset_files(),

@@ -362,3 +362,23 @@ def test_the_workflow_config_of_holes():
     with pytest.raises(ConfigError, match="datasets.demo-crux.questions_from: does not apply "
                                           "to the crux format"):
         check(config, root)
+
+
+def test_init_offers_the_request_way(tmp_path, capsys):
+    import yaml
+
+    from cruxflow.workflow.config import check
+
+    for way in ("documents", "request"):
+        project = tmp_path / way
+        assert main(["init", str(project), "--example", "--backend", "smollm2",
+                     "--questions-from", way]) == 0
+        config = yaml.safe_load((project / "config.yaml").read_text())
+        # the default writes no key: a config from before reads the same
+        assert config["datasets"]["own"].get("questions_from") == \
+            (None if way == "documents" else "request")
+        check(config, project)
+        # the request way rates the pool of the first stages' top 20
+        assert config["holes"] == ({} if way == "documents" else {"own": {
+            "runs": None, "k": 20, "rating_prompt": "dataset", "backend": None}})
+    capsys.readouterr()

@@ -137,7 +137,7 @@ def add_command(subparsers) -> None:
     add("run", required=True, detail="several are also compared pairwise")
     add("qrel", required=True)
     add("judge", required=True, detail="read as one, original and added ratings together "
-                                       "(docs/ratings.md, 'Holes')")
+                                       "(docs/judge.md)")
     add("filter-by-oracle")
     add("run-b")
     add("k", default=10, single=True, detail="the authors' cut: the lines whose rank column "

@@ -1,6 +1,6 @@
 """``cruxflow judge --run RUN [RUN ...] (--dataset DIR | --crux-root DIR) --output DIR``: rate
 the unjudged passages in the runs' top k against their topics' sub-questions, and write them as
-added ratings that every door reads beside the original ones (docs/ratings.md, "Holes")."""
+added ratings that every door reads beside the original ones (docs/judge.md)."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def add_command(subparsers) -> None:
                     "the dataset's rating prompt or the CRUX authors' augmentation prompt, "
                     "through the cached LLM layer; write them as added ratings (each record "
                     "naming its source) that evaluate, crux-eval, meta-eval, ingest and "
-                    "cruxflow.evaluate read beside the original ones. See docs/ratings.md.")
+                    "cruxflow.evaluate read beside the original ones. See docs/judge.md.")
     add = partial(vocabulary.add, p)
     add("run", required=True, detail="their top k is judged")
     add("dataset", detail="its topics, passages and ratings")

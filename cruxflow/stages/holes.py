@@ -1,7 +1,7 @@
 """The holes in a dataset's judgments (issue 39): the passages in the top k of runs that no
 original rating rates for their topic, rated against the topic's sub-questions and written as
 *added* ratings, which every reader takes beside the original ones (the original kept where
-both rate a pair: :mod:`cruxflow.data.ingest.crux_common`).
+both rate a pair: :mod:`cruxflow.data.ingest.crux_sources`).
 
 CRUX scores an unrated passage as answering nothing, so a run over a larger corpus than the
 judged passages loses the coverage its unrated passages may bring; ``Judged@k`` says how much
