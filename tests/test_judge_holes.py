@@ -382,3 +382,31 @@ def test_init_offers_the_request_way(tmp_path, capsys):
         assert config["holes"] == ({} if way == "documents" else {"own": {
             "runs": None, "k": 20, "rating_prompt": "dataset", "backend": None}})
     capsys.readouterr()
+
+
+def test_the_workflow_runs_the_holes_in_llm_shards_jobs(tmp_path):
+    """A dry run (every job forced): the judgments of a dataset with holes wait for rule
+    judge_holes' llm.shards jobs, one output each, and the metrics read them too."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "holes.yaml").write_text("holes:\n  demo-crux: {runs: [bm25], k: 10}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "-F", "--cores", "1", "--configfile",
+         "config.yaml", str(tmp_path / "holes.yaml"), "--",
+         "results/metrics/demo-crux/eta3/per_query/bm25.tsv"],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
+        timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
+    assert counts["judge_holes"] == "2" and counts["judgments"] == "1"   # llm.shards: 2
+    assert counts["context_metrics"] == "1"
+    shards = "results/judged/demo-crux/shard0-of2.jsonl, results/judged/demo-crux/shard1-of2.jsonl"
+    for shard in shards.split(", "):
+        assert f"output: {shard}" in out
+    for rule in ("judgments", "context_metrics"):   # both read the added ratings
+        block = out[out.index(f"rule {rule}:"):]
+        assert shards in block[:block.index("output:")]
