@@ -61,9 +61,11 @@ rule judgments:
 
 
 rule reference_runs:
-    """Seeded random rankings (whole collection, and P* only) to read the metrics against."""
+    """Seeded random rankings (whole collection, and P* only) to read the metrics against;
+    P* with the added ratings of the dataset's holes."""
     input:
         **dataset_files(),
+        judged=judged_files,
     output:
         random="results/runs/{dataset}/random.run",
         random_relevant="results/runs/{dataset}/random-relevant.run",

@@ -347,13 +347,14 @@ def test_the_workflow_config_of_holes():
     assert config["holes"] == {"own": {"runs": None, "k": 20, "rating_prompt": "dataset",
                                        "backend": None}}
     config = copy.deepcopy(base)
-    config["holes"] = {"demo-crux": {"runs": ["bm25", "oracle", "nope"]},
+    config["holes"] = {"demo-crux": {"runs": ["bm25", "oracle", "random", "nope"]},
                        "demo-duc": {}, "gone": {}}
     with pytest.raises(ConfigError) as e:
         check(config, root)
     text = str(e.value)
-    assert "holes.demo-crux.runs: 'oracle' is not a system of demo-crux whose run can be " \
-           "judged (its run is made from the judgments)" in text
+    for system in ("oracle", "random"):
+        assert f"holes.demo-crux.runs: '{system}' is not a system of demo-crux whose run can " \
+               "be judged (its run is made from the judged ratings)" in text
     assert "holes.demo-crux.runs: 'nope' is not a system" in text
     assert "holes.demo-duc: 'demo-duc' is not a rated, evaluated dataset" in text
     assert "holes.gone: no dataset 'gone' in datasets" in text
@@ -386,7 +387,8 @@ def test_init_offers_the_request_way(tmp_path, capsys):
 
 def test_the_workflow_runs_the_holes_in_llm_shards_jobs(tmp_path):
     """A dry run (every job forced): the judgments of a dataset with holes wait for rule
-    judge_holes' llm.shards jobs, one output each, and the metrics read them too."""
+    judge_holes' llm.shards jobs, one output each, and P*'s random ranking and the metrics
+    read them too."""
     import os
     import subprocess
     import sys
@@ -396,17 +398,18 @@ def test_the_workflow_runs_the_holes_in_llm_shards_jobs(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "-F", "--cores", "1", "--configfile",
          "config.yaml", str(tmp_path / "holes.yaml"), "--",
-         "results/metrics/demo-crux/eta3/per_query/bm25.tsv"],
+         "results/metrics/demo-crux/eta3/per_query/bm25.tsv",
+         "results/metrics/demo-crux/eta3/per_query/random-relevant.tsv"],
         cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
         timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
     assert counts["judge_holes"] == "2" and counts["judgments"] == "1"   # llm.shards: 2
-    assert counts["context_metrics"] == "1"
+    assert counts["context_metrics"] == "2" and counts["reference_runs"] == "1"
     shards = "results/judged/demo-crux/shard0-of2.jsonl, results/judged/demo-crux/shard1-of2.jsonl"
     for shard in shards.split(", "):
         assert f"output: {shard}" in out
-    for rule in ("judgments", "context_metrics"):   # both read the added ratings
+    for rule in ("judgments", "reference_runs", "context_metrics"):   # read the added ones
         block = out[out.index(f"rule {rule}:"):]
         assert shards in block[:block.index("output:")]

@@ -271,7 +271,8 @@ def _dataset_problems(config: dict) -> Iterator[tuple[str, str]]:
 
 def _holes_problems(config: dict) -> Iterator[tuple[str, str]]:
     """A dataset of ``holes`` must be rated and evaluated; its runs the dataset's systems that
-    do not depend on the judgments (the oracle's run is made from them)."""
+    do not depend on the judged ratings (the oracle's and the reference runs are made from
+    them)."""
     from cruxflow.data import names
 
     rated = rated_datasets(config)
@@ -282,11 +283,11 @@ def _holes_problems(config: dict) -> Iterator[tuple[str, str]]:
             continue
         if name not in rated or not config["datasets"][name]["evaluate"]:
             yield key, f"{name!r} is not a rated, evaluated dataset"
-        known = [*names.REFERENCE_RUNS, *retrievers(config), *pipelines(config),
-                 *config["runs"].get(name, {})]
+        known = [*retrievers(config), *pipelines(config), *config["runs"].get(name, {})]
         for system in spec["runs"] or []:
             if system not in known:
-                why = " (its run is made from the judgments)" if system == names.ORACLE else ""
+                why = " (its run is made from the judged ratings)" if system in (
+                    names.ORACLE, *names.REFERENCE_RUNS) else ""
                 yield f"{key}.runs", (f"{system!r} is not a system of {name} whose run can be "
                                       f"judged{why}; known: {', '.join(known)}")
         if spec["runs"] is None and not retrievers(config):
