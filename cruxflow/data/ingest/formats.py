@@ -199,7 +199,7 @@ class IngestOptions:
         "reference summary, from its documents: cruxflow's prompt, not the paper's method) or "
         "request (from its report request with the CRUX authors' Researchy prompt, for every "
         "topic; a topic may then bring only its request, and its ratings are those of the pool "
-        "of runs' top k, holes.<name>: docs/own-data.md)", ("documents",), "choice",
+        "of runs' top k, holes.<name>: docs/judge.md)", ("documents",), "choice",
         choices=("documents", "request"))
     max_topics: int | None = _option(
         None, "keep only the first N topics (and their documents); distractors are kept",
