@@ -44,6 +44,22 @@ def test_every_command_is_there_and_has_a_help_line_and_a_description():
         assert p.description and len(p.description) > 40, f"cruxflow {name}: no description"
 
 
+def test_the_top_level_help_is_the_full_parsers_without_importing_numpy(monkeypatch):
+    """``cruxflow --help`` lists the commands from cruxflow.cli.COMMANDS alone (issue 41: no
+    command module, no numpy imported), and shows what the parser of every command shows."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("COLUMNS", "80")      # one width for both (argparse reads it)
+    code = ("import sys\nfrom cruxflow.cli import main\ntry:\n    main(['--help'])\n"
+            "except SystemExit:\n    pass\nprint('numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    shown, imported = out.rsplit("\n", 2)[0] + "\n", out.rsplit("\n", 2)[1]
+    assert imported == "False"
+    assert shown == build_parser().format_help()
+
+
 def test_every_flag_of_every_command_comes_from_the_vocabulary():
     """A flag added by hand (parser.add_argument) could give its name a second meaning: each
     must be added with vocabulary.add, which marks it."""

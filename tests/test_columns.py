@@ -47,3 +47,37 @@ def test_plain_decimals(score, plain):
 def test_integers_leave_other_fields_to_the_line_reader(field):
     data, starts, ends, _ = split_fields(b"x " + field + b"\n", 2)
     assert integers(data, starts[1::2], ends[1::2], signed=True) is None
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_fields_found_on_bytes_are_str_splits(seed):
+    """columns.split_fields against Python's str.split on random ASCII blocks (letters,
+    spaces, tabs, blank lines, a control character now and then): where it answers, the
+    fields it cuts out are str.split's and each row's line number is that of a non-blank
+    line; it answers None where a non-blank line has another number of fields or a control
+    character other than a tab or newline is there."""
+    rng = np.random.default_rng(seed)
+    answered = 0
+    for _ in range(400):
+        n_lines = int(rng.integers(1, 6))
+        lines = []
+        for _ in range(n_lines):
+            fields = int(rng.choice([0, 3, 3, 3, 2, 4]))
+            gaps = [rng.choice([" ", "\t", "  ", " \t"]) for _ in range(fields + 1)]
+            words = ["".join(rng.choice(list("ab1."), size=int(rng.integers(1, 4))))
+                     for _ in range(fields)]
+            text = "".join(g + w for g, w in zip(gaps, words + [""], strict=True))
+            lines.append(text if rng.random() > 0.05 else text + "\x0b")
+        block = ("\n".join(lines) + ("\n" if rng.random() < 0.8 else "")).encode()
+        found = split_fields(block, 3)
+        text = block.decode()
+        rows = [(n, line.split()) for n, line in enumerate(text.split("\n"), 1) if line.split()]
+        plain = "\x0b" not in text and all(len(f) == 3 for _, f in rows)
+        assert (found is not None) == (plain and bool(rows)), block
+        if found is not None:
+            answered += 1
+            _, starts, ends, row_line = found
+            cut = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+            assert cut == text.split()
+            assert row_line.tolist() == [n for n, _ in rows]
+    assert answered > 50

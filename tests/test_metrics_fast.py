@@ -149,6 +149,29 @@ def test_array_route_equals_the_per_topic_functions(seed, eta, alpha, grades):
             assert_same(scorer.score(run, f"s{i}", k), reference(scorer, run, k, grades))
 
 
+@pytest.mark.parametrize("seed", [61, 62])
+def test_tied_run_scores_are_broken_as_trec_eval_breaks_them(seed):
+    """Runs whose scores take three values (many ties; passages of other topics and passages
+    nobody rated among them), each topic's lines shuffled: every column equals the per-topic
+    reference on the same lines sorted by Python's sort, score descending and, among equal
+    scores, passage id descending (trec_eval's order, the measures' default)."""
+    ds, runs = random_case(seed)
+    rng = np.random.default_rng(seed)
+    scorer = make_scorer(ds, derive(ds, 3), {p: x.contents for p, x in ds.passages.items()})
+    for i, run in enumerate(runs):
+        tied, ordered = {}, {}
+        for tid, rows in run.items():
+            scores = rng.integers(0, 3, size=len(rows)).astype(float).tolist()
+            lines = [RunRow(tid, r.doc_id, 0, s) for r, s in zip(rows, scores, strict=True)]
+            lines = [lines[j] for j in rng.permutation(len(lines))]
+            tied[tid] = [RunRow(tid, r.doc_id, n + 1, r.score) for n, r in enumerate(lines)]
+            by_id = sorted(tied[tid], key=lambda r: r.doc_id, reverse=True)
+            ordered[tid] = sorted(by_id, key=lambda r: -r.score)    # stable: ids stay descending
+        assert any(len({r.score for r in v}) < len(v) for v in tied.values()), "no tie"
+        for k in SIZES:
+            assert_same(scorer.score(tied, f"s{i}", k), reference(scorer, ordered, k, "2-1"))
+
+
 @pytest.mark.parametrize("seed,alpha", [(11, 0.3), (12, 0.5), (13, 0.9)])
 def test_judgments_whose_required_set_is_not_in_the_ideal_order(seed, alpha):
     """alpha_ndcg orders Z* itself (crux.ideal_order): a judgments file may list it in any

@@ -34,24 +34,49 @@ from cruxflow.data.io import check_outputs, inputs_protected, outputs_together, 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help; a flag means the same in every command "
                "(cruxflow/cli/vocabulary.py).")
-# Command modules in the order of ``cruxflow --help``; each has ``add_command(subparsers)``.
-COMMANDS = ("init", "ingest", "export", "evaluate", "crux_eval", "judge", "agreement", "annotate",
-            "meta_eval", "ppi", "udcg", "support", "kpr", "plan", "llm_serve")
+# Command modules in the order of ``cruxflow --help``, each with its one-line help (the
+# command's parser takes it from here: vocabulary.command); each module has
+# ``add_command(subparsers)``.
+COMMANDS = {
+    "init": "write a starting project for your own documents",
+    "ingest": "read a corpus into the CRUX data model",
+    "export": "write a dataset's sub-questions and ratings as AutoNuggetizer or NuggetBank "
+              "nuggets",
+    "evaluate": "score a retrieval run or contexts against a dataset",
+    "crux_eval": "the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
+    "judge": "rate the unjudged passages in runs' top k (the holes)",
+    "agreement": "the LLM judge against human labels (paper Sec. 4.3, App. A.2)",
+    "annotate": "collect human labels in a web app (paper App. A.2)",
+    "meta_eval": "can the judge be trusted: agreement with annotators, rankings",
+    "ppi": "a judge's mean corrected by a few human labels, with an interval (PPI)",
+    "udcg": "UDCG (Trappolini et al. 2025): utility- and distraction-aware scores of retrieved "
+            "contexts, and their correlation with RAG answers",
+    "support": "support of RAG answers by their citations (TREC 2024 RAG Track)",
+    "kpr": "Long2RAG key point recall (KPR, KPP, KPF) of responses",
+    "plan": "requests, cached answers, tokens and time or cost of the LLM stages",
+    "llm_serve": "serve a GGUF model with llama.cpp's OpenAI-compatible server",
+}
 
 
-def build_parser(only: str | None = None) -> OneLineParser:
+def build_parser(only: str | None = None, *, summary: bool = False) -> OneLineParser:
     """The CLI's parser; with ``only`` (a command's module name) just that command's, so that
     running one command does not import every other's dependencies (pandas, scipy: about
-    half a second)."""
+    half a second). ``summary``: each command by name and help line only (no module
+    imported, numpy neither), enough for ``cruxflow --help``, ``--version`` and a mistyped
+    command."""
     from cruxflow import __version__
 
     parser = OneLineParser(prog="cruxflow", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"cruxflow {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS if only is None else (only,):
-        importlib.import_module(f"cruxflow.cli.{name}").add_command(sub)
-    for name, command in sub.choices.items():   # renamed flags: refused, or still accepted
-        vocabulary.add_old_spellings(command, name)
+        if summary:
+            sub.add_parser(name.replace("_", "-"), help=COMMANDS[name], add_help=False)
+        else:
+            importlib.import_module(f"cruxflow.cli.{name}").add_command(sub)
+    if not summary:
+        for name, command in sub.choices.items():   # renamed flags: refused, or still accepted
+            vocabulary.add_old_spellings(command, name)
     return parser
 
 
@@ -129,7 +154,10 @@ def _user_errors() -> tuple[type[Exception], ...]:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_command(argv)).parse_args(argv)
+    command = _command(argv)
+    if command is None:     # help, version or a mistake: argparse exits on the summary
+        build_parser(summary=True).parse_args(argv)
+    args = build_parser(command).parse_args(argv)
     try:
         inputs, outputs = _inputs_and_outputs(args)
         check_outputs(outputs, inputs)

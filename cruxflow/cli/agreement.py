@@ -71,8 +71,7 @@ def _cmd_agreement(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow agreement`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "agreement", help="the LLM judge against human labels (paper Sec. 4.3, "
-                                      "App. A.2)",
+        subparsers, "agreement",
         description="Fleiss' kappa, per-report coverage and Spearman rho between annotators "
                     "(Task 1); with judge ratings, Spearman between judge and human coverage "
                     "and the judge's precision/recall per class (Task 2). Label files are the "

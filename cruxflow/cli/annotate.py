@@ -174,7 +174,7 @@ def _cmd_annotate(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow annotate`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "annotate", help="collect human labels in a web app (paper App. A.2)",
+        subparsers, "annotate",
         description="A small web app for the paper's two annotation tasks: ratings (0-5 "
                     "answerability of passage-question pairs on the judge's rubric) and reports "
                     "(is each sub-question answered by a RAG report). Each annotator gets a "

@@ -127,7 +127,6 @@ def add_command(subparsers) -> None:
     """Add ``cruxflow crux-eval`` to the CLI's subparsers."""
     p = vocabulary.command(
         subparsers, "crux-eval",
-        help="the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
         description="Score TREC runs against the CRUX release's diversity qrels and judge "
                     "ratings exactly as the authors' rac_eval.py does (P@10, nDCG@10, "
                     "alpha_nDCG@10, Cov@10 in its definitions, named by what they differ in "

@@ -241,7 +241,7 @@ def _print_notes(info: dict, prefix: str = "") -> None:
 def add_command(subparsers) -> None:
     """Add ``cruxflow evaluate`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "evaluate", help="score a retrieval run or contexts against a dataset",
+        subparsers, "evaluate",
         description="Score one retrieval run (TREC) or its contexts (JSONL) "
                     "against a prepared dataset: CRUX and IR metrics per topic "
                     "and their means per context size k. See docs/evaluate.md.")

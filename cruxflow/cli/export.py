@@ -35,8 +35,7 @@ def _cmd_export(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow export`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "export", help="write a dataset's sub-questions and ratings as "
-                                   "AutoNuggetizer or NuggetBank nuggets",
+        subparsers, "export",
         description="Write a rated dataset's sub-questions as nuggets and its passage ratings "
                     "from --eta on as their support: AutoNuggetizer's nuggets.jsonl and "
                     "assignments.jsonl, or NuggetBank (v3) records. See docs/nuggets.md.")

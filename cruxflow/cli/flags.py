@@ -188,11 +188,16 @@ def add(container, name: str, *, detail: str | None = None, required: bool = Fal
     return action
 
 
-def command(subparsers, name: str, *, help: str, description: str) -> argparse.ArgumentParser:  # noqa: A002
-    """A command's parser; every command has a one-line help and a description."""
-    if not help or not description:
-        raise ValueError(f"cruxflow {name}: a command needs a help line and a description")
-    return subparsers.add_parser(name, help=help, description=description)
+def command(subparsers, name: str, *, description: str) -> argparse.ArgumentParser:
+    """A command's parser: its one-line help from :data:`cruxflow.cli.COMMANDS` (which
+    ``cruxflow --help`` shows without importing the command) and its description."""
+    from cruxflow.cli import COMMANDS
+
+    help_line = COMMANDS.get(name.replace("-", "_"))
+    if not help_line or not description:
+        raise ValueError(f"cruxflow {name}: a command needs a help line (cruxflow.cli.COMMANDS) "
+                         "and a description")
+    return subparsers.add_parser(name, help=help_line, description=description)
 
 
 # --- old spellings in a built parser -----------------------------------------------------------

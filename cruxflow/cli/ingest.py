@@ -58,7 +58,7 @@ def _cmd_ingest(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow ingest`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "ingest", help="read a corpus into the CRUX data model",
+        subparsers, "ingest",
         description="Read a corpus (" + "; ".join(
             f"{f.name}: {f.description}" for f in registry.FORMATS.values())
         + ") and write it as a dataset directory (docs/data-model.md), with its counts. "

@@ -29,7 +29,7 @@ def _cmd_init(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow init`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "init", help="write a starting project for your own documents",
+        subparsers, "init",
         description="Write DIR/config.yaml: a workflow config for your own topics and "
                     "documents (ingested with --format documents), with an LLM backend, ready "
                     "for `snakemake`. See docs/own-data.md.")

@@ -112,7 +112,7 @@ def _cmd_judge(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow judge`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "judge", help="rate the unjudged passages in runs' top k (the holes)",
+        subparsers, "judge",
         description="Rate the passages in the top k of one or more runs that no original "
                     "rating rates for their topic, against the topic's sub-questions, with "
                     "the dataset's rating prompt or the CRUX authors' augmentation prompt, "

@@ -18,7 +18,7 @@ DEFAULTS = KprOptions()
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow kpr`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "kpr", help="Long2RAG key point recall (KPR, KPP, KPF) of responses",
+        subparsers, "kpr",
         description="Extract key points from retrieved documents and score responses by the "
                     "fraction they entail (Long2RAG KPR, Eq. 2), with key point precision "
                     "and F1 (Sec. 6.4). See docs/kpr.md.")

@@ -58,8 +58,7 @@ def _cmd_llm_serve(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow llm-serve`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "llm-serve", help="serve a GGUF model with llama.cpp's OpenAI-compatible "
-                                      "server",
+        subparsers, "llm-serve",
         description="Serve a GGUF model (the packaged SmolLM2 by default) with llama.cpp's "
                     "OpenAI-compatible server at http://HOST:PORT/v1, for the workflow's "
                     "'served' backend and the commands' --base-url, until Ctrl-C. See "

@@ -143,8 +143,7 @@ def _cmd_meta_eval(args) -> int:
 def add_command(subparsers) -> None:
     """Add ``cruxflow meta-eval`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "meta-eval", help="can the judge be trusted: agreement with annotators, "
-                                      "rankings",
+        subparsers, "meta-eval",
         description="The judge's 0-5 ratings against one or more annotators' ratings of the "
                     "same (passage, question) pairs: Cohen's kappa (at eta and linear on 0-5), "
                     "Krippendorff's alpha, confusion, precision/recall, against each annotator "

@@ -18,8 +18,7 @@ PLAN_FILE = "plan.json"
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow plan`` to the CLI's subparsers."""
     p = vocabulary.command(
-        subparsers, "plan", help="requests, cached answers, tokens and time or cost of the LLM "
-                                 "stages",
+        subparsers, "plan",
         description="Read a workflow config and its inputs and print, per LLM stage and in "
                     "total, the requests, how many the LLM cache already answers, the prompt "
                     "and output tokens, and the time at a throughput (or the cost at a price) "

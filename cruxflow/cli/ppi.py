@@ -41,7 +41,6 @@ def add_command(subparsers) -> None:
     """Add ``cruxflow ppi`` to the CLI's subparsers."""
     p = vocabulary.command(
         subparsers, "ppi",
-        help="a judge's mean corrected by a few human labels, with an interval (PPI)",
         description="Prediction-powered inference of a mean (Angelopoulos et al., Science 2023; "
                     "PPI++) with the authors' ppi-python: the judge's values on every item, "
                     "human values on a subset. Prints the judge-only mean, the human-only mean "

@@ -25,8 +25,7 @@ DEFAULTS = SupportOptions()   # every option's default, as the library declares 
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow support`` to an argparse ``subparsers``."""
     p = vocabulary.command(
-        subparsers, "support", help="support of RAG answers by their citations (TREC 2024 RAG "
-                                    "Track)",
+        subparsers, "support",
         description="Weighted precision and recall of cited RAG answers from given support "
                     "labels or an LLM judge, per topic and run, and agreement between two "
                     "label sets (Thakur et al., SIGIR 2025). See docs/support.md.")

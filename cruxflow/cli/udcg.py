@@ -20,9 +20,7 @@ DEFAULTS = UdcgOptions()
 def add_command(subparsers) -> argparse.ArgumentParser:
     """Add ``cruxflow udcg`` to a subparsers object."""
     p = vocabulary.command(
-        subparsers, "udcg", help="UDCG (Trappolini et al. 2025): utility- and distraction-aware "
-                                 "scores of retrieved contexts, and their correlation with RAG "
-                                 "answers",
+        subparsers, "udcg",
         description="Score contexts with UDCG (Eq. 4), optionally UDCG_theta (Eq. 3), beside "
                     "nDCG/MRR/MAP/P/Hits; with --protocol, correlate them with the LLM's "
                     "graded answers (Sec. 7.2). See docs/udcg.md.")

@@ -101,8 +101,14 @@ def split_fields(block: bytes, n_fields: int
     controls = np.count_nonzero(data < 32)
     if controls != len(newlines) and controls != len(newlines) + block.count(b"\t"):
         return None
-    edge = np.diff((data <= 32).view(np.int8), prepend=np.int8(1), append=np.int8(1))
-    starts, ends = np.flatnonzero(edge == -1), np.flatnonzero(edge == 1)
+    # where a field starts or ends: the bytes where "space or not" changes, a space taken
+    # before the block and after it, so that starts and ends alternate
+    space = data <= 32
+    edge = np.empty(len(data) + 1, dtype=bool)
+    edge[0], edge[-1] = not space[0], not space[-1]
+    np.not_equal(space[1:], space[:-1], out=edge[1:-1])
+    edges = np.flatnonzero(edge)
+    starts, ends = edges[0::2], edges[1::2]
     # fields per line: those starting before its end, less those before the line before
     per_line = np.diff(np.searchsorted(starts, np.append(newlines, len(data))), prepend=0)
     if not np.all((per_line == 0) | (per_line == n_fields)):

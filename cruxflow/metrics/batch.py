@@ -104,6 +104,8 @@ class JudgedIndex:
         order = np.argsort(keys)
         self._keys, self._rows = keys[order], rows[order]
         self._pair = (topic_of, rows)
+        self._row_number = np.full((n_topics, self.width + 1), -1, dtype=np.int64)
+        self._row_number[topic_of, rows] = numbers
         self._build_ratings(ratings)
         self._build_relevance(relevance)
         self._build_diversity(diversity, div)
@@ -185,6 +187,10 @@ class JudgedIndex:
     def pid(self, t: int, row: int) -> str:
         return self.passages[t][row]
 
+    def row_numbers(self, rows: np.ndarray) -> np.ndarray:
+        """The passage number of each topic's ``rows`` (topics x places; -1 for ``none``)."""
+        return self._row_number[np.arange(len(self.topic_ids))[:, None], rows]
+
     @cached_property
     def id_rank(self) -> np.ndarray:
         """``id_rank[t, row]``: the passage id's place among its topic's ids in string order
@@ -213,6 +219,14 @@ class TopicArrays:
         self.grades_name, self.judgments = grades, judgments
         self.topic_ids = index.topic_ids
         self.none = index.none
+        self._memo: dict = {}
+
+    def memo(self, key, make):
+        """What ``make()`` returns, made once per ``key`` for these arrays (what the measures
+        derive from the judgments alone: one qrels' relevant passages, its ideal DCG)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     # --- Eq. 2: the answerable questions -------------------------------------------------
 
@@ -339,8 +353,9 @@ class TopicArrays:
 
     # --- building blocks ------------------------------------------------------------------
 
-    def _chunks(self, width: int):
-        step = max(1, _CHUNK_CELLS // max(1, width * max(1, self.answers.shape[2])))
+    def _chunks(self, width: int, cells: int | None = None):
+        cells = _CHUNK_CELLS if cells is None else cells
+        step = max(1, cells // max(1, width * max(1, self.answers.shape[2])))
         for start in range(0, len(self.topic_ids), step):
             yield slice(start, min(start + step, len(self.topic_ids)))
 
@@ -352,31 +367,45 @@ class TopicArrays:
 
     def answered(self, rows: np.ndarray) -> np.ndarray:
         """How many answerable questions some passage of each topic's ``rows`` answers."""
-        out = np.zeros(len(self.topic_ids), dtype=np.int64)
-        for part in self._chunks(rows.shape[1]):
-            out[part] = self._hits(rows, part).any(axis=1).sum(axis=1)
-        return out
+        return self.answered_and_dcg(rows)[0]
 
     def coverage(self, rows: np.ndarray) -> np.ndarray:
         """Cov(Z) (Eq. 3) of every topic's context, given as rows (:func:`crux.coverage`)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(self.n_kept > 0, self.answered(rows) / self.n_kept, np.nan)
 
-    def _dcg(self, rows: np.ndarray) -> np.ndarray:
-        """The numerator of Eq. 4 (``crux._dcg(crux._novelty_gains(...))``) per topic."""
-        out = np.zeros(len(self.topic_ids))
-        discount = np.log2(np.arange(1, rows.shape[1] + 1) + 1)
-        for part in self._chunks(rows.shape[1]):
-            hits = self._hits(rows, part).astype(float)
-            seen_before = np.cumsum(hits, axis=1) - hits
-            gains = (hits * (1.0 - self.alpha) ** seen_before).sum(axis=2)
-            out[part] = (gains / discount).sum(axis=1)
-        return out
+    def answered_and_dcg(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per topic, for the context ``rows``: how many answerable questions it answers, and
+        the numerator of Eq. 4 (``crux._dcg(crux._novelty_gains(...))``), from one look-up
+        of which passage answers which question. A question's gain at a rank is
+        (1 - alpha) ** (the ranks above that answer it), the power taken from a table."""
+        answered = np.zeros(len(self.topic_ids), dtype=np.int64)
+        dcg = np.zeros(len(self.topic_ids))
+        width, n_q = rows.shape[1], self.answers.shape[2]
+        if not width or not n_q:
+            return answered, dcg
+        powers = (1.0 - self.alpha) ** np.arange(width, dtype=float)
+        discount = np.log2(np.arange(1, width + 1) + 1)
+        ones = np.ones(n_q)
+        for part in self._chunks(width, _CHUNK_CELLS >> 4):   # in the cache, no page faults
+            hits = self._hits(rows, part)
+            seen = seen_before(hits)
+            answered[part] = np.count_nonzero(seen[:, -1] + hits[:, -1], axis=1)
+            gains = np.take(powers, seen)
+            gains *= hits
+            dcg[part] = ((gains @ ones) / discount).sum(axis=1)
+        return answered, dcg
 
-    def alpha_ndcg(self, rows: np.ndarray) -> np.ndarray:
-        """alpha-nDCG of Eq. 4-5 over Z* (:func:`crux.alpha_ndcg`)."""
+    def _dcg(self, rows: np.ndarray) -> np.ndarray:
+        """The numerator of Eq. 4 per topic (:meth:`answered_and_dcg`)."""
+        return self.answered_and_dcg(rows)[1]
+
+    def alpha_ndcg(self, rows: np.ndarray, dcg: np.ndarray | None = None) -> np.ndarray:
+        """alpha-nDCG of Eq. 4-5 over Z* (:func:`crux.alpha_ndcg`); ``dcg``: the context's
+        numerator, where already computed."""
+        dcg = self._dcg(rows) if dcg is None else dcg
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.ideal_dcg == 0, np.nan, self._dcg(rows) / self.ideal_dcg)
+            return np.where(self.ideal_dcg == 0, np.nan, dcg / self.ideal_dcg)
 
     def _ideal_dcg(self, oracle: np.ndarray) -> np.ndarray:
         """Eq. 4's denominator: Z* in :func:`crux.ideal_order`'s greedy order.
@@ -419,6 +448,18 @@ class TopicArrays:
         rows = rows[:, :NDEVAL_CUTOFF]
         rel = self.ndeval_rel[np.arange(len(self.topic_ids))[:, None], rows]
         return ndeval_dcg(rel, self.alpha, self.ndeval_actual)
+
+
+def seen_before(hits: np.ndarray) -> np.ndarray:
+    """``hits[t, r, q]`` (bool) counted over the ranks before r: ``cumsum(hits, axis=1) -
+    hits``, a rank at a time (numpy's cumsum along an inner axis is several times slower)."""
+    ranks = hits.shape[1]
+    seen = np.empty(hits.shape, dtype=np.intp)     # the index type: np.take reads it as is
+    if ranks:
+        seen[:, 0] = 0
+    for r in range(1, ranks):
+        np.add(seen[:, r - 1], hits[:, r - 1], out=seen[:, r])
+    return seen
 
 
 def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> np.ndarray:

@@ -25,9 +25,14 @@ def _divide(numerator, denominator) -> np.ndarray:
         return np.where(denominator > 0, numerator / np.maximum(denominator, 1), np.nan)
 
 
+def _answered_and_dcg(ctx) -> tuple[np.ndarray, np.ndarray]:
+    """How many answerable questions each context answers and its alpha-DCG (Eq. 4's
+    numerator), from one pass over the context (shared by Cov, alpha_nDCG_crux and Den)."""
+    return ctx.shared("crux", lambda: ctx.arrays.answered_and_dcg(ctx.rows))
+
+
 def _answered(ctx) -> np.ndarray:
-    """How many answerable questions each context answers (shared by Cov and Den)."""
-    return ctx.shared("answered", lambda: ctx.arrays.answered(ctx.rows))
+    return _answered_and_dcg(ctx)[0]
 
 
 # --- CRUX -------------------------------------------------------------------------------------
@@ -41,7 +46,7 @@ def coverage(ctx, name) -> np.ndarray:
 
 def alpha_ndcg_crux(ctx, name) -> np.ndarray:
     """alpha-nDCG of Eq. 4-5, the ideal over Z* (NaN without an answerable question)."""
-    return ctx.arrays.alpha_ndcg(ctx.rows)
+    return ctx.arrays.alpha_ndcg(ctx.rows, _answered_and_dcg(ctx)[1])
 
 
 def density(ctx, name) -> np.ndarray:
@@ -63,18 +68,30 @@ def judged(ctx, name) -> np.ndarray:
 
 # --- trec_eval's measures on the relevance (or binary diversity) qrels --------------------------
 
-def _relevance(ctx, name) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(``grade[t, row]``, ``relevant[t, row]`` at the name's ``rel``, each context's hits in
-    rank order, the topics these qrels hold) for the qrels the name reads."""
+def _qrels(ctx, name) -> tuple[np.ndarray, np.ndarray]:
+    """(``grade[t, row]``, the topics these qrels hold) of the qrels the name reads, made once
+    per judgments."""
     a = ctx.arrays
-    if name["qrels"] == "diversity":     # rac_eval.py's binary qrels: relevant lines only
+    if name["qrels"] != "diversity":
+        return a.grades, a.relevance_topics
+
+    def binary():       # rac_eval.py's binary qrels: relevant lines only
         grade = a.ndeval_rel.any(axis=2).astype(np.int64)
-        topics = a.diversity_topics & grade.any(axis=1)
-    else:
-        grade, topics = a.grades, a.relevance_topics
-    relevant = grade >= name.get("rel", 1)
-    hits = relevant[np.arange(len(grade))[:, None], ctx.rows]
-    return grade, relevant, hits, topics
+        return grade, a.diversity_topics & grade.any(axis=1)
+    return a.memo("binary qrels", binary)
+
+
+def _relevance(ctx, name) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(``grade[t, row]``, how many passages are relevant at the name's ``rel`` per topic,
+    each context's hits in rank order, the topics these qrels hold) for the qrels the name
+    reads; each made once per judgments or context and shared by the measures."""
+    grade, topics = _qrels(ctx, name)
+    key = (name["qrels"], name.get("rel", 1))
+    relevant = ctx.arrays.memo(("relevant", *key), lambda: grade >= key[1])
+    n_rel = ctx.arrays.memo(("relevant count", *key), lambda: relevant.sum(axis=1))
+    hits = ctx.shared(("hits", *key), lambda: relevant[np.arange(len(grade))[:, None],
+                                                        ctx.rows])
+    return grade, n_rel, hits, topics
 
 
 def _discount(width: int) -> np.ndarray:
@@ -89,8 +106,7 @@ def _last(cumulative: np.ndarray) -> np.ndarray:
 
 def recall(ctx, name) -> np.ndarray:
     """R@k: relevant passages in the context / relevant passages (0 where none is)."""
-    _, relevant, hits, topics = _relevance(ctx, name)
-    n_rel = relevant.sum(axis=1)
+    _, n_rel, hits, topics = _relevance(ctx, name)
     value = np.where(n_rel > 0, hits.sum(axis=1) / np.maximum(n_rel, 1), 0.0)
     return np.where(topics, value, np.nan)
 
@@ -104,10 +120,9 @@ def precision(ctx, name) -> np.ndarray:
 def average_precision(ctx, name) -> np.ndarray:
     """AP@k (trec_eval's map_cut_k): the precision at each relevant passage of the context,
     summed in rank order, over the topic's relevant passages."""
-    _, relevant, hits, topics = _relevance(ctx, name)
+    _, n_rel, hits, topics = _relevance(ctx, name)
     ranks = np.arange(1, hits.shape[1] + 1)
     precisions = np.where(hits, np.cumsum(hits, axis=1) / ranks, 0.0)
-    n_rel = relevant.sum(axis=1)
     total = _last(np.cumsum(precisions, axis=1))
     value = np.where(n_rel > 0, total / np.maximum(n_rel, 1), 0.0)
     return np.where(topics, value, np.nan)
@@ -116,13 +131,20 @@ def average_precision(ctx, name) -> np.ndarray:
 def ndcg(ctx, name) -> np.ndarray:
     """nDCG@k (trec_eval's ndcg_cut_k): the grades as gains over log2(rank + 1), over the same
     for the topic's grades sorted, both cut at k; 0 where the ideal is 0."""
-    grade, _, _, topics = _relevance(ctx, name)
+    grade, topics = _qrels(ctx, name)
     gains = np.maximum(grade, 0)
     ranked = gains[np.arange(len(grade))[:, None], ctx.rows]
     dcg = _last(np.cumsum(ranked / _discount(ranked.shape[1]), axis=1))
-    ideal = -np.sort(-gains[:, :-1], axis=1)
-    ideal = np.where(np.arange(ideal.shape[1])[None, :] < ctx.size[:, None], ideal, 0)
-    ideal_dcg = _last(np.cumsum(ideal / _discount(ideal.shape[1]), axis=1))
+
+    def ideal():        # the DCG of the topic's grades sorted, at every rank (one per qrels)
+        best = -np.sort(-gains[:, :-1], axis=1)
+        return np.cumsum(best / _discount(best.shape[1]), axis=1)
+    ideal_dcg = ctx.arrays.memo(("ideal DCG", name["qrels"]), ideal)
+    if ideal_dcg.shape[1]:
+        at = np.minimum(ctx.size, ideal_dcg.shape[1])
+        ideal_dcg = np.where(at > 0, ideal_dcg[np.arange(len(at)), np.maximum(at, 1) - 1], 0.0)
+    else:
+        ideal_dcg = np.zeros(len(grade))
     value = np.where(ideal_dcg > 0, dcg / np.where(ideal_dcg > 0, ideal_dcg, 1.0), 0.0)
     return np.where(topics, value, np.nan)
 

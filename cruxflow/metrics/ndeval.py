@@ -21,23 +21,27 @@ def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
     alpha-nDCG@k divides the run's value by the ideal ranking's (both from here), so the
     operations are ndeval's own, in its order, for the quotient to come out the same to the
     last bit."""
-    n_topics = rel.shape[0]
-    gain = np.ones((n_topics, rel.shape[2]))
-    step = np.zeros((n_topics, NDEVAL_CUTOFF))
-    by_subtopic = _by_subtopic(rel)
-    for rank in range(min(NDEVAL_CUTOFF, rel.shape[1])):
-        score = _ndeval_score(by_subtopic[:, :, rank], gain.T)
-        gain = np.where(rel[:, rank], gain * (1.0 - alpha), gain)
-        step[:, rank] = score * _DISCOUNT[rank]
-    actual = np.asarray(actual, dtype=float)
-    ideal_ideal = np.zeros((n_topics, NDEVAL_CUTOFF))
+    n_topics, ranks = rel.shape[0], min(NDEVAL_CUTOFF, rel.shape[1])
+    # subtopics x ranks x topics, so that each rank's rows are contiguous; a subtopic's gain
+    # at a rank: 1 - alpha to the power of the ranks above that are judged for it, the power
+    # formed as ndeval forms it (multiplied in rank after rank)
+    judged = np.ascontiguousarray(np.moveaxis(rel[:, :ranks], (2, 1), (0, 1)))
+    gain = np.take(_powers(1.0 - alpha, ranks), _seen_before(judged))
+    gain *= judged
+    dcg = np.zeros((NDEVAL_CUTOFF, n_topics))     # ranks x topics, then cumulated
+    dcg[:ranks] = _sum_in_order(gain) * np.asarray(_DISCOUNT[:ranks])[:, None]
+    np.cumsum(dcg, axis=0, out=dcg)
+    # the "ideal ideal" gain: every one of a topic's actual subtopics covered at every rank;
+    # it depends on the topic's number of actual subtopics only (one row per number)
+    counts, row = np.unique(np.asarray(actual, dtype=float), return_inverse=True)
+    ideal_ideal = np.zeros((NDEVAL_CUTOFF, len(counts)))
     for rank in range(NDEVAL_CUTOFF):
-        ideal_ideal[:, rank] = actual * _DISCOUNT[rank]
-        actual = actual * (1.0 - alpha)
-    dcg, ideal_ideal = np.cumsum(step, axis=1), np.cumsum(ideal_ideal, axis=1)
+        ideal_ideal[rank] = counts * _DISCOUNT[rank]
+        counts = counts * (1.0 - alpha)
+    ideal_ideal = np.cumsum(ideal_ideal, axis=0)[:, row.reshape(-1)]
     with np.errstate(divide="ignore", invalid="ignore"):
-        dcg[:, 1:] = np.where(ideal_ideal[:, 1:] > 0, dcg[:, 1:] / ideal_ideal[:, 1:], 0.0)
-    return dcg
+        dcg[1:] = np.where(ideal_ideal[1:] > 0, dcg[1:] / ideal_ideal[1:], 0.0)
+    return np.ascontiguousarray(dcg.T)
 
 
 def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarray:
@@ -72,6 +76,15 @@ def actual_subtopics(rel: np.ndarray) -> np.ndarray:
     return rel.any(axis=1).sum(axis=1)
 
 
+def _powers(base: float, n: int) -> np.ndarray:
+    """base ** 0, base ** 1, ..., base ** n, each the one before multiplied by base (ndeval's
+    gains are so formed, rank after rank)."""
+    out = np.ones(n + 1)
+    for i in range(1, n + 1):
+        out[i] = out[i - 1] * base
+    return out
+
+
 # ndeval.c's discount: log(2) / log(rank + 2) for ranks from 0
 _DISCOUNT = [1.0] + [math.log(2.0) / math.log(rank + 2.0) for rank in range(1, NDEVAL_CUTOFF)]
 
@@ -79,6 +92,26 @@ _DISCOUNT = [1.0] + [math.log(2.0) / math.log(rank + 2.0) for rank in range(1, N
 def _by_subtopic(rel: np.ndarray) -> np.ndarray:
     """Judgments (... x subtopics, bool), subtopics first: one contiguous array each."""
     return np.ascontiguousarray(np.moveaxis(rel, -1, 0))
+
+
+def _seen_before(judged: np.ndarray) -> np.ndarray:
+    """``judged`` (subtopics x ranks x topics) counted over the ranks before each (``cumsum -
+    self`` along the ranks, a rank at a time: faster than numpy's cumsum of integers)."""
+    seen = np.empty(judged.shape, dtype=np.intp)   # np.take reads the index type as is
+    if judged.shape[1]:
+        seen[:, 0] = 0
+    for r in range(1, judged.shape[1]):
+        np.add(seen[:, r - 1], judged[:, r - 1], out=seen[:, r])
+    return seen
+
+
+def _sum_in_order(gain: np.ndarray) -> np.ndarray:
+    """The sum over the first axis (subtopics), added one subtopic after the other as ndeval
+    adds them."""
+    score = gain[0].copy()
+    for s in range(1, len(gain)):
+        score += gain[s]
+    return score
 
 
 def _ndeval_score(by_subtopic: np.ndarray, gain: np.ndarray) -> np.ndarray:

@@ -148,7 +148,7 @@ class Contexts:
         self.rows, self.size, self.n = cut.rows, cut.size, cut.n
         self.topic_ids = arrays.topic_ids
 
-    def shared(self, what: str, make):
+    def shared(self, what, make):
         key = (what, self.arrays.eta, self.arrays.alpha)
         if key not in self.cut.cache:
             self.cut.cache[key] = make()
@@ -190,9 +190,12 @@ class ContextScorer:
         self.texts = texts if texts is not None else {}
         self.count_tokens = count_tokens
         self.columns = measure_columns(options)
+        self._table_names: dict = {}        # k -> {column: its name at k}
+        self._names: dict = {}              # a name as given -> parsed
+        self._name_options: dict = {}       # a parsed name -> the options it fixes
         self._arrays: dict[tuple, TopicArrays] = {}
         self._runs: list[tuple[object, RunIndex]] = []     # the last runs seen, by object
-        self._tokens: dict[str, int | None] = {}            # passage -> tokens (None: no text)
+        self._tokens: dict[str, int] = {}   # passage no topic judged -> tokens (-1: no text)
         # per k scored: topics whose context ranks a passage without text (Den undefined)
         self.den_undefined: dict[str, list[str]] = {}
 
@@ -247,10 +250,19 @@ class ContextScorer:
             return (arrays or self.arrays()).oracle_size
         return np.full(len(self.topic_ids), context_size(k, None), dtype=np.int64)
 
+    def _parse(self, name) -> names.Name:
+        """``name`` parsed, once per name (every run's table asks for the same names)."""
+        found = self._names.get(name)
+        if found is None:
+            found = self._names[name] = names.parse(name)
+        return found
+
     def contexts(self, run, name: names.Name) -> Contexts:
         """The contexts ``name`` is computed on (its cutoff, cut and order; the arrays of its
         eta and alpha), made once per (run, cutoff, cut, order)."""
-        opts = name.options(self.options)
+        opts = self._name_options.get(name)
+        if opts is None:
+            opts = self._name_options[name] = name.options(self.options)
         arrays = self.arrays(opts.eta, opts.alpha)
         index = self.run_index(run)
         key = ("cut", name.cutoff, name["cut"], name["order"],
@@ -264,7 +276,7 @@ class ContextScorer:
         """``name`` for every topic of the judgments (:attr:`topic_ids`), over the name's topic
         set: NaN outside it (and where undefined); ``topics='all'`` counts an undefined value
         0. A measure whose judgments are missing is an error naming what it reads."""
-        name = names.parse(name)
+        name = self._parse(name)
         if name.cutoff is None:
             raise ValueError(f"{name}: give a cutoff ({name}@10, or {name}@oracle for "
                              "k = |Z*|)")
@@ -292,7 +304,7 @@ class ContextScorer:
 
     def covered(self, run, name) -> np.ndarray:
         """The topics of ``name``'s topic set (before undefined values are left out)."""
-        name = names.parse(name)
+        name = self._parse(name)
         return self._mask(name, self.contexts(run, name))
 
     def universe(self, name: names.Name, arrays: TopicArrays) -> np.ndarray:
@@ -320,34 +332,30 @@ class ContextScorer:
         """The run's topics that the judgments do not hold."""
         return [t for t in self.run_index(run).lines.topics if t not in self.index.topic_index]
 
-    # --- token counts ----------------------------------------------------------------------------
+    # --- token counts: each passage's once ---------------------------------------------------
 
-    def _count(self, pids) -> list[int | None]:
-        """Tokens of each passage (None: no text), each passage counted once, the new ones in
-        one batch where the counter has one (the regex counter counts on bytes with numpy)."""
-        known = self._tokens
-        new = [p for p in dict.fromkeys(pids) if p not in known]
-        if new:
-            texts = [self.texts.get(p) for p in new]
-            have = [i for i, t in enumerate(texts) if t is not None]
+    def _count(self, pids: list[str]) -> np.ndarray:
+        """Tokens of each passage (-1: no text), in one batch where the counter has one (the
+        regex counter counts on bytes with numpy)."""
+        texts = [self.texts.get(p) for p in pids]
+        have = [i for i, t in enumerate(texts) if t is not None]
+        out = np.full(len(pids), -1, dtype=np.int64)
+        if have:
             batch = getattr(self.count_tokens, "batch", None)
-            counts = batch([texts[i] for i in have]) if batch is not None else \
+            out[have] = batch([texts[i] for i in have]) if batch is not None else \
                 [self.count_tokens(texts[i]) for i in have]
-            known.update(dict.fromkeys(new))
-            known.update(zip((new[i] for i in have), map(int, counts), strict=True))
-        return list(map(known.__getitem__, pids))
+        return out
 
     @cached_property
     def _judged_tokens(self) -> np.ndarray:
-        """Tokens of every judged passage by its number (-1: no text), counted once, in one
-        batch."""
-        pids = list(self.index.number)
-        counts = self._count(pids)
-        return np.array([-1 if c is None else c for c in counts], dtype=np.int64)
+        """Tokens of every judged passage by its number (-1: no text), counted once per
+        dataset, in one batch."""
+        return self._count(list(self.index.number))
 
     def _context_tokens(self, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
-        """(tokens of each context, whether a passage of it has no text): per passage from
-        the judged passages' counts, or (a passage no topic judged) counted once per run."""
+        """(tokens of each context, whether a passage of it has no text): per passage code of
+        the run, from the judged passages' counts, or (a passage no topic judged) counted
+        once when a context first holds it."""
         run = cut.run
         if run.tokens is None:
             judged = self._judged_tokens
@@ -356,21 +364,23 @@ class ContextScorer:
         code = np.maximum(cut.code, 0)
         new = np.unique(code[inside & (run.tokens[code] == -2)])
         if new.size:
-            counts = self._count([run.lines.passages[c] for c in new.tolist()])
-            run.tokens[new] = [-1 if c is None else c for c in counts]
-        tokens = run.tokens[code]
-        return (np.where(inside, np.maximum(tokens, 0), 0).sum(axis=1),
-                (inside & (tokens < 0)).any(axis=1))
+            pids = [run.lines.passages[c] for c in new.tolist()]
+            known = self._tokens
+            unknown = [p for p in dict.fromkeys(pids) if p not in known]
+            known.update(zip(unknown, self._count(unknown).tolist(), strict=True))
+            run.tokens[new] = [known[p] for p in pids]
+        tokens = np.where(inside, run.tokens[code], 0)
+        return np.maximum(tokens, 0).sum(axis=1), (tokens < 0).any(axis=1)
+
+    def _oracle_counts(self, arrays: TopicArrays) -> np.ndarray:
+        """Tokens of each passage of Z* (topics x places; -1: no text, 0 past Z*'s end)."""
+        numbers = self.index.row_numbers(arrays.required_rows)
+        return np.where(numbers >= 0, self._judged_tokens[np.maximum(numbers, 0)], 0)
 
     def _oracle_tokens(self, arrays: TopicArrays) -> np.ndarray:
         cached = arrays.__dict__.get("_oracle_tokens")
         if cached is None:
-            rows = arrays.required_rows
-            topic, place = np.nonzero(rows != arrays.none)
-            counts = self._count([self.index.pid(t, r) for t, r in zip(
-                topic.tolist(), rows[topic, place].tolist(), strict=True)])
-            cached = np.zeros(len(self.topic_ids), dtype=np.int64)
-            np.add.at(cached, topic, [0 if c is None else c for c in counts])
+            cached = np.maximum(self._oracle_counts(arrays), 0).sum(axis=1)
             arrays.__dict__["_oracle_tokens"] = cached
         return cached
 
@@ -378,9 +388,9 @@ class ContextScorer:
         """The passages of Z* that have no text or token count."""
         arrays = arrays or self.arrays()
         rows = arrays.required_rows
-        pids = [self.index.pid(int(t), int(rows[t, r]))
-                for t, r in zip(*np.nonzero(rows != arrays.none), strict=True)]
-        return [p for p, c in zip(pids, self._count(pids), strict=True) if c is None]
+        topic, place = np.nonzero(self._oracle_counts(arrays) < 0)
+        return [self.index.pid(t, r) for t, r in zip(
+            topic.tolist(), rows[topic, place].tolist(), strict=True)]
 
     # --- per topic, for the RAG stage's final-result metrics (cruxflow.rag.reports) ----------
 
@@ -434,18 +444,24 @@ class ContextScorer:
         """The per-query table's rows of size k: every column of :func:`measure_columns`
         (``names.table_columns``) at cutoff k, over the evaluated topics."""
         keep = self.judged_mask(self.arrays())
-        topics = [t for t, m in zip(self.topic_ids, keep.tolist(), strict=True) if m]
-        ctx = self.contexts(run, names.parse(names.qualified("Cov", k, self.options)))
+        ids = self._topic_array[keep]
+        columns = self._table_names.get(k)
+        if columns is None:
+            columns = self._table_names[k] = {
+                column: names.parse(names.qualified(column, k, self.options))
+                for column in [*self.columns, "Cov"]}
+        ctx = self.contexts(run, columns["Cov"])
         tokens, no_text = ctx.tokens()
-        columns = {"system": system, "k": str(k), "topic": topics,
-                   "context_size": ctx.n[keep],
-                   "in_run": self.run_index(run).present[keep], "tokens": tokens[keep]}
+        table = {"system": system, "k": str(k), "topic": ids, "context_size": ctx.n[keep],
+                 "in_run": self.run_index(run).present[keep], "tokens": tokens[keep]}
         for column in self.columns:
-            name = names.parse(names.qualified(column, k, self.options))
-            columns[column] = self.values(run, name)[keep]
-        self.den_undefined[str(k)] = [t for t, m in zip(topics, no_text[keep].tolist(),
-                                                        strict=True) if m]
-        return pd.DataFrame(columns)
+            table[column] = self.values(run, columns[column])[keep]
+        self.den_undefined[str(k)] = self._topic_array[keep & no_text].tolist()
+        return pd.DataFrame(table)
+
+    @cached_property
+    def _topic_array(self) -> np.ndarray:
+        return np.array(self.topic_ids, dtype=object)
 
 
 def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:
