@@ -5,6 +5,7 @@ import dataclasses
 import os
 import re
 import sys
+from types import SimpleNamespace
 
 from snakemake.logging import logger
 
@@ -207,6 +208,18 @@ def prepare_inputs(wildcards):
     return inputs
 
 
+def subquestion_inputs(wildcards):
+    """The ingested dataset, and its report requests where the questions are written from
+    them (questions_from: request)."""
+    d = wildcards.dataset
+    inputs = {
+        key: path.format(dataset=d) for key, path in dataset_files(INGESTED).items()
+    }
+    if DATASETS[d]["questions_from"] == "request":
+        inputs["report_requests"] = f"results/generated/{d}/report_requests.jsonl"
+    return inputs
+
+
 GENERATED_PASSAGES = (
     "results/generated/{dataset}/passages/shard{shard}-of{shards}.jsonl"
 )
@@ -214,6 +227,38 @@ GENERATED_RATINGS = "results/generated/{dataset}/ratings/shard{shard}-of{shards}
 GENERATED_REFERENCE_RATINGS = (
     "results/generated/{dataset}/ratings/reference.shard{shard}-of{shards}.jsonl"
 )
+
+
+# The holes in the judgments (rules/judgments.smk, judge_holes): per dataset of holes, the
+# passages in the top k of its runs that no original rating rates, rated in llm.shards jobs;
+# the judgments and the metrics read them beside the dataset's ratings.
+HOLES = config["holes"]
+JUDGED = "results/judged/{dataset}/shard{shard}-of{shards}.jsonl"
+HOLES_LLM = LLMRole(
+    LLM, lambda wc: HOLES[wc.dataset]["backend"] or llm_backend_name(wc)
+)
+
+
+def holes_systems(dataset):
+    """The systems whose top k is judged: holes.<dataset>.runs, else the first stages."""
+    runs = HOLES[dataset]["runs"]
+    return list(RETRIEVERS if runs is None else runs)
+
+
+def holes_runs(wildcards):
+    """Input function: the run files of the judged systems, in their order."""
+    d = wildcards.dataset
+    return [
+        run_file(SimpleNamespace(dataset=d, system=system, eta=ETA))
+        for system in holes_systems(d)
+    ]
+
+
+def judged_files(wildcards):
+    """Input function: the added ratings of the dataset's holes (none without holes)."""
+    if wildcards.dataset not in HOLES:
+        return []
+    return shard_files(JUDGED)(wildcards)
 
 
 # RAG generation and the paper's tables (rules/rag.smk).
@@ -300,6 +345,7 @@ def rag_metrics_inputs(wildcards):
     d, eta = wildcards.dataset, wildcards.eta
     return {
         **dataset_files(),
+        "judged": judged_files(wildcards),
         **rag_topic_list(d),
         "collection": collection(wildcards),
         "contexts": [

@@ -54,9 +54,10 @@ rule report_requests:
 
 
 rule subquestions:
-    """n sub-questions per topic from its human summary (Fig. 6)."""
+    """n sub-questions per topic from its human summary (Fig. 6), or from its report request
+    with the CRUX authors' Researchy prompt (questions_from: request)."""
     input:
-        **dataset_files(INGESTED),
+        unpack(subquestion_inputs),
     output:
         "results/generated/{dataset}/subquestions.jsonl",
     log:
@@ -73,6 +74,7 @@ rule subquestions:
     params:
         **DATASET_LLM.params,
         n=lambda wc: DATASETS[wc.dataset]["n_questions"],
+        questions_from=lambda wc: DATASETS[wc.dataset]["questions_from"],
     script:
         "../workflow_scripts/subquestions.py"
 
@@ -80,7 +82,8 @@ rule subquestions:
 rule ratings:
     """Rate every (passage, sub-question) pair of one shard's topics, and each topic's human
     summary, on the 0-5 answerability scale (Fig. 8). Shards are cut by pairs, so each reads
-    every passage shard."""
+    every passage shard. With questions_from: request, the summaries only: the passages rated
+    are those of the pool (rule judge_holes)."""
     input:
         **dataset_files(INGESTED),
         generated_passages=shard_files(GENERATED_PASSAGES),
@@ -101,5 +104,6 @@ rule ratings:
         **DATASET_LLM.resources,
     params:
         **DATASET_LLM.params,
+        questions_from=lambda wc: DATASETS[wc.dataset]["questions_from"],
     script:
         "../workflow_scripts/ratings.py"

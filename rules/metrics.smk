@@ -23,6 +23,7 @@ rule context_metrics:
     """Score one system's contexts (every configured size k): CRUX and IR metrics per query."""
     input:
         **dataset_files(),
+        judged=judged_files,
         collection=collection,
         judgments="results/judgments/{dataset}/eta{eta}/judgments.jsonl",
         run=run_file,

@@ -6,7 +6,8 @@
 #
 # The graph is drawn for config.yaml plus the optional branches the default leaves off, so
 # that every rule appears: a listwise reranker and human labels (T1, T2) on demo-multinews,
-# and the cost plan (a target of its own, not part of all).
+# the holes of demo-crux's judgments (rule judge_holes) and the cost plan (a target of its own,
+# not part of all).
 # Snakemake needs the label files to exist, not to hold anything: empty ones are made here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,8 @@ datasets:
 retrieval:
   rerankers:
     zephyr: {kind: listwise, model: castorini/rank_zephyr_7b_v1_full}
+holes:
+  demo-crux: {}
 EOF
 
 # Snakemake writes the edges in no fixed order: sorted (by target, then source), a regenerated

@@ -323,8 +323,8 @@ def test_many_runs_in_one_call(data, tmp_path, capsys):
                         "--output", out)
     assert together["aggregate"] == [row for one in alone for row in one["aggregate"]]
     assert {p.name for p in out.iterdir()} == {"per_query.tsv", "aggregate.tsv", "paired.tsv"}
-    # 3 pairs x 2 sizes x the 10 measure columns (metrics.names.table_columns)
-    assert len(together["paired"]) == 3 * 2 * 10
+    # 3 pairs x 2 sizes x the 11 measure columns (metrics.names.table_columns)
+    assert len(together["paired"]) == 3 * 2 * 11
     assert {(r["a"], r["b"]) for r in together["paired"]} == {
         ("one", "two"), ("one", "three"), ("two", "three")}
     rc = main(["evaluate", "--dataset", str(data), "--run", str(runs[0]), str(runs[1])])
@@ -380,7 +380,14 @@ def test_crux_root_run_over_the_whole_corpus(tmp_path, capsys):
     assert got["aggregate"][0]["Cov"] == pytest.approx(2 / 3)
     rc, want, err = run_cli(capsys, "--crux-root", RELEASE, "--run", RELEASE / "run" / "bm25.run",
                             "--k", "10", "--json")
-    assert got["crux_eval"]["aggregate"] == json.loads(want)["crux_eval"]["aggregate"]
+    before = json.loads(want)["crux_eval"]["aggregate"]
+    judged = "Judged(cut='rank',order='file',topics='run')@10"
+    assert {m: v for m, v in got["crux_eval"]["aggregate"].items() if m != judged} == \
+        {m: v for m, v in before.items() if m != judged}
+    # but not the judged share: duc04-test-0's 3 rated of 4 lines is 3 of 5 with it
+    assert before[judged] == pytest.approx((3 / 4 + 1 + 1) / 3)
+    assert got["crux_eval"]["aggregate"][judged] == pytest.approx((3 / 5 + 1 + 1) / 3)
+    assert got["aggregate"][0]["Judged"] == pytest.approx((4 / 6 + 1) / 2)
     rc, _, err = run_cli(capsys, "--crux-root", root, "--run", run, "--strict-collection")
     assert rc == 2 and "bm25.run: line 10: field 'docid'" in err
 

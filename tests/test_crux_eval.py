@@ -29,6 +29,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.metrics.crux_eval import (
     compare_runs,
     crux_eval,
+    judged_name,
     measure_names,
     read_token_counts,
 )
@@ -62,8 +63,9 @@ EXPECTED = {
 
 
 def script(result, values: dict) -> dict:
-    """Values under our names as the script names them (P@10 ...)."""
-    return {result.authors_names[m]: v for m, v in values.items()}
+    """Values under our names as the script names them (P@10 ...); Judged, not the script's,
+    left out."""
+    return {result.authors_names[m]: v for m, v in values.items() if m in result.authors_names}
 
 
 def close(got: dict, want: dict) -> bool:
@@ -81,6 +83,13 @@ def test_per_topic_values_and_means():
                                           "alpha_nDCG@10": (1 + ALPHA_B) / 2,
                                           "Cov@10": (2 / 3 + 1 + 0) / 3})
     assert script(r, r.evaluated) == {"P@10": 2, "nDCG@10": 2, "alpha_nDCG@10": 2, "Cov@10": 3}
+    # beside them, not the script's: the judged share of the lines Cov reads (rank <= 10, file
+    # order): A ranks 3 rated passages and one of another topic (its rank-11 line cut), B and
+    # C rate all theirs
+    judged = judged_name(10)
+    assert r.measures[-1] == judged == "Judged(cut='rank',order='file',topics='run')@10"
+    assert {t: r.per_topic[t][judged] for t in (A, B, C)} == {A: 0.75, B: 1.0, C: 1.0}
+    assert r.aggregate[judged] == pytest.approx((0.75 + 1 + 1) / 3)
     assert r.warnings[0] == ("1 of 3 qrels topics are missing from the run and left out: "
                              "duc04-test-3")
     assert r.info["lines_beyond_k"] == 1
@@ -209,8 +218,8 @@ def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
                "--output", str(tmp_path)])
     lines = capsys.readouterr().out.splitlines()
     names = list(measure_names(10))
-    assert lines[1].split() == ["run", *names]
-    assert lines[2].split() == [str(RUN), "0.2000", "0.8425", "0.8179", "0.5556"]
+    assert lines[1].split() == ["run", *names, judged_name(10)]
+    assert lines[2].split() == [str(RUN), "0.2000", "0.8425", "0.8179", "0.5556", "0.9167"]
     assert "Cov(cut='rank',order='file',questions='all',topics='run')@10 is the script's Cov@10" \
         in lines[3]
     saved = json.loads((tmp_path / "crux_eval.json").read_text())["runs"][0]

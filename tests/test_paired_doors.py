@@ -145,7 +145,7 @@ def test_evaluate_compares_runs_in_every_mode(tmp_path, capsys):
     assert "paired tests between every pair of systems" in out
     assert POLICY.describe("measure of the authors' script") in out
     paired = pd.read_csv(tmp_path / "out" / "paired.tsv", sep="\t")
-    assert set(paired.source) == {"crux_eval"} and len(paired) == 3 * 4
+    assert set(paired.source) == {"crux_eval"} and len(paired) == 3 * 5
     assert {(a, b) for a, b in zip(paired.a, paired.b, strict=True)} == {
         ("bm25", "dr_rankfirst"), ("bm25", "oracle"), ("dr_rankfirst", "oracle")}
     # equal to crux-eval's own comparison of the same runs

@@ -103,7 +103,7 @@ def test_evaluate_names_recompute(capsys, eta):
     for name, value in script["aggregate"].items():
         assert recompute(run, read, name, options) == value, name
         walked += 1
-    assert walked == 5 * len(MEASURE_COLUMNS) + 4
+    assert walked == 5 * len(MEASURE_COLUMNS) + 5   # the script's four and Judged
 
 
 # --- cruxflow crux-eval -------------------------------------------------------------------------
@@ -210,8 +210,9 @@ def test_crux_eval_paired_names_recompute(capsys, tmp_path):
     got = json.loads(run_cli(capsys, "crux-eval", "--qrel", PAPER / "testb_div_qrels.txt",
                              "--judge", PAPER / "testb_judgements.jsonl", "--run", *runs,
                              "--k", "4", "--json"))
+    # the script's four measures and Judged
     check_paired_rows(got["paired"], {str(r): r for r in runs}, PAPER_JUDGMENTS,
-                      MetricOptions(), 4)
+                      MetricOptions(), 5)
     assert not any("measure_a" in r for r in got["paired"])
     # cruxflow.compare on the same names, runs and judgments: the same tests
     report = cruxflow.compare(runs, PAPER_JUDGMENTS, measures=list(got["runs"][0]["aggregate"]))
@@ -234,7 +235,7 @@ def test_crux_eval_paired_names_recompute(capsys, tmp_path):
     assert alpha[0]["topics"] == 3 and alpha[0]["mean_a"] == pytest.approx(
         (1 + 1 / (1 + 1 / math.log2(3))) / 3) and alpha[0]["diff"] == pytest.approx(0, abs=1e-15)
     check_paired_rows(got["paired"], {str(part): part, str(whole): whole}, judgments,
-                      MetricOptions(), 4)
+                      MetricOptions(), 5)
     # cruxflow evaluate's comparison of the authors' numbers: the same rows, under its labels
     got_evaluate = json.loads(run_cli(capsys, "evaluate", *argv, "--json"))
     assert [{**r, "a": str(tmp_path / f"{r['a']}.run"), "b": str(tmp_path / f"{r['b']}.run")}

@@ -71,7 +71,7 @@ def test_every_prompt_file_declares_its_source_fields_and_parts():
     from cruxflow.llm.prompts import PROMPT_DIR, load_prompts
 
     methods = sorted(p.stem for p in PROMPT_DIR.glob("*.toml"))
-    assert methods == ["crux", "kpr", "lancer", "support", "udcg"]
+    assert methods == ["crux", "kpr", "lancer", "researchy", "support", "udcg"]
     for method in methods:
         for name, prompt in load_prompts(method).items():
             assert prompt.name == name and prompt.version and len(prompt.source) > 20, name
@@ -144,3 +144,64 @@ def test_the_llm_cache_key_follows_the_prompt_text(monkeypatch):
                         _edited_crux(RUBRIC_5, "Everything needed.")["rating"])
     after = keys()
     assert len(after) == 2 and not set(after) & set(before)
+
+
+# --- the CRUX authors' later prompts: their code's text, byte for byte -------------------------
+
+# DylanJoo/crux at commit dabfb0a, pasted as the authors wrote them (published prompt texts that
+# define their method): crux/augmentation/gen_ratings_offload.py's prompt_template ...
+AUTHORS_AUGMENTATION = """\
+Instruction:
+Determine whether the question can be answered based on the provided context. Rate the context \
+on a scale from 0 to 5 according to the guideline below. Do not write anything except the rating.
+
+Guideline:\u0020
+- 5: The context is highly relevant, complete, and accurate to the question.
+- 4: The context is mostly relevant and complete but may have minor gaps or inaccuracies to the \
+question.
+- 3: The context is partially relevant and complete, with noticeable gaps or inaccuracies to the \
+question.
+- 2: The context has limited relevance and completeness, with significant gaps or inaccuracies \
+to the question.
+- 1: The context is minimally relevant or complete, with substantial shortcomings to the \
+question.
+- 0: The context is not relevant or complete at all.
+
+Question: {question}
+Context: {context}\u0020
+
+Rating:\u0020"""
+# ... and crux/prompts/researchy.py's query generator (INST, its template and function)
+AUTHORS_INST = """Write ten google-like search keywords or questions for search engines based \
+on the user request to help generate relevant information.
+Each aspect of the user request should yield separate queries.
+Look for possible details, such as specific numbers, causes, methodolgies, conflicting \
+information, etc., if applicable.
+They may not need to be grammatically correct sentences.
+They will be used to query a semantic search engine.
+Return the ten queries with one query in each line WITHOUT numbering.
+"""
+
+
+def authors_query_generator(q: str) -> str:
+    p = "Instruction: {INST}\n\nQuestion: {Q}\n\n{PREFIX}"
+    p = p.replace("{INST}", AUTHORS_INST).strip()
+    p = p.replace("{Q}", q)
+    return p.replace("{PREFIX}", "Search keywords or questions:").strip()
+
+
+def test_the_authors_later_prompts_are_their_text():
+    from cruxflow.stages.prompts import RATING_AUGMENTATION, SUBQUESTIONS_REQUEST
+
+    document = "A passage {x} with \u00fc and braces."
+    # the authors' context: the passage's first 2,048 words, joined by single spaces
+    context = " ".join(document.split()[:2048])
+    assert RATING_AUGMENTATION.render(question="Who {q}?", context=context) == \
+        AUTHORS_AUGMENTATION.replace("{question}", "Who {q}?").replace("{context}", context)
+    assert AUTHORS_AUGMENTATION.endswith("Rating: ") and "\nGuideline: \n" in \
+        AUTHORS_AUGMENTATION
+    request = "Why did the river flood in March?"
+    assert SUBQUESTIONS_REQUEST.render(request=request) == authors_query_generator(request)
+    assert "\n\n\nQuestion: " in SUBQUESTIONS_REQUEST.text   # INST's own newline, then two
+    for prompt in (RATING_AUGMENTATION, SUBQUESTIONS_REQUEST):
+        assert "dabfb0a" in prompt.source and prompt.version == "crux-dabfb0a"

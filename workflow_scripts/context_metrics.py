@@ -3,19 +3,18 @@
 import pandas as pd
 
 from cruxflow.data.io import atomic_write
-from cruxflow.data.model import Dataset
 from cruxflow.metrics.crux_eval_io import read_run_top
 from cruxflow.metrics.judgments import read_judgments
 from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer, check_run, parse_context_size
 from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.workflow.job import dataset_dir, setup_logging
+from cruxflow.workflow.job import rated_dataset, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 p, wc = sm.params, sm.wildcards
-dataset = Dataset.load(dataset_dir(sm), with_passages=False)
+dataset, _ = rated_dataset(sm)   # with the holes' added ratings, where it has some
 texts = read_collection(sm.input.collection)   # the corpus: passages of other datasets too
 run = read_run_top(sm.input.run, None).lines   # by column, a block of lines at a time
 check_run(run, dataset, texts, sm.input.run)

@@ -3,7 +3,6 @@
 import pandas as pd
 
 from cruxflow.data.io import atomic_write, iter_jsonl
-from cruxflow.data.model import Dataset
 from cruxflow.data.names import DIRECT, HUMAN, ORACLE_K
 from cruxflow.metrics.judgments import derive
 from cruxflow.metrics.options import MetricOptions
@@ -11,12 +10,12 @@ from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.rag.reports import final_scores, rag_topics, read_topic_list
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.workflow.job import dataset_dir, setup_logging
+from cruxflow.workflow.job import rated_dataset, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 p, wc = sm.params, sm.wildcards
-dataset = Dataset.load(dataset_dir(sm), with_passages=False)
+dataset, _ = rated_dataset(sm)   # with the holes' added ratings, where it has some
 texts = read_collection(sm.input.collection)
 count = make_token_counter(p.tokenizer)
 # rag.topics: the dataset's topic list, when it has one (input key "topic_list"; "topics" is

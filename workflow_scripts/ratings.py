@@ -15,7 +15,9 @@ dataset = Dataset.load(dataset_dir(sm), with_passages=False)
 questions = read_topic_field(sm.input.subquestions, "questions")
 by_topic = defaultdict(list)
 for p in read_passages(sm.input.generated_passages).values():
-    if p.topic_id is not None:  # P*: the passages of the topic's own documents
+    # P*: the passages of the topic's own documents; with questions_from: request none (the
+    # pool of the runs' top k is rated by rule judge_holes)
+    if p.topic_id is not None and sm.params.questions_from != "request":
         by_topic[p.topic_id].append(p)
 pairs = {t: (len(by_topic[t]) + 1) * len(questions.get(t, [])) for t in dataset.topics}
 topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query, questions[t.topic_id],

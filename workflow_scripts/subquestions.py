@@ -1,19 +1,24 @@
 """Rule subquestions: human summary -> n sub-questions (Fig. 6); a topic of one's own that
-brings its questions keeps them, one without a summary gets them from its documents."""
+brings its questions keeps them, one without a summary gets them from its documents, or from
+its report request with questions_from: request (the CRUX authors' Researchy prompt)."""
 
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
-from cruxflow.stages.questions import subquestions
+from cruxflow.stages.prepare import read_topic_field
+from cruxflow.stages.questions import subquestions, with_queries
 from cruxflow.workflow.job import dataset_dir, generate_missing, sampling, setup_logging
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
 cfg = sm.params.llm
 dataset = Dataset.load(dataset_dir(sm), with_passages=False)
+topics = list(dataset.topics.values())
+if sm.params.questions_from == "request":   # the requests, given or generated
+    topics = with_queries(topics, read_topic_field(sm.input.report_requests, "query"))
 questions, given = generate_missing(
-    sm, list(dataset.topics.values()), "questions", "sub-questions", lambda todo, runner:
+    sm, topics, "questions", "sub-questions", lambda todo, runner:
     subquestions(todo, runner, sm.params.n, attempts=cfg["attempts"],
-                 documents=dataset.documents,
+                 documents=dataset.documents, questions_from=sm.params.questions_from,
                  sampling=sampling(cfg, "generation",
                                    max_tokens=cfg["subquestions"]["max_tokens"])), log)
 write_jsonl(sm.output[0], ({"topic_id": t, "questions": questions[t]} for t in dataset.topics))

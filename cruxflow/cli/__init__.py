@@ -6,6 +6,7 @@ the library and prints; nothing outside this package imports it.
 ``cruxflow export``    a dataset's sub-questions and ratings as nuggets (docs/nuggets.md)
 ``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)
 ``cruxflow crux-eval`` the CRUX authors' evaluation script, reproduced (docs/evaluate.md)
+``cruxflow judge``     rate the unjudged passages in runs' top k (docs/judge.md)
 ``cruxflow agreement`` the LLM judge against human labels (docs/human-labels.md)
 ``cruxflow annotate``  collect human labels in a web app (docs/annotate.md)
 ``cruxflow meta-eval`` the judge against annotators, items and rankings (docs/judge-trust.md)
@@ -43,6 +44,7 @@ COMMANDS = {
               "nuggets",
     "evaluate": "score a retrieval run or contexts against a dataset",
     "crux_eval": "the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
+    "judge": "rate the unjudged passages in runs' top k (the holes)",
     "agreement": "the LLM judge against human labels (paper Sec. 4.3, App. A.2)",
     "annotate": "collect human labels in a web app (paper App. A.2)",
     "meta_eval": "can the judge be trusted: agreement with annotators, rankings",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import math
+import re
 
 from cruxflow.data.model import RATING_MAX, RATING_MIN
 
@@ -49,6 +50,17 @@ def positive_int(text: str) -> int:
 
 def non_negative_int(text: str) -> int:
     return _integer(text, 0, None, "must be at least 0")
+
+
+def shard(text: str) -> tuple[int, int]:
+    """``I/N``: shard I (0-based) of N."""
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected I/N (shard I of N, 0-based), got {text!r}")
+    i, n = int(m[1]), int(m[2])
+    if n < 1 or i >= n:
+        raise argparse.ArgumentTypeError(f"shard I of N needs 0 <= I < N, got {text!r}")
+    return i, n
 
 
 # The paired tests of evaluate and crux-eval with several runs: flags and defaults come from

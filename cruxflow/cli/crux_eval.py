@@ -75,6 +75,8 @@ def _cmd_crux_eval(args) -> int:
 
 
 def _print_table(results, labels) -> None:
+    from cruxflow.data.ingest.crux_common import sources_note
+
     first = results[0]
     print(f"rac_eval.py's measures (its line: --authors-line); k={first.k}, "
           f"eta={first.info['eta']}, alpha={first.info['alpha']}")
@@ -86,7 +88,12 @@ def _print_table(results, labels) -> None:
                                                for c, m in zip(columns, r.measures,
                                                                strict=True)))
     print("names: " + ", ".join(f"{m} is the script's {a}"
-                                 for m, a in first.authors_names.items()))
+                                 for m, a in first.authors_names.items())
+          + f"; {first.measures[-1]}: the judged share of the lines Cov reads (not the "
+            "script's)")
+    note = sources_note(first.info.get("judge"))
+    if note:
+        print(note)
     for label, r in zip(labels, results, strict=True):
         other = [m for m in r.measures if m not in columns]
         if other:   # alpha-nDCG over every qrels topic: the run lacks only 0-line topics
@@ -128,7 +135,8 @@ def add_command(subparsers) -> None:
     add = partial(vocabulary.add, p)
     add("run", required=True, detail="several are also compared pairwise")
     add("qrel", required=True)
-    add("judge", required=True, single=True, detail="here one file or folder")
+    add("judge", required=True, detail="read as one, original and added ratings together "
+                                       "(docs/judge.md)")
     add("filter-by-oracle")
     add("run-b")
     add("k", default=10, single=True, detail="the authors' cut: the lines whose rank column "

@@ -26,7 +26,9 @@ def _cmd_evaluate(args) -> int:
     if args.run_name is not None and len(inputs) > 1:
         raise DataError("--run-name names one run; several runs are named by their file names")
     names = _system_names(inputs, args.run_name)
-    release = args.crux_root is not None or args.qrel is not None or args.judge is not None
+    # --judge alone (no --dataset) names the authors' files; with --dataset, its ratings
+    release = args.crux_root is not None or args.qrel is not None or (
+        args.judge is not None and args.dataset is None)
     results, authors = [], []
     options = MetricOptions(eta=args.eta, alpha=args.alpha, density_weight=args.density_weight,
                             tokenizer=args.tokenizer, relevance_grades=args.relevance_grades)
@@ -53,7 +55,8 @@ def _cmd_evaluate(args) -> int:
             result = evaluate_run(args.dataset, dataset=dataset, texts=texts, options=options,
                                   ks=args.k, judgments=args.judgments, name=name,
                                   allow_empty=args.allow_empty,
-                                  strict_collection=args.strict_collection, **kind)
+                                  strict_collection=args.strict_collection, judge=args.judge,
+                                  **kind)
             result.info["dataset"] = str(args.dataset)
             results.append(result)
     scored = [r for r in results if r is not None]
@@ -101,6 +104,7 @@ def _cmd_evaluate(args) -> int:
         print(table.to_markdown(index=False, floatfmt=".4f"))
         for r in scored:
             _print_notes(r.info, f"{r.info['system']}: ")
+    _print_sources(scored[0] if scored else None, authors[0] if authors else None)
     if paired:
         _print_paired(paired, policy, "k and measure")
     if authors:
@@ -181,7 +185,8 @@ def _report_one(args, result, authors) -> int:
         return 0
     if result is not None:
         _print_evaluation(result)
-    elif authors is not None:
+    _print_sources(result, authors)
+    if result is None and authors is not None:
         print("the workflow's scorer needs the passage texts: give --collection, or clone "
               "crux-mds-corpus beside the subset folder")
     if authors is not None:
@@ -201,6 +206,17 @@ def _print_evaluation(result) -> None:
           f"judgments {info['judgments']}, tokens {info['tokenizer']}); a measure's column in "
           "the row of size k is that measure @k (Cov in row 10: Cov@10; docs/evaluate.md)")
     _print_notes(info)
+
+
+def _print_sources(result, authors) -> None:
+    """How many of the ratings read are original and how many added (cruxflow judge's), when
+    some are added: one line (the runs of one call read the same ratings)."""
+    from cruxflow.data.ingest.crux_common import sources_note
+
+    summary = result.info.get("ratings") if result is not None else None
+    note = sources_note(summary or (authors.info.get("judge") if authors is not None else None))
+    if note:
+        print(note)
 
 
 def _print_notes(info: dict, prefix: str = "") -> None:
@@ -233,8 +249,10 @@ def add_command(subparsers) -> None:
     add("dataset")
     add("crux-root", detail="scores --run with both")
     add("qrel", detail="with --judge, scores --run with the authors' script")
-    add("judge", single=True, detail="here one file or folder; with --qrel, scores --run with "
-                                     "the authors' script")
+    add("judge", detail="read as one, original and added ratings together (docs/ratings.md, "
+                        "'Holes'); with --dataset, in place of its ratings; with --crux-root, in "
+                        "place of its judge/; with --qrel, scores --run with the authors' "
+                        "script")
     add("filter-by-oracle")
     src = p.add_mutually_exclusive_group(required=True)
     vocabulary.add(src, "run", detail="several are also compared pairwise")

@@ -12,7 +12,7 @@ from cruxflow.workflow.project import BACKENDS, WORKFLOW, init_project
 def _cmd_init(args) -> int:
     path = init_project(args.directory, name=args.dataset_name, input_path=args.input,
                         example=args.example, backend=args.backend,
-                        n_questions=args.n_questions,
+                        n_questions=args.n_questions, questions_from=args.questions_from,
                         workflow=args.workflow, force=args.force,
                         prompt_cache=args.prompt_cache)
     snakefile = (Path(args.workflow) / "Snakefile").resolve()
@@ -44,6 +44,10 @@ def add_command(subparsers) -> None:
         detail="served: an OpenAI-compatible server (cruxflow llm-serve, vLLM's); smollm2: the "
                "packaged SmolLM2 with llama.cpp in process; vllm: vLLM in process")
     add("n-questions")
+    add("questions-from", default="documents",
+        detail="request: the CRUX authors' Researchy way, for topics that bring a request "
+               "(and may bring no documents); their ratings are those of the pool of the "
+               "first stages' top k (config key holes)")
     add("workflow", default=WORKFLOW, default_text="this checkout")
     add("prompt-cache")
     add("force")

@@ -33,7 +33,7 @@ SERVER_OPTIONS = {"timeout": "timeout_s", "deadline": "deadline_s", "max_retries
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("LLM (the same options for udcg, support and kpr)")
+    g = parser.add_argument_group("LLM (the same options for judge, udcg, support and kpr)")
     add = partial(vocabulary.add, g)
     add("model", default=None, default_text=DEFAULT_GGUF)
     add("base-url")

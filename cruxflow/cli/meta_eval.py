@@ -122,7 +122,7 @@ def _interval(interval, r) -> str:
 
 
 def _cmd_meta_eval(args) -> int:
-    from cruxflow.data.ingest.crux_common import read_ratings
+    from cruxflow.data.ingest.crux_common import read_ratings, sources_note
     from cruxflow.paper.meta_eval import meta_eval, read_human_ratings
 
     judge = read_ratings(list(args.judge))
@@ -134,6 +134,9 @@ def _cmd_meta_eval(args) -> int:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         _print(result, args.k)
+        note = sources_note(judge.summary())
+        if note:   # the judge's original ratings and added ones (cruxflow judge's)
+            print(f"\n{note}")
     return 0
 
 

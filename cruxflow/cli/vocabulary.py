@@ -41,6 +41,7 @@ from cruxflow.data.ingest import formats as ingest_formats
 from cruxflow.data.names import NAME_PATTERN
 from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
 from cruxflow.metrics.policy import CORRECTIONS, TESTS
+from cruxflow.stages.holes import RATING_PROMPTS
 
 PAIRED_HOME = "cruxflow.metrics.policy.POLICY"
 
@@ -316,6 +317,15 @@ _flags(
          default="127.0.0.1"),
     Flag("port", "the port to listen on",
          type=types.port, metavar="PORT", home="the command"),
+)
+
+# --- judge: the holes in the judgments (cruxflow.stages.holes) --------------------------------
+_flags(
+    Flag("shard", "do shard I of N only (0-based; cut by topic, balanced by the pairs to rate)",
+         type=types.shard, metavar="I/N", default_text="all of it"),
+    Flag("rating-prompt", "the judge's prompt: dataset (the dataset's own, Fig. 8 in "
+         "llm.ratings' layout and decoding) or augmentation (the CRUX authors' prompt for "
+         "unjudged passages)", choices=RATING_PROMPTS, default=RATING_PROMPTS[0]),
 )
 
 # --- the LLM: which model, how it is called ----------------------------------------------------

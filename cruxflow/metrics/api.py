@@ -27,8 +27,10 @@ tuples, ranx objects, DataFrames with ir_measures' or PyTerrier's columns).
 Topics (a name's ``topics`` parameter, docs/evaluate.md "Which topics a mean covers"): by
 default the judged topics with an answerable question; a judged topic missing from the run has
 an empty context (listed in ``frame.attrs["missing_in_run"]``); a run topic the judgments lack
-is an error. The frame has one row per topic some name covers, in natural order; a cell
-outside a name's topics is NaN.
+is an error. Ratings read from files that hold added ratings beside the original ones
+(``cruxflow judge``'s, docs/ratings.md "Holes"; a list of paths is read as one) are counted by
+source in ``frame.attrs["ratings_sources"]``. The frame has one row per topic some name covers,
+in natural order; a cell outside a name's topics is NaN.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ def evaluate(run, judgments, measures=DEFAULT_MEASURES, *, options: MetricOption
     present = scorer.run_index(lines).present
     out.attrs["missing_in_run"] = topic_ids[covered & ~present].tolist()
     out.attrs["tied_topics"] = topic_ids[tied].tolist()
+    if given.sources:   # original and added ratings (cruxflow judge's): how many of each
+        out.attrs["ratings_sources"] = given.sources
     line = tie_warning(out.attrs["tied_topics"], len(out))
     if line:
         warnings.warn(line, stacklevel=2)

@@ -58,6 +58,14 @@ def density(ctx, name) -> np.ndarray:
     return np.where(no_text, np.nan, value)
 
 
+def judged(ctx, name) -> np.ndarray:
+    """Judged@k (ir_measures' ``Judged``): the share of the top k passages that the topic's
+    judge rated, over the passages the context holds (a list shorter than k: its length);
+    undefined for an empty context."""
+    rated = ctx.arrays.index.rated[np.arange(len(ctx.rows))[:, None], ctx.rows]
+    return _divide(rated.sum(axis=1), ctx.n)
+
+
 # --- trec_eval's measures on the relevance (or binary diversity) qrels --------------------------
 
 def _qrels(ctx, name) -> tuple[np.ndarray, np.ndarray]:

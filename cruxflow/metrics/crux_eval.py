@@ -72,6 +72,7 @@ from cruxflow.metrics.crux_eval_measures import (  # noqa: F401  (tests import t
     NAME_PARAMETERS,
     QrelsArrays,
     all_topics_name,
+    judged_name,
     measure_names,
 )
 from cruxflow.metrics.options import NDEVAL_CUTOFF
@@ -91,10 +92,11 @@ class CruxEvalResult:
     authors_names: dict[str, str] = field(default_factory=dict)   # ours -> the script's
 
     def line(self) -> str:
-        """The script's output: ``<run folder> | <run file> | P@10 | 0.xxxx | ... |``."""
+        """The script's output: ``<run folder> | <run file> | P@10 | 0.xxxx | ... |`` (its
+        measures, and Den where token counts were given; not Judged, which is ours)."""
         head = f"{self.run.rsplit('/', 1)[0]} | {self.run.rsplit('/')[-1]} | "
-        cells = "".join(f"{self.authors_names.get(m, m)} | {_fmt(self.aggregate[m])} | "
-                        for m in self.measures)
+        cells = "".join(f"{self.authors_names[m]} | {_fmt(self.aggregate[m])} | "
+                        for m in self.measures if m in self.authors_names)
         return (head + cells).rstrip()
 
     def to_json(self) -> dict:
@@ -140,6 +142,7 @@ class CruxEvalInputs:
         self.token_counts, self.density_weight = token_counts, density_weight
         self.names = measure_names(k, filter_by_oracle, token_counts is not None, eta=eta,
                                    alpha=alpha, density_weight=density_weight)
+        self.judged_name = judged_name(k)
         self.relevant_topics = self.div.relevant_topics()
         # what every run's result reports about the inputs, counted once
         self.qrel_topics = self.div.topics()
@@ -177,18 +180,20 @@ class CruxEvalInputs:
         # the questions Cov counts: every one, or (filter_by_oracle) those the oracle answers
         self.counted = questions & (oracle >= self.eta) if self.filter_by_oracle else questions
 
-    def coverage(self, top: TopRun) -> dict[str, float | None]:
+    def coverage(self, top: TopRun) -> tuple[dict[str, float | None], dict[str, float | None]]:
         """rac_eval's Cov of every run topic: the max rating over its first k kept lines in
         file order, rating >= eta, over the counted questions; ``None`` without ratings or
-        (filter_by_oracle) without a counted question."""
+        (filter_by_oracle) without a counted question. And Judged@k over the same lines (ours):
+        the share of them that the judge rated for the topic; ``None`` without ratings."""
         run = top.lines
         out: dict[str, float | None] = dict.fromkeys(run.topics)
+        judged = dict(out)
         known = np.array([self.topic_index.get(t, -1) for t in run.topics] or [-1],
                          dtype=np.int64)
         place = np.arange(len(run.topic)) - run.starts()[run.topic]
         at = np.flatnonzero((place < self.k) & (known[run.topic] >= 0))
         if not len(at):
-            return out
+            return out, judged
         keys = zip(map(run.topics.__getitem__, run.topic[at].tolist()),
                    map(run.passages.__getitem__, run.passage[at].tolist()), strict=True)
         rows = np.fromiter(map(self.row_of.get, keys, repeat(self.unjudged)), np.int64,
@@ -199,11 +204,14 @@ class CruxEvalInputs:
         counted = self.counted[known[tids]]
         denominator = counted.sum(axis=1)
         answered = ((best >= self.eta) & counted).sum(axis=1)
+        rated = np.add.reduceat((rows != self.unjudged).astype(np.int64), starts)
+        share = rated / np.diff(np.append(starts, len(rows)))
         with np.errstate(divide="ignore", invalid="ignore"):
             cov = answered / denominator
-        for t, value, n in zip(tids.tolist(), cov.tolist(), denominator.tolist(), strict=True):
-            out[run.topics[t]] = value if n else None
-        return out
+        for t, value, n, j in zip(tids.tolist(), cov.tolist(), denominator.tolist(),
+                                  share.tolist(), strict=True):
+            out[run.topics[t]], judged[run.topics[t]] = (value if n else None), j
+        return out, judged
 
     # --- ir_measures ------------------------------------------------------------------------
 
@@ -327,7 +335,7 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     warnings = _cut_warnings(top, k, qrel_topics, [t for t in missing if t not in in_file], cut,
                              kept_zero, names[measures[2]])
     ir = inputs.ir_measures(top)
-    cov = inputs.coverage(top)
+    cov, judged = inputs.coverage(top)
     per_topic: dict[str, dict[str, float | None]] = {}
     for tid in run_topics:
         row: dict[str, float | None] = {m: ir.get(m, {}).get(tid) for m in measures[:3]}
@@ -357,6 +365,11 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
         warnings.append(f"{names[measures[4]]} undefined for {len(no_text)} topics whose context "
                         "ranks a passage without text or token count: " + ", ".join(no_text[:10])
                         + (", ..." if len(no_text) > 10 else ""))
+    # ours beyond the script: the judged share of the lines Cov reads (topics without ratings,
+    # None, are Cov's left-out ones, said once there)
+    for tid, row in per_topic.items():
+        row[inputs.judged_name] = judged.get(tid)
+    measures.append(inputs.judged_name)
     aggregate = {m: _mean(r[m] for r in per_topic.values()) for m in measures}
     evaluated = {m: sum(r[m] is not None for r in per_topic.values()) for m in measures}
     reasons = [("no relevant passage in the qrels"), "no relevant passage in the qrels",
@@ -365,7 +378,7 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
                "no ratings" + (", or no question answered by the judged passages"
                                if inputs.filter_by_oracle else ""),
                "no ratings, or an oracle that covers nothing"]
-    for m, reason in zip(measures, reasons, strict=False):
+    for m, reason in zip([m for m in measures if m in names], reasons, strict=False):
         left = len(run_topics) - sum(per_topic[t][m] is not None for t in run_topics)
         if left:
             warnings.append(f"{names[m]} ({m}): {left} of {len(run_topics)} run topics left "

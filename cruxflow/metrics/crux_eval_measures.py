@@ -195,6 +195,8 @@ NAME_PARAMETERS = {
     "alpha_nDCG": {"cut": "rank", "order": "ndeval", "topics": "run"},
     "Cov": {"cut": "rank", "order": "file", "topics": "run"},
     "Den": {"cut": "rank", "order": "file", "topics": "run"},
+    # not the script's: the judged share of the lines its Cov reads (Judged@k, issue 39)
+    "Judged": {"cut": "rank", "order": "file", "topics": "run"},
 }
 # the registry's defaults (cruxflow.metrics.options): a parameter at its default is not written
 DEFAULT_ETA, DEFAULT_ALPHA, DEFAULT_WEIGHT = DEFAULTS.eta, DEFAULTS.alpha, DEFAULTS.density_weight
@@ -220,6 +222,13 @@ def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = F
     if with_density:
         names[_name("Den", k, **rel, weight=density_weight)] = f"Den@{k}"
     return names
+
+
+def judged_name(k: int) -> str:
+    """The registry's name of the judged share of the lines the script's Cov reads (its
+    first k kept lines in file order): not one of the script's measures, so not in its
+    line (:meth:`cruxflow.metrics.crux_eval.CruxEvalResult.line`)."""
+    return _name("Judged", k)
 
 
 def all_topics_name(name: str) -> str:

@@ -54,11 +54,14 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None,
                  options: MetricOptions = DEFAULTS, ks: list[int | str] | None = None,
                  judgments=None, collection=None, name: str | None = None,
                  dataset: Dataset | None = None, texts: dict[str, str] | None = None,
-                 allow_empty: bool = False, strict_collection: bool = False) -> Evaluation:
+                 allow_empty: bool = False, strict_collection: bool = False,
+                 judge=None) -> Evaluation:
     """Score a TREC run or a contexts JSONL against a dataset, as rule context_metrics does.
     The dataset is a directory, or (``dataset`` and ``texts``) one already in memory;
     ``options`` (:class:`~cruxflow.metrics.options.MetricOptions`: eta, alpha, density
-    weight, relevance grades, tokenizer) is the one way to set how it is scored.
+    weight, relevance grades, tokenizer) is the one way to set how it is scored. ``judge``:
+    ratings files or folders (any layout, original and added ones together) in place of the
+    dataset's own (:func:`with_ratings`).
 
     An input with no ranked list is an error unless ``allow_empty`` (every topic then scores
     as an empty context); ``judgments`` made with another eta are an error.
@@ -69,10 +72,33 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None,
                       "run file" if run is not None else "contexts file")
     if dataset is None:
         dataset, texts = load_texts(dataset_dir, collection)
-    return _score(dataset, texts or {}, source, run is not None, options, ks=ks,
-                  judgments=judgments, name=name,
-                  origin=None if dataset_dir is None else str(dataset_dir),
-                  allow_empty=allow_empty, strict_collection=strict_collection)
+    read = None
+    if judge:
+        dataset, read = with_ratings(dataset, judge)
+    result = _score(dataset, texts or {}, source, run is not None, options, ks=ks,
+                    judgments=judgments, name=name,
+                    origin=None if dataset_dir is None else str(dataset_dir),
+                    allow_empty=allow_empty, strict_collection=strict_collection)
+    if read is not None:
+        result.info["ratings"] = read
+    return result
+
+
+def with_ratings(dataset: Dataset, judge) -> tuple[Dataset, dict]:
+    """``dataset`` with the ratings of ``judge`` (files or folders read as one: original and
+    added ones, :func:`~cruxflow.data.ingest.crux_common.read_ratings`) in place of its own,
+    each list as long as its topic's questions; and the read's summary (its sources)."""
+    import dataclasses
+
+    from cruxflow.data.ingest.crux_common import read_ratings
+    from cruxflow.data.ingest.crux_paper import attach_ratings
+
+    paths = [existing(p, "judge ratings") for p in
+             (judge if isinstance(judge, list | tuple) else [judge])]
+    read = read_ratings(paths, n_questions={t: len(x.questions)
+                                            for t, x in dataset.topics.items()})
+    ratings, _ = attach_ratings(read, dataset.topics, {})
+    return dataclasses.replace(dataset, ratings=ratings, expected={}), read.summary()
 
 
 def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool,
@@ -173,13 +199,16 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
     from cruxflow.data.ingest.crux import read_crux
     from cruxflow.metrics.crux_eval import crux_eval
 
+    given = judge
     if crux_root is not None:
         default_qrel, default_judge = release_files(crux_root, options.eta)
         qrel, judge = qrel or default_qrel, judge or default_judge
     if qrel is None or judge is None:
         raise ValueError("give crux_root, or both qrel and judge")
+    judges = [existing(p, "judge ratings")
+              for p in (judge if isinstance(judge, list | tuple) else [judge])]
     authors = crux_eval(existing(run, "run file"), existing(qrel, "qrels file"),
-                        existing(judge, "judge ratings"), filter_by_oracle=filter_by_oracle,
+                        judges, filter_by_oracle=filter_by_oracle,
                         eta=options.eta, alpha=options.alpha)
     evaluation = None
     kw = {"run": run, "options": options, "ks": ks, "name": name,
@@ -188,9 +217,13 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
         evaluation = evaluate_run(dataset_dir, collection=collection, **kw)
     elif crux_root is not None:
         corpus = None if collection is None else str(collection)
-        dataset, _ = read_crux(crux_root, IngestOptions(collection=corpus))
+        # the ratings the authors' script read (--judge's, in place of the folder's judge/),
+        # for the workflow's scorer too
+        dataset, report = read_crux(crux_root, IngestOptions(
+            collection=corpus, judge=[str(p) for p in judges] if given else []))
         texts = {pid: p.contents for pid, p in dataset.passages.items()}
         if texts:
             evaluation = evaluate_run(crux_root, dataset=dataset, texts=texts, **kw)
             evaluation.info["dataset"] = str(crux_root)
+            evaluation.info["ratings"] = report.counts.get("judge")
     return evaluation, authors

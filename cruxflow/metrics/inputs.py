@@ -207,11 +207,21 @@ class Judgments:
     source: str = "judgments"
     # the ratings are a Dataset's, checked when it was read: taken as they are
     checked: bool = field(default=False, repr=False, compare=False)
+    # where ratings read from files came from: original and added (cruxflow judge's) pairs
+    sources: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.ratings is None and self.qrels is None and self.relevance is None:
             raise ValueError("Judgments: give ratings, qrels or relevance")
-        if self.ratings is not None and not self.checked:
+        if _paths(self.ratings) is not None:
+            from cruxflow.data.ingest.crux_common import read_ratings
+
+            read = read_ratings(_paths(self.ratings))
+            self.ratings = read.by_topic()
+            summary = read.summary()
+            self.sources = {k: summary[k] for k in ("sources", "original_kept")
+                            if k in summary} or None
+        elif self.ratings is not None and not self.checked:
             self.ratings = _ratings(self.ratings, "ratings")
         if self.relevance is not None:
             self.relevance = _relevance(self.relevance, "relevance")
@@ -234,6 +244,18 @@ class Judgments:
         return True
 
 
+def _paths(value) -> list[Path] | None:
+    """The ratings files or folders ``value`` names (a judge folder, a ratings ``.jsonl``, or
+    a list of them, read as one), or None for any other form."""
+    items = value if isinstance(value, list | tuple) and value else [value]
+    if not all(isinstance(v, (str, Path)) for v in items):
+        return None
+    paths = [Path(v) for v in items]
+    if len(paths) == 1 and not (paths[0].is_dir() or paths[0].suffix == ".jsonl"):
+        return None       # graded diversity qrels (_ratings reads them)
+    return paths
+
+
 def _is_diversity(value) -> bool:
     return hasattr(value, "codes") and hasattr(value, "relevance")
 
@@ -245,6 +267,9 @@ def as_judgments(judgments, eta: int) -> Judgments:
 
     if isinstance(judgments, Judgments):
         return judgments
+    if isinstance(judgments, list | tuple) and judgments and all(
+            isinstance(j, (str, Path)) for j in judgments):
+        return Judgments(ratings=list(judgments), source=", ".join(map(str, judgments)))
     if isinstance(judgments, Dataset):
         return Judgments(ratings=judgments.ratings_by_topic(), topics=list(judgments.topics),
                          source="dataset", checked=True)

@@ -264,6 +264,12 @@ register(MeasureDef(
     table=("alpha_nDCG_published",), label="alpha-nDCG (published computation)",
     latex=r"$\alpha$-nDCG (published computation)"))
 
+register(MeasureDef(
+    "Judged", {}, "ir_measures' Judged@k: the share of the top k passages that the judge "
+    "rated for the topic (of the passages ranked, where a list holds fewer than k); "
+    "undefined for an empty context", (RATINGS,), f"{_COMPUTE}:judged", origin="ir_measures",
+    table=("Judged",), label="Judged", latex="Judged"))
+
 
 def table_measures() -> tuple[str, ...]:
     """The measure columns of the per_query / aggregate tables, in order (the cutoff is the

@@ -45,6 +45,17 @@ method, and a dataset built with them is not comparable with CRUX's:
   together answer, without the paper's in-context example (a report, not documents). Field:
   ``documents``.
 
+Two more are the CRUX authors' later prompts, from their code for CRUX-Researchy (DylanJoo/crux
+at commit dabfb0a; ``cruxflow/prompts/researchy.toml``, byte for byte what their code sends):
+
+- ``RATING_AUGMENTATION`` -- ``crux/augmentation/gen_ratings_offload.py``: the 0-5 rating of
+  one (passage, question) pair that they send for the unjudged passages of a run's top k;
+  ``cruxflow judge --rating-prompt augmentation`` rates the holes with it (docs/ratings.md,
+  "Holes"). Fields: ``question``, ``context``.
+- ``SUBQUESTIONS_REQUEST`` -- ``crux/prompts/researchy.py``'s query generator: ten search
+  queries or questions from a user request, one per line; the sub-questions of a topic that
+  brings only its request (``questions_from: request``, docs/own-data.md). Field: ``request``.
+
 Each of the paper's prompts ends with its figure's primer ("Questions:\\n<q>",
 "Passages:\\n<p>", "Rating:", "Report request: <r>"), so generations usually start inside the
 first tagged item; see :func:`cruxflow.llm.parsing.extract_tagged`.
@@ -58,6 +69,7 @@ __all__ = [
     "PASSAGES",
     "PROMPTS",
     "RATING",
+    "RATING_AUGMENTATION",
     "RATING_PASSAGE_FIRST",
     "REPORT",
     "REPORT_DIRECT",
@@ -65,6 +77,7 @@ __all__ = [
     "REPORT_REQUEST_DOCUMENTS",
     "SUBQUESTIONS",
     "SUBQUESTIONS_DOCUMENTS",
+    "SUBQUESTIONS_REQUEST",
     "VERSION",
 ]
 
@@ -83,3 +96,7 @@ REPORT = PROMPTS["report"]
 REPORT_DIRECT = PROMPTS["report_direct"]
 SUBQUESTIONS_DOCUMENTS = PROMPTS["subquestions_documents"]
 REPORT_REQUEST_DOCUMENTS = PROMPTS["report_request_documents"]
+# the CRUX authors' later prompts (CRUX-Researchy)
+RESEARCHY: dict[str, PromptTemplate] = load_prompts("researchy")
+RATING_AUGMENTATION = RESEARCHY["rating-augmentation"]
+SUBQUESTIONS_REQUEST = RESEARCHY["query_generator"]

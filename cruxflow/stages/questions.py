@@ -5,7 +5,10 @@ A topic of one's own (``cruxflow ingest --format documents``) may bring its requ
 questions: :func:`to_generate` leaves it out of that stage. One without a reference summary gets
 them from its documents instead (``*_DOCUMENTS`` prompts: cruxflow's, not the paper's method).
 A dataset whose topics all have a summary and bring nothing gets exactly the paper's prompts, in
-the same order, so its cached calls are unchanged."""
+the same order, so its cached calls are unchanged. With ``questions_from="request"`` (the CRUX
+authors' Researchy way) every topic's questions come from its report request, with their query
+generator (:data:`~cruxflow.stages.prompts.SUBQUESTIONS_REQUEST`: ten queries or questions, one
+per line)."""
 
 from __future__ import annotations
 
@@ -27,7 +30,10 @@ from cruxflow.stages.prompts import (
     REPORT_REQUEST_DOCUMENTS,
     SUBQUESTIONS,
     SUBQUESTIONS_DOCUMENTS,
+    SUBQUESTIONS_REQUEST,
 )
+
+QUESTIONS_FROM = ("documents", "request")
 
 # The words of a topic's documents that a *_DOCUMENTS prompt shows, shared evenly between them:
 # room for the answer in SmolLM2's 4,096-token window.
@@ -39,6 +45,15 @@ def to_generate(topics: Sequence[Topic], given: str) -> tuple[list[Topic], dict]
     (``query`` or ``questions``) that a topic of one's own may bring."""
     have = {t.topic_id: getattr(t, given) for t in topics if getattr(t, given)}
     return [t for t in topics if t.topic_id not in have], have
+
+
+def with_queries(topics: Sequence[Topic], queries: dict[str, str]) -> list[Topic]:
+    """``topics`` with the report requests of ``queries`` where they bring none (the report
+    request stage's output: given ones are in it too)."""
+    import dataclasses
+
+    return [t if t.query else dataclasses.replace(t, query=queries[t.topic_id])
+            for t in topics]
 
 
 def documents_text(topic: Topic, documents: dict[str, Document] | None,
@@ -99,13 +114,39 @@ def report_request_prompts(topics: Sequence[Topic],
 
 
 def subquestion_prompts(topics: Sequence[Topic], n: int,
-                        documents: dict[str, Document] | None = None) -> list[str]:
+                        documents: dict[str, Document] | None = None,
+                        questions_from: str = "documents") -> list[str]:
     """Fig. 6's prompt asking for ``n`` sub-questions of each topic's human summary; ours from
-    its documents where it has none and ``documents`` are given."""
+    its documents where it has none and ``documents`` are given; with ``questions_from=
+    "request"``, the authors' query generator on each topic's request (it asks for ten)."""
+    if questions_from not in QUESTIONS_FROM:
+        raise ValueError(f"questions_from must be one of {QUESTIONS_FROM}, got "
+                         f"{questions_from!r}")
+    if questions_from == "request":
+        for t in topics:
+            if not t.query:
+                raise ValueError(f"topic {t.topic_id} has no report request to write its "
+                                 "sub-questions from")
+        return [SUBQUESTIONS_REQUEST.render(request=t.query) for t in topics]
     return [SUBQUESTIONS.render(n=n, document=require_reference(t, "write its sub-questions"))
             if t.reference is not None or documents is None
             else SUBQUESTIONS_DOCUMENTS.render(n=n, documents=documents_text(t, documents))
             for t in topics]
+
+
+_LIST_MARK = re.compile(r"^\s*(?:\d+\s*[.):-]|[-*\u2022])\s*")
+
+
+def request_questions(text: str) -> list[str]:
+    """The questions of the query generator's answer: one per line (its instruction says so,
+    without numbering; a number or bullet is taken off all the same), blank lines, headings
+    (a line that ends with ':') and repeats left out."""
+    out: list[str] = []
+    for line in text.splitlines():
+        q = " ".join(_LIST_MARK.sub("", line).strip().strip('"').split())
+        if q and not q.endswith(":") and q not in out:
+            out.append(q)
+    return out
 
 
 def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
@@ -140,9 +181,12 @@ def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,
 
 def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
                  sampling: Sampling = GENERATION, attempts: int = 3, min_words: int = 3,
-                 documents: dict[str, Document] | None = None) -> dict[str, list[str]]:
+                 documents: dict[str, Document] | None = None,
+                 questions_from: str = "documents") -> dict[str, list[str]]:
     """Up to ``n`` sub-questions per topic from its human summary (the first ``n`` parsed items
-    of at least ``min_words`` words; shorter ones are fragments such as "Question:").
+    of at least ``min_words`` words; shorter ones are fragments such as "Question:"); with
+    ``questions_from="request"``, from its request (:func:`request_questions`: one per line,
+    search keywords being allowed two words).
 
     A question that is not text of the kind asked for (``SUBQUESTION_TEXT``: no words, a
     timestamp, a copy of the prompt, far too long) is dropped and counted; an output left with
@@ -150,10 +194,16 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     (counted); it then has no answerable question and drops out of every metric, as a topic
     whose questions are all filtered would.
     """
-    checked = Checked(SUBQUESTION_TEXT.with_min_words(min_words), runner)
-    prompts = subquestion_prompts(topics, n, documents)
-    answers = ask_with_retries(runner, prompts, sampling,
-                               [subquestion_parser(p, checked) for p in prompts],
-                               attempts=attempts, fallback=[])
+    prompts = subquestion_prompts(topics, n, documents, questions_from)
+    if questions_from == "request":   # one question a line; search keywords may be two words
+        checked = Checked(SUBQUESTION_TEXT.with_min_words(2), runner)
+        instructions = instructions_of(SUBQUESTIONS_REQUEST)
+        parsers = [lambda text: checked.keep(request_questions(text), instructions) or None
+                   for _ in prompts]
+    else:
+        checked = Checked(SUBQUESTION_TEXT.with_min_words(min_words), runner)
+        parsers = [subquestion_parser(p, checked) for p in prompts]
+    answers = ask_with_retries(runner, prompts, sampling, parsers, attempts=attempts,
+                               fallback=[])
     checked.log(sum(a.failed for a in answers), "those topics have no sub-question")
     return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}

@@ -98,11 +98,13 @@ def rating_sampling(sampling: Sampling, decoding: str = "constrained",
 def rating_requests(items: Sequence[tuple[Sequence[str], str]], *,
                     sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
                     decoding: str = "constrained", free_max_tokens: int = 5,
-                    layout: str = "paper") -> tuple[list[Request], list[tuple[int, int]]]:
+                    layout: str = "paper", template: PromptTemplate | None = None,
+                    ) -> tuple[list[Request], list[tuple[int, int]]]:
     """The requests of :func:`rate_texts`, in :func:`request_order`, and the
-    ``(item, question)`` slot each answers."""
+    ``(item, question)`` slot each answers; ``template`` (fields ``question``, ``context``)
+    in place of the layout's prompt, the layout then giving the order only."""
     sampling = rating_sampling(sampling, decoding, free_max_tokens)
-    template = rating_prompt(layout)
+    template = template or rating_prompt(layout)
     slots = request_order(items, layout)
     contexts = [clip_words(text, max_context_words) for _, text in items]
     requests = [Request(template.render(question=items[i][0][qi], context=contexts[i]), sampling)
@@ -113,7 +115,8 @@ def rating_requests(items: Sequence[tuple[Sequence[str], str]], *,
 def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
                sampling: Sampling = JUDGMENT, max_context_words: int = 2048,
                decoding: str = "constrained", free_max_tokens: int = 5,
-               layout: str = "paper") -> list[tuple[list[int], list[float | None]]]:
+               layout: str = "paper", template: PromptTemplate | None = None,
+               ) -> list[tuple[list[int], list[float | None]]]:
     """Rate each ``(questions, text)`` item against each of its questions with Fig. 8's prompt
     in ``layout`` (see the module's docstring).
 
@@ -121,11 +124,13 @@ def rate_texts(items: Sequence[tuple[Sequence[str], str]], runner: LLMRunner, *,
     (constrained: 0 when it cannot be parsed, as in the paper; free: -1) and the expected rating
     comes from the first token's logprobs when the backend returns them. Returns
     ``(ratings, expected)`` per item, in the items' order. Requests are sent in
-    :func:`request_order`, so that consecutive prompts share their prefix.
+    :func:`request_order`, so that consecutive prompts share their prefix. ``template``: another
+    rating prompt (:func:`rating_requests`).
     """
     requests, slots = rating_requests(items, sampling=sampling,
                                       max_context_words=max_context_words, decoding=decoding,
-                                      free_max_tokens=free_max_tokens, layout=layout)
+                                      free_max_tokens=free_max_tokens, layout=layout,
+                                      template=template)
     outs = runner.generate(requests)
     ratings = [[0] * len(qs) for qs, _ in items]
     expected: list[list[float | None]] = [[None] * len(qs) for qs, _ in items]

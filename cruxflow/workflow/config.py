@@ -103,7 +103,7 @@ def fill_format_defaults(config: dict) -> dict:
     format's."""
     from cruxflow.data.ingest.formats import FORMATS
 
-    for d in config["datasets"].values():
+    for name, d in config["datasets"].items():
         fmt = FORMATS[d["format"]]
         if d["generate"] is None:
             d["generate"] = not fmt.rated
@@ -111,6 +111,11 @@ def fill_format_defaults(config: dict) -> dict:
             d["n_questions"] = 15 if d["format"] == "duc2004" else 10
         if d.get("prefix") is None:
             d["prefix"] = fmt.prefix
+        # the authors' Researchy way rates the pool of the first stages' top k: its holes
+        holes = config.setdefault("holes", {})
+        if d.get("questions_from") == "request" and name not in holes:
+            holes[name] = with_defaults({}, _schema()["properties"]["holes"][
+                "additionalProperties"])
     return config
 
 
@@ -264,6 +269,33 @@ def _dataset_problems(config: dict) -> Iterator[tuple[str, str]]:
             yield f"runs.{name}", f"no dataset {name!r} in datasets"
 
 
+def _holes_problems(config: dict) -> Iterator[tuple[str, str]]:
+    """A dataset of ``holes`` must be rated and evaluated; its runs the dataset's systems that
+    do not depend on the judged ratings (the oracle's and the reference runs are made from
+    them)."""
+    from cruxflow.data import names
+
+    rated = rated_datasets(config)
+    for name, spec in config.get("holes", {}).items():
+        key = f"holes.{name}"
+        if name not in config["datasets"]:
+            yield key, f"no dataset {name!r} in datasets"
+            continue
+        if name not in rated or not config["datasets"][name]["evaluate"]:
+            yield key, f"{name!r} is not a rated, evaluated dataset"
+        known = [*retrievers(config), *pipelines(config), *config["runs"].get(name, {})]
+        for system in spec["runs"] or []:
+            if system not in known:
+                why = " (its run is made from the judged ratings)" if system in (
+                    names.ORACLE, *names.REFERENCE_RUNS) else ""
+                yield f"{key}.runs", (f"{system!r} is not a system of {name} whose run can be "
+                                      f"judged{why}; known: {', '.join(known)}")
+        if spec["runs"] is None and not retrievers(config):
+            yield f"{key}.runs", "null names the first stages, and none runs"
+        backend = spec["backend"] or config["datasets"][name]["llm_backend"]
+        yield from _backend_problem(f"{key}.backend", backend, config)
+
+
 def _corpus_problems(config: dict) -> Iterator[tuple[str, str]]:
     for name, c in config["corpora"].items():
         if name in config["datasets"]:
@@ -391,7 +423,8 @@ def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
     checks = (_number_problems, _dataset_problems, _corpus_problems, _rag_problems,
-              _passage_problems, _reranker_problems, _backend_user_problems, _llm_problems)
+              _passage_problems, _reranker_problems, _backend_user_problems, _llm_problems,
+              _holes_problems)
     return [p for check in checks for p in check(config)]
 
 

@@ -54,6 +54,26 @@ def dataset_dir(snakemake) -> Path:
     return Path(snakemake.input.manifest).parent
 
 
+def rated_dataset(snakemake, log: logging.Logger | None = None, with_passages: bool = False):
+    """The rule's dataset, with the added ratings of its ``judged`` input (rule judge_holes'
+    shards) beside its own ratings, which are kept where both rate a pair; and how many came
+    from each source (None without added ratings)."""
+    from cruxflow.data.model import Dataset
+
+    dataset = Dataset.load(dataset_dir(snakemake), with_passages=with_passages)
+    judged = list(snakemake.input.get("judged", None) or [])
+    if not judged:
+        return dataset, None
+    from cruxflow.stages.holes import add_ratings
+
+    dataset, summary = add_ratings(dataset, judged)
+    if log is not None:
+        from cruxflow.data.ingest.crux_common import sources_note
+
+        log.info("%s", sources_note(summary) or "no added ratings")
+    return dataset, summary
+
+
 def job_device(snakemake) -> str:
     """``cuda`` when the job was given GPUs (its ``gpu`` resource), else ``cpu``.
 

@@ -56,7 +56,8 @@ def workflow_config(workflow: Path = WORKFLOW) -> dict:
 
 
 def project_config(base: dict, *, name: str, input_path: str, backend: str,
-                   n_questions: int | None = None, prompt_cache: bool = False) -> dict:
+                   n_questions: int | None = None, prompt_cache: bool = False,
+                   questions_from: str = "documents") -> dict:
     """The project's config: ``base`` (the workflow's) with the parts in :data:`REPLACED`.
     ``prompt_cache`` (what it buys and costs: ``cruxflow init --prompt-cache``'s help) is
     written on every llama.cpp backend, off by default: a resumed run then writes what an
@@ -66,6 +67,8 @@ def project_config(base: dict, *, name: str, input_path: str, backend: str,
     dataset = {"format": "documents", "input": input_path, "prefix": name}
     if n_questions is not None:
         dataset["n_questions"] = n_questions
+    if questions_from != "documents":   # the authors' Researchy way (docs/own-data.md)
+        dataset["questions_from"] = questions_from
     config = {"datasets": {name: dataset}}
     for key, value in base.items():
         if key not in config:
@@ -133,7 +136,7 @@ def render(config: dict, *, snakefile: Path) -> str:
 def init_project(directory, *, name: str = "own", input_path: str | None = None,
                  example: bool = False, backend: str = "served", n_questions: int | None = None,
                  workflow: Path = WORKFLOW, force: bool = False,
-                 prompt_cache: bool = False) -> Path:
+                 prompt_cache: bool = False, questions_from: str = "documents") -> Path:
     """Write ``directory/config.yaml`` (and with ``example`` a copy of the shipped corpus under
     ``directory/data``); return the config's path. A given ``input_path`` (absolute, or
     relative to ``directory``) must exist. Whole or nothing: a full or read-only disk leaves
@@ -157,7 +160,8 @@ def init_project(directory, *, name: str = "own", input_path: str | None = None,
     elif input_path is None:
         input_path = "data"
     config = project_config(base, name=name, input_path=input_path, backend=backend,
-                            n_questions=n_questions, prompt_cache=prompt_cache)
+                            n_questions=n_questions, prompt_cache=prompt_cache,
+                            questions_from=questions_from)
     text = render(config, snakefile=(Path(workflow) / "Snakefile").resolve())
     made = next((p for p in reversed([target, *target.parents]) if not p.exists()), None)
     ensure_dir(target)

@@ -21,6 +21,9 @@ labeling-tool      ``{"id": topic, "document": passage, "relevances": {"<q>": 0-
 
 -1 (the authors' parser writes it where the judge gave no digit) is read, answers nothing and is
 counted; any other value outside 0..5 is an error naming the file, line and field.
+
+**Added ratings**, records that name their ``source`` (``cruxflow judge``'s), are read beside
+the original ones and counted by source: :mod:`cruxflow.data.ingest.crux_sources`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,16 @@ from cruxflow.data.ingest.crux_qrels import (  # noqa: F401  (read from here by 
     read_diversity_qrels,
 )
 from cruxflow.data.ingest.crux_ratings import RatingRows, RecordPlaces
+from cruxflow.data.ingest.crux_sources import (  # noqa: F401  (read from here by the doors)
+    ORIGINAL,
+    SOURCE,
+    add_read,
+    keep,
+    names_a_source,
+    source_counts,
+    source_of,
+    sources_note,
+)
 from cruxflow.data.io import NOT_A_FILE, iter_jsonl, read_text, regular_files
 from cruxflow.data.model import (
     _RATINGS_OR_UNRATED,
@@ -164,6 +177,9 @@ class JudgeRatings:
     unrated: int = 0          # -1 values read (of a judge: no digit)
     repeated: int = 0         # a (topic, passage) read again with the same ratings
     human: dict | None = None   # the labeling tool's annotators: what was read and merged
+    # the source of each pair read from a record that names one (the others are original)
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    original_kept: int = 0    # pairs rated by an original and an added record: the original
     # every rating in the order of ``ratings``, as one array, and each list's length, where
     # the reader had them as arrays (:meth:`flat`)
     _flat: tuple | None = field(default=None, compare=False, repr=False)
@@ -204,12 +220,18 @@ class JudgeRatings:
     def n_questions(self) -> dict[str, int]:
         return {t: len(next(iter(m.values()))) for t, m in self.by_topic().items()}
 
+    def source_counts(self) -> dict[str, int]:
+        return source_counts(self.ratings, self.sources)
+
     def summary(self) -> dict:
         out = {"files": [str(f) for f in self.files], "layouts": sorted(self.layouts),
                "rated_pairs": len(self.ratings), "unrated_values": self.unrated,
                "repeated_pairs": self.repeated}
         if self.human is not None:
             out["human"] = self.human
+        if self.sources or self.original_kept:
+            out["sources"] = self.source_counts()
+            out["original_kept"] = self.original_kept
         return out
 
 
@@ -266,9 +288,25 @@ def read_ratings(path, encoding: str = "utf-8",
     """
     paths = path if isinstance(path, list | tuple) else [path]
     files = [f for p in paths for f in jsonl_files(p, "ratings")]
-    fast = _read_release_ratings(files, encoding, n_questions)
-    return fast if fast is not None \
-        else _read_ratings_checked(files, encoding, n_questions, merge)
+    # the files of added ratings (their first record names a source) are read apart, so that
+    # a large judge folder keeps its fast reader; what they add goes in record by record
+    added = [f for f in files if names_a_source(f, encoding)]
+    files = [f for f in files if f not in added]
+    out = _read_release_ratings(files, encoding, n_questions) if files else JudgeRatings()
+    if out is None:
+        out = _read_ratings_checked(files, encoding, n_questions, merge)
+    if added:
+        lengths = {**_lengths(out), **(n_questions or {})}
+        add_read(out, _read_ratings_checked(added, encoding, lengths, merge))
+    return out
+
+
+def _lengths(ratings: JudgeRatings) -> dict[str, int]:
+    """Each topic's number of ratings in what was read."""
+    out: dict[str, int] = {}
+    for (tid, _), r in ratings.ratings.items():
+        out.setdefault(tid, len(r))
+    return out
 
 
 def _read_release_ratings(files: list[Path], encoding: str,
@@ -347,7 +385,7 @@ def _json_lines(text: str) -> tuple | None:
         objs = [json.loads(lines[i - 1]) for i in numbers]
     except (ValueError, RecursionError):
         return None
-    if set(map(type, objs)) != {dict}:
+    if set(map(type, objs)) != {dict} or any(SOURCE in o for o in objs):
         return None
     try:
         tids = [o["id"] for o in objs]
@@ -393,20 +431,7 @@ def _read_ratings_checked(files: list[Path], encoding: str,
                 if len(ratings) != n:
                     raise DataError(f"{len(ratings)} ratings, but topic {tid} has {n} at "
                                     f"{first['path']} {first['record']}", field=rkey, **where)
-                key = (tid, pid)
-                if key in out.ratings:
-                    if out.ratings[key] != ratings:
-                        seen = out.where[key]
-                        raise DataError(f"passage {pid} of topic {tid} rated differently at "
-                                        f"{seen['path']} {seen['record']} (two judges in one "
-                                        "folder? name one file)", field=rkey, **where)
-                    out.repeated += 1
-                    continue
-                out.ratings[key] = ratings
-                out.where[key] = where
-                if names != RELEASE_FIELDS:
-                    out.fields[key] = names
-                out.unrated += sum(r == RATING_UNRATED for r in ratings)
+                keep(out, (tid, pid), ratings, source_of(obj, where), where, names)
     if human:
         _add_human(out, human, n_questions, merge)
     return out

@@ -34,6 +34,7 @@ from cruxflow.data.ingest.crux_common import (
     read_diversity_qrels,
     read_ratings,
     report_topics,
+    sources_note,
     split_report_id,
 )
 from cruxflow.data.io import TOO_DEEP, iter_jsonl, iter_lines, regular_files
@@ -376,6 +377,9 @@ def attach_judge(paths: list[Path], topics: dict[str, Topic], passages: dict[str
     if judge.unrated:
         report.notes.append(f"{judge.unrated} ratings of -1 (no rating) read: they answer "
                             "no question")
+    note = sources_note(judge.summary())
+    if note:   # original ratings and added ones (cruxflow judge's): how many of each
+        report.notes.append(note)
     if judge.repeated:  # the same ratings twice: kept once, but said (issue 31)
         report.notes.append(f"{judge.repeated} (topic, passage) pairs rated twice with the "
                             "same ratings: each kept once")

@@ -18,7 +18,9 @@ reads as prose).
 What the LLM stages do with a topic follows from what it brings: a given request or given
 questions are used as they are (those stages skip the topic); otherwise they are generated from
 the reference summary as in the paper, or, without one, from the documents themselves with
-prompts of ours (``cruxflow.stages.prompts``; not the paper's method).
+prompts of ours (``cruxflow.stages.prompts``; not the paper's method). With ``questions_from:
+request`` (the CRUX authors' Researchy way) the questions come from the request, and a topic may
+bring its request alone, without documents.
 """
 
 from __future__ import annotations
@@ -99,8 +101,11 @@ class _Builder:
         self.topics: dict[str, Topic] = {}
         self.documents: dict[str, Document] = {}
         self.where_seen: dict[str, str] = {}
+        self.from_request = options.questions_from == "request"
         for key in ("given_requests", "given_questions", "from_reference", "from_documents"):
             report.counts[key] = 0
+        if self.from_request:
+            report.counts["from_request"] = 0
 
     def add(self, tid: str, articles: list[RawArticle], reference: str | None,
             request: str | None, questions: list[str] | None, where: dict, id_field: str):
@@ -118,8 +123,23 @@ class _Builder:
         counts = self.report.counts
         counts["given_requests"] += request is not None
         counts["given_questions"] += questions is not None
-        if request is None or questions is None:
+        if self.from_request:   # the questions from the request, a missing request as before
+            counts["from_request"] += questions is None
+            if request is None:
+                counts["from_reference" if reference is not None else "from_documents"] += 1
+        elif request is None or questions is None:
             counts["from_reference" if reference is not None else "from_documents"] += 1
+
+    def no_documents(self, request: str | None, where: dict, field: str | None = None) -> None:
+        """A topic without documents: an error, unless it brings its request and the questions
+        come from it (``questions_from: request``)."""
+        if self.from_request and request is not None:
+            return
+        why = "the topic has no documents" + (
+            " and no request (questions_from: request needs one of them)" if self.from_request
+            else "")
+        raise DataError(why, field=field, **where) if field else DataError(
+            why + f" (no .txt file besides {', '.join(FOLDER_FILES.values())})", **where)
 
     def dataset(self) -> Dataset:
         c = self.report.counts
@@ -128,10 +148,16 @@ class _Builder:
                 f"{c['given_requests']} topics bring their request and {c['given_questions']} "
                 "their questions: the LLM stages skip those for them")
         if c["from_documents"]:
+            what = "request is" if self.from_request else "request or questions are"
             self.report.notes.append(
-                f"{c['from_documents']} topics have no reference summary: their missing request "
-                "or questions are generated from their documents (cruxflow's prompts, not the "
-                "paper's method; docs/own-data.md)")
+                f"{c['from_documents']} topics have no reference summary: their missing {what} "
+                "generated from their documents (cruxflow's prompts, not the paper's method; "
+                "docs/own-data.md)")
+        if c.get("from_request"):
+            self.report.notes.append(
+                f"{c['from_request']} topics get their questions from their request (the CRUX "
+                "authors' Researchy prompt); every topic's ratings are those of the pool of "
+                "runs' top k (the workflow's holes; docs/own-data.md)")
         return Dataset(self.topics, self.documents)
 
 
@@ -151,12 +177,15 @@ def _read_jsonl(path: Path, options: IngestOptions, builder: _Builder) -> None:
                             field=unknown[0], **where)
         tid = _topic_id(_string(obj, "topic_id", where, optional=False), where)
         docs = obj.get("documents")
+        request = _string(obj, "request", where, optional=True)
+        if docs is None and builder.from_request and request is not None:
+            docs = []
         if not isinstance(docs, list):
             raise DataError("missing or not a list of documents" if docs is None else
                             f"expected a list of documents, got {type(docs).__name__}",
                             field="documents", **where)
         if not docs:
-            raise DataError("the topic has no documents", field="documents", **where)
+            builder.no_documents(request, where, "documents")
         articles, seen = [], {}
         for i, d in enumerate(docs):
             name = f"documents[{i}]"
@@ -176,7 +205,6 @@ def _read_jsonl(path: Path, options: IngestOptions, builder: _Builder) -> None:
             _check_doc_id(seen, doc_id, name, where, f"{name}.doc_id")
             articles.append(RawArticle(text, title, doc_id))
         reference = _string(obj, "reference", where, optional=True)
-        request = _string(obj, "request", where, optional=True)
         builder.add(tid, articles, reference and _prose(reference),
                     request and " ".join(request.split()),
                     _questions(obj.get("questions"), where), where, "topic_id")
@@ -209,8 +237,7 @@ def _read_folders(root: Path, options: IngestOptions, builder: _Builder) -> None
                               if p.suffix == ".txt" and p.name not in FOLDER_FILES.values())
         unused += [p for p in inside if p.suffix != ".txt"]
         if not files:
-            raise DataError("the topic has no documents (no .txt file besides "
-                            f"{', '.join(FOLDER_FILES.values())})", path=folder)
+            builder.no_documents(given["request"], {"path": folder})
         articles = []
         for f in files:
             text = _prose(read_text(f, options.encoding))

@@ -194,6 +194,13 @@ class IngestOptions:
         "them (docs/data-model.md); not needed for DUC 2004 under duc04-testb, whose release "
         "numbers ship with cruxflow", ("duc2004",), "path", default_help="NIST's name "
         "order, or the release's numbers under duc04-testb")
+    questions_from: str = _option(
+        "documents", "the sub-questions of a topic that brings none: documents (without a "
+        "reference summary, from its documents: cruxflow's prompt, not the paper's method) or "
+        "request (from its report request with the CRUX authors' Researchy prompt, for every "
+        "topic; a topic may then bring only its request, and its ratings are those of the pool "
+        "of runs' top k, holes.<name>: docs/judge.md)", ("documents",), "choice",
+        choices=("documents", "request"))
     max_topics: int | None = _option(
         None, "keep only the first N topics (and their documents); distractors are kept",
         ALL, "count", default_help="all")
