@@ -80,6 +80,7 @@ ENV_CHOOSERS = {
     "GENERATOR_LLM.env": _llm_role_envs,
     "JUDGE_LLM.env": _llm_role_envs,
     "BEYOND_LLM.env": _llm_role_envs,
+    "HOLES_LLM.env": _llm_role_envs,
     "reranker_env": _llm_reranker_envs,
 }
 
@@ -316,7 +317,9 @@ OPTIONAL_PACKAGES = {
 # Reached through cruxflow.metrics.stats, the one home of every statistic, by every script that
 # reports a correlation or kappa: its krippendorff_alpha (meta-eval's, the [judge] extra, no rule)
 # is the only user, and no rule calls it.
-OPTIONAL_EVERYWHERE = {"krippendorff"}
+# psutil: a job's wall seconds in its calls log (cruxflow.workflow.job.job_seconds), None where
+# the rule's env lacks it (the CPU seconds come from the standard library).
+OPTIONAL_EVERYWHERE = {"krippendorff", "psutil"}
 
 
 def test_each_script_code_path_has_an_env_that_provides_its_imports():
