@@ -11,7 +11,10 @@ and is then stopped, so that none outlives it (a SLURM cluster, a model server, 
 from __future__ import annotations
 
 import os
+import re
 import signal
+import socket
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -30,6 +33,10 @@ WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkse
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:   # the tiers' marks that a test takes from the fixtures it uses
+        for fixture in getattr(item, "fixturenames", ()):
+            for mark in FIXTURE_MARKS.get(fixture, ()):
+                item.add_marker(mark)
     if os.environ.get(INVASIVE) == "1":
         return
     skip = pytest.mark.skip(reason=f"changes the machine (system packages, daemons): run with "
@@ -37,6 +44,75 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("invasive"):
             item.add_marker(skip)
+
+
+# Two tiers (README, "Tests"): the fast one, ``pytest -m "not slow"``... see FAST below, runs every
+# test that starts none of these; the full suite runs all. A test that starts one without its
+# mark fails here, named (:func:`pytest_runtest_makereport`), so the fast tier stays fast.
+TIERS = {
+    "model": "loads a model: the packaged SmolLM2 through llama.cpp, or torch (sentence-"
+             "transformers, SPLADE, a reranker)",
+    "jvm": "starts a Java VM (pyserini's Lucene: BM25, SPLADE's impact index)",
+    "server": "starts a server on 127.0.0.1 (an LLM server, the annotation app)",
+    "workflow": "runs snakemake",
+}
+FAST = "not (" + " or ".join([*TIERS, "install", "invasive", "docs"]) + ")"
+# The fixtures that start one of them: every test that uses one takes its marks.
+FIXTURE_MARKS = {
+    "demo_run": ("workflow", "model", "jvm"), "demo_folder": ("workflow", "model", "jvm"),
+    "own_project": ("workflow", "model", "jvm"),
+}
+_started: set[str] = set()
+INET = (socket.AF_INET, socket.AF_INET6)
+
+
+def _audit(event, args):
+    """What the running test starts, from Python's audit events (cheap: names only)."""
+    if event == "import":
+        if args[0] == "jnius":   # pyserini's JVM starts when jnius is imported
+            _started.add("jvm")
+        elif args[0] == "torch":
+            _started.add("model")
+    elif event == "socket.bind" and getattr(args[0], "family", None) in INET:
+        _started.add("server")
+    elif event == "subprocess.Popen":
+        argv = " ".join(map(str, args[1] if isinstance(args[1], (list, tuple)) else [args[1]]))
+        if "snakemake" in argv:
+            _started.add("workflow")
+        if re.search(r"(^|/)java\b", argv):
+            _started.add("jvm")
+
+
+def _llamacpp_loaded(*args, **kwargs):
+    _started.add("model")
+    return _llamacpp_params(*args, **kwargs)
+
+
+sys.addaudithook(_audit)
+try:   # every in-process llama.cpp model (a backend's first request, a server) goes through here
+    import cruxflow.llm.llamacpp as _llamacpp
+
+    _llamacpp_params, _llamacpp._params = _llamacpp._params, _llamacpp_loaded
+except ImportError:   # the llm extra is not installed
+    pass
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _started.clear()   # what collection or the test before started is not this test's
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    started, _ = set(_started), _started.clear()
+    missing = sorted(m for m in started if m in TIERS and not item.get_closest_marker(m))
+    if missing and report.passed:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} ({report.when}) starts what its marks do not say: "
+                           + ", ".join(f"{m} ({TIERS[m]})" for m in missing)
+                           + ": mark it (or the fixture, in FIXTURE_MARKS), so that the fast "
+                             "tier leaves it out")
+    return report
 
 
 @pytest.fixture(scope="session")
