@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import sys
 import time
 import uuid
@@ -34,9 +33,16 @@ WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkse
 
 def pytest_collection_modifyitems(config, items):
     for item in items:   # the tiers' marks that a test takes from the fixtures it uses
-        for fixture in getattr(item, "fixturenames", ()):
-            for mark in FIXTURE_MARKS.get(fixture, ()):
+        info = getattr(item, "_fixtureinfo", None)
+        for name, defs in (info.name2fixturedefs.items() if info else ()):
+            for mark in FIXTURE_MARKS.get(f"{defs[-1].func.__module__}.{name}", ()):
                 item.add_marker(mark)
+    if config.getoption("--fast"):
+        fast = [i for i in items if not any(i.get_closest_marker(m) for m in SLOW)]
+        if len(fast) < len(items):
+            kept = set(map(id, fast))
+            config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+            items[:] = fast
     if os.environ.get(INVASIVE) == "1":
         return
     skip = pytest.mark.skip(reason=f"changes the machine (system packages, daemons): run with "
@@ -46,55 +52,85 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-# Two tiers (README, "Tests"): the fast one, ``pytest -m "not slow"``... see FAST below, runs every
-# test that starts none of these; the full suite runs all. A test that starts one without its
-# mark fails here, named (:func:`pytest_runtest_makereport`), so the fast tier stays fast.
-TIERS = {
-    "model": "loads a model: the packaged SmolLM2 through llama.cpp, or torch (sentence-"
-             "transformers, SPLADE, a reranker)",
-    "jvm": "starts a Java VM (pyserini's Lucene: BM25, SPLADE's impact index)",
-    "server": "starts a server on 127.0.0.1 (an LLM server, the annotation app)",
-    "workflow": "runs snakemake",
-}
-FAST = "not (" + " or ".join([*TIERS, "install", "invasive", "docs"]) + ")"
-# The fixtures that start one of them: every test that uses one takes its marks.
+# Two tiers (README, "Two commands"). The slow tier's marks are declared, with what each means,
+# in pyproject.toml; ``pytest --fast`` (``bash scripts/test.sh --fast``) leaves out every test
+# that carries one. The first four are checked: a test that starts a model, a JVM, a server or
+# snakemake without its mark fails, named (pytest_runtest_makereport), so the fast tier stays
+# fast and the marks exact. What a test's subprocess starts is seen only where the command
+# names it (snakemake, llm-serve, java): a test whose child process loads the model or runs
+# snakemake through a script is marked by hand (tests/test_llm_resume.py, test_rulegraph.py).
+CHECKED = ("model", "jvm", "server", "workflow")
+SLOW = (*CHECKED, "install", "invasive", "docs")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help=f"the fast tier: leave out the tests marked {', '.join(SLOW)}")
+
+
+# The fixtures that start one of them ("module.fixture"): every test that uses one takes its
+# marks (a module-scoped fixture starts it for the first of its tests only).
 FIXTURE_MARKS = {
-    "demo_run": ("workflow", "model", "jvm"), "demo_folder": ("workflow", "model", "jvm"),
-    "own_project": ("workflow", "model", "jvm"),
+    **dict.fromkeys(("workflow_runs.demo_run", "workflow_runs.demo_folder",
+                     "workflow_runs.own_project"), ("workflow", "model", "jvm")),
+    "test_llm.llama": ("model",), "test_llm.server": ("server",),
+    "test_llm_hung_server.server": ("server",), "test_quiet_logs.served": ("server",),
+    "test_generation.smollm2": ("model",), "test_rerank.mmr": ("model",),
+    "test_retrieval.index": ("jvm",), "test_retrieval.dense_at_once": ("model",),
+    "test_splade.tiny_model": ("model",), "test_splade.index": ("jvm",),
+    **dict.fromkeys(("test_rerank_models.monot5_path", "test_rerank_models.flan_path",
+                     "test_rerank_models.cross_encoder_path"), ("model",)),
 }
 _started: set[str] = set()
-INET = (socket.AF_INET, socket.AF_INET6)
+
+
+SNAKEMAKE = re.compile(r"(^|[\s/])snakemake(\s|$)")
+LLM_SERVE = re.compile(r"(^|\s)llm-serve(\s|$)")
+JAVA = re.compile(r"(^|[\s/])java(\s|$)")
 
 
 def _audit(event, args):
-    """What the running test starts, from Python's audit events (cheap: names only)."""
+    """What the running test starts, from Python's audit events."""
     if event == "import":
         if args[0] == "jnius":   # pyserini's JVM starts when jnius is imported
             _started.add("jvm")
         elif args[0] == "torch":
             _started.add("model")
-    elif event == "socket.bind" and getattr(args[0], "family", None) in INET:
-        _started.add("server")
     elif event == "subprocess.Popen":
-        argv = " ".join(map(str, args[1] if isinstance(args[1], (list, tuple)) else [args[1]]))
-        if "snakemake" in argv:
-            _started.add("workflow")
-        if re.search(r"(^|/)java\b", argv):
-            _started.add("jvm")
+        argv = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
+        line = " ".join(map(str, argv))
+        for mark, pattern in (("workflow", SNAKEMAKE), ("server", LLM_SERVE), ("jvm", JAVA)):
+            if pattern.search(line):
+                _started.add(mark)
 
 
-def _llamacpp_loaded(*args, **kwargs):
-    _started.add("model")
-    return _llamacpp_params(*args, **kwargs)
+def _noting(mark, function):
+    def noted(*args, **kwargs):
+        _started.add(mark)
+        return function(*args, **kwargs)
+    return noted
 
 
 sys.addaudithook(_audit)
-try:   # every in-process llama.cpp model (a backend's first request, a server) goes through here
+# The doors in our code that every in-process llama.cpp model (a backend's first request, a
+# server) and every use of pyserini go through; torch's modules once torch is imported.
+try:
     import cruxflow.llm.llamacpp as _llamacpp
 
-    _llamacpp_params, _llamacpp._params = _llamacpp._params, _llamacpp_loaded
+    _llamacpp._params = _noting("model", _llamacpp._params)
 except ImportError:   # the llm extra is not installed
     pass
+import cruxflow.retrieval.java as _java  # noqa: E402
+
+_java.prepare_pyserini = _noting("jvm", _java.prepare_pyserini)
+
+
+def _note_torch_modules():
+    torch = sys.modules.get("torch")
+    module = getattr(getattr(torch, "nn", None), "Module", None)
+    if module is not None and not hasattr(module.__init__, "_noted"):
+        module.__init__ = _noting("model", module.__init__)
+        module.__init__._noted = True
 
 
 def pytest_runtest_logstart(nodeid, location):
@@ -104,12 +140,14 @@ def pytest_runtest_logstart(nodeid, location):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
+    _note_torch_modules()
     started, _ = set(_started), _started.clear()
-    missing = sorted(m for m in started if m in TIERS and not item.get_closest_marker(m))
+    missing = sorted(m for m in started if not item.get_closest_marker(m))
     if missing and report.passed:
+        meaning = dict(line.split(":", 1) for line in item.config.getini("markers"))
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} ({report.when}) starts what its marks do not say: "
-                           + ", ".join(f"{m} ({TIERS[m]})" for m in missing)
+                           + ", ".join(f"{m} ({meaning[m].strip()})" for m in missing)
                            + ": mark it (or the fixture, in FIXTURE_MARKS), so that the fast "
                              "tier leaves it out")
     return report

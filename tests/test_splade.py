@@ -200,6 +200,8 @@ def test_index_shards_refuses_a_passage_in_two_shards(tiny_model, tmp_path):
 SPLADE_TINY = "package:cognition/model"
 
 
+@pytest.mark.model
+@pytest.mark.jvm
 def test_splade_tiny_expands_queries_to_the_passages_words(tmp_path):
     """Real SPLADE-tiny-msmarco: queries that share no word with their passage still find it
     first, through the terms the model adds to the query (BM25 could not match them)."""
