@@ -76,17 +76,36 @@ FIXTURE_MARKS = {
     "test_llm.llama": ("model",), "test_llm.server": ("server",),
     "test_llm_hung_server.server": ("server",), "test_quiet_logs.served": ("server",),
     "test_generation.smollm2": ("model",), "test_rerank.mmr": ("model",),
-    "test_retrieval.index": ("jvm",), "test_retrieval.dense_at_once": ("model",),
+    "test_retrieval.index": ("jvm",), "test_retrieval.dense_at_once": ("model", "jvm"),
     "test_splade.tiny_model": ("model",), "test_splade.index": ("jvm",),
     **dict.fromkeys(("test_rerank_models.monot5_path", "test_rerank_models.flan_path",
                      "test_rerank_models.cross_encoder_path"), ("model",)),
 }
 _started: set[str] = set()
+_torch_noted = False
 
 
-SNAKEMAKE = re.compile(r"(^|[\s/])snakemake(\s|$)")
-LLM_SERVE = re.compile(r"(^|\s)llm-serve(\s|$)")
-JAVA = re.compile(r"(^|[\s/])java(\s|$)")
+SHELL_WORDS = {"workflow": re.compile(r"(^|[\s/;&|])snakemake(\s|$)"),
+               "server": re.compile(r"(^|\s)cruxflow(\.cli)? +llm-serve(\s|$)"),
+               "jvm": re.compile(r"(^|[\s/;&|])java(\s|$)")}
+
+
+def started_by(argv) -> set[str]:
+    """The marks that a command (a Popen's argv, or a shell's line) calls for: the program it
+    runs (``python -m`` read through), or what a ``sh -c`` line names."""
+    if isinstance(argv, (str, bytes, os.PathLike)):
+        argv = [os.fsdecode(argv)]
+    words = [os.fsdecode(w) for w in argv]
+    program, rest = Path(words[0]).name, words[1:]
+    if program.startswith("python") and rest[:1] == ["-m"] and len(rest) > 1:
+        program, rest = rest[1], rest[2:]
+    if len(words) == 1 or (program in ("sh", "bash") and rest[:1] == ["-c"]):
+        line = words[0] if len(words) == 1 else rest[1]
+        return {mark for mark, pattern in SHELL_WORDS.items() if pattern.search(line)}
+    marks = {"snakemake": {"workflow"}, "java": {"jvm"}}.get(program, set())
+    if program in ("cruxflow", "cruxflow.cli") and rest[:1] == ["llm-serve"]:
+        marks = {"server"}
+    return marks
 
 
 def _audit(event, args):
@@ -94,14 +113,10 @@ def _audit(event, args):
     if event == "import":
         if args[0] == "jnius":   # pyserini's JVM starts when jnius is imported
             _started.add("jvm")
-        elif args[0] == "torch":
-            _started.add("model")
+        elif not _torch_noted:
+            _note_torch_modules()
     elif event == "subprocess.Popen":
-        argv = args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
-        line = " ".join(map(str, argv))
-        for mark, pattern in (("workflow", SNAKEMAKE), ("server", LLM_SERVE), ("jvm", JAVA)):
-            if pattern.search(line):
-                _started.add(mark)
+        _started.update(started_by(args[1]))
 
 
 def _noting(mark, function):
@@ -111,9 +126,31 @@ def _noting(mark, function):
     return noted
 
 
+def _note_torch_modules():
+    """Every torch model is a ``torch.nn.Module``: note its construction, from the moment torch
+    defines the class (an import event while torch is being imported), but not one that a
+    module builds as it is imported (pyserini's Lucene searcher does)."""
+    global _torch_noted
+    module = getattr(sys.modules.get("torch.nn.modules.module"), "Module", None)
+    if module is None:
+        return
+    init = module.__init__
+
+    def noted(*args, **kwargs):
+        frame = sys._getframe(1)
+        while frame is not None and not frame.f_code.co_filename.startswith("<frozen importlib"):
+            frame = frame.f_back
+        if frame is None:
+            _started.add("model")
+        return init(*args, **kwargs)
+
+    module.__init__ = noted
+    _torch_noted = True
+
+
 sys.addaudithook(_audit)
 # The doors in our code that every in-process llama.cpp model (a backend's first request, a
-# server) and every use of pyserini go through; torch's modules once torch is imported.
+# server) and every use of pyserini go through; torch's modules from when torch defines them.
 try:
     import cruxflow.llm.llamacpp as _llamacpp
 
@@ -125,14 +162,6 @@ import cruxflow.retrieval.java as _java  # noqa: E402
 _java.prepare_pyserini = _noting("jvm", _java.prepare_pyserini)
 
 
-def _note_torch_modules():
-    torch = sys.modules.get("torch")
-    module = getattr(getattr(torch, "nn", None), "Module", None)
-    if module is not None and not hasattr(module.__init__, "_noted"):
-        module.__init__ = _noting("model", module.__init__)
-        module.__init__._noted = True
-
-
 def pytest_runtest_logstart(nodeid, location):
     _started.clear()   # what collection or the test before started is not this test's
 
@@ -140,7 +169,6 @@ def pytest_runtest_logstart(nodeid, location):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    _note_torch_modules()
     started, _ = set(_started), _started.clear()
     missing = sorted(m for m in started if not item.get_closest_marker(m))
     if missing and report.passed:

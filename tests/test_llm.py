@@ -630,6 +630,7 @@ def test_prompt_cache_field_is_sent_only_when_configured(no_proxy):
     assert sent == [None, None, None, None, False, False, True, False, True, False]
 
 
+@pytest.mark.model
 def test_server_greedy_output_equals_in_process(server, no_proxy):
     from cruxflow.llm.llamacpp import LlamaCppBackend
 

@@ -143,6 +143,7 @@ def test_depth_and_long_queries(tiny_model, encoder, index):
     assert run["long"] == [("long", dot(q, doc_vectors(encoder)["long"]))]
 
 
+@pytest.mark.jvm
 def test_a_failed_build_leaves_the_previous_index(tiny_model, tmp_path):
     target = tmp_path / "index"
     splade.build_index([("x", "zebra"), ("y", "kiwi")], target, model=tiny_model)

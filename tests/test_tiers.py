@@ -27,9 +27,14 @@ def test_the_fast_command_is_the_fast_option():
 
 
 def test_a_subprocess_is_read_for_what_it_starts():
-    assert conftest.SNAKEMAKE.search("/x/.venv/bin/snakemake -s Snakefile")
-    assert conftest.SNAKEMAKE.search("python -m snakemake --lint")
-    assert not conftest.SNAKEMAKE.search("python -c code pyarrow,snakemake,vllm")
-    assert conftest.LLM_SERVE.search("python -m cruxflow.cli llm-serve --port 1")
-    assert conftest.JAVA.search("/opt/jdk/bin/java -cp x Main")
-    assert not conftest.JAVA.search("python javadoc.py")
+    started = conftest.started_by
+    assert started(["/x/.venv/bin/snakemake", "-s", "Snakefile"]) == {"workflow"}
+    assert started(["/x/bin/python3", "-m", "snakemake", "--lint"]) == {"workflow"}
+    assert started(["bash", "-c", "cd w && .venv/bin/snakemake -n"]) == {"workflow"}
+    assert started("snakemake --cores 2 all") == {"workflow"}
+    # a module name among the arguments is not the program
+    assert started(["python", "-c", "code", "pyarrow", "snakemake", "java"]) == set()
+    assert started(["python", "-m", "cruxflow.cli", "llm-serve", "--port", "1"]) == {"server"}
+    assert started(["/x/bin/cruxflow", "llm-serve"]) == {"server"}
+    assert started(["/x/bin/cruxflow", "udcg", "--llm-serve"]) == set()
+    assert started(["/x/jdk/bin/java", "-cp", "x", "Main"]) == {"jvm"}
