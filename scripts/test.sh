@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # One command: set up .venv and run the whole test suite (unit tests, workflow runs, lint).
+#   bash scripts/test.sh           the full suite, as CI runs it
+#   bash scripts/test.sh --fast    the fast tier: every test that loads no model and starts no
+#                                  JVM, server or workflow (pyproject's markers; tests/conftest.py
+#                                  fails a test that starts one unmarked), with ruff; no setup
+#                                  when .venv is there
+# Further arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  [ -x .venv/bin/pytest ] || bash scripts/setup.sh
+  .venv/bin/ruff check cruxflow workflow_scripts tests benchmarks resources/demo/build_demo.py
+  exec .venv/bin/python -m pytest --fast "$@"
+fi
+bash scripts/setup.sh
 # Tests that install system packages or start daemons (tests/test_slurm.py: SLURM as root) run
 # here and in CI, not in a plain `pytest`. CRUXFLOW_INVASIVE_TESTS=0 bash scripts/test.sh skips them.
 export CRUXFLOW_INVASIVE_TESTS=${CRUXFLOW_INVASIVE_TESTS:-1}

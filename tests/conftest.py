@@ -11,7 +11,9 @@ and is then stopped, so that none outlives it (a SLURM cluster, a model server, 
 from __future__ import annotations
 
 import os
+import re
 import signal
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -30,6 +32,17 @@ WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkse
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:   # the tiers' marks that a test takes from the fixtures it uses
+        info = getattr(item, "_fixtureinfo", None)
+        for name, defs in (info.name2fixturedefs.items() if info else ()):
+            for mark in FIXTURE_MARKS.get(f"{defs[-1].func.__module__}.{name}", ()):
+                item.add_marker(mark)
+    if config.getoption("--fast"):
+        fast = [i for i in items if not any(i.get_closest_marker(m) for m in SLOW)]
+        if len(fast) < len(items):
+            kept = set(map(id, fast))
+            config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+            items[:] = fast
     if os.environ.get(INVASIVE) == "1":
         return
     skip = pytest.mark.skip(reason=f"changes the machine (system packages, daemons): run with "
@@ -37,6 +50,135 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("invasive"):
             item.add_marker(skip)
+
+
+# Two tiers (README, "Two commands"). The slow tier's marks are declared, with what each means,
+# in pyproject.toml; ``pytest --fast`` (``bash scripts/test.sh --fast``) leaves out every test
+# that carries one. The first four are checked: a test that starts a model, a JVM, a server or
+# snakemake without its mark fails, named (pytest_runtest_makereport), so the fast tier stays
+# fast and the marks exact. What a test's subprocess starts is seen only where the command
+# names it (snakemake, llm-serve, java): a test whose child process loads the model or runs
+# snakemake through a script is marked by hand (tests/test_llm_resume.py, test_rulegraph.py).
+CHECKED = ("model", "jvm", "server", "workflow")
+SLOW = (*CHECKED, "install", "invasive", "docs")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help=f"the fast tier: leave out the tests marked {', '.join(SLOW)}")
+
+
+# The fixtures that start one of them ("module.fixture"): every test that uses one takes its
+# marks (a module-scoped fixture starts it for the first of its tests only).
+FIXTURE_MARKS = {
+    **dict.fromkeys(("workflow_runs.demo_run", "workflow_runs.demo_folder",
+                     "workflow_runs.own_project"), ("workflow", "model", "jvm")),
+    "test_llm.llama": ("model",), "test_llm.server": ("server",),
+    "test_llm_hung_server.server": ("server",), "test_quiet_logs.served": ("server",),
+    "test_generation.smollm2": ("model",), "test_rerank.mmr": ("model",),
+    "test_retrieval.index": ("jvm",), "test_retrieval.dense_at_once": ("model", "jvm"),
+    "test_splade.tiny_model": ("model",), "test_splade.index": ("jvm",),
+    **dict.fromkeys(("test_rerank_models.monot5_path", "test_rerank_models.flan_path",
+                     "test_rerank_models.cross_encoder_path"), ("model",)),
+}
+_started: set[str] = set()
+_torch_noted = False
+
+
+SHELL_WORDS = {"workflow": re.compile(r"(^|[\s/;&|])snakemake(\s|$)"),
+               "server": re.compile(r"(^|\s)cruxflow(\.cli)? +llm-serve(\s|$)"),
+               "jvm": re.compile(r"(^|[\s/;&|])java(\s|$)")}
+
+
+def started_by(argv) -> set[str]:
+    """The marks that a command (a Popen's argv, or a shell's line) calls for: the program it
+    runs (``python -m`` read through), or what a ``sh -c`` line names."""
+    if isinstance(argv, (str, bytes, os.PathLike)):
+        argv = [os.fsdecode(argv)]
+    words = [os.fsdecode(w) for w in argv]
+    program, rest = Path(words[0]).name, words[1:]
+    if program.startswith("python") and rest[:1] == ["-m"] and len(rest) > 1:
+        program, rest = rest[1], rest[2:]
+    if len(words) == 1 or (program in ("sh", "bash") and rest[:1] == ["-c"]):
+        line = words[0] if len(words) == 1 else rest[1]
+        return {mark for mark, pattern in SHELL_WORDS.items() if pattern.search(line)}
+    marks = {"snakemake": {"workflow"}, "java": {"jvm"}}.get(program, set())
+    if program in ("cruxflow", "cruxflow.cli") and rest[:1] == ["llm-serve"]:
+        marks = {"server"}
+    return marks
+
+
+def _audit(event, args):
+    """What the running test starts, from Python's audit events."""
+    if event == "import":
+        if args[0] == "jnius":   # pyserini's JVM starts when jnius is imported
+            _started.add("jvm")
+        elif not _torch_noted:
+            _note_torch_modules()
+    elif event == "subprocess.Popen":
+        _started.update(started_by(args[1]))
+
+
+def _noting(mark, function):
+    def noted(*args, **kwargs):
+        _started.add(mark)
+        return function(*args, **kwargs)
+    return noted
+
+
+def _note_torch_modules():
+    """Every torch model is a ``torch.nn.Module``: note its construction, from the moment torch
+    defines the class (an import event while torch is being imported), but not one that a
+    module builds as it is imported (pyserini's Lucene searcher does)."""
+    global _torch_noted
+    module = getattr(sys.modules.get("torch.nn.modules.module"), "Module", None)
+    if module is None:
+        return
+    init = module.__init__
+
+    def noted(*args, **kwargs):
+        frame = sys._getframe(1)
+        while frame is not None and not frame.f_code.co_filename.startswith("<frozen importlib"):
+            frame = frame.f_back
+        if frame is None:
+            _started.add("model")
+        return init(*args, **kwargs)
+
+    module.__init__ = noted
+    _torch_noted = True
+
+
+sys.addaudithook(_audit)
+# The doors in our code that every in-process llama.cpp model (a backend's first request, a
+# server) and every use of pyserini go through; torch's modules from when torch defines them.
+try:
+    import cruxflow.llm.llamacpp as _llamacpp
+
+    _llamacpp._params = _noting("model", _llamacpp._params)
+except ImportError:   # the llm extra is not installed
+    pass
+import cruxflow.retrieval.java as _java  # noqa: E402
+
+_java.prepare_pyserini = _noting("jvm", _java.prepare_pyserini)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _started.clear()   # what collection or the test before started is not this test's
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    started, _ = set(_started), _started.clear()
+    missing = sorted(m for m in started if not item.get_closest_marker(m))
+    if missing and report.passed:
+        meaning = dict(line.split(":", 1) for line in item.config.getini("markers"))
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} ({report.when}) starts what its marks do not say: "
+                           + ", ".join(f"{m} ({meaning[m].strip()})" for m in missing)
+                           + ": mark it (or the fixture, in FIXTURE_MARKS), so that the fast "
+                             "tier leaves it out")
+    return report
 
 
 @pytest.fixture(scope="session")

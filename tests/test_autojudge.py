@@ -150,6 +150,7 @@ def test_a_topic_the_data_does_not_hold_is_named(tmp_path):
         CruxflowJudge().judge(responses(), topics())
 
 
+@pytest.mark.model
 def test_report_coverage_with_the_packaged_judge(tmp_path):
     """Cov(y) of each response's text, rated by SmolLM2 (llama.cpp in process) against every
     sub-question of its topic, through the cached LLM layer: one request per (response,

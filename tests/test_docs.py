@@ -11,8 +11,6 @@ import re
 import docs_harness as h
 import pytest
 
-pytestmark = pytest.mark.docs
-
 DOCS = h.doc_paths()
 
 
@@ -51,6 +49,12 @@ def test_every_block_is_run_or_says_why_not(path):
                 f"{b.where}: no command starts with {b.marks['after']!r}"
 
 
+# The blocks' markers above are checked in the fast tier too; running the blocks runs the
+# workflow (snakemake, the shared runs), the packaged model and Lucene in their shells.
+@pytest.mark.docs
+@pytest.mark.workflow
+@pytest.mark.model
+@pytest.mark.jvm
 @pytest.mark.parametrize("path", [p for p in DOCS if _runs(p)],
                          ids=lambda p: p.name if p.parent.name != "docs" else f"docs/{p.name}")
 def test_doc_blocks_run_as_written(path, tmp_path, request, docs_timings):

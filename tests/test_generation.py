@@ -480,6 +480,7 @@ def run_pipeline(backend, cache):
     return runner, passages, ratings
 
 
+@pytest.mark.model
 def test_end_to_end_with_smollm2(tmp_path, smollm2):
     cache = LLMCache(tmp_path / "c.sqlite")
     runner, passages, ratings = run_pipeline(smollm2, cache)

@@ -924,6 +924,7 @@ def test_options_check_accepts_the_bounds():
 
 # ============================================================================ end to end (real)
 
+@pytest.mark.model
 def test_end_to_end_with_the_packaged_model_and_a_cached_rerun(tmp_path, capsys):
     cache = tmp_path / "c.sqlite"
     # --threads 1: on a busy 2-core machine llama.cpp with 2 threads ran 4x slower

@@ -334,6 +334,7 @@ def test_no_subquestion_keeps_the_first_stage_order():
 
 # --- end to end on the packaged model -------------------------------------------------------
 
+@pytest.mark.model
 def test_lancer_with_smollm2_for_real(tmp_path):
     from cruxflow.llm import make_runner
 

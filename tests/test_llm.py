@@ -403,6 +403,7 @@ def test_llamacpp_sampling_with_a_seed_is_reproducible(llama):
     assert len(set(texts)) >= 2  # the seed matters at temperature 0.7
 
 
+@pytest.mark.model
 def test_llamacpp_completion_endpoint():
     from cruxflow.llm.llamacpp import LlamaCppBackend
 
@@ -423,6 +424,7 @@ def test_llamacpp_prompt_longer_than_the_context_fails(llama):
     assert llama.generate([Request("Say hi.", GREEDY)])[0].text
 
 
+@pytest.mark.model
 def test_llamacpp_prompt_cache_reuses_the_shared_prefix():
     from cruxflow.llm.llamacpp import LlamaCppBackend
     from cruxflow.stages.prompts import RATING_PASSAGE_FIRST
@@ -442,6 +444,7 @@ def test_llamacpp_prompt_cache_reuses_the_shared_prefix():
     assert [o.cached_tokens for o in outs] == [0, 0]   # prompt_cache off: computed in full
 
 
+@pytest.mark.model
 def test_llamacpp_reuses_prompts_for_one_token_ratings_only():
     from cruxflow.llm.llamacpp import LlamaCppBackend
 
@@ -627,6 +630,7 @@ def test_prompt_cache_field_is_sent_only_when_configured(no_proxy):
     assert sent == [None, None, None, None, False, False, True, False, True, False]
 
 
+@pytest.mark.model
 def test_server_greedy_output_equals_in_process(server, no_proxy):
     from cruxflow.llm.llamacpp import LlamaCppBackend
 

@@ -62,6 +62,7 @@ def cached_calls(db: Path) -> int:
         return 0
 
 
+@pytest.mark.server
 def test_a_paused_server_fails_fast_and_a_rerun_makes_only_the_missing_calls(
         tmp_path, server, env):
     proc, base_url = server

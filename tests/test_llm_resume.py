@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from killed_jobs import cached_calls, kill_after
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +49,7 @@ def _job(tmp_path: Path, cache: Path, out: Path) -> subprocess.Popen:
                             stderr=subprocess.PIPE)
 
 
+@pytest.mark.model
 def test_a_killed_passages_job_resumes_to_the_same_bytes(tmp_path):
     # Three articles of the demo corpus (the first 400 words of each): three calls a run. With
     # reuse, the second one's text depended on whether the first had run in the same process.

@@ -281,6 +281,7 @@ def test_calibration_fit_recovers_known_rates():
     assert rate.output_tokens_per_s == pytest.approx(20)
 
 
+@pytest.mark.model
 def test_calibrate_runs_real_requests_and_leaves_the_cache_alone(tiny, capsys):
     # The packaged SmolLM2 on the CPU, one request per stage: real calls, timed, not cached.
     root, _ = tiny

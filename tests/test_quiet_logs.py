@@ -36,6 +36,7 @@ def served():
         proc.wait(15)
 
 
+@pytest.mark.server
 def test_no_line_per_http_request(served, monkeypatch):
     from cruxflow.llm import Request, Sampling, make_backend
 
@@ -60,6 +61,7 @@ def test_no_line_per_http_request(served, monkeypatch):
     assert logging.getLogger("httpx2").getEffectiveLevel() == logging.WARNING
 
 
+@pytest.mark.jvm
 def test_java_lines_go_to_the_rule_log_not_the_console(tmp_path):
     collection = tmp_path / "collection"
     collection.mkdir()

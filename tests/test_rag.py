@@ -122,6 +122,7 @@ def test_final_scores_at_a_higher_threshold():
     assert row.eta == 5
 
 
+@pytest.mark.model
 def test_a_real_report_from_smollm2():
     from cruxflow.llm.llamacpp import LlamaCppBackend
 

@@ -243,6 +243,7 @@ def test_init_writes_prompt_cache_off_unless_asked(tmp_path, capsys):
 # --- a lock left by a killed run --------------------------------------------------------------
 
 
+@pytest.mark.workflow
 def test_a_stale_lock_gets_one_line_unless_a_snakemake_runs_there(tmp_path):
     from cruxflow.workflow.job import stale_lock_note
 
@@ -269,6 +270,7 @@ def test_a_stale_lock_gets_one_line_unless_a_snakemake_runs_there(tmp_path):
     assert stale_lock_note(tmp_path) == note
 
 
+@pytest.mark.workflow
 def test_the_workflow_says_so_before_snakemakes_lock_error(tmp_path):
     """The real Snakemake on the workflow: a lock of a run killed with SIGKILL; the next run
     prints the one line, then Snakemake refuses to lock (no job runs)."""

@@ -181,6 +181,7 @@ def test_listwise_windows_bring_the_best_to_the_top():
     assert all(len({d for d, _ in r}) == len(r) for r in out)
 
 
+@pytest.mark.model
 def test_listwise_with_smollm2_for_real(tmp_path):
     from cruxflow.llm import make_runner
 

@@ -42,12 +42,15 @@ def test_depth_and_parameters(index):
     assert search(index, {"q": "unknownterm"}, k=10)["q"] == []
 
 
+@pytest.mark.jvm
 def test_a_failed_build_leaves_no_index(tmp_path):
     with pytest.raises(Exception, match="Invalid collection path"):  # Anserini's JavaException
         build_index(tmp_path / "nowhere", tmp_path / "index")
     assert not (tmp_path / "index").exists() and not (tmp_path / "index.tmp").exists()
 
 
+@pytest.mark.model
+@pytest.mark.jvm
 def test_dense_retrieval_matches_meaning_not_words(tmp_path):
     """The packaged all-MiniLM-L6-v2 through pyserini's encoders and a FAISS index: queries
     that share no word with their passage still find it first."""
@@ -136,6 +139,7 @@ def test_sharded_dense_encoding_gathers_into_the_same_index(tmp_path, dense_at_o
     assert np.array_equal(vectors, dense_at_once[1])     # bit for bit
 
 
+@pytest.mark.jvm
 def test_gathering_checks_ids_and_widths(tmp_path):
     from cruxflow.data.errors import DataError
     from cruxflow.retrieval import dense

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 DOT = REPO / "docs/rulegraph.dot"
 SVG = REPO / "docs/rulegraph.svg"
@@ -41,6 +43,7 @@ def test_parse_a_rulegraph():
     assert graph(dot) == ({"all", "ingest"}, {("ingest", "all")})
 
 
+@pytest.mark.workflow
 def test_committed_rulegraph_matches_the_rules():
     rules, edges = graph(DOT.read_text())
     now_rules, now_edges = graph(current_dot())

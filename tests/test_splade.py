@@ -143,6 +143,7 @@ def test_depth_and_long_queries(tiny_model, encoder, index):
     assert run["long"] == [("long", dot(q, doc_vectors(encoder)["long"]))]
 
 
+@pytest.mark.jvm
 def test_a_failed_build_leaves_the_previous_index(tiny_model, tmp_path):
     target = tmp_path / "index"
     splade.build_index([("x", "zebra"), ("y", "kiwi")], target, model=tiny_model)
@@ -200,6 +201,8 @@ def test_index_shards_refuses_a_passage_in_two_shards(tiny_model, tmp_path):
 SPLADE_TINY = "package:cognition/model"
 
 
+@pytest.mark.model
+@pytest.mark.jvm
 def test_splade_tiny_expands_queries_to_the_passages_words(tmp_path):
     """Real SPLADE-tiny-msmarco: queries that share no word with their passage still find it
     first, through the terms the model adds to the query (BM25 could not match them)."""

@@ -608,6 +608,7 @@ def test_passage_store_jsonl(tmp_path):
         S.PassageStore(write(tmp_path / "s.jsonl", [{"text": "x"}]))
 
 
+@pytest.mark.jvm
 def test_passage_store_lucene_index_through_pyserini(tmp_path, monkeypatch):
     opened = []
 
@@ -1013,6 +1014,7 @@ def test_options_reach_the_job(tmp_path):
 
 # ============================================================================== real model
 
+@pytest.mark.model
 def test_end_to_end_with_smollm2(tmp_path, capsys):
     """Judge the pairs without a label (all citations) with the packaged CPU model, through the
     console command; a re-run makes no LLM call."""

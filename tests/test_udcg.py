@@ -856,6 +856,7 @@ def test_options_defaults_are_declared_once():
 
 # ======================================================================= end to end, SmolLM2
 
+@pytest.mark.model
 def test_end_to_end_with_the_packaged_model(tmp_path, capsys):
     from cruxflow.weights import DEFAULT_GGUF, resolve_model
 

@@ -14,6 +14,7 @@ from workflow_runs import (
     N_DISTRACTORS,
     N_QUESTIONS,
     N_TOPICS,
+    RAG_CONTEXT_WORDS,
     RAG_MAX_TOKENS,
     demo_config,
     snakemake,
@@ -150,12 +151,19 @@ def test_llm_stages_generate_a_crux_dataset(demo_run):
     assert table.loc[("oracle", "oracle"), "Cov"] == pytest.approx(1.0)
 
 
-def test_forced_rerun_of_the_llm_stages_makes_no_llm_call(demo_run):
-    work, _ = demo_run
+def test_forced_rerun_of_the_llm_stages_makes_no_llm_call(demo_run, tmp_path):
+    # The LLM rules alone, on their outputs (every LLM call of the run), in a copy of the
+    # finished run that the other tests do not read: what runs downstream of them makes no
+    # LLM call, and would repeat retrieval, reranking and metrics (3 of the suite's minutes).
+    work = tmp_path / "work"
+    shutil.copytree(demo_run[0], work, symlinks=True, ignore=shutil.ignore_patterns("locks"))
     outputs = [*(work / "results/generated/demo-multinews").rglob("*.jsonl"),
                *(work / "results/rag/demo-multinews").rglob("*.jsonl")]
     before = {p: p.read_bytes() for p in outputs}
-    snakemake(work, "--forcerun", *LLM_RULES)
+    forced = snakemake(work, *(str(p.relative_to(work)) for p in outputs),
+                       "--forcerun", *LLM_RULES, "--allowed-rules", *LLM_RULES)
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", forced.stdout + forced.stderr, re.M))
+    assert ran == set(LLM_RULES), ran
     calls = llm_calls(work)
     assert calls and all(c["calls"] == 0 and c["cache_hits"] == c["requests"] for c in calls)
     assert {p: p.read_bytes() for p in outputs} == before
@@ -189,6 +197,9 @@ def test_rag_reports_final_metrics_and_tables(demo_run):
         work / "results/contexts/demo-multinews/eta3/bm25.k10.jsonl")}
     assert all(r["passages"] == ctx[r["topic_id"]]
                for r in read_jsonl(rag / "reports/bm25.k10.jsonl"))
+    for r in read_jsonl(rag / "reports/bm25.k10.jsonl"):   # the prompt kept the first words
+        words = sum(len(texts[p].split()) for p in r["passages"])
+        assert r["context_words_dropped"] == max(0, words - RAG_CONTEXT_WORDS) > 0
     # every report was judged once per sub-question, through the cache
     judge_calls = [c for c in llm_calls(work) if c["rule"] == "rag_judge"]
     assert sum(c["requests"] for c in judge_calls) == sum(

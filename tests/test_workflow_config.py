@@ -344,6 +344,7 @@ def test_the_check_finds_nan_and_every_file_the_config_names_that_is_missing(tmp
     assert "no such file or directory: runs/mine.run" in str(caught.value)
 
 
+@pytest.mark.workflow
 def test_snakemake_prints_the_same_problems_one_per_line_before_any_dag(tmp_path):
     import os
     import subprocess

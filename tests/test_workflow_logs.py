@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
@@ -55,6 +57,7 @@ log = setup_logging(snakemake)
 """
 
 
+@pytest.mark.workflow
 def test_a_failing_script_writes_its_error_to_the_rule_log(tmp_path):
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     (tmp_path / "bad.py").write_text(textwrap.dedent(BAD))
