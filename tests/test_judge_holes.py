@@ -201,6 +201,7 @@ def coverage(ratings: dict, context: list[str], eta: int = 3) -> float:
     return len(answered) / len(answerable) if answerable else float("nan")
 
 
+@pytest.mark.model
 def test_judge_fills_the_holes_of_a_run_with_smollm2(tmp_path, capsys):
     """A run with 2 unjudged passages in its top 10 (one of another topic for duc04-test-0,
     one of duc04-test-0 for duc04-test-1): evaluate prints Cov@10 and Judged@10; judge rates
@@ -385,6 +386,7 @@ def test_init_offers_the_request_way(tmp_path, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.workflow
 def test_the_workflow_runs_the_holes_in_llm_shards_jobs(tmp_path):
     """A dry run (every job forced): the judgments of a dataset with holes wait for rule
     judge_holes' llm.shards jobs, one output each, and P*'s random ranking and the metrics
