@@ -415,3 +415,20 @@ def test_the_workflow_runs_the_holes_in_llm_shards_jobs(tmp_path):
     for rule in ("judgments", "reference_runs", "context_metrics"):   # read the added ones
         block = out[out.index(f"rule {rule}:"):]
         assert shards in block[:block.index("output:")]
+
+
+def test_questions_from_a_request_are_checked_as_every_generated_item_is():
+    """The request way shares the sub-question stage's TextCheck: a timestamp and a one-word
+    line are dropped, and an output left with nothing is asked again."""
+    from scripted import runner_for
+
+    from cruxflow.data.model import Topic
+    from cruxflow.stages.questions import subquestions
+
+    outputs = iter(["2021-04-25 23:38:39.132\nok\n",            # nothing kept: asked again
+                    "2021-04-25 23:38:39.132\nWho proposes amendments?\namendment procedure\n"])
+    runner = runner_for(lambda r: next(outputs))
+    topic = Topic(topic_id="only", query="Explain how amendments are made.", doc_ids=[],
+                  reference=None)
+    assert subquestions([topic], runner, 5, questions_from="request") == {
+        "only": ["Who proposes amendments?", "amendment procedure"]}
