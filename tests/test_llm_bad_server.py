@@ -230,7 +230,7 @@ def test_a_retry_after_past_the_deadline_gives_up_at_once(tmp_path, capsys, no_p
     err = capsys.readouterr().err
     assert rc == 2 and seconds < 3, seconds
     last = err.strip().splitlines()[-1]
-    assert "HTTP 503: come back tomorrow (the call's deadline of 45.5 s leaves " in last, last
+    assert "HTTP 503: come back tomorrow (the call's deadline of 51.5 s leaves " in last, last
     assert "no time to wait 100000 s for attempt 2)" in last, last
 
 

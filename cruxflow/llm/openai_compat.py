@@ -83,10 +83,19 @@ def backoff_s(attempt: int) -> float:
     return min(0.5 * 2 ** (attempt - 1), 8.0)
 
 
+# What a call spends outside its attempts' own bounds, per attempt (setting up a retry, a sleep
+# that wakes late on a loaded machine): the default deadline leaves room for it, so that the
+# last attempt's timeout, not the deadline, ends a call that no server's Retry-After stretched.
+ATTEMPT_SLACK_S = 1.0
+
+
 def default_deadline(timeout_s: float, max_retries: int) -> float:
     """A call's deadline when none is given: what every attempt and every backoff between
-    them can take, so that only a server's longer Retry-After runs into it."""
-    return (max_retries + 1) * timeout_s + sum(backoff_s(a) for a in range(1, max_retries + 1))
+    them can take, with :data:`ATTEMPT_SLACK_S` an attempt, so that only a server's longer
+    Retry-After runs into it."""
+    attempts = max_retries + 1
+    return (attempts * (timeout_s + ATTEMPT_SLACK_S)
+            + sum(backoff_s(a) for a in range(1, max_retries + 1)))
 
 
 class _Deadlines:
