@@ -596,6 +596,15 @@ def test_a_request_only_set_builds_end_to_end(tmp_path):
     for t, p, q in asked:
         assert any(passages[p] in " ".join(s.split()) and q in s for s in ratings_sent), (t, p, q)
 
+    # cruxflow plan, after the run: the query generator's requests all found in the cache, and
+    # the pool's ratings at their most, which one run's top k over a larger collection is
+    from cruxflow.workflow.plan import load_config, make_plan
+
+    planned = {r.stage: r for r in make_plan(load_config(tmp_path / "config.yaml", tmp_path),
+                                          root=tmp_path).stages}
+    assert (planned["subquestions"].requests, planned["subquestions"].cached) == (2, 2)
+    assert planned["judge_holes"].requests == len(asked) and planned["ratings"].requests == 0
+
     # the judgments' counts, from the files and the ratings by hand
     matrix = {t: {r["docid"]: r["rating"] for r in added if r["id"] == t} for t in topics}
     answerable = {t: {i for i in range(len(topics[t]["questions"]))
