@@ -233,14 +233,18 @@ def _template_tokens(counter: Counter, template, **fixed) -> int:
 class Observed:
     """What ``--calibrate`` saw the backends write, which the plan then uses instead of its
     assumptions: mean output tokens per request by stage (for rows whose outputs are
-    estimates), passages per decontextualized piece (for the ratings' estimate), and per stage
-    the requests that one costs when some outputs do not parse and are asked again, with the
-    share that did not."""
+    estimates), the passages of the pieces it decontextualized (the ratings' estimate rates
+    those as they are) and their mean per piece and size (for the pieces it did not send), and
+    per stage the requests that one costs when some outputs do not parse and are asked again,
+    with the share that did not."""
 
     output_tokens: dict[str, float] = field(default_factory=dict)
     passages_per_piece: float | None = None
     asked_again: dict[str, tuple[float, float]] = field(default_factory=dict)
     passage_tokens: float | None = None      # a kept passage's, as the model wrote it
+    # per decontextualization prompt sent: the passages its output was parsed into (None:
+    # refused every time, the piece keeps its own text)
+    pieces: dict[str, list[str] | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -371,36 +375,53 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
                       requests=[requests[order[(i, qi)]] for i, (qs, _) in enumerate(items)
                                 for qi in range(len(qs))])
     # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), or as many as
-    # --calibrate saw the backend write, rated against the topic's questions (its own, else
-    # n_questions of QUESTION_WORDS words); a topic's summary, where it has one, is rated too.
+    # --calibrate saw the backend write (a piece it sent: the very passages), rated against the
+    # topic's questions (its own, else n_questions of QUESTION_WORDS words); a topic's summary,
+    # where it has one, is rated too.
     q_tokens = round(QUESTION_WORDS * ratio)
     max_passages = llm["passages"]["max_passages"]
     observed = ctx.observed.passages_per_piece
     reuse = reuses_prefix(ctx.config, backend)
     prompt, reused = [], []
     topics = dataset.topics
+    own_questions = {t.topic_id: counter.many(t.questions) for t in topics.values()
+                     if t.questions}
+    seen = 0
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
         if doc.topic_id is None:
             continue  # distractors are retrieved, never rated
         nq = questions_of(topics[doc.topic_id], n_questions)
+        questions = own_questions.get(doc.topic_id, [q_tokens] * nq)
+        sent = passage_stage.passage_prompt(chunk)
+        if sent in ctx.observed.pieces:
+            seen += 1
+            kept = passage_stage.kept_passages(ctx.observed.pieces[sent], chunk, max_passages)
+            for passage in counter.many(clip_words(p, clip) for p in kept):
+                prompt += [fixed + q + passage for q in questions]
+                reused += _group_reuse(fixed + passage, nq, reuse, prefix)
+            continue
         n = observed or _passages_per_piece(count_words(chunk), max_passages)
         written = ctx.observed.passage_tokens
         passage = min(round(written) if written else int(t // n), round(clip * ratio))
         k = round(n * nq)
-        prompt += [fixed + q_tokens + passage] * k
+        prompt += [fixed + questions[i % nq] + passage for i in range(k)]
         reused += (_group_reuse(fixed + passage, nq, reuse, prefix) * math.ceil(n))[:k]
     with_summary = [t for t in topics.values() if t.reference]
     summaries = counter.many(clip_words(t.reference, clip) for t in with_summary)
     for topic, s in zip(with_summary, summaries, strict=True):
         nq = questions_of(topic, n_questions)
-        prompt += [fixed + q_tokens + s] * nq
+        prompt += [fixed + q + s for q in own_questions.get(topic.topic_id, [q_tokens] * nq)]
         reused += _group_reuse(fixed + s, nq, reuse, prefix)
+    rated = sum(doc.topic_id is not None for doc, _ in pieces)
     per_piece = (f"{observed:.2f} passages per piece (measured by --calibrate)" if observed
                  else f"{PASSAGES_PER_PIECE} passages per piece at most")
+    if seen:
+        per_piece = (f"the passages --calibrate saw written for {seen} of {rated} pieces"
+                     + (f", {observed:.2f} per piece for the others" if seen < rated else ""))
     return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
                   prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
                   note=f"before passages and sub-questions exist: {per_piece}, "
-                       f"{QUESTION_WORDS}-word questions")
+                       f"{QUESTION_WORDS}-word questions where a topic brings none")
 
 
 # --- the whole plan
