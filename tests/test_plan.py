@@ -180,7 +180,12 @@ def test_calibration_decontextualizes_more_pieces_than_other_stages_send():
     from cruxflow.workflow.plan import SAMPLE, StagePlan
     from cruxflow.workflow.plan_calibrate import PIECES, _requests, sample_size
 
+    from cruxflow.cli.vocabulary import VOCABULARY
+
     assert PIECES == SAMPLE == 8
+    # the flag's help says so, from this home
+    assert f"passages stage sends at least {PIECES} pieces" in \
+        VOCABULARY["calibrate-requests"].meaning
     assert (sample_size("passages", 3), sample_size("passages", 12)) == (8, 12)
     assert sample_size("ratings", 3) == sample_size("subquestions", 3) == 3
     sent = [Request(f"piece {i}", Sampling()) for i in range(5)]
