@@ -176,20 +176,53 @@ def test_ratings_estimate_rates_the_passages_calibration_saw(own_topics):
     assert isinstance(seen, Observed)
 
 
-def test_calibration_decontextualizes_more_pieces_than_other_stages_send():
-    from cruxflow.workflow.plan import SAMPLE, StagePlan
-    from cruxflow.workflow.plan_calibrate import PIECES, _requests, sample_size
+def test_ratings_estimate_rates_the_sub_questions_calibration_saw(own_topics):
+    from cruxflow.workflow.plan import Observed
 
+    root, config = own_topics
+    # topic b's sub-question request (a brings its own questions: asked nothing)
+    sub = {s.stage: s for s in make_plan(config, root=root).stages}["subquestions"]
+    assert sub.requests == 1
+    asked = sub.sample[0].prompt
+    # b's output gave 4 questions; the stage keeps n_questions = 3 of them: "Why did schools
+    # close?" 5, "Which roads were shut?" 5, "Who shut them?" 4 tokens
+    seen = Observed(questions={asked: ["Why did schools close?", "Which roads were shut?",
+                                       "Who shut them?", "Was it raining?"]})
+    ratings = {s.stage: s for s in make_plan(config, root=root, observed=seen).stages
+               }["ratings"]
+    # a as before: 4 requests, 36; b: 2 passages (5, 4 tokens) x 3 questions (5 + 5 + 4):
+    # 6 requests, 2 * 14 + 3 * (5 + 4) = 55
+    assert ratings.requests == 4 + 6
+    assert ratings.prompt_tokens == 10 * _template(RATING) + 36 + 55
+    assert "sub-questions as --calibrate saw them written" in ratings.note
+    # every output refused: b gets no question and nothing of it is rated
+    none = {s.stage: s for s in make_plan(config, root=root, observed=Observed(
+        questions={asked: None})).stages}["ratings"]
+    assert (none.requests, none.prompt_tokens) == (4, 4 * _template(RATING) + 36)
+    # b not among the topics sent: as many questions as a topic sent got on average, of their
+    # mean length: two topics, one with "Why did it rain?" (5), "Where did it rain?" (5), one
+    # refused -> 1 question of 5 tokens; b: 2 passages x 1 = 2 requests, 2 * 5 + 5 + 4 = 19
+    mean = {s.stage: s for s in make_plan(config, root=root, observed=Observed(
+        questions={"x": ["Why did it rain?", "Where did it rain?"], "y": None})).stages
+        }["ratings"]
+    assert (mean.requests, mean.prompt_tokens) == (6, 6 * _template(RATING) + 36 + 19)
+
+
+def test_calibration_sends_more_of_the_stages_that_size_the_ratings():
     from cruxflow.cli.vocabulary import VOCABULARY
+    from cruxflow.workflow.plan import SAMPLE, StagePlan
+    from cruxflow.workflow.plan_calibrate import SIZING_REQUESTS, _requests, sample_size
 
-    assert PIECES == SAMPLE == 8
+    assert SIZING_REQUESTS == SAMPLE == 8
     # the flag's help says so, from this home
-    assert f"passages stage sends at least {PIECES} pieces" in \
+    assert f"the passage and sub-question stages send at least {SIZING_REQUESTS}" in \
         VOCABULARY["calibrate-requests"].meaning
     assert (sample_size("passages", 3), sample_size("passages", 12)) == (8, 12)
-    assert sample_size("ratings", 3) == sample_size("subquestions", 3) == 3
+    assert sample_size("subquestions", 3) == 8
+    assert sample_size("ratings", 3) == sample_size("report_requests", 3) == 3
     sent = [Request(f"piece {i}", Sampling()) for i in range(5)]
-    for stage, expected in (("passages", sent), ("subquestions", [sent[0], sent[2], sent[4]])):
+    for stage, expected in (("passages", sent), ("subquestions", sent),
+                            ("report_requests", [sent[0], sent[2], sent[4]])):
         row = StagePlan(stage, "d", "b", 5, 0, 50, 50, 50, 50, "counted", "estimate",
                         sample=sent)
         requests, real, reused = _requests(row, None, 3, 0, {})

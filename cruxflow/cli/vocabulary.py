@@ -400,8 +400,8 @@ _flags(
                       "shape, never cached) and plan with the measured rates",
          action="store_true"),
     Flag("calibrate-requests", "requests per stage when calibrating (for a batching server, "
-                               "about its batch size; the passages stage sends at least 8 "
-                               "pieces)", type=types.positive_int, metavar="N",
+                               "about its batch size; the passage and sub-question stages "
+                               "send at least 8)", type=types.positive_int, metavar="N",
          default=3),
     Flag("tokens-per-second", "generated tokens per second of one instance of every backend "
                               "(instead of the table)", type=types.positive_number,

@@ -245,6 +245,9 @@ class Observed:
     # per decontextualization prompt sent: the passages its output was parsed into (None:
     # refused every time, the piece keeps its own text)
     pieces: dict[str, list[str] | None] = field(default_factory=dict)
+    # per sub-question prompt sent: the questions its output was parsed into (None: refused
+    # every time, the topic gets none)
+    questions: dict[str, list[str] | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -253,11 +256,50 @@ class _Context:
     counter: Counter
     cache: CacheLookup
     observed: Observed = field(default_factory=Observed)
+    # per generated dataset, per topic: the tokens of each sub-question it will be rated
+    # against (_question_table)
+    questions: dict[str, dict[str | None, list[int]]] = field(default_factory=dict)
 
 
 def questions_of(topic: Topic, n_questions: int) -> int:
     """Sub-questions a topic will have: its own, when it brings them, else ``n_questions``."""
     return len(topic.questions) if topic.questions else n_questions
+
+
+def n_questions_of(ctx: _Context, name: str, dataset: Dataset, topic_id: str) -> int:
+    """Sub-questions a topic of dataset ``name`` will be rated against: as the generation plan
+    has them (:func:`_question_table`), else its own, else ``n_questions``."""
+    table = ctx.questions.get(name, {})
+    if topic_id in table or None in table:     # None: a topic the table does not name
+        return len(table.get(topic_id, table.get(None)))
+    n = ctx.config["datasets"][name]["n_questions"]
+    return questions_of(dataset.topics[topic_id], n) if topic_id in dataset.topics else n
+
+
+def _question_table(ctx: _Context, n: int, topics: list[Topic], sent: dict[str, str],
+                    question_tokens: int) -> dict[str | None, list[int]]:
+    """Per topic, the tokens of each sub-question it will be rated against: its own, counted;
+    else those --calibrate saw the sub-question stage write for it (``sent``: its prompt; the
+    stage keeps the first ``n``, none when every output was refused); else (and under ``None``,
+    for topics not named) as many as --calibrate saw per topic and of their mean length, before
+    any calibration ``n`` of ``question_tokens``."""
+    counter = ctx.counter
+    kept = {p: question_stage.kept_questions(v, n) for p, v in ctx.observed.questions.items()}
+    written = counter.many(q for qs in kept.values() for q in qs)
+    if kept:
+        default = [round(sum(written) / len(written)) if written else question_tokens] * round(
+            len(written) / len(kept))
+    else:
+        default = [question_tokens] * n
+    table: dict[str | None, list[int]] = {None: default}
+    for t in topics:
+        if t.questions:
+            table[t.topic_id] = counter.many(t.questions)
+        elif sent.get(t.topic_id) in kept:
+            table[t.topic_id] = counter.many(kept[sent[t.topic_id]])
+        else:
+            table[t.topic_id] = default
+    return table
 
 
 def _passages_per_piece(words: int, max_passages: int | None) -> int:
@@ -324,6 +366,10 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
             out, basis = [min(limit, round(words * ratio))] * len(topics_todo), "estimate"
         rows.append(_stage(key, name, backend, references, out, hit, outputs=basis,
                            requests=requests))
+        if key == "subquestions":
+            sent = {t.topic_id: p for t, p in zip(topics_todo, prompts, strict=True)}
+            ctx.questions[name] = _question_table(ctx, d["n_questions"], topics, sent,
+                                                  round(QUESTION_WORDS * ratio))
     rows.append(_plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
                               piece_tokens, ratio))
     return rows
@@ -338,7 +384,6 @@ def _rating_output(llm: dict) -> tuple[int, str]:
 def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piece_tokens,
                   ratio) -> StagePlan:
     llm, counter = ctx.config["llm"], ctx.counter
-    n_questions = ctx.config["datasets"][name]["n_questions"]
     clip = llm["ratings"]["max_context_words"]
     layout = llm["ratings"]["layout"]
     fixed = _template_tokens(counter, rating_prompt(layout))
@@ -376,22 +421,18 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
                                 for qi in range(len(qs))])
     # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), or as many as
     # --calibrate saw the backend write (a piece it sent: the very passages), rated against the
-    # topic's questions (its own, else n_questions of QUESTION_WORDS words); a topic's summary,
-    # where it has one, is rated too.
-    q_tokens = round(QUESTION_WORDS * ratio)
+    # topic's questions (_question_table); a topic's summary, where it has one, is rated too.
     max_passages = llm["passages"]["max_passages"]
     observed = ctx.observed.passages_per_piece
     reuse = reuses_prefix(ctx.config, backend)
     prompt, reused = [], []
     topics = dataset.topics
-    own_questions = {t.topic_id: counter.many(t.questions) for t in topics.values()
-                     if t.questions}
     seen = 0
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
         if doc.topic_id is None:
             continue  # distractors are retrieved, never rated
-        nq = questions_of(topics[doc.topic_id], n_questions)
-        questions = own_questions.get(doc.topic_id, [q_tokens] * nq)
+        questions = ctx.questions[name][doc.topic_id]
+        nq = len(questions)
         sent = passage_stage.passage_prompt(chunk)
         if sent in ctx.observed.pieces:
             seen += 1
@@ -404,14 +445,14 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
         written = ctx.observed.passage_tokens
         passage = min(round(written) if written else int(t // n), round(clip * ratio))
         k = round(n * nq)
-        prompt += [fixed + questions[i % nq] + passage for i in range(k)]
+        prompt += [fixed + questions[i % nq] + passage for i in range(k)]   # k = 0 if nq = 0
         reused += (_group_reuse(fixed + passage, nq, reuse, prefix) * math.ceil(n))[:k]
     with_summary = [t for t in topics.values() if t.reference]
     summaries = counter.many(clip_words(t.reference, clip) for t in with_summary)
     for topic, s in zip(with_summary, summaries, strict=True):
-        nq = questions_of(topic, n_questions)
-        prompt += [fixed + q + s for q in own_questions.get(topic.topic_id, [q_tokens] * nq)]
-        reused += _group_reuse(fixed + s, nq, reuse, prefix)
+        questions = ctx.questions[name][topic.topic_id]
+        prompt += [fixed + q + s for q in questions]
+        reused += _group_reuse(fixed + s, len(questions), reuse, prefix)
     rated = sum(doc.topic_id is not None for doc, _ in pieces)
     per_piece = (f"{observed:.2f} passages per piece (measured by --calibrate)" if observed
                  else f"{PASSAGES_PER_PIECE} passages per piece at most")
@@ -420,8 +461,10 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
                      + (f", {observed:.2f} per piece for the others" if seen < rated else ""))
     return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
                   prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
-                  note=f"before passages and sub-questions exist: {per_piece}, "
-                       f"{QUESTION_WORDS}-word questions where a topic brings none")
+                  note=f"before passages and sub-questions exist: {per_piece}, " + (
+                      "sub-questions as --calibrate saw them written where a topic brings none"
+                      if ctx.observed.questions else
+                      f"{QUESTION_WORDS}-word questions where a topic brings none"))
 
 
 # --- the whole plan

@@ -21,7 +21,8 @@ What the batches show beyond speed goes back into the plan (:class:`Observed`): 
 model's outputs run (a small model may write up to ``max_tokens`` where the plan assumed a
 rewrite of the piece's length), and the passages each decontextualization sent gave (which size
 the ratings before the passages exist: the pieces sent are rated as they came out, the others
-at their mean per piece; hence at least :data:`PIECES` pieces are sent, whatever ``n``). And
+at their mean per piece), and the sub-questions each topic asked got (likewise); hence at least
+:data:`SIZING_REQUESTS` of those stages' requests are sent, whatever ``n``. And
 what every job pays before its first request, its start-up (a Python process with the job's
 imports, the model loaded and warmed up), is measured once per backend.
 """
@@ -43,10 +44,11 @@ from cruxflow.workflow.plan_sizes import FILLER
 
 ASK = "\n\nRewrite the text above in your own words, at full length:\n"
 PROBE = "(probe)"
-# Pieces the passages stage decontextualizes when calibrating, at least (all, where fewer):
-# every passage of theirs is rated against its topic's questions, so their passages size the
-# ratings, the largest stage, and the pieces sent are rated in the plan as they came out.
-PIECES = SAMPLE
+# The stages whose outputs size the ratings (the largest stage: every passage against every
+# sub-question of its topic), and the requests of theirs sent when calibrating, at least (all,
+# where fewer): the pieces and topics sent are rated in the plan as they came out.
+SIZING = ("passages", "subquestions")
+SIZING_REQUESTS = SAMPLE
 # What a job imports before its first request (a Snakemake script job of an LLM stage).
 JOB_IMPORTS = "import snakemake.script, cruxflow.workflow.job, cruxflow.stages.ratings, " \
               "cruxflow.llm"
@@ -133,10 +135,11 @@ def _rating_stand_ins(s, config: dict, counter: Counter, n: int, salt: int
 
 
 def sample_size(stage: str, n: int) -> int:
-    """Requests of ``stage`` to time: ``n``; of the passages stage at least :data:`PIECES`,
-    as its passages size the ratings (and a small model's passages per piece spread widely:
-    1, 7, 2, 1 and 2 for the five pieces of ``cruxflow init --example``)."""
-    return max(n, PIECES) if stage == "passages" else n
+    """Requests of ``stage`` to time: ``n``; of a stage whose outputs size the ratings at
+    least :data:`SIZING_REQUESTS`. A small model's outputs spread widely: 1, 7, 2, 1 and 2
+    passages for the five pieces of ``cruxflow init --example``; 6, 2 and 1 of the 10
+    sub-questions asked for the demo's three topics."""
+    return max(n, SIZING_REQUESTS) if stage in SIZING else n
 
 
 def _requests(s, counter: Counter, n: int, salt: int, config: dict
@@ -207,15 +210,16 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
             ) -> tuple[list[Batch], dict[str, float], dict, dict[str, tuple[int, int, int]]]:
     """Time ``n`` requests of every stage that has uncached requests (:func:`sample_size`), on
     its backend (each backend built once); a stage's own requests are asked again as the stage
-    does. Returns the batches, each backend's start-up seconds, per decontextualization prompt
-    sent the passages its output was parsed into (``None``: refused every time), and per stage
-    (first requests, requests sent, first outputs refused)."""
+    does. Returns the batches, each backend's start-up seconds, per stage of :data:`SIZING` and
+    prompt sent the items its output was parsed into (``None``: refused every time), and per
+    stage (first requests, requests sent, first outputs refused)."""
     llm = config["llm"]
     by_backend = defaultdict(list)
     for s in plan.stages:
         if s.requests and (s.cached is None or s.cached < s.requests):
             by_backend[s.backend].append(s)
-    batches, startup, pieces, again = [], {}, {}, {}
+    batches, startup, again = [], {}, {}
+    parsed: dict[str, dict] = {stage: {} for stage in SIZING}
     salt = 0
     for name, stages in by_backend.items():
         on_cpu = llm["backends"][name]["kind"] == "llamacpp"
@@ -250,8 +254,9 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                     sent, outputs, values, refused = _as_the_stage_asks(backend, requests,
                                                                         s.stage, llm)
                     again[s.stage] = (len(requests), len(sent), refused)
-                    if s.stage == "passages":
-                        pieces.update(zip((r.prompt for r in requests), values, strict=True))
+                    if s.stage in parsed:
+                        parsed[s.stage].update(zip((r.prompt for r in requests), values,
+                                                   strict=True))
                 else:
                     sent = requests
                     outputs = [out for _, out in backend.generate_iter(requests)]
@@ -262,7 +267,7 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                                      reused))
         finally:
             backend.close()
-    return batches, startup, pieces, again
+    return batches, startup, parsed, again
 
 
 def fit(batches: list[Batch], startup: dict[str, float] | None = None
@@ -297,11 +302,13 @@ def fit(batches: list[Batch], startup: dict[str, float] | None = None
 
 def observed(batches: list[Batch], pieces: dict[str, list[str] | None],
              again: dict[str, tuple[int, int, int]], counter: Counter,
-             max_passages: int | None = None) -> Observed:
+             max_passages: int | None = None,
+             questions: dict[str, list[str] | None] | None = None) -> Observed:
     """Mean output tokens per request of each calibrated stage; the passages of each piece
     decontextualized, their mean per piece (the first ``max_passages``; a piece refused every
-    time keeps its own text as one) and a kept passage's mean tokens; and the requests one
-    first request cost where the stage asked again."""
+    time keeps its own text as one) and a kept passage's mean tokens; the sub-questions of each
+    topic asked (the plan keeps a dataset's first ``n_questions``); and the requests one first
+    request cost where the stage asked again."""
     out: dict[str, list[int]] = defaultdict(list)
     for b in batches:
         if b.stage != PROBE:
@@ -312,13 +319,14 @@ def observed(batches: list[Batch], pieces: dict[str, list[str] | None],
     per_piece = [len(v[:max_passages]) if v else 1 for v in pieces.values()]
     kept_tokens = counter.many(p for v in pieces.values() if v for p in v[:max_passages])
     return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None, asked,
-                    sum(kept_tokens) / len(kept_tokens) if kept_tokens else None, pieces)
+                    sum(kept_tokens) / len(kept_tokens) if kept_tokens else None, pieces,
+                    questions or {})
 
 
 def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Calibration | None:
     """The measured rates, batches and observations; ``None`` when the cache answers every
     request of the plan (nothing left to time)."""
-    batches, startup, pieces, again = measure(plan, config, counter, n=n)
+    batches, startup, parsed, again = measure(plan, config, counter, n=n)
     if not batches:
         return None
     rates = fit(batches, startup)
@@ -328,5 +336,6 @@ def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Cali
         tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
                                    rate.source, rate.startup_s, rate.request_s)
-    return Calibration(rates, batches, observed(batches, pieces, again, counter,
-                                                config["llm"]["passages"]["max_passages"]))
+    return Calibration(rates, batches, observed(batches, parsed["passages"], again, counter,
+                                                config["llm"]["passages"]["max_passages"],
+                                                parsed["subquestions"]))

@@ -40,7 +40,7 @@ from cruxflow.workflow.plan import (
     _rating_output,
     _stage,
     _template_tokens,
-    questions_of,
+    n_questions_of,
     reuses_prefix,
 )
 
@@ -155,8 +155,7 @@ def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> 
     reuse = reuses_prefix(config, judge)
     prompt, reused, hit, jobs = [], [], [], set()
     for topic, budget, todo, job in reports:
-        nq = questions_of(dataset.topics[topic], d["n_questions"]) \
-            if topic in dataset.topics else d["n_questions"]
+        nq = n_questions_of(ctx, name, dataset, topic)
         report = min(budget, round(written)) if written else budget
         prompt += [fixed + question + report] * nq
         # a job's first request finds nothing cached: it computes the instructions too
@@ -261,10 +260,8 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
             f"{passage_words:.0f}-word passages; {UNKNOWN_DUPLICATES}")
     rows = [_stage("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
                    prompts="estimate", outputs="estimate", note=note, jobs=len(pairs))]
-    # each topic's questions: its own where the input brings them, else n_questions
-    own = {t: questions_of(dataset.topics[t], d["n_questions"]) for t in topic_ids
-           if t in dataset.topics}
-    per_topic = [own.get(t, d["n_questions"]) for t in topic_ids]
+    # each topic's questions: as the generation plan has them, else its own, else n_questions
+    per_topic = [n_questions_of(ctx, name, dataset, t) for t in topic_ids]
     template = rating_prompt(llm["ratings"]["layout"])
     rating = _template_tokens(counter, template) + round(QUESTION_WORDS * ratio) + budget
     prefix = _prefix_tokens(counter, template)
