@@ -276,6 +276,18 @@ def n_questions_of(ctx: _Context, name: str, dataset: Dataset, topic_id: str) ->
     return questions_of(dataset.topics[topic_id], n) if topic_id in dataset.topics else n
 
 
+def topic_questions(ctx: _Context, name: str, topic: Topic, ratio: float) -> list[int]:
+    """The tokens of each sub-question a topic of dataset ``name`` will be rated against: as
+    the generation plan has them (:func:`_question_table`), else its own, else ``n_questions``
+    of QUESTION_WORDS words at ``ratio`` tokens a word."""
+    table = ctx.questions.get(name)
+    if table is not None:
+        return table.get(topic.topic_id, table[None])
+    if topic.questions:
+        return ctx.counter.many(topic.questions)
+    return [round(QUESTION_WORDS * ratio)] * ctx.config["datasets"][name]["n_questions"]
+
+
 def _question_table(ctx: _Context, n: int, topics: list[Topic], sent: dict[str, str],
                     question_tokens: int) -> dict[str | None, list[int]]:
     """Per topic, the tokens of each sub-question it will be rated against: its own, counted;
@@ -431,7 +443,7 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
         if doc.topic_id is None:
             continue  # distractors are retrieved, never rated
-        questions = ctx.questions[name][doc.topic_id]
+        questions = topic_questions(ctx, name, topics[doc.topic_id], ratio)
         nq = len(questions)
         sent = passage_stage.passage_prompt(chunk)
         if sent in ctx.observed.pieces:
@@ -450,7 +462,7 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     with_summary = [t for t in topics.values() if t.reference]
     summaries = counter.many(clip_words(t.reference, clip) for t in with_summary)
     for topic, s in zip(with_summary, summaries, strict=True):
-        questions = ctx.questions[name][topic.topic_id]
+        questions = topic_questions(ctx, name, topic, ratio)
         prompt += [fixed + q + s for q in questions]
         reused += _group_reuse(fixed + s, len(questions), reuse, prefix)
     rated = sum(doc.topic_id is not None for doc, _ in pieces)
