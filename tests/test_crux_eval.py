@@ -131,6 +131,27 @@ def test_ties_coverage_in_file_order_pytrec_descending_ndeval_ascending(tmp_path
     assert script(r, r.aggregate)["Cov@2"] == 0.5
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_coverage_reads_the_rating_of_the_lines_own_topic(tmp_path, shared):
+    """A passage rated for two topics (NeuCLIR's documents are) counts with each topic's own
+    rating, one rated for another topic only answers nothing; with ids that carry their topic
+    the ratings are looked up by the id alone, on its bytes (each by hand: Cov = answered /
+    questions over the first k = 2 lines)."""
+    a, b = ("d1", "d1") if shared else ("a:0#1", "b:0#1")
+    judge = tmp_path / "j.jsonl"
+    judge.write_text("".join(json.dumps({"id": t, "docid": d, "rating": r}) + "\n" for t, d, r in
+                             (("ta", a, [5, 0]), ("tb", b, [0, 0]), ("tb", "b:0#2", [0, 4]),
+                              ("ta", "a:0#9", [0, 3]))))
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("ta 0 " + a + " 1\ntb 1 b:0#2 1\n")
+    run = tmp_path / "r.run"
+    run.write_text(f"ta Q0 {a} 1 2.0 x\nta Q0 b:0#2 2 1.0 x\n"     # b:0#2 is tb's, not ta's
+                   f"tb Q0 {b} 1 2.0 x\ntb Q0 b:0#2 2 1.0 x\ntb Q0 a:0#9 3 0.5 x\n")
+    r = crux_eval(run, qrels, judge, k=2)
+    assert script(r, r.per_topic["ta"])["Cov@2"] == 0.5       # q0 by a; b:0#2 unrated for ta
+    assert script(r, r.per_topic["tb"])["Cov@2"] == 0.5       # q1 by b:0#2; b answers nothing
+
+
 def test_paper_era_qrels_with_zero_lines_and_subtopics_from_one():
     # tests/data/crux/paper: bm25.run ranks every line 4 with score 0.25 (the labeling tool's
     # runs). Topic P: bm25 = P:1#2, P:0#0; relevant P:0#0 (q1), P:0#1 (q2), P:2#3 (q3).

@@ -59,19 +59,21 @@ def ideal_ideal_gain(actual: np.ndarray, alpha: float) -> np.ndarray:
     return np.cumsum(ideal_ideal, axis=0)[:, row.reshape(-1)]
 
 
-def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float) -> np.ndarray:
+def ndeval_ideal(rel: np.ndarray, id_rank: np.ndarray, alpha: float,
+                 depth: int = NDEVAL_CUTOFF) -> np.ndarray:
     """ndeval.c's idealResult as :func:`ndeval_dcg`'s cumulative alpha-DCG: rank by the
     largest gain given the ranks above, ties to the larger passage id (``id_rank[t, p]``: the
     passage's place among the topic's ids in string order, as strcmp orders them); only the
     passages judged for some subtopic (``rel``: topics x passages x subtopics) take part, and
-    only its first 20 ranks count."""
+    only its first 20 ranks count. ``depth``: only the first ``depth`` ranks are chosen (the
+    value at rank ``depth`` is the same; the columns past it are not ndeval's)."""
     n_topics = rel.shape[0]
     judged = rel.any(axis=2)
     gain = np.ones((n_topics, rel.shape[2]))
     ranked = np.zeros((n_topics, NDEVAL_CUTOFF, rel.shape[2]), dtype=bool)
     everyone = np.arange(n_topics)
     by_subtopic = _by_subtopic(rel)
-    for rank in range(min(NDEVAL_CUTOFF, judged.shape[1])):
+    for rank in range(min(NDEVAL_CUTOFF, depth, judged.shape[1])):
         if not judged.any():
             break
         score = _ndeval_score(by_subtopic, gain.T[:, :, None])

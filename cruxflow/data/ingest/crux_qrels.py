@@ -132,9 +132,9 @@ def _plain_qrels(path) -> DiversityQrels | None:
         values = split and integers(split[0], split[1][3::4], split[2][3::4], signed=True)
         if values is None:
             return None
-        tokens = block.decode("ascii").split()
+        text = block.decode("ascii")   # ASCII: byte offsets are character offsets
         for i, coded in enumerate(codes):
-            coded.add(tokens[i::4])
+            coded.add_fields(text, split[0], split[1][i::4], split[2][i::4])
         relevance.append(values)
     if not relevance or has_repeat(*(c.codes() for c in codes)):
         return None   # empty, or a (topic, subtopic, passage) twice: the line reader says where
