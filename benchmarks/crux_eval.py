@@ -142,12 +142,18 @@ def main() -> None:
               f"top-{DEPTH} runs x {args.runs} ({time.perf_counter() - started:.1f} s to write)")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
               f"{os.cpu_count()} cores")
-        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        # both sides with their bytecode caches, as an installed package has them: a first,
+        # untimed call of each writes those of modules that lack them (under
+        # PYTHONDONTWRITEBYTECODE every call would compile cruxflow's modules again)
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env = {**base, "PYTHONPATH": str(checkout)}
         authors_cmd = [sys.executable, str(checkout / SCRIPT), "--qrel", str(qrels),
                        "--judge", str(judge)]
         ours_cmd = [sys.executable, "-m", "cruxflow.cli", "crux-eval", "--qrel", str(qrels),
                     "--judge", str(judge), "--authors-line"]
-        ours_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        ours_env = {**base, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        timed([*authors_cmd, "--run", str(runs[0])], env=env, cwd=checkout)
+        timed([*ours_cmd, "--run", str(runs[0])], env=ours_env)
 
         a_time, a_rss, a_out = best(args.repeat, [*authors_cmd, "--run", str(runs[0])],
                                     env=env, cwd=checkout)

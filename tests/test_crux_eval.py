@@ -18,6 +18,7 @@ topic D (duc04-test-3): in the qrels, not in the run.
 from __future__ import annotations
 
 import json
+import os
 import math
 import re
 from pathlib import Path
@@ -403,3 +404,24 @@ def test_missing_topics_are_told_apart_from_those_the_rank_column_cut(tmp_path):
                                                 "ranks": [11, 12]}
     assert r.warnings[2].startswith("the rank column of r.run is not a rank (1..n within a "
                                     f"topic) in 1 of its 2 topics, e.g. {B}: 11, 12;")
+
+
+def test_one_blas_thread_only_where_nobody_chose_and_numpy_is_not_loaded(monkeypatch):
+    """crux-eval without paired tests asks OpenBLAS for one thread (numpy would start a
+    worker per core that no product uses), unless the user set a number or numpy is
+    imported already (then the setting would come too late, and is left alone)."""
+    import sys
+
+    from cruxflow.cli import crux_eval as cli_crux_eval
+
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    cli_crux_eval._one_blas_thread()          # numpy is loaded in this process
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.delitem(sys.modules, "numpy")
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    cli_crux_eval._one_blas_thread()
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    cli_crux_eval._one_blas_thread()
+    assert os.environ.pop("OPENBLAS_NUM_THREADS") == "1"
