@@ -18,8 +18,8 @@ topic D (duc04-test-3): in the qrels, not in the run.
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 import re
 from pathlib import Path
 
