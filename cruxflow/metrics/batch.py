@@ -45,6 +45,7 @@ from cruxflow.metrics.ndeval import (
     ideal_ideal_gain,
     ndeval_dcg,
     ndeval_ideal,
+    seen_before,
 )
 from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF, RELEVANCE_GRADES
 
@@ -466,18 +467,6 @@ class TopicArrays:
     @cached_property
     def ndeval_ideal_ideal(self) -> np.ndarray:
         return ideal_ideal_gain(self.ndeval_actual, self.alpha)
-
-
-def seen_before(hits: np.ndarray) -> np.ndarray:
-    """``hits[t, r, q]`` (bool) counted over the ranks before r: ``cumsum(hits, axis=1) -
-    hits``, a rank at a time (numpy's cumsum along an inner axis is several times slower)."""
-    ranks = hits.shape[1]
-    seen = np.empty(hits.shape, dtype=np.intp)     # the index type: np.take reads it as is
-    if ranks:
-        seen[:, 0] = 0
-    for r in range(1, ranks):
-        np.add(seen[:, r - 1], hits[:, r - 1], out=seen[:, r])
-    return seen
 
 
 def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> np.ndarray:

@@ -37,7 +37,7 @@ def ndeval_dcg(rel: np.ndarray, alpha: float, actual: np.ndarray,
     # at a rank: 1 - alpha to the power of the ranks above that are judged for it, the power
     # formed as ndeval forms it (multiplied in rank after rank)
     judged = np.ascontiguousarray(np.moveaxis(rel[:, :ranks], (2, 1), (0, 1)))
-    gain = np.take(_powers(1.0 - alpha, ranks), _seen_before(judged))
+    gain = np.take(_powers(1.0 - alpha, ranks), seen_before(judged))
     gain *= judged
     dcg = np.zeros((NDEVAL_CUTOFF, n_topics))     # ranks x topics, then cumulated
     dcg[:ranks] = _sum_in_order(gain) * _DISCOUNT_COLUMN[:ranks]
@@ -116,15 +116,24 @@ def _by_subtopic(rel: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(rel, -1, 0))
 
 
-def _seen_before(judged: np.ndarray) -> np.ndarray:
-    """``judged`` (subtopics x ranks x topics) counted over the ranks before each (``cumsum -
-    self`` along the ranks, a rank at a time: faster than numpy's cumsum of integers)."""
-    seen = np.empty(judged.shape, dtype=np.intp)   # np.take reads the index type as is
-    if judged.shape[1]:
+def seen_before(hits: np.ndarray) -> np.ndarray:
+    """``hits`` (bool, ranks on axis 1) counted over the ranks before each: ``cumsum(hits,
+    axis=1) - hits`` (exact: integers). A small array in two calls; a large one a rank at
+    a time (numpy's cumsum along an inner axis is several times slower per element)."""
+    if hits.size <= _CUMSUM_CELLS:
+        seen = np.cumsum(hits, axis=1, dtype=np.intp)   # np.take reads the index type as is
+        seen -= hits
+        return seen
+    seen = np.empty(hits.shape, dtype=np.intp)
+    if hits.shape[1]:
         seen[:, 0] = 0
-    for r in range(1, judged.shape[1]):
-        np.add(seen[:, r - 1], judged[:, r - 1], out=seen[:, r])
+    for r in range(1, hits.shape[1]):
+        np.add(seen[:, r - 1], hits[:, r - 1], out=seen[:, r])
     return seen
+
+
+# arrays of at most this many cells are counted by one cumsum (seen_before)
+_CUMSUM_CELLS = 1 << 16
 
 
 def _sum_in_order(gain: np.ndarray) -> np.ndarray:
