@@ -185,13 +185,13 @@ def test_ratings_n_questions_binds_a_topic_first_seen_in_an_earlier_file(tmp_pat
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_release_ratings_lines_read_on_bytes_as_the_expression_reads_them(seed):
-    """crux_common._release_bytes (the release's ratings lines found on their bytes) against
+    """crux_ratings._release_bytes (the release's ratings lines found on their bytes) against
     the expression _RELEASE_LINE (the reference): release lines as json.dumps writes them,
     then, in most files, a character or two inserted or replaced anywhere (spaces, tabs,
     quotes, escapes, commas, ratings out of -1..5, brackets, control characters, newlines):
     both accept the same files with the same topics, passages and ratings, and refuse the
     same others."""
-    from cruxflow.data.ingest.crux_common import _release_bytes, _release_regex
+    from cruxflow.data.ingest.crux_ratings import _release_bytes, _release_regex
 
     rng = np.random.default_rng(seed)
     edits = ["", " ", "\\", "\t", '"', ",", ", ", "6", "-2", "-", "[]", "\x7f", "\x1f",

@@ -50,12 +50,9 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import repeat
 
 import numpy as np
 
-from cruxflow.data.columns import IdTable
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_common import (
     DiversityQrels,
@@ -73,6 +70,7 @@ from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests im
 from cruxflow.metrics.crux_eval_measures import (  # noqa: F401  (tests import them here)
     NAME_PARAMETERS,
     QrelsArrays,
+    RatingRowIndex,
     all_topics_name,
     judged_name,
     measure_names,
@@ -166,7 +164,7 @@ class CruxEvalInputs:
         questions; the last row is an unjudged passage's (0: answers nothing)."""
         flat, lengths = self.ratings.flat()
         self.row_of, topics, topic_of_row = self.ratings.rows()
-        self.topic_of_row = topic_of_row
+        self.rating_rows = RatingRowIndex(self.row_of, topic_of_row, len(lengths))
         self.topic_index: dict[str, int] = {t: i for i, t in enumerate(topics)}
         width = int(lengths.max()) if len(lengths) else 1
         self.matrix = np.full((len(lengths) + 1, width), -1, dtype=np.int64)
@@ -197,7 +195,7 @@ class CruxEvalInputs:
         at = np.flatnonzero((place < self.k) & (known[run.topic] >= 0))
         if not len(at):
             return out, judged
-        rows = self._rows(run, at, known)
+        rows = self.rating_rows.rows(run, at, known)
         starts = np.flatnonzero(np.diff(run.topic[at], prepend=-1))   # each topic's first
         best = np.maximum.reduceat(self.matrix[rows], starts, axis=0)
         tids = run.topic[at][starts]
@@ -212,26 +210,6 @@ class CruxEvalInputs:
                                   share.tolist(), strict=True):
             out[run.topics[t]], judged[run.topics[t]] = (value if n else None), j
         return out, judged
-
-    def _rows(self, run, at: np.ndarray, known: np.ndarray) -> np.ndarray:
-        """The matrix row of each line ``at`` of ``run`` (``unjudged`` where the judge did
-        not rate the passage for the line's topic): by the passage id alone where no id is
-        rated for two topics (CRUX's ids carry their topic), looked up on its bytes
-        (:class:`~cruxflow.data.columns.IdTable`), else by (topic, passage) in a dict."""
-        table = self._row_table
-        if table is None:
-            keys = zip(map(run.topics.__getitem__, run.topic[at].tolist()),
-                       map(run.passages.__getitem__, run.passage[at].tolist()), strict=True)
-            return np.fromiter(map(self.row_of.get, keys, repeat(self.unjudged)), np.int64,
-                               len(at))
-        rows = table.numbers(run.passages)[run.passage[at]]
-        same = (rows >= 0) & (self.topic_of_row[np.maximum(rows, 0)] == known[run.topic[at]])
-        return np.where(same, rows, self.unjudged)
-
-    @cached_property
-    def _row_table(self) -> IdTable | None:
-        pids = [p for _, p in self.row_of]
-        return IdTable(pids) if len(set(pids)) == len(pids) else None
 
     # --- ir_measures ------------------------------------------------------------------------
 

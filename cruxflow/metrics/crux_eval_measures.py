@@ -155,6 +155,32 @@ class QrelsArrays:
         return out_p, out_ndcg, out_alpha
 
 
+class RatingRowIndex:
+    """The row of the judge's ratings matrix of each (topic, passage) of a run's lines: by the
+    passage id alone where no id is rated for two topics (CRUX's ids carry their topic),
+    looked up on its bytes (:class:`~cruxflow.data.columns.IdTable`), else by the pair in the
+    dict ``row_of`` (``topic_of_row``: each row's topic code; ``unjudged``: the row of a pair
+    the judge did not rate)."""
+
+    def __init__(self, row_of: dict, topic_of_row: np.ndarray, unjudged: int):
+        self.row_of, self.topic_of_row, self.unjudged = row_of, topic_of_row, unjudged
+        self._table: IdTable | None | bool = False       # made when first asked
+
+    def rows(self, run: RunLines, at: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """The row of each line ``at`` of ``run`` (``known``: each run topic's code)."""
+        if self._table is False:
+            pids = [p for _, p in self.row_of]
+            self._table = IdTable(pids) if len(set(pids)) == len(pids) else None
+        if self._table is None:
+            keys = zip(map(run.topics.__getitem__, run.topic[at].tolist()),
+                       map(run.passages.__getitem__, run.passage[at].tolist()), strict=True)
+            return np.fromiter(map(self.row_of.get, keys, repeat(self.unjudged)), np.int64,
+                               len(at))
+        rows = self._table.numbers(run.passages)[run.passage[at]]
+        same = (rows >= 0) & (self.topic_of_row[np.maximum(rows, 0)] == known[run.topic[at]])
+        return np.where(same, rows, self.unjudged)
+
+
 def _by_topic_and_id(topic: np.ndarray, passages: list[str], passage: np.ndarray,
                      table: IdTable | None) -> np.ndarray:
     """The order of (topic, passage id) pairs (``passage``: codes into ``passages``) by

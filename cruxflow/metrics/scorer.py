@@ -141,9 +141,8 @@ def _follows_scheme(pid: str) -> bool:
 
 
 def _constant(value: str, like) -> object:
-    """A column of ``value`` as long as ``like`` and of its type: made from a list where the
-    column is short (pandas' broadcast of a scalar costs more than the rest of a small
-    frame), else the scalar itself."""
+    """A column of ``value`` like ``like``: from a list where short (pandas' broadcast of a
+    scalar costs more than the rest of a small frame), else the scalar itself."""
     return pd.array([value] * len(like), dtype=like.dtype) if len(like) <= 2000 else value
 
 
@@ -242,14 +241,10 @@ class ContextScorer:
     def judged_mask(self, arrays: TopicArrays) -> np.ndarray:
         """The default topic set: the topics with an answerable question at the arrays' eta;
         without ratings, those with a relevant line in the qrels given."""
-        return arrays.memo("judged topics", lambda: self._judged_mask(arrays))
-
-    def _judged_mask(self, arrays: TopicArrays) -> np.ndarray:
-        if self.index.has_ratings:
-            return arrays.n_kept > 0
-        if self.index.given_grades is not None:
-            return (self.index.given_grades > 0).any(axis=1)
-        return arrays.ndeval_rel.any(axis=(1, 2))
+        return arrays.memo("judged topics", lambda: (
+            arrays.n_kept > 0 if self.index.has_ratings
+            else (self.index.given_grades > 0).any(axis=1) if self.index.given_grades is not None
+            else arrays.ndeval_rel.any(axis=(1, 2))))
 
     def run_index(self, run) -> RunIndex:
         """``run`` (any form :func:`cruxflow.metrics.inputs.as_run` reads) against the
@@ -278,9 +273,8 @@ class ContextScorer:
         return found
 
     def _plan(self, name: names.Name) -> _Plan:
-        """What computing ``name`` needs beyond the run, resolved once per name (every run's
-        table asks for the same names): its arrays, its cut, its compute function. A name
-        whose judgments are missing is an error, each time it is asked for."""
+        """What computing ``name`` needs beyond the run (arrays, cut, compute function), once
+        per name; a name whose judgments are missing is an error each time it is asked for."""
         plan = self._plans.get(name)
         if plan is None:
             if name.cutoff is None:
@@ -368,15 +362,13 @@ class ContextScorer:
         """Tokens of each passage (-1: no text), in one batch where the counter has one (the
         regex counter counts on bytes with numpy)."""
         texts = list(map(self.texts.get, pids))
-        out = np.full(len(pids), -1, dtype=np.int64)
-        has_text = np.fromiter(map(is_not, texts, repeat(None)), bool, len(texts))
-        have = slice(None) if has_text.all() else np.flatnonzero(has_text)
-        if not isinstance(have, slice):
+        have = np.flatnonzero(np.fromiter(map(is_not, texts, repeat(None)), bool, len(texts)))
+        if len(have) < len(texts):
             texts = [texts[i] for i in have.tolist()]
+        out = np.full(len(pids), -1, dtype=np.int64)
         if texts:
             batch = getattr(self.count_tokens, "batch", None)
-            out[have] = batch(texts) if batch is not None else \
-                list(map(self.count_tokens, texts))
+            out[have] = batch(texts) if batch is not None else list(map(self.count_tokens, texts))
         return out
 
     @cached_property
@@ -478,8 +470,7 @@ class ContextScorer:
         (``names.table_columns``) at cutoff k, over the evaluated topics."""
         arrays = self.arrays()
         keep = self.judged_mask(arrays)
-        # the topic column as pandas makes it from the ids, once; "system" and "k" of its
-        # type (a column made from a scalar costs more than the rest of the frame)
+        # the topic column as pandas makes it from the ids, once; "system" and "k" of its type
         topic = arrays.memo("topic column", lambda: pd.DataFrame(
             {"topic": self._topic_array[keep]})["topic"].array)
         columns = self._table_names.get(k)

@@ -89,7 +89,9 @@ class DiversityQrels:
     def relevant_topics(self, threshold: int = 1) -> set[str]:
         """The topics with a line of relevance >= ``threshold``."""
         topics, codes = self.codes()[0]
-        return {topics[t] for t in np.unique(codes[self.relevance >= threshold]).tolist()}
+        # (a count per topic: np.unique would import numpy.ma, 12 ms of a command's start)
+        found = np.bincount(codes[self.relevance >= threshold], minlength=len(topics))
+        return {topics[t] for t in np.flatnonzero(found).tolist()}
 
     def binary(self, threshold: int = 1) -> dict[str, dict[str, int]]:
         """``{topic: {passage: 1}}`` for passages with a line of relevance >= ``threshold``
