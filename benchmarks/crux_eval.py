@@ -17,7 +17,9 @@ machine, one after the other:
 
 It checks that the four means of every run agree to the 4 decimals the script prints, and
 prints the wall time, the ratio and the peak memory (max RSS of the process, from
-``resource``) of each. Timings on a shared machine are noisy: it runs each ``--repeat`` (3)
+``resource``) of each. Both sides run with their bytecode caches, as installed packages have
+them (a first, untimed call of each writes any that are missing, ``PYTHONDONTWRITEBYTECODE``
+dropped for the children). Timings on a shared machine are noisy: it runs each ``--repeat`` (3)
 times and reports the best.
 
     .venv/bin/python benchmarks/crux_eval.py [--authors DIR] [--topics 4986] [--runs 21]
