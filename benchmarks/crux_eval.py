@@ -17,7 +17,9 @@ machine, one after the other:
 
 It checks that the four means of every run agree to the 4 decimals the script prints, and
 prints the wall time, the ratio and the peak memory (max RSS of the process, from
-``resource``) of each. Timings on a shared machine are noisy: it runs each ``--repeat`` (3)
+``resource``) of each. Both sides run with their bytecode caches, as installed packages have
+them (a first, untimed call of each writes any that are missing, ``PYTHONDONTWRITEBYTECODE``
+dropped for the children). Timings on a shared machine are noisy: it runs each ``--repeat`` (3)
 times and reports the best.
 
     .venv/bin/python benchmarks/crux_eval.py [--authors DIR] [--topics 4986] [--runs 21]
@@ -142,12 +144,18 @@ def main() -> None:
               f"top-{DEPTH} runs x {args.runs} ({time.perf_counter() - started:.1f} s to write)")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
               f"{os.cpu_count()} cores")
-        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        # both sides with their bytecode caches, as an installed package has them: a first,
+        # untimed call of each writes those of modules that lack them (under
+        # PYTHONDONTWRITEBYTECODE every call would compile cruxflow's modules again)
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env = {**base, "PYTHONPATH": str(checkout)}
         authors_cmd = [sys.executable, str(checkout / SCRIPT), "--qrel", str(qrels),
                        "--judge", str(judge)]
         ours_cmd = [sys.executable, "-m", "cruxflow.cli", "crux-eval", "--qrel", str(qrels),
                     "--judge", str(judge), "--authors-line"]
-        ours_env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        ours_env = {**base, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        timed([*authors_cmd, "--run", str(runs[0])], env=env, cwd=checkout)
+        timed([*ours_cmd, "--run", str(runs[0])], env=ours_env)
 
         a_time, a_rss, a_out = best(args.repeat, [*authors_cmd, "--run", str(runs[0])],
                                     env=env, cwd=checkout)

@@ -37,8 +37,8 @@ def test_line_blocks_name_a_missing_file(tmp_path):
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of about 40 bytes: every file below spans several."""
-    def blocks(path, size=40):
-        return read_line_blocks(path, size)
+    def blocks(path, size=None):     # whatever size the reader asks for
+        return read_line_blocks(path, 40)
 
     monkeypatch.setattr(crux_eval_io, "read_line_blocks", blocks)
     from cruxflow.data.ingest import crux_qrels
@@ -181,3 +181,39 @@ def test_ratings_n_questions_binds_a_topic_first_seen_in_an_earlier_file(tmp_pat
     with pytest.raises(DataError, match="2 ratings but topic A has 3 questions"):
         read_ratings(folder, n_questions={"A": 3})
     assert np.array_equal(read_ratings(folder).flat()[1], [2, 2])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_release_ratings_lines_read_on_bytes_as_the_expression_reads_them(seed):
+    """crux_ratings._release_bytes (the release's ratings lines found on their bytes) against
+    the expression _RELEASE_LINE (the reference): release lines as json.dumps writes them,
+    then, in most files, a character or two inserted or replaced anywhere (spaces, tabs,
+    quotes, escapes, commas, ratings out of -1..5, brackets, control characters, newlines):
+    both accept the same files with the same topics, passages and ratings, and refuse the
+    same others."""
+    from cruxflow.data.ingest.crux_ratings import _release_bytes, _release_regex
+
+    rng = np.random.default_rng(seed)
+    edits = ["", " ", "\\", "\t", '"', ",", ", ", "6", "-2", "-", "[]", "\x7f", "\x1f",
+             "\r", "\n", "\n\n", "}", "]", "1,1", "-1", " ,", "{", ":"]
+    accepted = refused = 0
+    for _ in range(1500):
+        records = ({"id": f"t{rng.integers(3)}", "docid": f"t:{rng.integers(50)}#{i}",
+                    "rating": rng.choice([-1, 0, 1, 2, 3, 4, 5],
+                                         size=int(rng.integers(0, 5))).tolist()}
+                   for i in range(int(rng.integers(1, 6))))
+        text = "\n".join(map(json.dumps, records))
+        text += "\n" if rng.random() < 0.7 else ""
+        for _ in range(int(rng.integers(0, 3))):
+            at, edit = int(rng.integers(0, len(text) + 1)), str(rng.choice(edits))
+            text = text[:at] + edit + text[at + int(rng.random() < 0.3):]
+        got, want = _release_bytes(text), _release_regex(text)
+        assert (got is None) == (want is None), repr(text)
+        if want is not None:
+            accepted += 1
+            assert list(got[0]) == list(want[0]) and got[1:3] == want[1:3], repr(text)
+            assert got[3].tolist() == want[3].tolist() and got[4].tolist() == want[4].tolist()
+        else:
+            refused += 1
+    assert accepted > 300 and refused > 300
+

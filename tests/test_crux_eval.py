@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -129,6 +130,27 @@ def test_ties_coverage_in_file_order_pytrec_descending_ndeval_ascending(tmp_path
     assert close(script(r, r.per_topic["u"]),
                  dict.fromkeys(["P@2", "nDCG@2", "alpha_nDCG@2", "Cov@2"]))
     assert script(r, r.aggregate)["Cov@2"] == 0.5
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_coverage_reads_the_rating_of_the_lines_own_topic(tmp_path, shared):
+    """A passage rated for two topics (NeuCLIR's documents are) counts with each topic's own
+    rating, one rated for another topic only answers nothing; with ids that carry their topic
+    the ratings are looked up by the id alone, on its bytes (each by hand: Cov = answered /
+    questions over the first k = 2 lines)."""
+    a, b = ("d1", "d1") if shared else ("a:0#1", "b:0#1")
+    judge = tmp_path / "j.jsonl"
+    judge.write_text("".join(json.dumps({"id": t, "docid": d, "rating": r}) + "\n" for t, d, r in
+                             (("ta", a, [5, 0]), ("tb", b, [0, 0]), ("tb", "b:0#2", [0, 4]),
+                              ("ta", "a:0#9", [0, 3]))))
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("ta 0 " + a + " 1\ntb 1 b:0#2 1\n")
+    run = tmp_path / "r.run"
+    run.write_text(f"ta Q0 {a} 1 2.0 x\nta Q0 b:0#2 2 1.0 x\n"     # b:0#2 is tb's, not ta's
+                   f"tb Q0 {b} 1 2.0 x\ntb Q0 b:0#2 2 1.0 x\ntb Q0 a:0#9 3 0.5 x\n")
+    r = crux_eval(run, qrels, judge, k=2)
+    assert script(r, r.per_topic["ta"])["Cov@2"] == 0.5       # q0 by a; b:0#2 unrated for ta
+    assert script(r, r.per_topic["tb"])["Cov@2"] == 0.5       # q1 by b:0#2; b answers nothing
 
 
 def test_paper_era_qrels_with_zero_lines_and_subtopics_from_one():
@@ -382,3 +404,24 @@ def test_missing_topics_are_told_apart_from_those_the_rank_column_cut(tmp_path):
                                                 "ranks": [11, 12]}
     assert r.warnings[2].startswith("the rank column of r.run is not a rank (1..n within a "
                                     f"topic) in 1 of its 2 topics, e.g. {B}: 11, 12;")
+
+
+def test_one_blas_thread_only_where_nobody_chose_and_numpy_is_not_loaded(monkeypatch):
+    """crux-eval without paired tests asks OpenBLAS for one thread (numpy would start a
+    worker per core that no product uses), unless the user set a number or numpy is
+    imported already (then the setting would come too late, and is left alone)."""
+    import sys
+
+    from cruxflow.cli import crux_eval as cli_crux_eval
+
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    cli_crux_eval._one_blas_thread()          # numpy is loaded in this process
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.delitem(sys.modules, "numpy")
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    cli_crux_eval._one_blas_thread()
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    cli_crux_eval._one_blas_thread()
+    assert os.environ.pop("OPENBLAS_NUM_THREADS") == "1"

@@ -266,3 +266,18 @@ def test_the_authors_grades_through_ir_measures():
     scorer = make_scorer(ds, derive(ds, 3), texts, MetricOptions(relevance_grades="3-2-1"))
     for k in ("oracle", 10):
         assert_same(scorer.score(runs[2], "s", k), reference(scorer, runs[2], k, "3-2-1"))
+
+
+def test_ranks_counted_by_one_cumsum_or_a_rank_at_a_time_agree(monkeypatch):
+    """ndeval.seen_before counts a small array's earlier hits with one cumsum and a large
+    one's a rank at a time: the tables come out identical either way (integers)."""
+    from cruxflow.metrics import ndeval
+
+    ds, runs = random_case(71, max_passages=40)
+    texts = {p: x.contents for p, x in ds.passages.items()}
+    frames = {}
+    for cells in (0, 1 << 40):       # every array a rank at a time; every one by cumsum
+        monkeypatch.setattr(ndeval, "_CUMSUM_CELLS", cells)
+        scorer = make_scorer(ds, derive(ds, 3), texts)
+        frames[cells] = [scorer.score(run, "s", k) for run in runs[:2] for k in SIZES]
+    assert all(a.equals(b) for a, b in zip(*frames.values(), strict=True))

@@ -20,9 +20,9 @@ from cruxflow.metrics.options import NDEVAL_CUTOFF
 
 
 def _divide(numerator, denominator) -> np.ndarray:
-    """numerator / denominator, NaN where the denominator is 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(denominator > 0, numerator / np.maximum(denominator, 1), np.nan)
+    """numerator / denominator, NaN where the denominator is 0 (a count: no division by 0
+    happens, so no error state needs setting)."""
+    return np.where(denominator > 0, numerator / np.maximum(denominator, 1), np.nan)
 
 
 def _answered_and_dcg(ctx) -> tuple[np.ndarray, np.ndarray]:
@@ -157,8 +157,7 @@ def _ndeval_dcg(ctx) -> np.ndarray:
 
 
 def _ratio(dcg: np.ndarray, ideal: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((dcg == 0) | (ideal == 0), 0.0, dcg / np.where(ideal == 0, 1, ideal))
+    return np.where((dcg == 0) | (ideal == 0), 0.0, dcg / np.where(ideal == 0, 1, ideal))
 
 
 def alpha_ndcg_ndeval(ctx, name) -> np.ndarray:

@@ -50,7 +50,6 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import repeat
 
 import numpy as np
 
@@ -71,6 +70,7 @@ from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests im
 from cruxflow.metrics.crux_eval_measures import (  # noqa: F401  (tests import them here)
     NAME_PARAMETERS,
     QrelsArrays,
+    RatingRowIndex,
     all_topics_name,
     judged_name,
     measure_names,
@@ -164,6 +164,7 @@ class CruxEvalInputs:
         questions; the last row is an unjudged passage's (0: answers nothing)."""
         flat, lengths = self.ratings.flat()
         self.row_of, topics, topic_of_row = self.ratings.rows()
+        self.rating_rows = RatingRowIndex(self.row_of, topic_of_row, len(lengths))
         self.topic_index: dict[str, int] = {t: i for i, t in enumerate(topics)}
         width = int(lengths.max()) if len(lengths) else 1
         self.matrix = np.full((len(lengths) + 1, width), -1, dtype=np.int64)
@@ -194,10 +195,7 @@ class CruxEvalInputs:
         at = np.flatnonzero((place < self.k) & (known[run.topic] >= 0))
         if not len(at):
             return out, judged
-        keys = zip(map(run.topics.__getitem__, run.topic[at].tolist()),
-                   map(run.passages.__getitem__, run.passage[at].tolist()), strict=True)
-        rows = np.fromiter(map(self.row_of.get, keys, repeat(self.unjudged)), np.int64,
-                           len(at))
+        rows = self.rating_rows.rows(run, at, known)
         starts = np.flatnonzero(np.diff(run.topic[at], prepend=-1))   # each topic's first
         best = np.maximum.reduceat(self.matrix[rows], starts, axis=0)
         tids = run.topic[at][starts]

@@ -31,7 +31,7 @@ from itertools import repeat
 
 import numpy as np
 
-from cruxflow.data.columns import Codes
+from cruxflow.data.columns import Codes, IdTable
 from cruxflow.data.ingest.crux_common import DiversityQrels
 from cruxflow.metrics.batch import _rank_within
 from cruxflow.metrics.crux_eval_io import RunLines
@@ -63,6 +63,7 @@ class QrelsArrays:
         self.by_passage = bool((pair_topic[pair_of_row] == t_code).all())
         if self.by_passage:
             self.pair_index = qrels.passage_index()
+            self._passage_table = IdTable(passages)   # the same numbers, looked up on bytes
             pair_passage = np.arange(len(passages))
         else:
             pairs = Codes()   # (topic code, passage code), by first appearance
@@ -77,8 +78,9 @@ class QrelsArrays:
         # each passage's place within its topic (j), and among its topic's ids in string order
         self.pair_slot = _rank_within(pair_topic, np.argsort(pair_topic, kind="stable"),
                                       n_topics)
-        pids = np.array(passages or [""])[pair_passage]
-        id_rank = _rank_within(pair_topic, np.lexsort((pids, pair_topic)), n_topics)
+        id_rank = _rank_within(pair_topic, _by_topic_and_id(
+            pair_topic, passages, pair_passage,
+            self._passage_table if self.by_passage else None), n_topics)
         # each subtopic's place within its topic, in pyndeval's order
         n_sub = max(1, len(subtopics))
         topic_subtopic, slot_of_row = np.unique(t_code * n_sub + s_code, return_inverse=True)
@@ -94,7 +96,8 @@ class QrelsArrays:
         self.n_relevant = self.rel.any(axis=2).sum(axis=1)
         ranks = np.full((n_topics, width + 1), -1, dtype=np.int64)
         ranks[pair_topic, self.pair_slot] = id_rank
-        self.ideal_alpha = ndeval_ideal(self.rel, ranks, alpha)
+        # (only the value at rank k is read: the ideal's first k ranks chosen)
+        self.ideal_alpha = ndeval_ideal(self.rel, ranks, alpha, depth=k)
         self.actual = actual_subtopics(self.rel)
         self.none = width
         self.discount = np.array([1.0 / math.log2(i + 2) for i in range(k)])
@@ -108,8 +111,7 @@ class QrelsArrays:
         r, score = run.topic, run.score
         topic = np.array([self.topic_index.get(t, -1) for t in run_topics], dtype=np.int64)
         if self.by_passage:
-            known = np.fromiter(map(self.pair_index.get, run.passages, repeat(-1)), np.int64,
-                                len(run.passages))
+            known = self._passage_table.numbers(run.passages)
             pair = known[run.passage]
             pair = np.where(self.pair_topic[pair] == topic[r], pair, -1)   # -1: not judged
         else:
@@ -151,6 +153,46 @@ class QrelsArrays:
             if in_qrels:
                 out_alpha[tid] = float(alpha[i])
         return out_p, out_ndcg, out_alpha
+
+
+class RatingRowIndex:
+    """The row of the judge's ratings matrix of each (topic, passage) of a run's lines: by the
+    passage id alone where no id is rated for two topics (CRUX's ids carry their topic),
+    looked up on its bytes (:class:`~cruxflow.data.columns.IdTable`), else by the pair in the
+    dict ``row_of`` (``topic_of_row``: each row's topic code; ``unjudged``: the row of a pair
+    the judge did not rate)."""
+
+    def __init__(self, row_of: dict, topic_of_row: np.ndarray, unjudged: int):
+        self.row_of, self.topic_of_row, self.unjudged = row_of, topic_of_row, unjudged
+        self._table: IdTable | None | bool = False       # made when first asked
+
+    def rows(self, run: RunLines, at: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """The row of each line ``at`` of ``run`` (``known``: each run topic's code)."""
+        if self._table is False:
+            pids = [p for _, p in self.row_of]
+            self._table = IdTable(pids) if len(set(pids)) == len(pids) else None
+        if self._table is None:
+            keys = zip(map(run.topics.__getitem__, run.topic[at].tolist()),
+                       map(run.passages.__getitem__, run.passage[at].tolist()), strict=True)
+            return np.fromiter(map(self.row_of.get, keys, repeat(self.unjudged)), np.int64,
+                               len(at))
+        rows = self._table.numbers(run.passages)[run.passage[at]]
+        same = (rows >= 0) & (self.topic_of_row[np.maximum(rows, 0)] == known[run.topic[at]])
+        return np.where(same, rows, self.unjudged)
+
+
+def _by_topic_and_id(topic: np.ndarray, passages: list[str], passage: np.ndarray,
+                     table: IdTable | None) -> np.ndarray:
+    """The order of (topic, passage id) pairs (``passage``: codes into ``passages``) by
+    topic, then by id in string order (Python's, strcmp's on UTF-8): on the ids' bytes
+    where the table holds them (ASCII ids, zero-padded, compare as big-endian words in that
+    order), else on the strings."""
+    found = None if table is None else table._bytes
+    if found is None:
+        pids = np.array(passages or [""])[passage]
+        return np.lexsort((pids, topic))
+    words = found[0].view(">u8").astype(np.uint64)[passage]
+    return np.lexsort((*words.T[::-1], topic))
 
 
 def _tie_ranks(run: RunLines) -> np.ndarray:

@@ -47,6 +47,7 @@ class RunIndex:
         self.present[run_topic[run_topic >= 0]] = True
         self.n_topics, self.none = len(index.topic_ids), index.none
         self._orders: dict[str, np.ndarray] = {}
+        self.cuts: dict[tuple, Cut] = {}     # the scorer's: its cuts of this run, by key
 
     def ordered(self, order: str) -> np.ndarray:
         """The judged topics' lines, topic by topic (ascending), each topic's in ``order``:

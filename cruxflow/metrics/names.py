@@ -60,6 +60,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 
@@ -299,10 +300,14 @@ class Name:
         return REGISTRY[self.measure]
 
     def __getitem__(self, key):
-        return dict(self.params)[key]
+        return self._params[key]
 
     def get(self, key, default=None):
-        return dict(self.params).get(key, default)
+        return self._params.get(key, default)
+
+    @cached_property
+    def _params(self) -> dict:
+        return dict(self.params)
 
     def base(self) -> str:
         """The name without its cutoff (a column of a table with a k column)."""

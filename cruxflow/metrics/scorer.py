@@ -23,9 +23,12 @@ works per context in Python, the values are those of the per-topic functions
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
+from itertools import repeat
+from operator import is_not
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -137,6 +140,19 @@ def _follows_scheme(pid: str) -> bool:
     return True
 
 
+def _constant(value: str, like) -> object:
+    """A column of ``value`` like ``like``: from a list where short (pandas' broadcast of a
+    scalar costs more than the rest of a small frame), else the scalar itself."""
+    return pd.array([value] * len(like), dtype=like.dtype) if len(like) <= 2000 else value
+
+
+class _Plan(NamedTuple):
+    arrays: TopicArrays      # the judgments' arrays at the name's eta and alpha
+    cut: tuple               # the key of its contexts among a run's cuts
+    function: Callable       # its compute function (cruxflow.metrics.compute)
+    topics: str              # its topic set
+
+
 class Contexts:
     """A run's contexts at one cutoff as one measure sees them: the contexts (``rows``,
     ``size``, ``n``: :class:`~cruxflow.metrics.cuts.Cut`), the judgments' arrays at the
@@ -192,7 +208,7 @@ class ContextScorer:
         self.columns = measure_columns(options)
         self._table_names: dict = {}        # k -> {column: its name at k}
         self._names: dict = {}              # a name as given -> parsed
-        self._name_options: dict = {}       # a parsed name -> the options it fixes
+        self._plans: dict[names.Name, _Plan] = {}
         self._arrays: dict[tuple, TopicArrays] = {}
         self._runs: list[tuple[object, RunIndex]] = []     # the last runs seen, by object
         self._tokens: dict[str, int] = {}   # passage no topic judged -> tokens (-1: no text)
@@ -225,11 +241,10 @@ class ContextScorer:
     def judged_mask(self, arrays: TopicArrays) -> np.ndarray:
         """The default topic set: the topics with an answerable question at the arrays' eta;
         without ratings, those with a relevant line in the qrels given."""
-        if self.index.has_ratings:
-            return arrays.n_kept > 0
-        if self.index.given_grades is not None:
-            return (self.index.given_grades > 0).any(axis=1)
-        return arrays.ndeval_rel.any(axis=(1, 2))
+        return arrays.memo("judged topics", lambda: (
+            arrays.n_kept > 0 if self.index.has_ratings
+            else (self.index.given_grades > 0).any(axis=1) if self.index.given_grades is not None
+            else arrays.ndeval_rel.any(axis=(1, 2))))
 
     def run_index(self, run) -> RunIndex:
         """``run`` (any form :func:`cruxflow.metrics.inputs.as_run` reads) against the
@@ -257,35 +272,44 @@ class ContextScorer:
             found = self._names[name] = names.parse(name)
         return found
 
+    def _plan(self, name: names.Name) -> _Plan:
+        """What computing ``name`` needs beyond the run (arrays, cut, compute function), once
+        per name; a name whose judgments are missing is an error each time it is asked for."""
+        plan = self._plans.get(name)
+        if plan is None:
+            if name.cutoff is None:
+                raise ValueError(f"{name}: give a cutoff ({name}@10, or {name}@oracle for "
+                                 "k = |Z*|)")
+            for kind in name.reads:
+                if not self.given.has(kind):
+                    raise DataError(f"{name} reads {kind}: the judgments "
+                                    f"({self.given.source}) have none")
+            opts = name.options(self.options)
+            arrays = self.arrays(opts.eta, opts.alpha)
+            cut = ("cut", name.cutoff, name["cut"], name["order"],
+                   opts.eta if name.cutoff == "oracle" else None)
+            plan = self._plans[name] = _Plan(arrays, cut, name.definition.function(),
+                                             name["topics"])
+        return plan
+
     def contexts(self, run, name: names.Name) -> Contexts:
         """The contexts ``name`` is computed on (its cutoff, cut and order; the arrays of its
         eta and alpha), made once per (run, cutoff, cut, order)."""
-        opts = self._name_options.get(name)
-        if opts is None:
-            opts = self._name_options[name] = name.options(self.options)
-        arrays = self.arrays(opts.eta, opts.alpha)
+        plan = self._plan(name)
         index = self.run_index(run)
-        key = ("cut", name.cutoff, name["cut"], name["order"],
-               opts.eta if name.cutoff == "oracle" else None)
-        cuts = index.__dict__.setdefault("cuts", {})
-        if key not in cuts:
-            cuts[key] = index.cut(self.sizes(name.cutoff, arrays), name["cut"], name["order"])
-        return Contexts(self, cuts[key], arrays)
+        cut = index.cuts.get(plan.cut)
+        if cut is None:
+            cut = index.cuts[plan.cut] = index.cut(self.sizes(name.cutoff, plan.arrays),
+                                                   name["cut"], name["order"])
+        return Contexts(self, cut, plan.arrays)
 
     def values(self, run, name) -> np.ndarray:
         """``name`` for every topic of the judgments (:attr:`topic_ids`), over the name's topic
         set: NaN outside it (and where undefined); ``topics='all'`` counts an undefined value
         0. A measure whose judgments are missing is an error naming what it reads."""
         name = self._parse(name)
-        if name.cutoff is None:
-            raise ValueError(f"{name}: give a cutoff ({name}@10, or {name}@oracle for "
-                             "k = |Z*|)")
-        for kind in name.reads:
-            if not self.given.has(kind):
-                raise DataError(f"{name} reads {kind}: the judgments ({self.given.source}) "
-                                "have none")
         ctx = self.contexts(run, name)
-        raw = np.asarray(name.definition.function()(ctx, name), dtype=float)
+        raw = np.asarray(self._plan(name).function(ctx, name), dtype=float)
         return self._topic_set(raw, name, ctx)
 
     def _topic_set(self, raw: np.ndarray, name: names.Name, ctx: Contexts) -> np.ndarray:
@@ -295,7 +319,7 @@ class ContextScorer:
         return np.where(mask, raw, np.nan)
 
     def _mask(self, name: names.Name, ctx: Contexts) -> np.ndarray:
-        topics = name["topics"]
+        topics = self._plan(name).topics
         if topics == "judged":
             return self.judged_mask(ctx.arrays)
         if topics == "run":
@@ -337,13 +361,14 @@ class ContextScorer:
     def _count(self, pids: list[str]) -> np.ndarray:
         """Tokens of each passage (-1: no text), in one batch where the counter has one (the
         regex counter counts on bytes with numpy)."""
-        texts = [self.texts.get(p) for p in pids]
-        have = [i for i, t in enumerate(texts) if t is not None]
+        texts = list(map(self.texts.get, pids))
+        have = np.flatnonzero(np.fromiter(map(is_not, texts, repeat(None)), bool, len(texts)))
+        if len(have) < len(texts):
+            texts = [texts[i] for i in have.tolist()]
         out = np.full(len(pids), -1, dtype=np.int64)
-        if have:
+        if texts:
             batch = getattr(self.count_tokens, "batch", None)
-            out[have] = batch([texts[i] for i in have]) if batch is not None else \
-                [self.count_tokens(texts[i]) for i in have]
+            out[have] = batch(texts) if batch is not None else list(map(self.count_tokens, texts))
         return out
 
     @cached_property
@@ -443,8 +468,11 @@ class ContextScorer:
     def score(self, run, system: str, k: int | str) -> pd.DataFrame:
         """The per-query table's rows of size k: every column of :func:`measure_columns`
         (``names.table_columns``) at cutoff k, over the evaluated topics."""
-        keep = self.judged_mask(self.arrays())
-        ids = self._topic_array[keep]
+        arrays = self.arrays()
+        keep = self.judged_mask(arrays)
+        # the topic column as pandas makes it from the ids, once; "system" and "k" of its type
+        topic = arrays.memo("topic column", lambda: pd.DataFrame(
+            {"topic": self._topic_array[keep]})["topic"].array)
         columns = self._table_names.get(k)
         if columns is None:
             columns = self._table_names[k] = {
@@ -452,8 +480,11 @@ class ContextScorer:
                 for column in [*self.columns, "Cov"]}
         ctx = self.contexts(run, columns["Cov"])
         tokens, no_text = ctx.tokens()
-        table = {"system": system, "k": str(k), "topic": ids, "context_size": ctx.n[keep],
-                 "in_run": self.run_index(run).present[keep], "tokens": tokens[keep]}
+        table = {"system": _constant(system, topic),
+                 "k": arrays.memo(("k column", k), lambda: _constant(str(k), topic)),
+                 "topic": topic,
+                 "context_size": ctx.n[keep], "in_run": self.run_index(run).present[keep],
+                 "tokens": tokens[keep]}
         for column in self.columns:
             table[column] = self.values(run, columns[column])[keep]
         self.den_undefined[str(k)] = self._topic_array[keep & no_text].tolist()

@@ -43,36 +43,42 @@ _COUNT_BLOCK = 1 << 20
 
 
 def regex_token_counts(texts: list[str]) -> list[int]:
-    """:func:`regex_token_count` of many texts at once: the ASCII ones counted on their bytes
-    with numpy, a block of texts at a time, the others by the regular expression. A token
-    starts at each byte of class 2 (neither a word character nor white space) and at each
-    word character after a byte that is none: where a byte's class exceeds "the byte before
-    is a word character". Equal to the one-by-one count (``tests/test_evaluate.py``)."""
-    out = [0] * len(texts)
-    plain = []
-    for i, text in enumerate(texts):
-        if text.isascii():
-            plain.append(i)
-        else:
-            out[i] = regex_token_count(text)
+    """:func:`regex_token_count` of many texts at once, a block of texts at a time: a block of
+    ASCII texts is counted on its bytes with numpy, the texts of any other block one by one
+    (the ASCII ones on their bytes, the others by the regular expression). A token starts at
+    each byte of class 2 (neither a word character nor white space) and at each word
+    character after a byte that is none: where a byte's class exceeds "the byte before is a
+    word character". Equal to the one-by-one count (``tests/test_evaluate.py``)."""
     # each text followed by a space (which ends its last token and is none): every text, its
     # space included, is a slice of at least one byte of its block
-    size = np.fromiter((len(texts[i]) + 1 for i in plain), np.int64, len(plain))
+    size = np.fromiter(map(len, texts), np.int64, len(texts)) + 1
     ends = np.cumsum(size)
+    out = np.zeros(len(texts), dtype=np.int64)
     first = 0
-    while first < len(plain):
+    while first < len(texts):
         last = max(first + 1, int(np.searchsorted(ends, ends[first] - size[first]
                                                   + _COUNT_BLOCK, side="right")))
-        part = plain[first:last]
-        kind = np.frombuffer((" " + " ".join(texts[i] for i in part) + " ").encode("ascii")
-                             .translate(_CLASS), dtype=np.uint8)
-        starts = kind[1:] > (kind[:-1] == 1)
-        offsets = np.concatenate(([0], np.cumsum(size[first:last - 1])))
-        for i, n in zip(part, np.add.reduceat(starts, offsets, dtype=np.int64).tolist(),
-                        strict=True):
-            out[i] = n
+        part = texts[first:last]
+        joined = " ".join(part)
+        if joined.isascii():
+            out[first:last] = _ascii_counts(joined, size[first:last])
+        else:
+            for i, text in enumerate(part, first):
+                out[i] = _ascii_counts(text, size[i:i + 1])[0] if text.isascii() else \
+                    regex_token_count(text)
         first = last
-    return out
+    return out.tolist()
+
+
+def _ascii_counts(joined: str, size: np.ndarray) -> np.ndarray:
+    """The regex tokens of each of the ASCII texts that ``joined`` holds (joined by single
+    spaces; ``size``: each text's length plus one)."""
+    kind = np.frombuffer((" " + joined + " ").encode("ascii").translate(_CLASS), dtype=np.uint8)
+    # where a token starts, counted between the texts' bounds (a token is a text's: the
+    # space after each text starts none)
+    starts = np.flatnonzero(kind[1:] > (kind[:-1] == 1))
+    bounds = np.concatenate(([0], np.cumsum(size)))
+    return np.diff(np.searchsorted(starts, bounds))
 
 
 regex_token_count.batch = regex_token_counts   # what the scorer counts many passages with

@@ -33,7 +33,6 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +44,7 @@ from cruxflow.data.ingest.crux_qrels import (  # noqa: F401  (read from here by 
     DiversityQrels,
     read_diversity_qrels,
 )
-from cruxflow.data.ingest.crux_ratings import RatingRows, RecordPlaces
+from cruxflow.data.ingest.crux_ratings import RatingRows, RecordPlaces, release_lines
 from cruxflow.data.ingest.crux_sources import (  # noqa: F401  (read from here by the doors)
     ORIGINAL,
     SOURCE,
@@ -77,12 +76,6 @@ BATCHED = ("release-batched", "id", "docids", "ratings")
 RELEASE_FIELDS = RATING_LAYOUTS[0][1:]
 # what str.split() splits on (re's \s is str.isspace()'s set)
 _SPACE = re.compile(r"\s")
-# A release ratings line as the release writes it (json.dumps' separators, ids without an
-# escape, white space or control character, ratings -1..5): a file of only such lines is read
-# by one search of this expression, anything else by json.loads.
-_RELEASE_LINE = re.compile(r'^\{"id": "([^"\\\s\x00-\x1f]+)", "docid": "([^"\\\s\x00-\x1f]+)", '
-                           r'"rating": \[((?:-1|[0-5])(?:, (?:-1|[0-5]))*)?\]\}$', re.M)
-
 
 def jsonl_files(path, what: str) -> list[Path]:
     """``path`` itself, or every ``*.jsonl`` directly inside the folder ``path`` (sorted)."""
@@ -323,7 +316,7 @@ def _read_release_ratings(files: list[Path], encoding: str,
     flats, all_lengths = [], []
     for file in files:
         text = read_text(file, encoding)
-        parsed = _release_lines(text)
+        parsed = release_lines(text)
         if parsed is None:
             parsed = _json_lines(text)
         if parsed is None:
@@ -361,24 +354,10 @@ def _read_release_ratings(files: list[Path], encoding: str,
     return out
 
 
-def _release_lines(text: str) -> tuple | None:
-    """(line numbers, topics, passages, every rating, each list's length) of a text whose
-    every line is a release record as the release writes it (:data:`_RELEASE_LINE`), or None."""
-    found = _RELEASE_LINE.findall(text)
-    if not found or len(found) != text.count("\n", 0, len(text) - 1) + 1:
-        return None   # a line of another form (or a blank one): json.loads reads the file
-    tids, pids, values = zip(*found, strict=True)
-    # a list of n ratings holds n - 1 commas; an empty one none and no character
-    lengths = np.fromiter(map(str.count, values, repeat(",")), np.int64, len(values)) \
-        + (np.fromiter(map(len, values), np.int64, len(values)) > 0)
-    flat = np.fromstring(",".join(filter(None, values)), dtype=np.int64, sep=",") \
-        if lengths.any() else np.zeros(0, dtype=np.int64)
-    return range(1, len(found) + 1), list(tids), list(pids), flat, lengths
-
-
 def _json_lines(text: str) -> tuple | None:
-    """:func:`_release_lines` for any JSON lines of the release layout (another spacing or key
-    order, escapes, blank lines), each read by ``json.loads``; None for anything else."""
+    """:func:`~.crux_ratings.release_lines` for any JSON lines of the release layout
+    (another spacing or key order, escapes, blank lines), each read by ``json.loads``; None
+    for anything else."""
     lines = text.split("\n")
     numbers = [i for i, line in enumerate(lines, 1) if line.strip()]
     try:
