@@ -31,6 +31,7 @@ WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkse
                      "joblib.externals.loky")
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
     for item in items:   # the tiers' marks that a test takes from the fixtures it uses
         info = getattr(item, "_fixtureinfo", None)
