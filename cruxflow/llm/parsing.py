@@ -22,18 +22,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = ["PASSAGE_TEXT", "REPORT_REQUEST_TEXT", "SUBQUESTION_TEXT", "UNRATED", "TextCheck",
-           "extract_tagged", "instructions_of", "parse_free_rating", "parse_rating"]
+           "extract_tagged", "instructions_of", "line_items", "parse_free_rating", "parse_rating"]
 
 UNRATED = -1   # a judgment without a rating: answers no question at any threshold
 
 # Enumeration prefixes stripped from the start of an item: "1. ", "2) ", "(3) ", "#4: ",
-# "(#5) ", "- ", "* ", "• ", "Q1: ", "Question 2. ", "P1) ", "Passage 3: ".
+# "(#5) ", "- ", "* ", "• ", "Q1: ", "Question 2. ", "Query 3: ", "P1) ", "Passage 3: ", and outline
+# numbers "1.2. ", "1.1.1: " (small models number the query generator's lines so). A number
+# without its mark ("1.5 million", "2024 was") is text, kept.
 _ENUM_PREFIX = re.compile(
     r"""^(?:
         [-*+\u2022\u2013\u2014]                              # bullets
-      | \(?\#?[0-9]{1,3}[.):\]]                              # 1.  1)  (1)  #1:  1]
-      | (?:q|question|p|passage|r|request)\s*\#?[0-9]{1,3}\s*[.):\]-]   # Q1:  Question 2.
-      | (?:question|passage|report\ request):                  # Question:  Passage:
+      | \(?\#?[0-9]{1,3}(?:\.[0-9]{1,3})*[.):\]]              # 1.  1)  (1)  #1:  1]  1.1.1:
+      | (?:q|question|query|p|passage|r|request)\s*\#?[0-9]{1,3}\s*[.):\]-]   # Q1:  Question 2.
+      | (?:question|query|passage|report\ request):            # Question:  Passage:
     )\s+""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -70,6 +72,13 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return out
 
 
+def line_items(text: str) -> list[str]:
+    """Each non-empty line of ``text`` an item, cleaned as :func:`extract_tagged` cleans its
+    items (enumeration prefixes stripped, whitespace collapsed, whole quotes taken off) and
+    deduplicated (case-insensitive, the first kept)."""
+    return _dedupe(_clean_item(line) for line in text.splitlines())
+
+
 def extract_tagged(text: str, tag: str, *, primed: bool = True) -> list[str]:
     """Items between ``<tag>`` and ``</tag>`` in an LLM generation, in order, deduplicated.
 
@@ -91,7 +100,7 @@ def extract_tagged(text: str, tag: str, *, primed: bool = True) -> list[str]:
     tags = re.compile(rf"<\s*(/?)\s*{re.escape(name)}\s*>", re.IGNORECASE)
     matches = list(tags.finditer(text))
     if not matches:
-        return _dedupe(_clean_item(line) for line in text.splitlines())
+        return line_items(text)
 
     raw: list[str] = []
     if primed and matches[0].group(1):

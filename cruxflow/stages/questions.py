@@ -23,6 +23,7 @@ from cruxflow.llm.parsing import (
     SUBQUESTION_TEXT,
     extract_tagged,
     instructions_of,
+    line_items,
 )
 from cruxflow.llm.retry import Checked, ask_with_retries
 from cruxflow.stages.prompts import (
@@ -134,19 +135,12 @@ def subquestion_prompts(topics: Sequence[Topic], n: int,
             for t in topics]
 
 
-_LIST_MARK = re.compile(r"^\s*(?:\d+\s*[.):-]|[-*\u2022])\s*")
-
-
 def request_questions(text: str) -> list[str]:
     """The questions of the query generator's answer: one per line (its instruction says so,
-    without numbering; a number or bullet is taken off all the same), blank lines, headings
-    (a line that ends with ':') and repeats left out."""
-    out: list[str] = []
-    for line in text.splitlines():
-        q = " ".join(_LIST_MARK.sub("", line).strip().strip('"').split())
-        if q and not q.endswith(":") and q not in out:
-            out.append(q)
-    return out
+    without numbering; numbers, outline numbers such as "1.1.1:", bullets and "Question:"
+    labels are taken off all the same, as :func:`~cruxflow.llm.parsing.line_items` cleans a
+    line), blank lines, headings (a line that ends with ':') and repeats left out."""
+    return [q for q in line_items(text) if not q.endswith(":")]
 
 
 def report_requests(topics: Sequence[Topic], runner: LLMRunner, *,

@@ -292,6 +292,7 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
 
     ratio = counter.per_word(texts[:2000])
     docs = dataset.documents
+    request_way = d["questions_from"] == "request"
     for key, given, prompts_of, template, limit, produced, words in (
             ("report_requests", "query",
              lambda ts: question_stage.report_request_prompts(ts, docs), REPORT_REQUEST,
@@ -300,6 +301,12 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
              lambda ts: question_stage.subquestion_prompts(ts, d["n_questions"], docs),
              SUBQUESTIONS, llm["subquestions"]["max_tokens"], generated.get("questions"),
              QUESTION_WORDS * d["n_questions"])):
+        if key == "subquestions" and request_way:
+            from cruxflow.workflow.plan_holes import plan_request_subquestions
+
+            rows.append(plan_request_subquestions(ctx, name, backend, identity, topics,
+                                                  generated, ratio))
+            continue
         # a topic that brings its own request or questions is asked nothing; one without a
         # summary is asked from its documents (the whole prompt counted)
         topics_todo, _ = question_stage.to_generate(topics, given)
@@ -341,14 +348,19 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     prefix = _prefix_tokens(counter, rating_prompt(layout))
     out, out_basis = _rating_output(llm)
     questions = generated.get("questions")
-    if questions is not None and "passages" in generated and plan_sizes.covers(generated, dataset):
+    # questions_from: request rates the summaries only (the pool is rule judge_holes')
+    request_way = ctx.config["datasets"][name]["questions_from"] == "request"
+    ready = questions is not None and (
+        set(dataset.topics) <= set(questions) if request_way
+        else "passages" in generated and plan_sizes.covers(generated, dataset))
+    if ready:
         # Everything the stage reads exists: its own requests, counted and looked up.
         topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query,
                         questions.get(t.topic_id, []), t.references, t.source_id)
                   for t in dataset.topics.values()]
         by_topic = defaultdict(list)
-        for p in generated["passages"].values():
-            if p.topic_id is not None:
+        for p in generated.get("passages", {}).values():
+            if p.topic_id is not None and not request_way:
                 by_topic[p.topic_id].append(p)
         _, items = rating_items(topics, by_topic)
         context = counter.many(clip_words(text, clip) for _, text in items)
@@ -380,8 +392,8 @@ def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piec
     prompt, reused = [], []
     topics = dataset.topics
     for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
-        if doc.topic_id is None:
-            continue  # distractors are retrieved, never rated
+        if doc.topic_id is None or request_way:
+            continue  # distractors are retrieved, never rated (nor, so, a request set's own)
         nq = questions_of(topics[doc.topic_id], n_questions)
         n = observed or _passages_per_piece(count_words(chunk), max_passages)
         written = ctx.observed.passage_tokens
@@ -444,7 +456,8 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None,
     """The plan of a validated, resolved config (:func:`cruxflow.workflow.config.resolve`),
     with its relative paths under ``root`` (the workflow's working directory); ``observed``:
     what --calibrate measured, used instead of the assumptions it replaces."""
-    from cruxflow.workflow.plan_estimated import plan_lancer  # it imports this module
+    from cruxflow.workflow.plan_estimated import plan_lancer  # they import this module
+    from cruxflow.workflow.plan_holes import plan_holes
     from cruxflow.workflow.plan_rag import plan_rag
 
     root = Path(root)
@@ -459,6 +472,13 @@ def make_plan(config: dict, *, root=".", tokenizer: str | None = None,
             loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
             stages += _scaled(plan_generation(ctx, name, loaded[name].dataset, root),
                               loaded[name])
+    for name in config["holes"]:
+        if name not in loaded:
+            loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)
+        generated = (plan_sizes.generated(root, name, config["llm"]["shards"])
+                     if config["datasets"][name]["generate"] else {})
+        stages += _scaled([plan_holes(ctx, name, loaded[name].dataset, root, generated)],
+                          loaded[name])
     for name in config["rag"]["datasets"]:
         if name not in loaded:
             loaded[name] = plan_sizes.load_or_stand_in(config, name, root, assumed)

@@ -136,7 +136,7 @@ def _requests(s, counter: Counter, n: int, salt: int, config: dict
         k = min(n, len(s.sample))                   # spread over the stage's sample
         picks = sorted({round(j * (len(s.sample) - 1) / max(1, k - 1)) for j in range(k)})
         return [s.sample[i] for i in picks], True, 0
-    if s.reused_prompt_tokens and s.stage in ("ratings", "rag_judge"):
+    if s.reused_prompt_tokens and s.stage in ("ratings", "judge_holes", "rag_judge"):
         requests, reused = _rating_stand_ins(s, config, counter, n, salt)
         return requests, False, reused
     prompt_tokens = max(1, round(s.prompt_tokens / s.requests))

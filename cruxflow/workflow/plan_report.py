@@ -130,7 +130,8 @@ def _basis(s: StagePlan) -> str:
 # What the table's rows add up to, by part of the workflow.
 PARTS = {"passages": "data generation", "report_requests": "data generation",
          "subquestions": "data generation", "ratings": "data generation",
-         "rag_generate": "RAG", "rag_judge": "RAG", "lancer": "LANCER reranking"}
+         "judge_holes": "holes' ratings", "rag_generate": "RAG", "rag_judge": "RAG",
+         "lancer": "LANCER reranking"}
 
 
 def plan_table(plan: Plan, rates: Rates) -> str:
