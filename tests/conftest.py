@@ -10,6 +10,7 @@ and is then stopped, so that none outlives it (a SLURM cluster, a model server, 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -33,6 +34,7 @@ WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkse
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
+    groups = {}
     for item in items:   # the tiers' marks that a test takes from the fixtures it uses
         info = getattr(item, "_fixtureinfo", None)
         for name, defs in (info.name2fixturedefs.items() if info else ()):
@@ -43,9 +45,14 @@ def pytest_collection_modifyitems(config, items):
                       or set(fixtures) & set(getattr(item, "fixturenames", ()))), None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
     # the walk-through project first (pytest-xdist's worker without the "demo" group builds it
     # while the other builds the demo's)
     items.sort(key=lambda i: "own_project" not in getattr(i, "fixturenames", ()))
+    if worker := os.environ.get("PYTEST_XDIST_WORKER"):   # for the controller's scheduler
+        folder = Path(config.option.basetemp).parent
+        (folder / f"{worker}.groups.tmp").write_text(json.dumps(groups))
+        (folder / f"{worker}.groups.tmp").replace(folder / f"{worker}{GROUPS_FILE}")
     if config.getoption("--fast"):
         fast = [i for i in items if not any(i.get_closest_marker(m) for m in SLOW)]
         if len(fast) < len(items):
@@ -99,6 +106,34 @@ _torch_noted = False
 # serve on a fixed port); "machine": the tests that install system packages or start daemons.
 XDIST_GROUPS = {"demo": (("docs",), ("demo_run", "demo_folder")),
                 "machine": (("invasive",), ())}
+GROUPS_FILE = ".xdist-groups.json"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups that the workers found. pytest-xdist 3.8 marks a
+    group by adding "@group" to a test's nodeid, which pytest 9 ignores (it derives the nodeid
+    from the test's id), so its own loadgroup scheduler sees no group: this one reads each
+    worker's groups (written at collection, which ends before any scheduling)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    folder = config._tmp_path_factory.getbasetemp()
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                self.groups = {}
+                for path in folder.glob(f"*{GROUPS_FILE}"):
+                    self.groups.update(json.loads(path.read_text()))
+            if nodeid.rfind("@") > nodeid.rfind("]"):   # a pytest-xdist that can mark them
+                return nodeid.rsplit("@", 1)[-1]
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
 
 
 SHELL_WORDS = {"workflow": re.compile(r"(^|[\s/;&|])snakemake(\s|$)"),
