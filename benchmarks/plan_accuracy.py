@@ -20,6 +20,15 @@ from pathlib import Path
 STAGES = ("passages", "report_requests", "subquestions", "ratings", "rag_generate", "rag_judge")
 
 
+PARTS = {"passages": "data generation", "report_requests": "data generation",
+         "subquestions": "data generation", "ratings": "data generation",
+         "rag_generate": "RAG", "rag_judge": "RAG"}
+
+
+def _diff(planned: float, measured: float) -> str:
+    return f"{planned / measured - 1:+6.0%}" if measured else f"{'':>6}"
+
+
 def measured(workdir: Path, rule: str) -> dict:
     wall = cpu = 0.0
     jobs = 0
@@ -49,20 +58,25 @@ def main(argv=None) -> int:
         p["requests"] += row["requests"]
     print(f"{'stage':16} {'planned s':>10} {'jobs cpu s':>10} {'diff':>6} {'jobs wall s':>11}"
           f" {'planned req':>11} {'requests':>8} {'calls':>6}")
-    total_plan = total_cpu = total_wall = 0.0
+    sums: dict[str, list[float]] = {}
     for stage in STAGES:
         if stage not in planned:
             continue
         m = measured(args.workdir, stage)
         p = planned[stage]
-        total_plan += p["seconds"]
-        total_cpu += m["cpu"]
-        total_wall += m["wall"]
-        diff = (p["seconds"] / m["cpu"] - 1) if m["cpu"] else float("nan")
-        print(f"{stage:16} {p['seconds']:10.1f} {m['cpu']:10.1f} {diff:+6.0%} {m['wall']:11.1f}"
-              f" {p['requests']:11d} {m['requests']:8d} {m['calls']:6d}")
-    diff = total_plan / total_cpu - 1 if total_cpu else float("nan")
-    print(f"{'total':16} {total_plan:10.1f} {total_cpu:10.1f} {diff:+6.0%} {total_wall:11.1f}")
+        if not m["jobs"]:
+            print(f"{stage:16} {p['seconds']:10.1f} {'not run':>10}")
+            continue
+        for part in (PARTS[stage], "total"):
+            sums.setdefault(part, [0.0, 0.0, 0.0])
+            for i, x in enumerate((p["seconds"], m["cpu"], m["wall"])):
+                sums[part][i] += x
+        print(f"{stage:16} {p['seconds']:10.1f} {m['cpu']:10.1f} {_diff(p['seconds'], m['cpu'])}"
+              f" {m['wall']:11.1f} {p['requests']:11d} {m['requests']:8d} {m['calls']:6d}")
+    for part in ("data generation", "RAG", "total"):
+        if part in sums:
+            plan_s, cpu, wall = sums[part]
+            print(f"{part:16} {plan_s:10.1f} {cpu:10.1f} {_diff(plan_s, cpu)} {wall:11.1f}")
     return 0
 
 

@@ -110,6 +110,125 @@ def test_ratings_exact_once_passages_and_questions_exist(tiny):
     assert rows["subquestions"].outputs == "counted"
 
 
+@pytest.fixture
+def own_topics(tmp_path):
+    """Two topics in folders: "a" brings its own two questions, "b" gets n_questions = 3.
+    Regex tokens by hand: "Rain fell all day." 5 (4 words), "The river rose." 4 (3),
+    "Schools closed early today." 5 (4), "Roads were shut." 4 (3): 18 tokens in 14 words, so
+    a 15-word question is round(15 * 18 / 14) = 19 tokens; "Did it rain?" 4, "Did the river
+    rise?" 5."""
+    for topic, docs in (("a", ["Rain fell all day.", "The river rose."]),
+                        ("b", ["Schools closed early today.", "Roads were shut."])):
+        (tmp_path / "data" / topic).mkdir(parents=True)
+        for i, text in enumerate(docs):
+            (tmp_path / "data" / topic / f"{i}.txt").write_text(text + "\n")
+    (tmp_path / "data" / "a" / "questions.txt").write_text("Did it rain?\nDid the river rise?\n")
+    (tmp_path / "tiny.gguf").write_bytes(b"")
+    config = resolve(with_defaults({
+        "datasets": {"own": {"format": "documents", "input": str(tmp_path / "data"),
+                             "prefix": "own", "n_questions": 3}},
+        "llm": {"cache": "cache.sqlite", "backend": "b", "shards": 1,
+                "backends": {"b": {"kind": "llamacpp", "model": "tiny.gguf"}}},
+        "rag": {"datasets": []}, "beyond": {"udcg": {}, "support": {}, "kpr": {}}}))
+    return tmp_path, config
+
+
+def test_ratings_estimate_counts_a_topics_own_questions(own_topics):
+    root, config = own_topics
+    ratings = {s.stage: s for s in make_plan(config, root=root).stages}["ratings"]
+    # every document under 200 words: 1 passage of its own tokens; no summaries.
+    # a: 2 own questions (4, 5 tokens) x passages 5 and 4: (4+5) * 2 + 2 * (5+4) = 36;
+    # b: 3 questions of 19 tokens x passages 5 and 4: 6 * 19 + 3 * (5+4) = 141
+    assert ratings.requests == 10
+    assert ratings.prompt_tokens == 10 * _template(RATING) + 36 + 141
+
+
+def test_ratings_estimate_rates_the_passages_calibration_saw(own_topics):
+    from cruxflow.stages.passages import passage_prompt
+    from cruxflow.workflow.plan import Counter, Observed
+    from cruxflow.workflow.plan_calibrate import observed
+
+    root, config = own_topics
+    # --calibrate sent two of the four pieces: "Rain fell all day." came back as three
+    # passages (3, 7, 3 tokens), "Schools closed early today." was refused every time (it
+    # keeps its own text, 5 tokens, as one passage)
+    pieces = {passage_prompt("Rain fell all day."): ["It rained .",
+                                                     "All day long it rained hard .",
+                                                     "Rain fell ."],
+              passage_prompt("Schools closed early today."): None}
+    seen = observed([], pieces, {}, Counter(None))
+    # per piece (3 + 1) / 2 = 2.0; a kept passage (3 + 7 + 3) / 3 tokens, rounded to 4
+    assert seen.passages_per_piece == 2.0 and seen.passage_tokens == pytest.approx(13 / 3)
+    ratings = {s.stage: s for s in make_plan(config, root=root, observed=seen).stages
+               }["ratings"]
+    # a, sent: 3 passages x own questions (4, 5): 3 * 9 + 2 * (3 + 7 + 3) = 53, 6 requests
+    # a, not sent: 2.0 passages of 4 tokens x 2 questions: 4 requests, 4+5+4+5 + 4 * 4 = 34
+    # b, sent: its own text (5) x 3 questions of 19: 3 requests, 57 + 15 = 72
+    # b, not sent: 2.0 x 3 = 6 requests, 6 * 19 + 6 * 4 = 138
+    assert ratings.requests == 6 + 4 + 3 + 6
+    assert ratings.prompt_tokens == 19 * _template(RATING) + 53 + 34 + 72 + 138
+    assert "the passages --calibrate saw written for 2 of 4 pieces, 2.00 per piece" in \
+        ratings.note
+    # with llm.passages.max_passages = 2 a piece keeps its first two: (2 + 1) / 2 per piece,
+    # a kept passage (3 + 7) / 2 tokens
+    seen = observed([], pieces, {}, Counter(None), max_passages=2)
+    assert (seen.passages_per_piece, seen.passage_tokens) == (1.5, 5.0)
+    assert isinstance(seen, Observed)
+
+
+def test_ratings_estimate_rates_the_sub_questions_calibration_saw(own_topics):
+    from cruxflow.workflow.plan import Observed
+
+    root, config = own_topics
+    # topic b's sub-question request (a brings its own questions: asked nothing)
+    sub = {s.stage: s for s in make_plan(config, root=root).stages}["subquestions"]
+    assert sub.requests == 1
+    asked = sub.sample[0].prompt
+    # b's output gave 4 questions; the stage keeps n_questions = 3 of them: "Why did schools
+    # close?" 5, "Which roads were shut?" 5, "Who shut them?" 4 tokens
+    seen = Observed(questions={asked: ["Why did schools close?", "Which roads were shut?",
+                                       "Who shut them?", "Was it raining?"]})
+    ratings = {s.stage: s for s in make_plan(config, root=root, observed=seen).stages
+               }["ratings"]
+    # a as before: 4 requests, 36; b: 2 passages (5, 4 tokens) x 3 questions (5 + 5 + 4):
+    # 6 requests, 2 * 14 + 3 * (5 + 4) = 55
+    assert ratings.requests == 4 + 6
+    assert ratings.prompt_tokens == 10 * _template(RATING) + 36 + 55
+    assert "sub-questions as --calibrate saw them written" in ratings.note
+    # every output refused: b gets no question and nothing of it is rated
+    none = {s.stage: s for s in make_plan(config, root=root, observed=Observed(
+        questions={asked: None})).stages}["ratings"]
+    assert (none.requests, none.prompt_tokens) == (4, 4 * _template(RATING) + 36)
+    # b not among the topics sent: as many questions as a topic sent got on average, of their
+    # mean length: two topics, one with "Why did it rain?" (5), "Where did it rain?" (5), one
+    # refused -> 1 question of 5 tokens; b: 2 passages x 1 = 2 requests, 2 * 5 + 5 + 4 = 19
+    mean = {s.stage: s for s in make_plan(config, root=root, observed=Observed(
+        questions={"x": ["Why did it rain?", "Where did it rain?"], "y": None})).stages
+        }["ratings"]
+    assert (mean.requests, mean.prompt_tokens) == (6, 6 * _template(RATING) + 36 + 19)
+
+
+def test_calibration_sends_more_of_the_stages_that_size_the_ratings():
+    from cruxflow.cli.vocabulary import VOCABULARY
+    from cruxflow.workflow.plan import SAMPLE, StagePlan
+    from cruxflow.workflow.plan_calibrate import SIZING_REQUESTS, _requests, sample_size
+
+    assert SIZING_REQUESTS == SAMPLE == 8
+    # the flag's help says so, from this home
+    assert f"passages and sub-questions send at least {SIZING_REQUESTS})" in \
+        VOCABULARY["calibrate-requests"].meaning
+    assert (sample_size("passages", 3), sample_size("passages", 12)) == (8, 12)
+    assert sample_size("subquestions", 3) == 8
+    assert sample_size("ratings", 3) == sample_size("report_requests", 3) == 3
+    sent = [Request(f"piece {i}", Sampling()) for i in range(5)]
+    for stage, expected in (("passages", sent), ("subquestions", sent),
+                            ("report_requests", [sent[0], sent[2], sent[4]])):
+        row = StagePlan(stage, "d", "b", 5, 0, 50, 50, 50, 50, "counted", "estimate",
+                        sample=sent)
+        requests, real, reused = _requests(row, None, 3, 0, {})
+        assert (requests, real, reused) == (expected, True, 0)
+
+
 def test_cached_answers_are_looked_up_not_called(tiny):
     root, config = tiny
     cache = LLMCache(root / "cache.sqlite")

@@ -399,9 +399,9 @@ _flags(
     Flag("calibrate", "measure the configured backends (a few real requests of each stage's "
                       "shape, never cached) and plan with the measured rates",
          action="store_true"),
-    Flag("calibrate-requests", "requests per stage when calibrating (for a batching server, "
-                               "about its batch size)", type=types.positive_int, metavar="N",
-         default=3),
+    Flag("calibrate-requests", "requests per stage when calibrating (a batching server's batch "
+                               "size; passages and sub-questions send at least 8)",
+         type=types.positive_int, metavar="N", default=3),
     Flag("tokens-per-second", "generated tokens per second of one instance of every backend "
                               "(instead of the table)", type=types.positive_number,
          metavar="RATE", default_text="the table's"),

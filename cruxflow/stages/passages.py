@@ -67,7 +67,7 @@ def decontextualize(documents: Iterable[Document], runner: LLMRunner, *,
     checked.log(sum(a.failed for a in answers), "their own text kept as one passage")
     texts: dict[str, list[str]] = defaultdict(list)
     for (doc, chunk), answer in zip(pieces, answers, strict=True):
-        texts[doc.doc_id].extend((answer.value or [" ".join(chunk.split())])[:max_passages])
+        texts[doc.doc_id].extend(kept_passages(answer.value, chunk, max_passages))
     counters: dict[str, int] = defaultdict(int)
     passages = []
     for doc in documents:
@@ -95,6 +95,13 @@ def parse_passages(text: str, min_words: int = 5) -> list[str] | None:
 
 
 DISTRACTORS = ("llm", "split")
+
+
+def kept_passages(parsed: list[str] | None, piece: str, max_passages: int | None
+                  ) -> list[str]:
+    """The passages one piece gives the collection: those its output was parsed into, else
+    (refused every time) its own text as one passage; the first ``max_passages`` of them."""
+    return (parsed or [" ".join(piece.split())])[:max_passages]
 
 
 def sends_to_llm(doc: Document, distractors: str = "llm") -> bool:

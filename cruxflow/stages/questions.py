@@ -200,4 +200,10 @@ def subquestions(topics: Sequence[Topic], runner: LLMRunner, n: int, *,
     answers = ask_with_retries(runner, prompts, sampling, parsers, attempts=attempts,
                                fallback=[])
     checked.log(sum(a.failed for a in answers), "those topics have no sub-question")
-    return {t.topic_id: a.value[:n] for t, a in zip(topics, answers, strict=True)}
+    return {t.topic_id: kept_questions(a.value, n) for t, a in zip(topics, answers, strict=True)}
+
+
+def kept_questions(parsed: list[str] | None, n: int) -> list[str]:
+    """The sub-questions a topic keeps of those its output was parsed into: the first ``n``
+    (none when every output was refused)."""
+    return (parsed or [])[:n]

@@ -21,13 +21,12 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.model import Dataset, Topic
-from cruxflow.data.text import clip_words, count_words
+from cruxflow.data.text import count_words
 from cruxflow.llm import Request, spec_identity
 from cruxflow.llm.cache import cache_key
 from cruxflow.metrics.tokens import make_batch_token_counter
@@ -38,7 +37,6 @@ from cruxflow.stages.prompts import (
     REPORT_REQUEST,
     SUBQUESTIONS,
 )
-from cruxflow.stages.ratings import rating_items, rating_prompt, rating_requests
 from cruxflow.workflow import config as workflow_config
 from cruxflow.workflow import plan_sizes
 from cruxflow.workflow.job import sampling
@@ -233,14 +231,21 @@ def _template_tokens(counter: Counter, template, **fixed) -> int:
 class Observed:
     """What ``--calibrate`` saw the backends write, which the plan then uses instead of its
     assumptions: mean output tokens per request by stage (for rows whose outputs are
-    estimates), passages per decontextualized piece (for the ratings' estimate), and per stage
-    the requests that one costs when some outputs do not parse and are asked again, with the
-    share that did not."""
+    estimates), the passages of the pieces it decontextualized (the ratings' estimate rates
+    those as they are) and their mean per piece and size (for the pieces it did not send), and
+    per stage the requests that one costs when some outputs do not parse and are asked again,
+    with the share that did not."""
 
     output_tokens: dict[str, float] = field(default_factory=dict)
     passages_per_piece: float | None = None
     asked_again: dict[str, tuple[float, float]] = field(default_factory=dict)
     passage_tokens: float | None = None      # a kept passage's, as the model wrote it
+    # per decontextualization prompt sent: the passages its output was parsed into (None:
+    # refused every time, the piece keeps its own text)
+    pieces: dict[str, list[str] | None] = field(default_factory=dict)
+    # per sub-question prompt sent: the questions its output was parsed into (None: refused
+    # every time, the topic gets none)
+    questions: dict[str, list[str] | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -249,11 +254,62 @@ class _Context:
     counter: Counter
     cache: CacheLookup
     observed: Observed = field(default_factory=Observed)
+    # per generated dataset, per topic: the tokens of each sub-question it will be rated
+    # against (_question_table)
+    questions: dict[str, dict[str | None, list[int]]] = field(default_factory=dict)
 
 
 def questions_of(topic: Topic, n_questions: int) -> int:
     """Sub-questions a topic will have: its own, when it brings them, else ``n_questions``."""
     return len(topic.questions) if topic.questions else n_questions
+
+
+def n_questions_of(ctx: _Context, name: str, dataset: Dataset, topic_id: str) -> int:
+    """Sub-questions a topic of dataset ``name`` will be rated against: as the generation plan
+    has them (:func:`_question_table`), else its own, else ``n_questions``."""
+    table = ctx.questions.get(name, {})
+    if topic_id in table or None in table:     # None: a topic the table does not name
+        return len(table.get(topic_id, table.get(None)))
+    n = ctx.config["datasets"][name]["n_questions"]
+    return questions_of(dataset.topics[topic_id], n) if topic_id in dataset.topics else n
+
+
+def topic_questions(ctx: _Context, name: str, topic: Topic, ratio: float) -> list[int]:
+    """The tokens of each sub-question a topic of dataset ``name`` will be rated against: as
+    the generation plan has them (:func:`_question_table`), else its own, else ``n_questions``
+    of QUESTION_WORDS words at ``ratio`` tokens a word."""
+    table = ctx.questions.get(name)
+    if table is not None:
+        return table.get(topic.topic_id, table[None])
+    if topic.questions:
+        return ctx.counter.many(topic.questions)
+    return [round(QUESTION_WORDS * ratio)] * ctx.config["datasets"][name]["n_questions"]
+
+
+def _question_table(ctx: _Context, n: int, topics: list[Topic], sent: dict[str, str],
+                    question_tokens: int) -> dict[str | None, list[int]]:
+    """Per topic, the tokens of each sub-question it will be rated against: its own, counted;
+    else those --calibrate saw the sub-question stage write for it (``sent``: its prompt; the
+    stage keeps the first ``n``, none when every output was refused); else (and under ``None``,
+    for topics not named) as many as --calibrate saw per topic and of their mean length, before
+    any calibration ``n`` of ``question_tokens``."""
+    counter = ctx.counter
+    kept = {p: question_stage.kept_questions(v, n) for p, v in ctx.observed.questions.items()}
+    written = counter.many(q for qs in kept.values() for q in qs)
+    if kept:
+        default = [round(sum(written) / len(written)) if written else question_tokens] * round(
+            len(written) / len(kept))
+    else:
+        default = [question_tokens] * n
+    table: dict[str | None, list[int]] = {None: default}
+    for t in topics:
+        if t.questions:
+            table[t.topic_id] = counter.many(t.questions)
+        elif sent.get(t.topic_id) in kept:
+            table[t.topic_id] = counter.many(kept[sent[t.topic_id]])
+        else:
+            table[t.topic_id] = default
+    return table
 
 
 def _passages_per_piece(words: int, max_passages: int | None) -> int:
@@ -327,92 +383,15 @@ def plan_generation(ctx: _Context, name: str, dataset: Dataset, root: Path) -> l
             out, basis = [min(limit, round(words * ratio))] * len(topics_todo), "estimate"
         rows.append(_stage(key, name, backend, references, out, hit, outputs=basis,
                            requests=requests))
-    rows.append(_plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
+        if key == "subquestions":
+            sent = {t.topic_id: p for t, p in zip(topics_todo, prompts, strict=True)}
+            ctx.questions[name] = _question_table(ctx, d["n_questions"], topics, sent,
+                                                  round(QUESTION_WORDS * ratio))
+    from cruxflow.workflow.plan_ratings import plan_ratings
+
+    rows.append(plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
                               piece_tokens, ratio))
     return rows
-
-
-def _rating_output(llm: dict) -> tuple[int, str]:
-    """Output tokens of one rating: one constrained token, or at most free_max_tokens."""
-    r = llm["ratings"]
-    return (1, "counted") if r["decoding"] == "constrained" else (r["free_max_tokens"], "limit")
-
-
-def _plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piece_tokens,
-                  ratio) -> StagePlan:
-    llm, counter = ctx.config["llm"], ctx.counter
-    n_questions = ctx.config["datasets"][name]["n_questions"]
-    clip = llm["ratings"]["max_context_words"]
-    layout = llm["ratings"]["layout"]
-    fixed = _template_tokens(counter, rating_prompt(layout))
-    prefix = _prefix_tokens(counter, rating_prompt(layout))
-    out, out_basis = _rating_output(llm)
-    questions = generated.get("questions")
-    # questions_from: request rates the summaries only (the pool is rule judge_holes')
-    request_way = ctx.config["datasets"][name]["questions_from"] == "request"
-    ready = questions is not None and (
-        set(dataset.topics) <= set(questions) if request_way
-        else "passages" in generated and plan_sizes.covers(generated, dataset))
-    if ready:
-        # Everything the stage reads exists: its own requests, counted and looked up.
-        topics = [Topic(t.topic_id, t.reference, t.doc_ids, t.query,
-                        questions.get(t.topic_id, []), t.references, t.source_id)
-                  for t in dataset.topics.values()]
-        by_topic = defaultdict(list)
-        for p in generated.get("passages", {}).values():
-            if p.topic_id is not None and not request_way:
-                by_topic[p.topic_id].append(p)
-        _, items = rating_items(topics, by_topic)
-        context = counter.many(clip_words(text, clip) for _, text in items)
-        prompt = [fixed + qt + context[i] for i, (qs, _) in enumerate(items)
-                  for qt in counter.many(qs)]
-        reuse = reuses_prefix(ctx.config, backend)
-        reused = [r for i, (qs, _) in enumerate(items)
-                  for r in _group_reuse(fixed + context[i], len(qs), reuse, prefix)]
-        requests, slots = rating_requests(items, sampling=sampling(llm, "judgment"),
-                                          max_context_words=clip,
-                                          decoding=llm["ratings"]["decoding"],
-                                          free_max_tokens=llm["ratings"]["free_max_tokens"],
-                                          layout=layout)
-        hit = ctx.cache.answered(identity, requests)
-        # rating_requests sends in request_order; the prompt tokens above are item by item
-        order = {slot: j for j, slot in enumerate(slots)}
-        hit = [hit[order[(i, qi)]] for i, (qs, _) in enumerate(items) for qi in range(len(qs))]
-        return _stage("ratings", name, backend, prompt, [out] * len(prompt), hit,
-                      outputs=out_basis, reused=reused, jobs=llm["shards"],
-                      requests=[requests[order[(i, qi)]] for i, (qs, _) in enumerate(items)
-                                for qi in range(len(qs))])
-    # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), or as many as
-    # --calibrate saw the backend write, rated against the topic's questions (its own, else
-    # n_questions of QUESTION_WORDS words); a topic's summary, where it has one, is rated too.
-    q_tokens = round(QUESTION_WORDS * ratio)
-    max_passages = llm["passages"]["max_passages"]
-    observed = ctx.observed.passages_per_piece
-    reuse = reuses_prefix(ctx.config, backend)
-    prompt, reused = [], []
-    topics = dataset.topics
-    for (doc, chunk), t in zip(pieces, piece_tokens, strict=True):
-        if doc.topic_id is None or request_way:
-            continue  # distractors are retrieved, never rated (nor, so, a request set's own)
-        nq = questions_of(topics[doc.topic_id], n_questions)
-        n = observed or _passages_per_piece(count_words(chunk), max_passages)
-        written = ctx.observed.passage_tokens
-        passage = min(round(written) if written else int(t // n), round(clip * ratio))
-        k = round(n * nq)
-        prompt += [fixed + q_tokens + passage] * k
-        reused += (_group_reuse(fixed + passage, nq, reuse, prefix) * math.ceil(n))[:k]
-    with_summary = [t for t in topics.values() if t.reference]
-    summaries = counter.many(clip_words(t.reference, clip) for t in with_summary)
-    for topic, s in zip(with_summary, summaries, strict=True):
-        nq = questions_of(topic, n_questions)
-        prompt += [fixed + q_tokens + s] * nq
-        reused += _group_reuse(fixed + s, nq, reuse, prefix)
-    per_piece = (f"{observed:.2f} passages per piece (measured by --calibrate)" if observed
-                 else f"{PASSAGES_PER_PIECE} passages per piece at most")
-    return _stage("ratings", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
-                  note=f"before passages and sub-questions exist: {per_piece}, "
-                       f"{QUESTION_WORDS}-word questions")
 
 
 # --- the whole plan

@@ -19,10 +19,12 @@ server or a GPU engine is timed by the wall clock.
 
 What the batches show beyond speed goes back into the plan (:class:`Observed`): how long the
 model's outputs run (a small model may write up to ``max_tokens`` where the plan assumed a
-rewrite of the piece's length), and how many passages a decontextualization yields (which sizes
-the ratings before the passages exist). And what every job pays before its first request, its
-start-up (a Python process with the job's imports, the model loaded and warmed up), is measured
-once per backend.
+rewrite of the piece's length), and the passages each decontextualization sent gave (which size
+the ratings before the passages exist: the pieces sent are rated as they came out, the others
+at their mean per piece), and the sub-questions each topic asked got (likewise); hence at least
+:data:`SIZING_REQUESTS` of those stages' requests are sent, whatever ``n``. And
+what every job pays before its first request, its start-up (a Python process with the job's
+imports, the model loaded and warmed up), is measured once per backend.
 """
 
 from __future__ import annotations
@@ -36,12 +38,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from cruxflow.llm import Request, Sampling, make_backend
-from cruxflow.workflow.plan import Counter, Observed, Plan
+from cruxflow.workflow.plan import SAMPLE, Counter, Observed, Plan
 from cruxflow.workflow.plan_rates import InstanceRate
 from cruxflow.workflow.plan_sizes import FILLER
 
 ASK = "\n\nRewrite the text above in your own words, at full length:\n"
 PROBE = "(probe)"
+# The stages whose outputs size the ratings (the largest stage: every passage against every
+# sub-question of its topic), and the requests of theirs sent when calibrating, at least (all,
+# where fewer): the pieces and topics sent are rated in the plan as they came out.
+SIZING = ("passages", "subquestions")
+SIZING_REQUESTS = SAMPLE
 # What a job imports before its first request (a Snakemake script job of an LLM stage).
 JOB_IMPORTS = "import snakemake.script, cruxflow.workflow.job, cruxflow.stages.ratings, " \
               "cruxflow.llm"
@@ -127,13 +134,21 @@ def _rating_stand_ins(s, config: dict, counter: Counter, n: int, salt: int
     return requests, shared * (n - 1)
 
 
+def sample_size(stage: str, n: int) -> int:
+    """Requests of ``stage`` to time: ``n``; of a stage whose outputs size the ratings at
+    least :data:`SIZING_REQUESTS`. A small model's outputs spread widely: 1, 7, 2, 1 and 2
+    passages for the five pieces of ``cruxflow init --example``; 6, 2 and 1 of the 10
+    sub-questions asked for the demo's three topics."""
+    return max(n, SIZING_REQUESTS) if stage in SIZING else n
+
+
 def _requests(s, counter: Counter, n: int, salt: int, config: dict
               ) -> tuple[list[Request], bool, int]:
     """The stage's own first requests where the plan built them, else stand-ins of its shape:
     rating-shaped ones where a prompt cache reuses their prefixes. Also the prompt tokens the
     plan counts as reused among them."""
     if s.sample and not s.reused_prompt_tokens:
-        k = min(n, len(s.sample))                   # spread over the stage's sample
+        k = min(sample_size(s.stage, n), len(s.sample))   # spread over the stage's sample
         picks = sorted({round(j * (len(s.sample) - 1) / max(1, k - 1)) for j in range(k)})
         return [s.sample[i] for i in picks], True, 0
     if s.reused_prompt_tokens and s.stage in ("ratings", "judge_holes", "rag_judge"):
@@ -192,17 +207,19 @@ def _as_the_stage_asks(backend, requests: list[Request], stage: str, llm: dict
 
 
 def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
-            ) -> tuple[list[Batch], dict[str, float], tuple, dict[str, tuple[int, int, int]]]:
-    """Time ``n`` requests of every stage that has uncached requests, on its backend (each
-    backend built once); a stage's own requests are asked again as the stage does. Returns the
-    batches, each backend's start-up seconds, the passages each decontextualization gave, and
-    per stage (first requests, requests sent, first outputs refused)."""
+            ) -> tuple[list[Batch], dict[str, float], dict, dict[str, tuple[int, int, int]]]:
+    """Time ``n`` requests of every stage that has uncached requests (:func:`sample_size`), on
+    its backend (each backend built once); a stage's own requests are asked again as the stage
+    does. Returns the batches, each backend's start-up seconds, per stage of :data:`SIZING` and
+    prompt sent the items its output was parsed into (``None``: refused every time), and per
+    stage (first requests, requests sent, first outputs refused)."""
     llm = config["llm"]
     by_backend = defaultdict(list)
     for s in plan.stages:
         if s.requests and (s.cached is None or s.cached < s.requests):
             by_backend[s.backend].append(s)
-    batches, startup, per_piece, again, kept_tokens = [], {}, [], {}, []
+    batches, startup, again = [], {}, {}
+    parsed: dict[str, dict] = {stage: {} for stage in SIZING}
     salt = 0
     for name, stages in by_backend.items():
         on_cpu = llm["backends"][name]["kind"] == "llamacpp"
@@ -237,9 +254,9 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                     sent, outputs, values, refused = _as_the_stage_asks(backend, requests,
                                                                         s.stage, llm)
                     again[s.stage] = (len(requests), len(sent), refused)
-                    if s.stage == "passages":   # a piece refused every time keeps its text
-                        per_piece += [len(v) if v else 1 for v in values]
-                        kept_tokens += counter.many(p for v in values if v for p in v)
+                    if s.stage in parsed:
+                        parsed[s.stage].update(zip((r.prompt for r in requests), values,
+                                                   strict=True))
                 else:
                     sent = requests
                     outputs = [out for _, out in backend.generate_iter(requests)]
@@ -250,7 +267,7 @@ def measure(plan: Plan, config: dict, counter: Counter, *, n: int = 3
                                      reused))
         finally:
             backend.close()
-    return batches, startup, (per_piece, kept_tokens), again
+    return batches, startup, parsed, again
 
 
 def fit(batches: list[Batch], startup: dict[str, float] | None = None
@@ -283,11 +300,15 @@ def fit(batches: list[Batch], startup: dict[str, float] | None = None
     return rates
 
 
-def observed(batches: list[Batch], passages: tuple[list[int], list[int]],
-             again: dict[str, tuple[int, int, int]]) -> Observed:
-    """Mean output tokens per request of each calibrated stage, passages per piece and a kept
-    passage's tokens, and the requests one first request cost where the stage asked again."""
-    per_piece, kept_tokens = passages
+def observed(batches: list[Batch], pieces: dict[str, list[str] | None],
+             again: dict[str, tuple[int, int, int]], counter: Counter,
+             max_passages: int | None = None,
+             questions: dict[str, list[str] | None] | None = None) -> Observed:
+    """Mean output tokens per request of each calibrated stage; the passages of each piece
+    decontextualized, their mean per piece (the first ``max_passages``; a piece refused every
+    time keeps its own text as one) and a kept passage's mean tokens; the sub-questions of each
+    topic asked (the plan keeps a dataset's first ``n_questions``); and the requests one first
+    request cost where the stage asked again."""
     out: dict[str, list[int]] = defaultdict(list)
     for b in batches:
         if b.stage != PROBE:
@@ -295,14 +316,17 @@ def observed(batches: list[Batch], passages: tuple[list[int], list[int]],
     means = {stage: sum(v[0::2]) / max(1, sum(v[1::2])) for stage, v in out.items()}
     asked = {stage: (sent / first, refused / first)
              for stage, (first, sent, refused) in again.items() if sent > first}
+    per_piece = [len(v[:max_passages]) if v else 1 for v in pieces.values()]
+    kept_tokens = counter.many(p for v in pieces.values() if v for p in v[:max_passages])
     return Observed(means, sum(per_piece) / len(per_piece) if per_piece else None, asked,
-                    sum(kept_tokens) / len(kept_tokens) if kept_tokens else None)
+                    sum(kept_tokens) / len(kept_tokens) if kept_tokens else None, pieces,
+                    questions or {})
 
 
 def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Calibration | None:
     """The measured rates, batches and observations; ``None`` when the cache answers every
     request of the plan (nothing left to time)."""
-    batches, startup, passages, again = measure(plan, config, counter, n=n)
+    batches, startup, parsed, again = measure(plan, config, counter, n=n)
     if not batches:
         return None
     rates = fit(batches, startup)
@@ -312,4 +336,6 @@ def calibrate(plan: Plan, config: dict, counter: Counter, *, n: int = 3) -> Cali
         tp = 0 if spec["kind"] == "llamacpp" else int(spec.get("gpus") or 1)
         rates[name] = InstanceRate(rate.prompt_tokens_per_s, rate.output_tokens_per_s, tp,
                                    rate.source, rate.startup_s, rate.request_s)
-    return Calibration(rates, batches, observed(batches, passages, again))
+    return Calibration(rates, batches, observed(batches, parsed["passages"], again, counter,
+                                                config["llm"]["passages"]["max_passages"],
+                                                parsed["subquestions"]))

@@ -21,12 +21,12 @@ from cruxflow.workflow.plan import (
     _Context,
     _group_reuse,
     _prefix_tokens,
-    _rating_output,
     _stage,
     _template_tokens,
     questions_of,
     reuses_prefix,
 )
+from cruxflow.workflow.plan_ratings import rating_output
 
 REQUEST_QUERIES = 10       # lines the authors' query generator asks for
 
@@ -83,7 +83,7 @@ def plan_holes(ctx: _Context, name: str, dataset: Dataset, root: Path,
     else:
         template = rating_prompt(llm["ratings"]["layout"])
         clip, reuse = llm["ratings"]["max_context_words"], reuses_prefix(config, backend)
-        out, out_basis = _rating_output(llm)
+        out, out_basis = rating_output(llm)
     texts = [doc.text for doc in itertools.islice(dataset.documents.values(), 2000)]
     ratio = counter.per_word(texts) if texts else 1.0
     fixed, prefix = _template_tokens(counter, template), _prefix_tokens(counter, template)

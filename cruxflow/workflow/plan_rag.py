@@ -37,12 +37,12 @@ from cruxflow.workflow.plan import (
     _group_reuse,
     _passages_per_piece,
     _prefix_tokens,
-    _rating_output,
     _stage,
     _template_tokens,
-    questions_of,
+    n_questions_of,
     reuses_prefix,
 )
+from cruxflow.workflow.plan_ratings import rating_output
 
 UNKNOWN_DUPLICATES = ("contexts that come out identical are answered once by the cache: known "
                       "only once retrieval has run")
@@ -155,8 +155,7 @@ def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> 
     reuse = reuses_prefix(config, judge)
     prompt, reused, hit, jobs = [], [], [], set()
     for topic, budget, todo, job in reports:
-        nq = questions_of(dataset.topics[topic], d["n_questions"]) \
-            if topic in dataset.topics else d["n_questions"]
+        nq = n_questions_of(ctx, name, dataset, topic)
         report = min(budget, round(written)) if written else budget
         prompt += [fixed + question + report] * nq
         # a job's first request finds nothing cached: it computes the instructions too
@@ -165,7 +164,7 @@ def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> 
         hit += [not todo] * nq
         if todo:
             jobs.add(job)
-    out, out_basis = _rating_output(llm)
+    out, out_basis = rating_output(llm)
     return _stage("rag_judge", name, judge, prompt, [out] * len(prompt), hit,
                   prompts="estimate", outputs=out_basis, reused=reused, jobs=len(jobs),
                   note="from the reports' counted prompts and bounds: every report against its "
@@ -184,7 +183,7 @@ def _counted_ratings(ctx: _Context, name: str, pairs, paths) -> StagePlan:
     questions = {obj["topic_id"]: obj.get("questions") or []
                  for _, obj in iter_jsonl(paths["topics"])}
     options = rating_options(llm)
-    out, out_basis = _rating_output(llm)
+    out, out_basis = rating_output(llm)
     requests, owner = [], []
     for pair in pairs:
         items = [(questions.get(obj["topic_id"], []), obj["report"])
@@ -261,10 +260,8 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
             f"{passage_words:.0f}-word passages; {UNKNOWN_DUPLICATES}")
     rows = [_stage("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
                    prompts="estimate", outputs="estimate", note=note, jobs=len(pairs))]
-    # each topic's questions: its own where the input brings them, else n_questions
-    own = {t: questions_of(dataset.topics[t], d["n_questions"]) for t in topic_ids
-           if t in dataset.topics}
-    per_topic = [own.get(t, d["n_questions"]) for t in topic_ids]
+    # each topic's questions: as the generation plan has them, else its own, else n_questions
+    per_topic = [n_questions_of(ctx, name, dataset, t) for t in topic_ids]
     template = rating_prompt(llm["ratings"]["layout"])
     rating = _template_tokens(counter, template) + round(QUESTION_WORDS * ratio) + budget
     prefix = _prefix_tokens(counter, template)
@@ -275,7 +272,7 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
             judged += [rating] * nq
             reused += _group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse,
                                    prefix if i else 0)
-    out, out_basis = _rating_output(llm)
+    out, out_basis = rating_output(llm)
     rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
                        prompts="estimate", outputs=out_basis, reused=reused, jobs=len(pairs),
                        note="every report against its topic's sub-questions (the reports of "
