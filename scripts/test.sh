@@ -22,4 +22,10 @@ export CRUXFLOW_INVASIVE_TESTS=${CRUXFLOW_INVASIVE_TESTS:-1}
 .venv/bin/ruff check cruxflow workflow_scripts tests benchmarks resources/demo/build_demo.py
 .venv/bin/snakemake --lint
 .venv/bin/snakefmt --check Snakefile rules
+# Two pytest-xdist workers (CRUXFLOW_TEST_WORKERS=N for another number, 0 for none): the tests
+# that share a finished workflow run or a port run in one worker (tests/conftest.py, XDIST_GROUPS).
+WORKERS=${CRUXFLOW_TEST_WORKERS:-2}
+if [ "$WORKERS" -gt 0 ]; then
+  set -- -n "$WORKERS" --dist loadgroup "$@"
+fi
 .venv/bin/python -m pytest "$@"

@@ -10,6 +10,7 @@ and is then stopped, so that none outlives it (a SLURM cluster, a model server, 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -31,12 +32,27 @@ WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkse
                      "joblib.externals.loky")
 
 
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):
+    groups = {}
     for item in items:   # the tiers' marks that a test takes from the fixtures it uses
         info = getattr(item, "_fixtureinfo", None)
         for name, defs in (info.name2fixturedefs.items() if info else ()):
             for mark in FIXTURE_MARKS.get(f"{defs[-1].func.__module__}.{name}", ()):
                 item.add_marker(mark)
+        group = next((g for g, (marks, fixtures) in XDIST_GROUPS.items()
+                      if any(item.get_closest_marker(m) for m in marks)
+                      or set(fixtures) & set(getattr(item, "fixturenames", ()))), None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
+    # the walk-through project first (pytest-xdist's worker without the "demo" group builds it
+    # while the other builds the demo's)
+    items.sort(key=lambda i: "own_project" not in getattr(i, "fixturenames", ()))
+    if worker := os.environ.get("PYTEST_XDIST_WORKER"):   # for the controller's scheduler
+        folder = Path(config.option.basetemp).parent
+        (folder / f"{worker}.groups.tmp").write_text(json.dumps(groups))
+        (folder / f"{worker}.groups.tmp").replace(folder / f"{worker}{GROUPS_FILE}")
     if config.getoption("--fast"):
         fast = [i for i in items if not any(i.get_closest_marker(m) for m in SLOW)]
         if len(fast) < len(items):
@@ -83,6 +99,41 @@ FIXTURE_MARKS = {
 }
 _started: set[str] = set()
 _torch_noted = False
+
+# scripts/test.sh runs the suite in two pytest-xdist workers (--dist loadgroup): the tests of
+# one group run in one worker, one after another. "demo": the tests that use the demo slice's
+# finished run (some run snakemake in it, some copy it) and the doc blocks (some copy it; some
+# serve on a fixed port); "machine": the tests that install system packages or start daemons.
+XDIST_GROUPS = {"demo": (("docs",), ("demo_run", "demo_folder")),
+                "machine": (("invasive",), ())}
+GROUPS_FILE = ".xdist-groups.json"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups that the workers found. pytest-xdist 3.8 marks a
+    group by adding "@group" to a test's nodeid, which pytest 9 ignores (it derives the nodeid
+    from the test's id), so its own loadgroup scheduler sees no group: this one reads each
+    worker's groups (written at collection, which ends before any scheduling)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    folder = config._tmp_path_factory.getbasetemp()
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                self.groups = {}
+                for path in folder.glob(f"*{GROUPS_FILE}"):
+                    self.groups.update(json.loads(path.read_text()))
+            if nodeid.rfind("@") > nodeid.rfind("]"):   # a pytest-xdist that can mark them
+                return nodeid.rsplit("@", 1)[-1]
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
 
 
 SHELL_WORDS = {"workflow": re.compile(r"(^|[\s/;&|])snakemake(\s|$)"),
@@ -190,21 +241,35 @@ def docs_timings(request):
 
 
 DOCS_TIMINGS = pytest.StashKey[list]()
+WORKER_TIMINGS = pytest.StashKey[list]()
+
+
+def _block_times(config) -> list[tuple[str, float, bool, bool]]:
+    """(block, seconds, the command's output compared, the block's output compared) of every
+    doc command this process ran."""
+    return [(r.block.where, r.seconds, bool(r.command.shown), r.block.shown is not None)
+            for r in config.stash.get(DOCS_TIMINGS, [])]
+
+
+def pytest_testnodedown(node, error):
+    """A pytest-xdist worker's doc timings, for the summary of the controller."""
+    found = getattr(node, "workeroutput", {}).get("docs_timings", [])
+    node.config.stash.setdefault(WORKER_TIMINGS, []).extend(map(tuple, found))
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    results = config.stash.get(DOCS_TIMINGS, None)
+    results = _block_times(config) + config.stash.get(WORKER_TIMINGS, [])
     if not results:
         return
     terminalreporter.section("docs: time per block")
     per_block: dict = {}
-    for r in results:
-        per_block.setdefault(r.block.where, []).append(r)
-    for where, rs in sorted(per_block.items(), key=lambda kv: -sum(r.seconds for r in kv[1])):
-        compared = sum(bool(r.command.shown) for r in rs) + (rs[0].block.shown is not None)
-        terminalreporter.write_line(f"{sum(r.seconds for r in rs):7.1f} s  {where}  "
-                                    f"({len(rs)} commands, {compared} outputs compared)")
-    terminalreporter.write_line(f"{sum(r.seconds for r in results):7.1f} s  in all, "
+    for where, *rest in results:
+        per_block.setdefault(where, []).append(rest)
+    for where, rs in sorted(per_block.items(), key=lambda kv: -sum(r[0] for r in kv[1])):
+        compared = sum(r[1] for r in rs) + rs[0][2]
+        terminalreporter.write_line(f"{sum(r[0] for r in rs):7.1f} s  {where}  ({len(rs)} "
+                                    f"commands, {compared} outputs compared)")
+    terminalreporter.write_line(f"{sum(r[1] for r in results):7.1f} s  in all, "
                                 f"{len(per_block)} blocks")
 
 
@@ -242,9 +307,11 @@ def marked_processes(mark: str) -> dict[int, str]:
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if hasattr(session.config, "workeroutput"):   # a pytest-xdist worker: to its controller
+        session.config.workeroutput["docs_timings"] = _block_times(session.config)
     mark = os.environ.get(MARK)
-    if not mark:
-        return
+    if not mark or session.config.pluginmanager.hasplugin("dsession"):
+        return   # pytest-xdist's controller: each worker checks what its tests started
     deadline = time.monotonic() + 10   # a server stopped at the last teardown may still exit
     while (left := marked_processes(mark)) and time.monotonic() < deadline:
         time.sleep(0.2)

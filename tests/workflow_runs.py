@@ -5,12 +5,16 @@ docs' ``reuse="demo"``) and the README's / docs/own-data.md's example project
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
@@ -75,12 +79,43 @@ def make_demo_run(work: Path):
     return snakemake(work)
 
 
+def built_once(tmp_path_factory, name: str, build):
+    """``build(folder)`` run once per test run, in one process or across pytest-xdist's workers
+    (scripts/test.sh runs two): the first worker to ask builds under a file lock in the run's
+    common folder, the others wait for it and share the result. ``build`` returns what it has to
+    tell (JSON); a build that failed fails every worker that asks, with the first one's error,
+    and is not tried again."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent   # the run's folder, above each worker's own
+    folder, done, failed = root / name, root / f"{name}.json", root / f"{name}.failed"
+    with FileLock(str(root / f"{name}.lock")):
+        if done.exists():
+            return folder, json.loads(done.read_text())
+        if failed.exists():
+            raise AssertionError(f"{name}, built by another worker, failed:\n"
+                                 + failed.read_text())
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        try:
+            told = build(folder)
+        except BaseException as error:
+            failed.write_text(str(error))
+            raise
+        done.write_text(json.dumps(told))
+        return folder, told
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
-    """The demo slice, run once per session: tests/test_workflow.py checks it, the docs
+    """The demo slice, run once per test run: tests/test_workflow.py checks it, the docs
     harness reuses it (``reuse="demo"``). Returns (folder, the snakemake process)."""
-    work = tmp_path_factory.mktemp("wf")
-    return work, make_demo_run(work)
+    def build(work):
+        proc = make_demo_run(work)
+        return [proc.args, proc.returncode, proc.stdout, proc.stderr]
+
+    work, (args, code, out, err) = built_once(tmp_path_factory, "wf", build)
+    return work, subprocess.CompletedProcess(args, code, out, err)
 
 
 @pytest.fixture(scope="session")
@@ -118,6 +153,8 @@ def make_own_project(folder: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def own_project(tmp_path_factory):
-    """The README's and docs/own-data.md's walk-through, run once per session:
+    """The README's and docs/own-data.md's walk-through, run once per test run:
     tests/test_init.py checks it, the docs harness reuses it (``reuse="own-project"``)."""
-    return make_own_project(tmp_path_factory.mktemp("own"))
+    _, project = built_once(tmp_path_factory, "own",
+                            lambda folder: str(make_own_project(folder)))
+    return Path(project)
