@@ -251,6 +251,7 @@ def _block_times(config) -> list[tuple[str, float, bool, bool]]:
             for r in config.stash.get(DOCS_TIMINGS, [])]
 
 
+@pytest.hookimpl(optionalhook=True)   # a pytest-xdist hook: plain pytest runs without it
 def pytest_testnodedown(node, error):
     """A pytest-xdist worker's doc timings, for the summary of the controller."""
     found = getattr(node, "workeroutput", {}).get("docs_timings", [])
