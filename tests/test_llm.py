@@ -128,6 +128,32 @@ def test_cache_insert_or_ignore_keeps_the_first_value(tmp_path):
                     ("other", IDENTITY, req, Completion(text="third"))])
     assert cache.get_many([key])[key].text == "first"
     assert len(cache) == 2
+    # what the second put found already there, by key (the other key was new)
+    again = cache.put_many([(key, IDENTITY, req, Completion(text="fourth"))])
+    assert {k: c.text for k, c in again.items()} == {key: "first"}
+
+
+def test_a_request_another_job_answered_first_gets_that_answer(tmp_path):
+    """Two jobs that send one request at once: the one that stores second keeps the first
+    one's answer, not its own, so its output is what a re-run reads from the cache (the demo's
+    forced rerun found a RAG rating 2.7537 where the first run wrote 2.7504)."""
+    path = tmp_path / "c.sqlite"
+
+    class Racing(Backend):   # another job stores its answer while this one computes
+        kind = "fake"
+
+        def generate(self, requests):
+            other = LLMCache(path)
+            other.put_many([(cache_key(self.identity(), r), self.identity(), r,
+                             Completion(f"{r.prompt}: the other job's")) for r in requests])
+            other.close()
+            return [Completion(f"{r.prompt}: mine") for r in requests]
+
+    runner = LLMRunner(Racing("m"), LLMCache(path))
+    first = runner.generate([Request("a"), Request("b")])
+    assert [c.text for c in first] == ["a: the other job's", "b: the other job's"]
+    assert runner.stats.calls == 2    # it did pay for them
+    assert runner.generate([Request("a"), Request("b")]) == first
 
 
 def test_cache_persists_across_instances(tmp_path):

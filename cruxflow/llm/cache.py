@@ -10,7 +10,9 @@ backend's ``prompt_cache`` is deliberately not in the key: with it on, an output
 request before it (a near tie can flip, docs/ratings.md), which no key of one request can
 describe, as vLLM's outputs depend on the batch they ran in; and both settings answer the same
 request with the same model. Keying on it would only make turning it on recompute everything.
-A run from scratch stays reproducible because the stages send requests in a fixed order. SQLite
+A run from scratch stays reproducible because the stages send requests in a fixed order, and
+two jobs that send the same request at once (two systems with the same context) both keep the
+answer stored first (:meth:`LLMCache.put_many`), so a re-run reads what they wrote. SQLite
 locking needs a local file system or one with working POSIX locks; on a cluster, put the cache
 on such a shared file system (``llm.cache`` in the config).
 """
@@ -70,18 +72,17 @@ class LLMCache:
             raise sqlite_error(exc, self.path, "an LLM cache", "--cache") from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
-        keys = list(dict.fromkeys(keys))
-        out: dict[str, Completion] = {}
-        for i in range(0, len(keys), 500):  # SQLite's limit on bound parameters
-            chunk = keys[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for key, blob in self._db.execute(
-                    f"SELECT key, completion FROM calls WHERE key IN ({marks})", chunk):
-                out[key] = Completion.from_json(json.loads(blob))
-        return out
+        return {key: Completion.from_json(json.loads(blob))
+                for key, blob in self._stored(list(keys)).items()}
 
-    def put_many(self, items: Iterable[tuple[str, dict, Request, Completion]]) -> None:
-        """Store ``(key, identity, request, completion)`` rows in one transaction."""
+    def put_many(self, items: Iterable[tuple[str, dict, Request, Completion]]
+                 ) -> dict[str, Completion]:
+        """Store ``(key, identity, request, completion)`` rows in one transaction. The first
+        completion stored under a key stays: returns, by key, the one already there where
+        another job (a process sharing the file) stored the same request first, which the
+        caller then uses instead of its own, so that what every job writes is what a re-run
+        reads from the cache. Two jobs that send one request at once can get slightly
+        different outputs (a backend's prompt cache, its batching: see the module's note)."""
         now = time.time()
         rows = [(key, json.dumps(identity, sort_keys=True),
                  json.dumps({"prompt": req.prompt, "system": req.system,
@@ -89,18 +90,32 @@ class LLMCache:
                  json.dumps(comp.to_json(), ensure_ascii=False), now)
                 for key, identity, req, comp in items]
         if not rows:
-            return
+            return {}
         for attempt in range(5):
             try:
                 with self._db:
                     self._db.execute("BEGIN IMMEDIATE")
-                    self._db.executemany(
-                        "INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?)", rows)
-                return
+                    stored = self._stored([row[0] for row in rows])
+                    self._db.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?)",
+                                         [row for row in rows if row[0] not in stored])
+                return {key: Completion.from_json(json.loads(blob))
+                        for key, blob in stored.items()}
             except sqlite3.OperationalError as e:  # locked beyond the timeout, a full disk
                 if "locked" not in str(e) or attempt == 4:
                     raise sqlite_error(e, self.path, "an LLM cache", "--cache") from None
                 time.sleep(1 + attempt)
+        return {}   # not reached: the last attempt raises
+
+    def _stored(self, keys: list[str]) -> dict[str, str]:
+        """The completions (JSON text) stored under any of ``keys``."""
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 500):  # SQLite's limit on bound parameters
+            chunk = keys[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(self._db.execute(
+                f"SELECT key, completion FROM calls WHERE key IN ({marks})", chunk))
+        return out
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]

@@ -75,12 +75,12 @@ class LLMRunner:
             try:
                 for j, out in self.backend.generate_iter([r for _, r in batch]):
                     key, req = batch[j]
-                    if self.cache is not None:
-                        self.cache.put_many([(key, identity, req, out)])
-                    found[key] = out
                     self.stats.calls += 1
                     self.stats.prompt_tokens += out.prompt_tokens or 0
                     self.stats.cached_tokens += out.cached_tokens or 0
+                    if self.cache is not None:   # another job's answer, where it came first
+                        out = self.cache.put_many([(key, identity, req, out)]).get(key, out)
+                    found[key] = out
                     done += 1
                     if bar is not None:
                         bar.update(1)
