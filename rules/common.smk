@@ -269,6 +269,15 @@ SAMPLE_IDS = [f"s{i:02d}" for i in range(SAMPLES["n"])]
 SAMPLE_SYSTEM = re.compile(
     "(" + "|".join(map(re.escape, RETRIEVERS)) + r")\.s\d+" if RETRIEVERS else "(?!)"
 )
+# The sizes k whose context files context_metrics writes (the metrics' and the RAG stage's),
+# and the systems it scores; a sampled system's contexts come from the rule contexts.
+CONTEXT_FILE_SIZES = list(dict.fromkeys([*CONTEXT_SIZES, *RAG_SIZES]))
+SCORED_SYSTEM = "|".join(
+    map(
+        re.escape,
+        sorted({s for d in DATASETS for s in systems(d)}, key=len, reverse=True),
+    )
+)
 GENERATOR_LLM = LLMRole(LLM, lambda wc: RAG["generator"] or LLM["backend"])
 JUDGE_LLM = LLMRole(LLM, lambda wc: RAG["judge"] or llm_backend_name(wc))
 

@@ -1,5 +1,6 @@
 rule contexts:
-    """The retrieval context Z of every judged topic: a system's top-k (k = |Z*|, 10, 20...)."""
+    """Figure 5's sampled runs: the context Z of every judged topic, the run's top k (the
+    systems that context_metrics scores get theirs from it)."""
     input:
         judgments="results/judgments/{dataset}/eta{eta}/judgments.jsonl",
         run=run_file,
@@ -9,6 +10,8 @@ rule contexts:
         "logs/contexts/{dataset}/eta{eta}/{system}.k{k}.log",
     benchmark:
         "benchmarks/results/contexts/{dataset}/eta{eta}/{system}.k{k}.tsv"
+    wildcard_constraints:
+        system=SAMPLE_SYSTEM.pattern,
     conda:
         "../envs/core.yaml"
     threads: 1
@@ -20,7 +23,9 @@ rule contexts:
 
 
 rule context_metrics:
-    """Score one system's contexts (every configured size k): CRUX and IR metrics per query."""
+    """Score one system's contexts (every configured size k): CRUX and IR metrics per query;
+    and write its context Z of every size that the metrics or the RAG stage use (one job per
+    system, not one per size: the demo's 57 contexts jobs were a third of its jobs)."""
     input:
         **dataset_files(),
         judged=judged_files,
@@ -29,10 +34,16 @@ rule context_metrics:
         run=run_file,
     output:
         per_query="results/metrics/{dataset}/eta{eta}/per_query/{system}.tsv",
+        contexts=expand(
+            "results/contexts/{{dataset}}/eta{{eta}}/{{system}}.k{k}.jsonl",
+            k=CONTEXT_FILE_SIZES,
+        ),
     log:
         "logs/context_metrics/{dataset}/eta{eta}/{system}.log",
     benchmark:
         "benchmarks/results/context_metrics/{dataset}/eta{eta}/{system}.tsv"
+    wildcard_constraints:
+        system=SCORED_SYSTEM,
     conda:
         "../envs/core.yaml"
     threads: 1
@@ -46,6 +57,7 @@ rule context_metrics:
         tokenizer=METRICS["tokenizer"],
         relevance_grades=METRICS["relevance_grades"],
         context_sizes=CONTEXT_SIZES,
+        context_files=CONTEXT_FILE_SIZES,
     script:
         "../workflow_scripts/context_metrics.py"
 

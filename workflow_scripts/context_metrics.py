@@ -1,4 +1,5 @@
-"""Rule context_metrics: one run's contexts of each size k -> per-query CRUX and IR metrics."""
+"""Rule context_metrics: one run's contexts of each size k -> per-query CRUX and IR metrics, and
+the context files of the metrics' and the RAG stage's sizes."""
 
 import pandas as pd
 
@@ -9,7 +10,7 @@ from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer, check_run, parse_context_size
 from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.retrieval.corpus import read_collection
-from cruxflow.workflow.job import rated_dataset, setup_logging
+from cruxflow.workflow.job import rated_dataset, setup_logging, write_contexts
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
@@ -20,7 +21,8 @@ run = read_run_top(sm.input.run, None).lines   # by column, a block of lines at 
 check_run(run, dataset, texts, sm.input.run)
 options = MetricOptions(eta=p.eta, alpha=p.alpha, density_weight=p.density_weight,
                         relevance_grades=p.relevance_grades, tokenizer=p.tokenizer)
-scorer = ContextScorer(dataset, read_judgments(sm.input.judgments), texts,
+judgments = read_judgments(sm.input.judgments)
+scorer = ContextScorer(dataset, judgments, texts,
                        make_token_counter(p.tokenizer), options)
 tie_line = scorer.tie_line(run, [parse_context_size(k) for k in p.context_sizes])
 if tie_line:
@@ -30,3 +32,5 @@ frame = pd.concat([scorer.score(run, wc.system, parse_context_size(k))
 with atomic_write(sm.output.per_query) as out:
     frame.to_csv(out, sep="\t", index=False, float_format="%.6f")
 log.info("%s: %d topic x size rows", wc.system, len(frame))
+n = write_contexts(sm.output.contexts, p.context_files, sm.input.run, judgments)
+log.info("%s: %d contexts of each size k in %s", wc.system, n, ", ".join(p.context_files))

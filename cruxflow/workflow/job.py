@@ -228,3 +228,22 @@ def stale_lock_note(workdir=".", *, me: int | None = None) -> str | None:
             return None
     return (f"cruxflow: {locks} holds the lock of an earlier run that was killed (no other "
             "Snakemake runs here): run `snakemake --unlock` with the same options, then again")
+
+
+def write_contexts(paths, sizes, run_path, judgments) -> int:
+    """The context files of one run (``results/contexts/...k<k>.jsonl``, docs/data-model.md):
+    for each size k of ``sizes`` (as written in paths: ``oracle`` or a number) the matching
+    path of ``paths`` gets the run's top-k of every judged topic that is kept. The rule
+    ``context_metrics`` writes them for the systems it scores, the rule ``contexts`` for Figure
+    5's sampled runs. Returns how many topics each file holds."""
+    from cruxflow.data.io import read_run
+    from cruxflow.data.outputs import write_jsonl
+    from cruxflow.metrics.scorer import contexts, parse_context_size
+
+    judged = {t: j for t, j in judgments.items() if j.kept}
+    run = read_run(run_path)
+    for path, size in zip(paths, sizes, strict=True):
+        k = parse_context_size(size)
+        write_jsonl(path, ({"topic_id": t, "k": str(k), "oracle_size": len(judged[t].required),
+                            "passages": ids} for t, ids in contexts(run, judged, k).items()))
+    return len(judged)
