@@ -10,6 +10,10 @@ if [ -n "$(ls -A .snakemake/locks 2>/dev/null)" ]; then
        "earlier run was killed), clear it with: .venv/bin/snakemake --unlock; then run" \
        "scripts/demo.sh again (finished jobs and cached LLM calls are kept)." >&2
 fi
+# On 2 cores a job of 2 threads (the encoders, the rerankers) starts only when no LLM job (1
+# thread) runs, and one nearly always does: they were left to the end, one at a time (2 min of
+# the demo's 10 on 2026-11-27). One thread each packs them beside the LLM stages.
+if [ "${CORES:-2}" -le 2 ]; then set -- --max-threads 1 "$@"; fi
 .venv/bin/snakemake --cores "${CORES:-2}" --profile profiles/default "$@"
 # The HTML report (every table and figure with its caption), then what was made and where.
 mkdir -p logs
