@@ -40,12 +40,12 @@ def pytest_collection_modifyitems(config, items):
         for name, defs in (info.name2fixturedefs.items() if info else ()):
             for mark in FIXTURE_MARKS.get(f"{defs[-1].func.__module__}.{name}", ()):
                 item.add_marker(mark)
-        group = next((g for g, (marks, fixtures) in XDIST_GROUPS.items()
-                      if any(item.get_closest_marker(m) for m in marks)
-                      or set(fixtures) & set(getattr(item, "fixturenames", ()))), None)
+        group = next((g for g, belongs in XDIST_GROUPS.items() if belongs(item)), None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
             groups[item.nodeid] = group
+        elif "own_project" in getattr(item, "fixturenames", ()):
+            groups[item.nodeid] = FIRST   # its own scope, sent right after the demo's group
     # the walk-through project first (pytest-xdist's worker without the "demo" group builds it
     # while the other builds the demo's)
     items.sort(key=lambda i: "own_project" not in getattr(i, "fixturenames", ()))
@@ -100,13 +100,33 @@ FIXTURE_MARKS = {
 _started: set[str] = set()
 _torch_noted = False
 
+def _uses_the_demo(item) -> bool:
+    """A test of the demo slice's finished run (it runs snakemake in it or copies it), or a
+    doc whose blocks copy it (``reuse="demo"``) or serve (the labeling app's fixed port, which
+    the README and docs/annotate.md share)."""
+    if {"demo_run", "demo_folder"} & set(getattr(item, "fixturenames", ())):
+        return True
+    if not item.get_closest_marker("docs"):
+        return False
+    import docs_harness
+
+    path = item.callspec.params.get("path") if hasattr(item, "callspec") else None
+    return path is None or any(b.runs and ("serves" in b.marks or b.marks.get("reuse") == "demo")
+                               for b in docs_harness.parse(path))
+
+
 # scripts/test.sh runs the suite in two pytest-xdist workers (--dist loadgroup): the tests of
 # one group run in one worker, one after another. "demo": the tests that use the demo slice's
-# finished run (some run snakemake in it, some copy it) and the doc blocks (some copy it; some
-# serve on a fixed port); "machine": the tests that install system packages or start daemons.
-XDIST_GROUPS = {"demo": (("docs",), ("demo_run", "demo_folder")),
-                "machine": (("invasive",), ())}
+# finished run and the docs that copy it or serve; "machine": the tests that install system
+# packages or start daemons. The other docs run in either worker, like any test.
+XDIST_GROUPS = {"demo": _uses_the_demo,
+                "machine": lambda item: item.get_closest_marker("invasive") is not None}
 GROUPS_FILE = ".xdist-groups.json"
+# The scheduler sends the demo's group first (its build is the longest chain), then the tests
+# that build the walk-through project (marked FIRST: the other worker starts on it at once,
+# and the docs that copy it find it built), then the machine's group, then the rest as
+# collected.
+FIRST = "<first>"
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -131,7 +151,20 @@ def pytest_xdist_make_scheduler(config, log):
                     self.groups.update(json.loads(path.read_text()))
             if nodeid.rfind("@") > nodeid.rfind("]"):   # a pytest-xdist that can mark them
                 return nodeid.rsplit("@", 1)[-1]
-            return self.groups.get(nodeid, nodeid)
+            group = self.groups.get(nodeid, nodeid)
+            return nodeid if group == FIRST else group
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:   # the first assignment: the queue as FIRST's note says
+                self.ordered = True
+                rank = {"demo": 0, "machine": 2}
+                units = sorted(self.workqueue.items(), key=lambda unit: rank.get(
+                    unit[0], 1 if self.groups.get(unit[0]) == FIRST else 3))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
+
+        ordered = False
 
     return GroupScheduling(config, log)
 

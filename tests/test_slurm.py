@@ -110,7 +110,25 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def slurm_run(cluster, tmp_path_factory):
+def local_started(tmp_path_factory):
+    """The same slice run locally, started before the cluster: it runs while SLURM starts and
+    while the executor polls (most of the SLURM run's time), instead of after it. Stopped at
+    the module's end if a failure left it running."""
+    work = checkout_copy(tmp_path_factory.mktemp("local"))
+    log = (work.parent / "local.log").open("w+")
+    proc = subprocess.Popen([str(SNAKEMAKE), "--cores", "2", *TARGETS], cwd=work, text=True,
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield work, proc, log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def slurm_run(local_started, cluster, tmp_path_factory):
     work = checkout_copy(tmp_path_factory.mktemp("slurm"))
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
     proc = run([str(SNAKEMAKE), "--profile", "profiles/slurm", *TARGETS,
@@ -132,9 +150,11 @@ def slurm_run(cluster, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory):
-    work = checkout_copy(tmp_path_factory.mktemp("local"))
-    run([str(SNAKEMAKE), "--cores", "2", *TARGETS], work, timeout=1200)
+def local_run(local_started):
+    work, proc, log = local_started
+    code = proc.wait(timeout=1200)
+    log.seek(0)
+    assert code == 0, log.read()[-8000:]
     return work
 
 
