@@ -21,8 +21,11 @@ SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
 
 def snakemake(workdir: Path, *args, check=True):
+    # one thread a job, as scripts/demo.sh on 2 cores: a 2-thread job (encoders, rerankers)
+    # would otherwise wait until no LLM job runs
     cmd = [str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(workdir / "config.yaml"), "--cores", "2", *args]
+           "--configfile", str(workdir / "config.yaml"), "--cores", "2", "--max-threads", "1",
+           *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
     if check and proc.returncode != 0:
         raise AssertionError(proc.stdout[-3000:] + proc.stderr[-3000:])
@@ -30,7 +33,8 @@ def snakemake(workdir: Path, *args, check=True):
 
 
 # The test slice of the default config: the LLM stages run for real (SmolLM2 on the CPU) on
-# the first 2 demo topics, 3 sub-questions each and 4 distractor articles, about 1-2 minutes.
+# the first 2 demo topics, 3 sub-questions each and 4 distractor articles, about 6.5 minutes
+# on 2 free cores (391 s on 2026-11-27; 10-11 minutes beside the other test worker).
 N_TOPICS, N_QUESTIONS, N_DISTRACTORS = 2, 3, 4
 RAG_MAX_TOKENS = 48
 RAG_CONTEXT_WORDS = 200
