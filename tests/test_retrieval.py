@@ -42,6 +42,21 @@ def test_depth_and_parameters(index):
     assert search(index, {"q": "unknownterm"}, k=10)["q"] == []
 
 
+def test_search_equals_pyserinis_lucene_searcher(index):
+    """Our call of Anserini's searcher gives pyserini's LuceneSearcher's ranking, ties and
+    scores included, at other k1, b, k and thread counts too."""
+    from pyserini.search.lucene import LuceneSearcher
+
+    queries = {"q": "zebra", "r": "mango apple", "s": "kiwi zebra apple", "t": "nothing"}
+    for k1, b, k, threads in ((0.9, 0.4, 10, 1), (1.2, 0.75, 2, 2)):
+        theirs = LuceneSearcher(str(index))
+        theirs.set_bm25(k1, b)
+        hits = theirs.batch_search(list(queries.values()), list(queries), k=k, threads=threads)
+        theirs.close()
+        expected = {q: [(h.docid, h.score) for h in hits.get(q, [])] for q in queries}
+        assert search(index, queries, k=k, k1=k1, b=b, threads=threads) == expected
+
+
 @pytest.mark.jvm
 def test_a_failed_build_leaves_no_index(tmp_path):
     with pytest.raises(Exception, match="Invalid collection path"):  # Anserini's JavaException
