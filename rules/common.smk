@@ -109,11 +109,16 @@ PIPELINES = workflow_config.pipelines(config)
 CONTEXT_SIZES = [str(k) for k in METRICS["context_sizes"]]
 
 
-def rerankers_in_env(env):
+def rerankers_in_env(env, per_dataset=False):
     """A wildcard pattern matching the names of the rerankers whose kind runs in ``env``
-    (cruxflow/rerank/registry.py), or nothing."""
+    (cruxflow/rerank/registry.py), one job per first stage or, with ``per_dataset``, one job
+    per dataset (registry.per_dataset); or nothing."""
     kinds = reranker_registry.kinds_in_env(env)
-    names = [re.escape(n) for n, spec in RERANKERS.items() if spec["kind"] in kinds]
+    names = [
+        re.escape(n)
+        for n, spec in RERANKERS.items()
+        if spec["kind"] in kinds and reranker_registry.per_dataset(spec) == per_dataset
+    ]
     return "|".join(names) if names else "(?!)"
 
 

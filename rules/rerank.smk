@@ -5,8 +5,9 @@
 
 
 rule rerank:
-    """The torch rerankers (MMR, cross-encoder, monoT5, Setwise heapsort...): the reranker's
-    kind picks the model in one script."""
+    """The torch rerankers (cross-encoder, monoT5, Setwise heapsort; MMR where its entry picks
+    some first stages), one job per first stage: the reranker's kind picks the model in one
+    script."""
     input:
         **dataset_files(),
         collection=collection,
@@ -33,6 +34,40 @@ rule rerank:
         run_depth=RETRIEVAL["depth"],
     script:
         "../workflow_scripts/rerank.py"
+
+
+if RETRIEVERS:
+
+    rule rerank_pooled:
+        """The torch rerankers whose kind works per dataset (registry.per_dataset: MMR), over
+        every first stage in one job: the model loads once and a passage that several first
+        stages retrieve is encoded once."""
+        input:
+            **dataset_files(),
+            collection=collection,
+            runs=[f"results/runs/{{dataset}}/{r}.run" for r in RETRIEVERS],
+        output:
+            [f"results/runs/{{dataset}}/{r}+{{reranker}}.run" for r in RETRIEVERS],
+        log:
+            "logs/rerank/{dataset}/{reranker}.log",
+        benchmark:
+            "benchmarks/results/rerank/{dataset}/{reranker}.tsv"
+        wildcard_constraints:
+            reranker=rerankers_in_env("rerank", per_dataset=True),
+        priority: 10
+        conda:
+            "../envs/rerank.yaml"
+        threads: 2
+        resources:
+            mem_mb=lambda wc: reranker_spec(wc).get("mem_mb", 8000),
+            runtime=lambda wc: reranker_spec(wc).get("runtime", 240 * len(RETRIEVERS)),
+            gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
+        params:
+            spec=reranker_spec,
+            depth=reranker_depth,
+            run_depth=RETRIEVAL["depth"],
+        script:
+            "../workflow_scripts/rerank.py"
 
 
 rule rerank_llm:

@@ -5,7 +5,8 @@
 # tests/test_architecture.py compares it with the committed file).
 #
 # The graph is drawn for config.yaml plus the optional branches the default leaves off, so
-# that every rule appears: a listwise reranker and human labels (T1, T2) on demo-multinews,
+# that every rule appears: a cross-encoder (rule rerank; the default's MMR runs in
+# rerank_pooled), a listwise reranker and human labels (T1, T2) on demo-multinews,
 # the holes of demo-crux's judgments (rule judge_holes) and the cost plan (a target of its own,
 # not part of all).
 # Snakemake needs the label files to exist, not to hold anything: empty ones are made here.
@@ -23,6 +24,7 @@ datasets:
     human_labels: {reports: $tmp/t1.jsonl, passages: $tmp/t2.jsonl}
 retrieval:
   rerankers:
+    minilm: {kind: cross-encoder, model: cross-encoder/ms-marco-MiniLM-L-6-v2}
     zephyr: {kind: listwise, model: castorini/rank_zephyr_7b_v1_full}
 holes:
   demo-crux: {}

@@ -118,6 +118,30 @@ def test_mmr_first_stage_relevance(mmr):
         MMRReranker(MINILM, relevance="bm25")
 
 
+def test_mmr_over_several_first_stages_encodes_a_shared_passage_once(mmr):
+    # rule rerank_pooled reranks every first stage of a dataset with one MMRReranker: each
+    # passage is encoded once, and each first stage gets what a reranker of its own gives
+    texts = {"a": "The dam broke at night.", "b": "The river flooded the town.",
+             "c": "Rescue teams counted twelve people missing.", "d": "Tolls rose in May."}
+    first_stages = {"bm25": {"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]},
+                    "dense": {"q": [("c", 0.9), ("a", 0.8), ("d", 0.7)]}}
+    queries = {"q": "What happened when the dam broke?"}
+
+    def fresh():
+        r = MMRReranker.__new__(MMRReranker)
+        r.__dict__.update(mmr.__dict__, _passages={})
+        encoded = []
+        r._embed = lambda batch, own=r: encoded.extend(batch) or MMRReranker._embed(own, batch)
+        return r, encoded
+
+    shared, encoded = fresh()
+    pooled = {name: rerank_run(run, queries, texts, shared) for name, run in first_stages.items()}
+    passages = [t for t in encoded if t != queries["q"]]
+    assert sorted(passages) == sorted(texts.values())   # a and c once, though both stages have them
+    for name, run in first_stages.items():
+        assert pooled[name] == rerank_run(run, queries, texts, fresh()[0])
+
+
 # --- listwise -------------------------------------------------------------------------------
 
 def test_sliding_windows_bottom_up():

@@ -68,6 +68,10 @@ def test_default_workflow_produces_the_metrics_table(demo_run):
         reranked = [x.split() for x in (work / f"results/runs/demo-crux/{first}+mmr.run")
                     .read_text().splitlines()]
         assert {(x[0], x[2]) for x in reranked} == ids
+        assert {x[5] for x in reranked} == {first + "+mmr"}   # the run's tag
+    # ... in one job per dataset (rule rerank_pooled), each first stage in turn
+    log = (work / "logs/rerank/demo-crux/mmr.log").read_text()
+    assert re.findall(r"(\w+)\+mmr: mmr \(mmr, ", log) == ["bm25", "dense", "splade"]
     # Contexts by size: Z* for the oracle, the top 10 of a run at k=10
     judged = {j["topic_id"]: j for j in read_jsonl(
         work / "results/judgments/demo-crux/eta3/judgments.jsonl") if j["kept"]}

@@ -1,4 +1,7 @@
-"""Rules rerank and rerank_llm: a first-stage run -> the same candidates reordered."""
+"""Rules rerank, rerank_pooled and rerank_llm: first-stage runs -> the same candidates
+reordered."""
+
+from pathlib import Path
 
 from cruxflow.data.io import write_run
 from cruxflow.data.model import Dataset
@@ -33,14 +36,22 @@ queries = topic_queries(dataset)
 # The topics' own sub-questions, by query text, for LANCER's subquestions: topic.
 questions = {queries[t]: dataset.topics[t].questions for t in queries}
 reranker = make_reranker(spec, llm_runner=llm_runner, device=job_device(sm), questions=questions)
-first_stage = run_ranking(sm.input.run)
-ranking = rerank_run(first_stage, queries, read_collection(sm.input.collection), reranker,
-                     depth=sm.params.depth, progress=True)
-# A reranker given fewer candidates than retrieval.depth (its own depth) keeps the rest below.
-ranking = keep_rest(ranking, first_stage, sm.params.run_depth)
-write_run(sm.output[0], ranking, tag=f"{sm.wildcards.retriever}+{name}")
-log.info("%s (%s, %s): %d queries reranked", name, spec["kind"], spec.get("model", "-"),
-         len(ranking))
+texts = read_collection(sm.input.collection)
+# Rule rerank_pooled: every first stage of the dataset, one model (MMR encodes a passage once
+# however many first stages retrieved it); rules rerank and rerank_llm: one first stage.
+pairs = (zip(sm.input.runs, sm.output, strict=True) if hasattr(sm.input, "runs")
+         else [(sm.input.run, sm.output[0])])
+for run, output in pairs:
+    first_stage = run_ranking(run)
+    ranking = rerank_run(first_stage, queries, texts, reranker, depth=sm.params.depth,
+                         progress=True)
+    # A reranker given fewer candidates than retrieval.depth (its own depth) keeps the rest
+    # below.
+    ranking = keep_rest(ranking, first_stage, sm.params.run_depth)
+    system = Path(output).name.removesuffix(".run")   # <retriever>+<reranker>
+    write_run(output, ranking, tag=system)
+    log.info("%s: %s (%s, %s): %d queries reranked", system, name, spec["kind"],
+             spec.get("model", "-"), len(ranking))
 for runner in runners:
     log_llm_stats(sm, runner, log)
     runner.close()

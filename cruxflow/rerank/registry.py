@@ -43,6 +43,9 @@ class Kind:
     spec's options filled in from ``options``. ``extra``: the pip extra it needs. ``env``: see
     :data:`ENVS`. ``needs_gpu``: it cannot run on a CPU. ``needs_model``: the entry must name
     ``model`` (kinds that call an llm backend take the model from the backend).
+    ``per_dataset``: one job reranks every first stage of a dataset with one loaded model, so
+    that work which does not depend on the first stage is done once (MMR encodes a passage once
+    however many first stages retrieve it: the demo's three pools share most passages).
     """
 
     name: str
@@ -55,6 +58,7 @@ class Kind:
     # An environment that some options choose instead (under envs/, without .yaml).
     env_of: Callable[[dict], str | None] | None = None
     alt_envs: tuple[str, ...] = ()   # every environment env_of may choose
+    per_dataset: bool = False
 
     @property
     def module(self) -> str:
@@ -81,7 +85,7 @@ def _listwise_env(spec: dict) -> str | None:
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("mmr", "cruxflow.rerank.mmr:from_spec", "rerank", "rerank",
-         {"lambda": 0.5, "relevance": "cosine", "batch_size": 64}),
+         {"lambda": 0.5, "relevance": "cosine", "batch_size": 64}, per_dataset=True),
     Kind("cross-encoder", "cruxflow.rerank.cross_encoder:from_spec", "rerank", "rerank",
          {"batch_size": 32, "max_length": 512}),
     Kind("monot5", "cruxflow.rerank.monot5:from_spec", "rerank", "rerank",
@@ -115,6 +119,12 @@ def kinds_in_env(env: str) -> list[str]:
     if env not in ENVS:
         raise ValueError(f"unknown environment {env!r} (one of {', '.join(ENVS)})")
     return [k.name for k in KINDS.values() if k.env == env]
+
+
+def per_dataset(spec: dict) -> bool:
+    """Whether one job reranks every first stage of a dataset with ``spec`` (its kind's
+    ``per_dataset``, and no ``retrievers`` option picking some of them)."""
+    return kind(spec["kind"]).per_dataset and spec.get("retrievers") is None
 
 
 def possible_envs(env: str) -> list[str]:
