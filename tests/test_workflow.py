@@ -408,11 +408,13 @@ def test_paper_preset_plans_gpu_jobs(tmp_path):
             assert "gpu=" not in block and "shards/shard0-of" in block, block
     assert count("bm25_search") == count("splade_search") == 2          # the two test sets
     # Table 1's pipelines: 3 first stages x 6 rerankers x 2 test sets, each on one GPU.
-    # MMR, miniLM, monoT5 and Setwise share one rule; RankZephyr and RankFirst are listwise;
-    # LANCER (beyond the paper) reranks BM25 and dense only, on the 4-GPU Llama-3.3-70B.
-    assert count("rerank") == 4 * 6 and count("rerank_llm") == 2 * 6 + 2 * 2
+    # MMR reranks a test set's 3 first stages in one job; miniLM, monoT5 and Setwise share one
+    # rule, a job per first stage; RankZephyr and RankFirst are listwise; LANCER (beyond the
+    # paper) reranks BM25 and dense only, on the 4-GPU Llama-3.3-70B.
+    assert count("rerank_pooled") == 2 and count("rerank") == 3 * 6
+    assert count("rerank_llm") == 2 * 6 + 2 * 2
     for block in out.split("\n\n"):
-        if "rule rerank:" in block or "rule rerank_llm:" in block:
+        if re.search(r"rule rerank(_llm|_pooled)?:", block):
             assert ("gpu=4" if "+LANCER" in block else "gpu=1") in block, block
     assert "multi_news-train/eta3/context_metrics" not in out
     # Sec. 4: reports from every pipeline (+ oracle, + #1) at k |Z*|, 10, 20 by the 8B
