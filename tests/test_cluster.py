@@ -38,6 +38,10 @@ def rule_blocks() -> dict[str, str]:
         parts = re.split(r"^rule (\w+):\n", text, flags=re.M)
         for name, body in zip(parts[1::2], parts[2::2], strict=True):
             blocks[name] = re.split(r"^\S", body, maxsplit=1, flags=re.M)[0]
+        # a rule under an ``if`` (rules/rerank.smk's rerank_pooled), dedented to the others'
+        for name, body in re.findall(r"^    rule (\w+):\n((?:(?:        .*)?\n)+)", text,
+                                     flags=re.M):
+            blocks[name] = re.sub(r"^    ", "", body, flags=re.M)
         for var, names, body in LOOP.findall(text):
             body = textwrap.dedent(body)
             assert re.search(rf"^name:\n    {var}\n", body, flags=re.M), smk
