@@ -59,9 +59,9 @@ if RETRIEVERS:
             "../envs/rerank.yaml"
         threads: 2
         resources:
-            mem_mb=lambda wc: reranker_spec(wc).get("mem_mb", 8000),
-            runtime=lambda wc: reranker_spec(wc).get("runtime", 240 * len(RETRIEVERS)),
-            gpu=lambda wc: reranker_spec(wc).get("gpus", 0),
+            mem_mb=reranker_resource("mem_mb", 8000),
+            runtime=reranker_resource("runtime", 240 * len(RETRIEVERS)),
+            gpu=reranker_resource("gpus", 0),
         params:
             spec=reranker_spec,
             depth=reranker_depth,
