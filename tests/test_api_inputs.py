@@ -18,6 +18,7 @@ import pytest
 import cruxflow
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_common import read_ratings
+from cruxflow.metrics.inputs import Judgments
 
 DUC = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
 RUN = DUC / "run" / "bm25.run"
@@ -116,6 +117,16 @@ def test_bad_runs_are_refused_naming_record_and_field(run, match):
 def test_bad_judgments_are_refused_naming_record_and_field(judgments, match):
     with pytest.raises(DataError, match=match):
         cruxflow.evaluate({"t": {"p": 1.0}}, judgments, ["nDCG@1"])
+
+
+@pytest.mark.parametrize("measures", [["Cov@10"], ["alpha_nDCG@10", "Den@10"],
+                                      ["alpha_nDCG_crux@oracle", "nDCG@5"]])
+def test_judgments_without_a_topic_are_one_clean_error(measures):
+    """No topic at all (empty ratings, an empty run): the error that says so, for the
+    measures on arrays of no subtopic (alpha-nDCG, ndeval's sum over subtopics) and on token
+    counts of no passage (Den) as for the rest; it was an IndexError."""
+    with pytest.raises(DataError, match=r"no topic to score"):
+        cruxflow.evaluate({}, Judgments(ratings={}), measures, texts={})
 
 
 def test_topics_run_leaves_unknown_run_topics_out():

@@ -212,6 +212,16 @@ def test_an_empty_run_scores_zero_everywhere():
     assert (frame[measures] == 0).all().all()
 
 
+def test_judgments_without_a_topic_give_an_empty_table():
+    """No topic judged, a run whose passages nobody judged: a table with every column and no
+    row, at |Z*| and at k (it was an IndexError in the token counts and ndeval's sum)."""
+    scorer = make_scorer(Dataset({}, {}, {}, {}), {}, {})
+    run = {"t0": [RunRow("t0", "x", 1, 1.0)]}
+    for k in ("oracle", 10):
+        frame = scorer.score(run, "s", k)
+        assert frame.empty and {"Cov", "Den", "alpha_nDCG_published"} <= set(frame.columns)
+
+
 def test_the_same_run_object_is_read_once_and_a_new_one_again():
     ds, runs = random_case(41)
     texts = {p: x.contents for p, x in ds.passages.items()}

@@ -138,7 +138,9 @@ _CUMSUM_CELLS = 1 << 16
 
 def _sum_in_order(gain: np.ndarray) -> np.ndarray:
     """The sum over the first axis (subtopics), added one subtopic after the other as ndeval
-    adds them."""
+    adds them (0 without a subtopic)."""
+    if not len(gain):
+        return np.zeros(gain.shape[1:])
     score = gain[0].copy()
     for s in range(1, len(gain)):
         score += gain[s]
