@@ -8,7 +8,8 @@ building the scorer (judgments' qrels, arrays, token counts of Z*), scoring all 
 (CRUX columns, IR columns, both alpha-nDCGs), each the median of ``--repeat`` (3) fresh
 scorers (the scoring includes what a scorer builds on first use: the judged passages'
 index and token counts), the cost per context and the ratio of the two sizes' scoring times
-(issue 41's target: <= 3 s at 4,986 topics, a ratio near 4,986 / 200 = 25); the wall time
+(issue 41's target: <= 3 s at 4,986 topics, a ratio near 4,986 / 200 = 25) and, from the two
+sizes, a scoring call's time as a fixed part plus a part per topic; the wall time
 with the pipelines split over ``--processes`` (2) processes, as the workflow's per-pipeline
 jobs run on 2 cores; then the
 route before issue 19 (a Python loop over topics, ir_measures and pyndeval rebuilt for every
@@ -110,21 +111,23 @@ def new_route(ds: Dataset, runs) -> dict:
             "contexts": sum(len(f) for f in frames), "frame": pd.concat(frames)}
 
 
-_SHARED: tuple = ()   # (dataset, runs) for the forked workers of parallel_route
+_SHARED: tuple = ()   # (dataset, judgments, texts, runs) for the forked workers of parallel_route
 
 
 def _score_share(share: list[int]) -> int:
-    ds, runs = _SHARED
-    scorer = ContextScorer(ds, derive(ds, 3), {p: x.contents for p, x in ds.passages.items()},
-                           regex_token_count)
-    return sum(len(scorer.score(as_run(runs[i]), f"s{i}", k)) for i in share for k in SIZES)
+    ds, judged, texts, runs = _SHARED
+    scorer = ContextScorer(ds, judged, texts, regex_token_count)
+    return sum(len(scorer.score(runs[i], f"s{i}", k)) for i in share for k in SIZES)
 
 
 def parallel_route(ds: Dataset, runs, processes: int) -> float:
     """Wall time of the 21 pipelines split over ``processes`` forked processes, each
     building its own scorer, as the workflow's per-pipeline jobs do on ``--cores 2``."""
     global _SHARED
-    _SHARED = (ds, runs)
+    # what new_route has before its clock starts (judgments, texts, runs read by column):
+    # the processes time building their scorer and scoring, as the table's columns do
+    _SHARED = (ds, derive(ds, 3), {p: x.contents for p, x in ds.passages.items()},
+               [as_run(run) for run in runs])
     shares = [list(range(i, len(runs), processes)) for i in range(processes)]
     start = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(processes) as pool:
@@ -183,13 +186,14 @@ def main(argv=None) -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     print("| topics | contexts | build scorer (s) | score 21 x 3 runs (s) | per context (us) |")
     print("| --- | --- | --- | --- | --- |")
-    per_context, wall = {}, {}
+    per_context, per_call, wall = {}, {}, {}
     for n in args.sizes:
         ds, runs = synthetic(n, seed=args.seed)
         tries = [new_route(ds, runs) for _ in range(max(args.repeat, 1))]
         r = {"contexts": tries[0]["contexts"],
              **{key: np.median([t[key] for t in tries], axis=0) for key in ("build", "score")}}
         per_context[n] = r["score"] / r["contexts"]
+        per_call[n] = r["score"] / (len(runs) * len(SIZES))   # one run at one k
         print(f"| {n} | {r['contexts']} | {_pair(r['build'])} | {_pair(r['score'])} | "
               f"{_pair(per_context[n] * 1e6, 1)} |")
         if args.processes > 1:
@@ -198,6 +202,11 @@ def main(argv=None) -> None:
         a, b = args.sizes[0], args.sizes[-1]
         ratio = per_context[b] * b / (per_context[a] * a)
         print(f"scoring time ratio {b}/{a} topics: {_pair(ratio)} (linear: {b / a:.2f})")
+        # a call's time as a fixed part and a part per topic, from the two sizes: a ratio
+        # below the linear one is the fixed part (pandas' frame, numpy's per-call overhead)
+        slope = (per_call[b] - per_call[a]) / (b - a)
+        print(f"one scoring call (a run at one k): {_pair((per_call[a] - slope * a) * 1e3)} ms "
+              f"fixed + {_pair(slope * 1e6)} us per topic")
     print(f"(each figure: wall / CPU time of this process, the median of {args.repeat})")
     for n, seconds in wall.items():
         print(f"{n} topics, build + score split over {args.processes} processes: "
