@@ -222,6 +222,49 @@ def test_judgments_without_a_topic_give_an_empty_table():
         assert frame.empty and {"Cov", "Den", "alpha_nDCG_published"} <= set(frame.columns)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_score_orders_equal_one_sort_of_every_line(seed):
+    """RunIndex's score orders start from the run's lines by topic and score (no sort where
+    the run is written that way) and reorder only the tied lines and the topic blocks; the
+    result must equal one stable sort of every line by (judged topic index, -score, -/+ the
+    passage id's place among the tied ids), the definition, on runs sorted and shuffled,
+    with many ties, topics in another order than the judgments' and unjudged topics."""
+    from cruxflow.metrics.crux_eval_io import RunLines
+    from cruxflow.metrics.crux_eval_measures import score_order
+    from cruxflow.metrics.cuts import RunIndex
+
+    rng = np.random.default_rng(seed)
+    ds, _ = random_case(seed)
+    scorer = make_scorer(ds, derive(ds, 3), {})
+    topics = list(rng.permutation(list(ds.topics))) + ["unjudged-1", "unjudged-2"]
+    qids, pids, scores = [], [], []
+    for tid in topics:
+        n = int(rng.integers(0, 25))
+        qids += [tid] * n
+        pids += [f"{tid}#{rng.integers(10**6)}-{i}" for i in range(n)]
+        # few distinct scores: many ties; sorted best first within the topic, or not
+        score = rng.integers(0, 4, size=n).astype(float)
+        scores += sorted(score, reverse=True) if seed % 2 else list(score)
+    if seed % 3 == 0:   # lines shuffled across topics too
+        perm = rng.permutation(len(qids))
+        qids, pids, scores = ([x[i] for i in perm] for x in (qids, pids, scores))
+    lines = RunLines.from_columns(qids, pids, np.array(scores))
+    index = RunIndex(scorer.index, lines)
+    at = np.flatnonzero(index.topic >= 0)
+    base = np.lexsort((-lines.score, lines.topic))
+    assert np.array_equal(score_order(lines.topic, lines.score), base)
+    for order, sign in (("score", -1), ("ndeval", 1)):
+        want = at[np.lexsort((sign * index.tie[at], -lines.score[at], index.topic[at]))]
+        assert np.array_equal(index.ordered(order), want), order
+    # the tie ranks: the string order of the tied passage ids, checked on one topic by hand
+    mine = np.flatnonzero(lines.topic == 0)
+    for s in set(lines.score[mine].tolist()):
+        tied = mine[lines.score[mine] == s]
+        if len(tied) > 1:
+            by_id = sorted(tied.tolist(), key=lambda i: lines.passages[lines.passage[i]])
+            assert [int(index.tie[i]) for i in by_id] == sorted(index.tie[tied].tolist())
+
+
 def test_the_same_run_object_is_read_once_and_a_new_one_again():
     ds, runs = random_case(41)
     texts = {p: x.contents for p, x in ds.passages.items()}

@@ -195,12 +195,26 @@ def _by_topic_and_id(topic: np.ndarray, passages: list[str], passage: np.ndarray
     return np.lexsort((*words.T[::-1], topic))
 
 
-def _tie_ranks(run: RunLines) -> np.ndarray:
+def score_order(topic: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The lines by topic code, then score descending, in their given order among equal
+    scores (a stable sort). A run already in that order, as runs are written (each topic's
+    lines together, best first), is recognised in one pass instead of sorted."""
+    if len(topic) < 2:
+        return np.arange(len(topic))
+    step = topic[1:] - topic[:-1]
+    if (step >= 0).all() and ((step > 0) | (score[1:] <= score[:-1])).all():
+        return np.arange(len(topic))
+    return np.lexsort((-score, topic))
+
+
+def _tie_ranks(run: RunLines, order: np.ndarray | None = None) -> np.ndarray:
     """For each line tied in score with another of its topic, its passage id's place among
     the tied lines' ids in string order (Python's, which is strcmp's on UTF-8); 0 for the
-    others, whose place no order needs."""
+    others, whose place no order needs. ``order``: :func:`score_order` of the run, where
+    made already."""
     r, score = run.topic, run.score
-    order = np.lexsort((-score, r))
+    if order is None:
+        order = score_order(r, score)
     same = (r[order][1:] == r[order][:-1]) & (score[order][1:] == score[order][:-1])
     tied = np.zeros(len(r), dtype=bool)
     tied[order[1:][same]] = True

@@ -31,7 +31,7 @@ class RunIndex:
     passage ids' string order, for the tie policies)."""
 
     def __init__(self, index: JudgedIndex, lines):
-        from cruxflow.metrics.crux_eval_measures import _tie_ranks
+        from cruxflow.metrics.crux_eval_measures import _tie_ranks, score_order
 
         self.lines = lines
         run_topic = np.array([index.topic_index.get(t, -1) for t in lines.topics] or [-1],
@@ -42,7 +42,10 @@ class RunIndex:
         self.row = index.rows_of(self.topic, self.number[lines.passage]
                                  if len(lines.passage) else lines.passage)
         self.tokens: np.ndarray | None = None   # the scorer's: tokens per passage, -2 unknown
-        self.tie = _tie_ranks(lines)
+        # the lines by run topic and score, descending: what the tie ranks and both score
+        # orders start from (one sort, none for a run written in that order)
+        self._by_score = score_order(lines.topic, lines.score)
+        self.tie = _tie_ranks(lines, self._by_score)
         self.present = np.zeros(len(index.topic_ids), dtype=bool)   # the run has the topic
         self.present[run_topic[run_topic >= 0]] = True
         self.n_topics, self.none = len(index.topic_ids), index.none
@@ -54,17 +57,39 @@ class RunIndex:
         computed once per order and shared by every cutoff."""
         cached = self._orders.get(order)
         if cached is None:
-            lines = self.lines
-            at = np.flatnonzero(self.topic >= 0)
-            t = self.topic[at]
             if order == "file":
-                key = np.lexsort((lines.line[at], t))
-            elif order == "ndeval":
-                key = np.lexsort((self.tie[at], -lines.score[at], t))
+                at = np.flatnonzero(self.topic >= 0)
+                cached = at[np.lexsort((self.lines.line[at], self.topic[at]))]
             else:
-                key = np.lexsort((-self.tie[at], -lines.score[at], t))
-            cached = self._orders[order] = at[key]
+                cached = self._score_ordered(order == "ndeval")
+            self._orders[order] = cached
         return cached
+
+    def _score_ordered(self, ascending_ids: bool) -> np.ndarray:
+        """The judged topics' lines by topic index, score descending, tied scores by passage
+        id (ascending: ndeval's order; descending: trec_eval's), from the lines by run topic
+        and score (``_by_score``): the tied lines reordered among themselves, then the run
+        topics' blocks put in the judged topics' order. The same order as sorting by
+        (topic index, -score, -/+ tie rank), without sorting every line again."""
+        at = self._by_score[self.topic[self._by_score] >= 0]
+        if not len(at):
+            return at
+        r, score = self.lines.topic[at], self.lines.score[at]
+        same = (r[1:] == r[:-1]) & (score[1:] == score[:-1])   # tied with the line before
+        if same.any():
+            tied = np.flatnonzero(np.concatenate(([False], same)) | np.append(same, False))
+            group = np.cumsum(np.concatenate(([True], ~same)))[tied]
+            rank = self.tie[at[tied]]
+            at[tied] = at[tied][np.lexsort((rank if ascending_ids else -rank, group))]
+        # each run topic's lines are one block; the blocks in ascending judged topic index
+        starts = np.flatnonzero(np.concatenate(([True], r[1:] != r[:-1])))
+        block_topic = self.topic[at[starts]]
+        if (block_topic[1:] < block_topic[:-1]).any():
+            blocks = np.argsort(block_topic)
+            lengths = np.diff(np.append(starts, len(at)))[blocks]
+            first = np.repeat(starts[blocks] - (np.cumsum(lengths) - lengths), lengths)
+            at = at[first + np.arange(len(at))]
+        return at
 
     def cut(self, size: np.ndarray, cut: str = "score", order: str = "score") -> Cut:
         """The contexts: per topic the first ``size[t]`` lines in ``order`` among the lines
