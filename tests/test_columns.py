@@ -200,6 +200,17 @@ def test_ids_are_numbered_as_a_dict_numbers_them(seed):
     assert table._bytes is not None       # the bytes route, not the dict's
 
 
+def test_ids_looked_up_a_block_at_a_time_as_at_once(monkeypatch):
+    """Queries past LOOKUP_BLOCK go a block at a time (bounded memory): blocks of 7 here, one
+    of them not ASCII (its block takes the dict's route), give the dict's numbers."""
+    monkeypatch.setattr(columns, "LOOKUP_BLOCK", 7)
+    rng = np.random.default_rng(5)
+    ids = list(dict.fromkeys(_random_ids(rng, 100)))
+    queries = [*rng.choice(ids, 40).tolist(), *_random_ids(rng, 30), "caf\u00e9", ids[0]]
+    got = IdTable(ids).numbers(queries)
+    assert len(got) == len(queries) and got.tolist() == _by_dict(ids, queries)
+
+
 def test_an_id_and_the_same_id_with_a_trailing_nul_differ():
     ids = ["a", "a\x00", "b\x00\x00", "12345678", "12345678\x00"]
     queries = ["a\x00", "a", "b", "b\x00", "b\x00\x00", "12345678", "12345678\x00", "x"]
