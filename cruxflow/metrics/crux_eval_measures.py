@@ -118,11 +118,12 @@ class QrelsArrays:
             pairs = zip(map(run_topics.__getitem__, r.tolist()),
                         map(run.passages.__getitem__, run.passage.tolist()), strict=True)
             pair = np.fromiter(map(self.pair_index.get, pairs, repeat(-1)), np.int64, n_lines)
-        id_rank = _tie_ranks(run)
+        by_score = score_order(r, score)
+        id_rank = _tie_ranks(run, by_score)
         slot = np.where(pair >= 0, self.pair_slot[np.maximum(pair, 0)], self.none)
         starts = np.searchsorted(r, np.arange(len(run_topics)))
-        by_trec = np.lexsort((-id_rank, -score, r))
-        by_ndeval = np.lexsort((id_rank, -score, r))
+        by_trec = ids_breaking_ties(run, by_score, id_rank, ascending_ids=False)
+        by_ndeval = ids_breaking_ties(run, by_score, id_rank, ascending_ids=True)
         judged = topic >= 0
         rel_run = np.zeros((len(run_topics), k), dtype=bool)
         rel_sub = np.zeros((len(run_topics), k, self.rel.shape[2]), dtype=bool)
@@ -205,6 +206,24 @@ def score_order(topic: np.ndarray, score: np.ndarray) -> np.ndarray:
     if (step >= 0).all() and ((step > 0) | (score[1:] <= score[:-1])).all():
         return np.arange(len(topic))
     return np.lexsort((-score, topic))
+
+
+def ids_breaking_ties(run: RunLines, order: np.ndarray, tie: np.ndarray,
+                      ascending_ids: bool) -> np.ndarray:
+    """``order`` (lines by topic, then score descending: :func:`score_order`, or a selection
+    of it) with each stretch of tied scores put in passage id order, ascending (ndeval's) or
+    descending (trec_eval's), by the lines' tie ranks (:func:`_tie_ranks`): the order of a
+    sort by (topic, -score, -/+ tie rank), with only the tied lines sorted again."""
+    r, score = run.topic[order], run.score[order]
+    same = (r[1:] == r[:-1]) & (score[1:] == score[:-1])   # tied with the line before
+    if not same.any():
+        return order
+    order = order.copy()
+    tied = np.flatnonzero(np.concatenate(([False], same)) | np.append(same, False))
+    group = np.cumsum(np.concatenate(([True], ~same)))[tied]
+    rank = tie[order[tied]]
+    order[tied] = order[tied][np.lexsort((rank if ascending_ids else -rank, group))]
+    return order
 
 
 def _tie_ranks(run: RunLines, order: np.ndarray | None = None) -> np.ndarray:

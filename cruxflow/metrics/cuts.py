@@ -71,16 +71,13 @@ class RunIndex:
         and score (``_by_score``): the tied lines reordered among themselves, then the run
         topics' blocks put in the judged topics' order. The same order as sorting by
         (topic index, -score, -/+ tie rank), without sorting every line again."""
+        from cruxflow.metrics.crux_eval_measures import ids_breaking_ties
+
         at = self._by_score[self.topic[self._by_score] >= 0]
         if not len(at):
             return at
-        r, score = self.lines.topic[at], self.lines.score[at]
-        same = (r[1:] == r[:-1]) & (score[1:] == score[:-1])   # tied with the line before
-        if same.any():
-            tied = np.flatnonzero(np.concatenate(([False], same)) | np.append(same, False))
-            group = np.cumsum(np.concatenate(([True], ~same)))[tied]
-            rank = self.tie[at[tied]]
-            at[tied] = at[tied][np.lexsort((rank if ascending_ids else -rank, group))]
+        at = ids_breaking_ties(self.lines, at, self.tie, ascending_ids)
+        r = self.lines.topic[at]
         # each run topic's lines are one block; the blocks in ascending judged topic index
         starts = np.flatnonzero(np.concatenate(([True], r[1:] != r[:-1])))
         block_topic = self.topic[at[starts]]
