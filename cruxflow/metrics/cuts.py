@@ -99,7 +99,8 @@ class RunIndex:
                                  "file, or a frame with a rank column")
             keep &= lines.rank <= size[np.maximum(self.topic, 0)]
         at = self.ordered(order)    # sorted once per order; a cut keeps its lines' order
-        at = at[keep[at]]
+        if cut == "rank":           # (the order holds the judged topics' lines only)
+            at = at[keep[at]]
         t = self.topic[at]
         starts = np.searchsorted(t, np.arange(self.n_topics))
         place = np.arange(len(at)) - starts[t]
@@ -110,12 +111,14 @@ class RunIndex:
             last = at[starts[more] + size[more] - 1]
             tied[more] = lines.score[last] == lines.score[at[starts[more] + size[more]]]
         inside = place < size[t]
-        at, t, place = at[inside], t[inside], place[inside]
-        n = np.bincount(t, minlength=self.n_topics)
+        n = count
+        if not inside.all():        # (a copy of every line only where the cut drops some)
+            at, t, place = at[inside], t[inside], place[inside]
+            n = np.bincount(t, minlength=self.n_topics)
         width = int(n.max(initial=0))
         rows = np.full((self.n_topics, width), self.none, dtype=np.int64)
         code = np.full((self.n_topics, width), -1, dtype=np.int64)
         rows[t, place] = self.row[at]
         code[t, place] = lines.passage[at]
-        in_run = np.bincount(self.topic[keep], minlength=self.n_topics) > 0
+        in_run = count > 0          # a line of the topic that the cut keeps
         return Cut(rows, code, n, np.asarray(size), in_run, tied, self)
