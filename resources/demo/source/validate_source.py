@@ -97,7 +97,8 @@ if dpath.exists():
         if not d.get("headline"):
             err(f"distractors.jsonl:{ln}", "missing headline")
         if not 90 <= words(d.get("text", "")) <= 360:
-            err(f"distractors.jsonl:{ln}", f"text has {words(d.get('text', ''))} words, want 100-350")
+            err(f"distractors.jsonl:{ln}",
+                f"text has {words(d.get('text', ''))} words, want 100-350")
     print(f"{n} distractors")
 print(f"{len(clusters)} clusters")
 for e in errors:
