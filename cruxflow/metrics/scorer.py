@@ -383,8 +383,8 @@ class ContextScorer:
         once when a context first holds it."""
         run = cut.run
         if run.tokens is None:
-            judged = np.append(self._judged_tokens, -2)   # -1 (no judged passage): -2
-            run.tokens = np.where(run.number >= 0, judged[run.number], -2)
+            # a passage no topic judged (number -1) reads the -2 appended at the end
+            run.tokens = np.append(self._judged_tokens, -2)[run.number]
         inside = cut.code >= 0
         code = np.maximum(cut.code, 0)
         new = np.unique(code[inside & (run.tokens[code] == -2)])
