@@ -20,7 +20,9 @@ bash scripts/setup.sh
 # here and in CI, not in a plain `pytest`. CRUXFLOW_INVASIVE_TESTS=0 bash scripts/test.sh skips them.
 export CRUXFLOW_INVASIVE_TESTS=${CRUXFLOW_INVASIVE_TESTS:-1}
 .venv/bin/ruff check cruxflow workflow_scripts tests benchmarks resources/demo/build_demo.py
-.venv/bin/snakemake --lint
+# SLURM's client of this machine is not asked for a controller that may be down (9 s: see
+# docs/gpu-and-slurm.md; pytest's processes get the same from tests/conftest.py)
+SLURM_CONF=tests/data/slurm/no_cluster.conf .venv/bin/snakemake --lint
 .venv/bin/snakefmt --check Snakefile rules
 # Two pytest-xdist workers (CRUXFLOW_TEST_WORKERS=N for another number, 0 for none): the tests
 # that share a finished workflow run or a port run in one worker (tests/conftest.py, XDIST_GROUPS).

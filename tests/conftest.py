@@ -31,6 +31,31 @@ MARK = "CRUXFLOW_TEST_SESSION"
 WITH_THEIR_PARENT = ("multiprocessing.resource_tracker", "multiprocessing.forkserver",
                      "joblib.externals.loky")
 
+# snakemake-executor-plugin-slurm runs `scontrol show config` as snakemake starts (every
+# snakemake command, whatever its executor). Where SLURM's client is installed but no controller
+# answers (this machine after tests/test_slurm.py has installed SLURM and stopped its cluster,
+# and CI's from that test on) scontrol retries for 9 s: measured 26 s against 5 s for
+# tests/test_rulegraph.py and tests/test_workflow_config.py. The suite's processes read a client
+# configuration whose controller refuses at once (tests/data/slurm/no_cluster.conf);
+# tests/test_slurm.py gives its cluster and submissions the machine's own (slurm_environment).
+NO_CLUSTER = str(Path(__file__).resolve().parent / "data" / "slurm" / "no_cluster.conf")
+MACHINE_SLURM_CONF = "CRUXFLOW_MACHINE_SLURM_CONF"
+if os.environ.get("SLURM_CONF") != NO_CLUSTER:   # set once: pytest-xdist's workers inherit it
+    os.environ[MACHINE_SLURM_CONF] = os.environ.get("SLURM_CONF", "")
+    os.environ["SLURM_CONF"] = NO_CLUSTER
+
+
+def slurm_environment() -> dict[str, str]:
+    """This process's environment with the machine's SLURM client configuration (SLURM_CONF as
+    it was before the suite set it, or none: SLURM's default file)."""
+    env = dict(os.environ)
+    machine = env.pop(MACHINE_SLURM_CONF, "")
+    if machine:
+        env["SLURM_CONF"] = machine
+    else:
+        env.pop("SLURM_CONF", None)
+    return env
+
 
 @pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config, items):

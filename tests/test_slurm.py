@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import slurm_environment
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
@@ -62,7 +63,8 @@ def checkout_copy(dest: Path) -> Path:
 
 
 def run(cmd: list[str], cwd: Path, timeout: int) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=slurm_environment())
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc
 
@@ -85,7 +87,7 @@ def daemons_running() -> list[str]:
 
 def stop_cluster() -> None:
     subprocess.run(["bash", str(REPO / "scripts/slurm_cluster.sh"), "stop"], timeout=120,
-                   capture_output=True)
+                   capture_output=True, env=slurm_environment())
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +96,10 @@ def cluster():
     the tests end, pass or fail (and, should pytest be interrupted, when Python exits)."""
     if os.environ.get("CRUXFLOW_SLURM") == "skip":
         pytest.skip("CRUXFLOW_SLURM=skip: no SLURM cluster on this machine")
+    # the machine's SLURM configuration (the suite's other processes read one without a
+    # cluster: tests/conftest.py, NO_CLUSTER)
     proc = subprocess.run(["bash", str(REPO / "scripts/slurm_cluster.sh")], capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env=slurm_environment())
     assert proc.returncode == 0, f"could not start SLURM:\n{proc.stdout}\n{proc.stderr}"
     started = "already up" not in proc.stdout   # a cluster someone else runs stays up
     if started:
@@ -139,7 +143,8 @@ def slurm_run(local_started, cluster, tmp_path_factory):
     submitted = dict(re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", out))
     fields = "JobID,JobName%80,Comment%200,State,ExitCode,Partition,Account,AllocTRES%120"
     sacct = subprocess.run(["sacct", "-X", "-n", "-P", "-S", since, "-o", fields],
-                           capture_output=True, text=True, check=True).stdout
+                           capture_output=True, text=True, check=True,
+                           env=slurm_environment()).stdout
     records = {}
     for line in sacct.splitlines():
         job_id, name, comment, state, exit_code, partition, account, tres = line.split("|")
