@@ -1004,11 +1004,7 @@ def test_ctrl_c_in_a_real_process_exits_130_and_keeps_the_old_dataset(tmp_path):
     ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
     row = json.dumps({"document": "An article about the flood. " * 20 + " ||||| "
                       + "Another article about it. " * 20, "summary": "A summary."})
-    # The command makes its output folder about 1.2 s before it ends (4 s after its start on
-    # an idle machine), the window this test signals in. 20,000 rows and the folder's first
-    # file (0.5 s before the end) once let the whole suite's load on 2 cores run the command to
-    # its end before the signal (exit 0).
-    (tmp_path / "mn.jsonl").write_text((row + "\n") * 30_000)
+    (tmp_path / "mn.jsonl").write_text((row + "\n") * 20_000)   # a few seconds to write out
     before = snapshot(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "ingest", "--format",
@@ -1016,7 +1012,7 @@ def test_ctrl_c_in_a_real_process_exits_130_and_keeps_the_old_dataset(tmp_path):
                              str(out)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".out.*.tmp")):   # writing the new dataset beside the old
+    while not list(tmp_path.glob(".out.*.tmp/*")):   # writing the new dataset beside the old
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
