@@ -1007,10 +1007,17 @@ def test_ctrl_c_in_a_real_process_exits_130_and_keeps_the_old_dataset(tmp_path):
     (tmp_path / "mn.jsonl").write_text((row + "\n") * 20_000)   # a few seconds to write out
     before = snapshot(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "ingest", "--format",
-                             "multinews", "--input", str(tmp_path / "mn.jsonl"), "--output",
-                             str(out)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal delivers it, whatever this process ignores: a suite started as a
+    # background job (`nohup bash scripts/test.sh &`) ignores SIGINT, the command would inherit
+    # that across exec and run to its end (exit 0). A handler, unlike SIG_IGN, is reset there.
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "ingest", "--format",
+                                 "multinews", "--input", str(tmp_path / "mn.jsonl"), "--output",
+                                 str(out)], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, ignored)
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob(".out.*.tmp/*")):   # writing the new dataset beside the old
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
