@@ -5,16 +5,19 @@ Synthetic data shaped like Multi-News test: per topic 10 sub-questions and 40 ra
 14 of the topic's passages and 6 of other topics' (unrated for it), context sizes
 k in {|Z*|, 10, 20}. Prints, for ``--sizes`` (200 and 4,986 topics, Multi-News test's count):
 building the scorer (judgments' qrels, arrays, token counts of Z*), scoring all 21 x 3 runs
-(CRUX columns, IR columns, both alpha-nDCGs), each the median of ``--repeat`` (3) fresh
-scorers (the scoring includes what a scorer builds on first use: the judged passages'
-index and token counts), the cost per context and the ratio of the two sizes' scoring times
-(issue 41's target: <= 3 s at 4,986 topics, a ratio near 4,986 / 200 = 25) and, from the two
-sizes, a scoring call's time as a fixed part plus a part per topic; the wall time
-with the pipelines split over ``--processes`` (2) processes, as the workflow's per-pipeline
-jobs run on 2 cores; then the
-route before issue 19 (a Python loop over topics, ir_measures and pyndeval rebuilt for every
-run and size) at ``--old-topics`` (50) with the largest difference between the two routes'
-values.
+(CRUX columns, IR columns, both alpha-nDCGs) in one call (``ContextScorer.score_many``: the
+runs' contexts stacked, each measure called once per stack) and in one call per run and k
+(``ContextScorer.score``, as the workflow's per-pipeline jobs score their run); each figure
+the median of ``--repeat`` (3) fresh scorers at the largest size and of proportionally more
+at a smaller one (25 x 3 at 200 topics), the sizes taking turns a round at a time so that a
+slower minute of a shared machine weighs on both (the scoring includes what a scorer builds
+on first use: the judged passages' index and token counts); the cost per context and the
+ratio of the two sizes' scoring times (issue 41's target: <= 3 s at 4,986 topics, a ratio
+near 4,986 / 200 = 25) and, from the two sizes, a call's time as a fixed part plus a part per
+topic; the wall time with the pipelines split over ``--processes`` (2) processes, as the
+workflow's per-pipeline jobs run on 2 cores; then the route before issue 19 (a Python loop
+over topics, ir_measures and pyndeval rebuilt for every run and size) at ``--old-topics``
+(50) with the largest difference between the two routes' values.
 
     .venv/bin/python benchmarks/metrics.py [--sizes 200 4986] [--repeat 3] [--old-topics 50]
         [--seed 13] [--processes 2]
@@ -96,7 +99,9 @@ def _clocks() -> np.ndarray:
     return np.array([time.perf_counter(), time.process_time()])
 
 
-def new_route(ds: Dataset, runs) -> dict:
+def new_route(ds: Dataset, runs, many: bool = True) -> dict:
+    """Build a scorer and score every run at every k: in one call (``many``) or one call
+    per run and k."""
     judged = derive(ds, 3)
     texts = {p: x.contents for p, x in ds.passages.items()}
     # the runs by column, as the workflow reads its run files (block by block: no object
@@ -105,10 +110,12 @@ def new_route(ds: Dataset, runs) -> dict:
     start = _clocks()
     scorer = ContextScorer(ds, judged, texts, regex_token_count)
     built = _clocks()
-    frames = [scorer.score(run, f"s{i}", k) for i, run in enumerate(runs) for k in SIZES]
+    cases = [(run, f"s{i}", k) for i, run in enumerate(runs) for k in SIZES]
+    frame = scorer.score_many(cases) if many else pd.concat(
+        [scorer.score(*case) for case in cases], ignore_index=True)
     scored = _clocks()
-    return {"build": built - start, "score": scored - built,
-            "contexts": sum(len(f) for f in frames), "frame": pd.concat(frames)}
+    return {"build": built - start, "score": scored - built, "contexts": len(frame),
+            "frame": frame}
 
 
 _SHARED: tuple = ()   # (dataset, judgments, texts, runs) for the forked workers of parallel_route
@@ -117,7 +124,7 @@ _SHARED: tuple = ()   # (dataset, judgments, texts, runs) for the forked workers
 def _score_share(share: list[int]) -> int:
     ds, judged, texts, runs = _SHARED
     scorer = ContextScorer(ds, judged, texts, regex_token_count)
-    return sum(len(scorer.score(runs[i], f"s{i}", k)) for i in share for k in SIZES)
+    return len(scorer.score_many([(runs[i], f"s{i}", k) for i in share for k in SIZES]))
 
 
 def parallel_route(ds: Dataset, runs, processes: int) -> float:
@@ -184,33 +191,50 @@ def main(argv=None) -> None:
                         help="also score the pipelines split over this many processes")
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
-    print("| topics | contexts | build scorer (s) | score 21 x 3 runs (s) | per context (us) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| topics | contexts | build scorer (s) | score 21 x 3 runs in one call (s) | "
+          "per context (us) | one call per run and k (s) |")
+    print("| --- | --- | --- | --- | --- | --- |")
     per_context, per_call, wall = {}, {}, {}
-    for n in args.sizes:
-        ds, runs = synthetic(n, seed=args.seed)
-        tries = [new_route(ds, runs) for _ in range(max(args.repeat, 1))]
-        r = {"contexts": tries[0]["contexts"],
-             **{key: np.median([t[key] for t in tries], axis=0) for key in ("build", "score")}}
-        per_context[n] = r["score"] / r["contexts"]
-        per_call[n] = r["score"] / (len(runs) * len(SIZES))   # one run at one k
-        print(f"| {n} | {r['contexts']} | {_pair(r['build'])} | {_pair(r['score'])} | "
-              f"{_pair(per_context[n] * 1e6, 1)} |")
+    data = {n: synthetic(n, seed=args.seed) for n in args.sizes}
+    # the sizes take turns, a round at a time, so that a slower minute of a shared machine
+    # weighs on every size alike; a smaller size is scored more times a round (as many times
+    # as it is smaller, at most 25x), for a median over about the same time per size
+    tries: dict[int, list] = {n: [] for n in args.sizes}
+    for _ in range(max(args.repeat, 1)):
+        for n, (ds, runs) in data.items():
+            for _ in range(min(25, max(1, round(max(args.sizes) / n)))):
+                tries[n] += [new_route(ds, runs, many) for many in (True, False)]
+    for n, (ds, runs) in data.items():
+        med = {key: [np.median([t[key] for t in tries[n][i::2]], axis=0) for i in (0, 1)]
+               for key in ("build", "score")}
+        contexts = tries[n][0]["contexts"]
+        per_context[n] = med["score"][0] / contexts
+        per_call[n] = med["score"][1] / (len(runs) * len(SIZES))   # one run at one k
+        print(f"| {n} | {contexts} | {_pair(med['build'][0])} | {_pair(med['score'][0])} | "
+              f"{_pair(per_context[n] * 1e6, 1)} | {_pair(med['score'][1])} |")
         if args.processes > 1:
             wall[n] = parallel_route(ds, runs, args.processes)
     if len(args.sizes) >= 2:
         a, b = args.sizes[0], args.sizes[-1]
         ratio = per_context[b] * b / (per_context[a] * a)
-        print(f"scoring time ratio {b}/{a} topics: {_pair(ratio)} (linear: {b / a:.2f})")
+        print(f"scoring time ratio {b}/{a} topics, in one call: {_pair(ratio)}; one call per "
+              f"run and k: {_pair(per_call[b] / per_call[a])} (linear: {b / a:.2f})")
         # a call's time as a fixed part and a part per topic, from the two sizes: a ratio
         # below the linear one is the fixed part (pandas' frame, numpy's per-call overhead)
         slope = (per_call[b] - per_call[a]) / (b - a)
-        print(f"one scoring call (a run at one k): {_pair((per_call[a] - slope * a) * 1e3)} ms "
+        print(f"one call per run and k: {_pair((per_call[a] - slope * a) * 1e3)} ms "
               f"fixed + {_pair(slope * 1e6)} us per topic")
-    print(f"(each figure: wall / CPU time of this process, the median of {args.repeat})")
+    print(f"(each figure: wall / CPU time of this process, the median of {args.repeat} "
+          "fresh scorers at the largest size, of proportionally more at a smaller one)")
     for n, seconds in wall.items():
         print(f"{n} topics, build + score split over {args.processes} processes: "
               f"{seconds:.2f} s wall")
+    if args.old_topics > 0:
+        compare_old(args)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+def compare_old(args) -> None:
     ds, runs = synthetic(args.old_topics, seed=args.seed)
     old, new = old_route(ds, runs), new_route(ds, runs)
     # the columns whose definition the old route shares (nDCG@k and alpha_nDCG@k came later)
@@ -220,7 +244,6 @@ def main(argv=None) -> None:
     print(f"{args.old_topics} topics, build + score (wall / CPU s): before issue 19 "
           f"{_pair(old['time'])}, now {_pair(new['build'] + new['score'])}; "
           f"largest difference between the values: {diff:.1e}")
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

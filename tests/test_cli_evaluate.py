@@ -14,6 +14,7 @@ from cruxflow.cli import main
 from cruxflow.data.model import Dataset, Passage, Topic
 from cruxflow.metrics.evaluate import evaluate_run
 from cruxflow.metrics.judgments import derive, write_judgments
+from cruxflow.metrics.scorer import ContextScorer
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "cruxflow"
 
@@ -310,18 +311,26 @@ def cli_json(capsys, *args) -> dict:
     return json.loads(out)
 
 
-def test_many_runs_in_one_call(data, tmp_path, capsys):
-    # one call with three runs: the dataset read once, each run's rows as when it is alone,
-    # and paired tests between the three pairs for every size and metric
+def test_many_runs_in_one_call(data, tmp_path, capsys, monkeypatch):
+    # one call with three runs: the dataset, its judgments and the scorer made once, each
+    # run's rows and notes as when it is alone, and paired tests between the three pairs for
+    # every size and metric
     runs = [write_run_file(tmp_path / "one.run", RANKING),
             write_run_file(tmp_path / "two.run", {"t": ["t:0#0", "t:1#2"], "v": ["v:0#0"]}),
             write_run_file(tmp_path / "three.run", {"t": ["x:0#0"]})]
     alone = [cli_json(capsys, "--dataset", data, "--run", r, "--k", "1,all")
              for r in runs]
     out = tmp_path / "out"
+    built = []
+    real_init = ContextScorer.__init__
+    monkeypatch.setattr(ContextScorer, "__init__",
+                        lambda self, *a, **kw: built.append(1) or real_init(self, *a, **kw))
     together = cli_json(capsys, "--dataset", data, "--run", *runs, "--k", "1,all",
                         "--output", out)
     assert together["aggregate"] == [row for one in alone for row in one["aggregate"]]
+    assert together["runs"] == [{k: v for k, v in one.items() if k != "aggregate"}
+                                for one in alone]
+    assert len(built) == 1      # the judgments and the scorer made once for the three runs
     assert {p.name for p in out.iterdir()} == {"per_query.tsv", "aggregate.tsv", "paired.tsv"}
     # 3 pairs x 2 sizes x the 11 measure columns (metrics.names.table_columns)
     assert len(together["paired"]) == 3 * 2 * 11

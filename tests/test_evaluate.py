@@ -16,7 +16,8 @@ from cruxflow.metrics.judgments import (
     write_judgments,
 )
 from cruxflow.metrics.options import MetricOptions
-from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
+from cruxflow.metrics.per_query import aggregate
+from cruxflow.metrics.scorer import ContextScorer, check_run
 from cruxflow.metrics.tokens import (
     describe_token_counter,
     hf_token_counter,

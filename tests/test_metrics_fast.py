@@ -277,7 +277,7 @@ def test_the_same_run_object_is_read_once_and_a_new_one_again():
 
 def test_judgments_derived_in_arrays_equal_the_per_topic_derivation():
     """Without a judgments file the scorer derives Q and Z* itself, for all topics at once
-    (batch.select_required_rows): the same as judgments.derive, topic by topic, ties
+    (judgments.select_required_rows): the same as judgments.derive, topic by topic, ties
     included (the random cases have many passages with equal ratings)."""
     for seed, eta in ((61, 3), (62, 2), (63, 4)):
         ds, runs = random_case(seed, max_passages=40)
@@ -334,3 +334,36 @@ def test_ranks_counted_by_one_cumsum_or_a_rank_at_a_time_agree(monkeypatch):
         scorer = make_scorer(ds, derive(ds, 3), texts)
         frames[cells] = [scorer.score(run, "s", k) for run in runs[:2] for k in SIZES]
     assert all(a.equals(b) for a, b in zip(*frames.values(), strict=True))
+
+
+@pytest.mark.parametrize("seed,eta,alpha,grades,stack_rows", [
+    (81, 3, 0.5, "2-1", 1 << 13), (82, 2, 0.3, "3-2-1", 80), (83, 4, 0.9, "2-1", 33),
+])
+def test_many_runs_in_one_call_equal_one_call_each(monkeypatch, seed, eta, alpha, grades,
+                                                   stack_rows):
+    """score_many stacks the contexts of several runs (one k, one width) and calls each
+    measure once per stack, against the arrays taken per topic row (TopicArrays.take): the
+    frame must be identical, to the last bit, to score() called run by run and k by k, with
+    stacks of every run (8,192 rows), of three runs (80 rows, 16 topics) and of two (33),
+    on runs with ties, passages of other topics, passages nobody rated, an empty run and
+    topics missing from a run; and the same topics reported without text for Den."""
+    import pandas as pd
+
+    from cruxflow.metrics import per_query
+
+    ds, runs = random_case(seed, max_passages=40)
+    rng = np.random.default_rng(seed)
+    tied = {tid: [RunRow(tid, r.doc_id, n + 1, float(rng.integers(0, 3)))
+                  for n, r in enumerate(rows)] for tid, rows in runs[0].items()}
+    runs = [{}, tied, *runs]      # (den_undefined keeps the last run of each k)
+    texts = {p: x.contents for p, x in ds.passages.items() if not p.endswith("#3")}
+    options = MetricOptions(eta=eta, alpha=alpha, relevance_grades=grades)
+    cases = [(run, f"s{i}", k) for k in SIZES for i, run in enumerate(runs)]
+    one = make_scorer(ds, derive(ds, eta, alpha), texts, options)
+    want = pd.concat([one.score(*case) for case in cases], ignore_index=True)
+    monkeypatch.setattr(per_query, "STACK_ROWS", stack_rows)
+    many = make_scorer(ds, derive(ds, eta, alpha), texts, options)
+    got = many.score_many(cases)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert many.den_undefined == one.den_undefined and any(one.den_undefined.values())
+    assert len(got) == len(cases) * len(one.topics) > 0

@@ -1,8 +1,6 @@
 """Rule context_metrics: one run's contexts of each size k -> per-query CRUX and IR metrics, and
 the context files of the metrics' and the RAG stage's sizes."""
 
-import pandas as pd
-
 from cruxflow.data.io import atomic_write
 from cruxflow.metrics.crux_eval_io import read_run_top
 from cruxflow.metrics.judgments import read_judgments
@@ -27,8 +25,7 @@ scorer = ContextScorer(dataset, judgments, texts,
 tie_line = scorer.tie_line(run, [parse_context_size(k) for k in p.context_sizes])
 if tie_line:
     log.warning("%s: %s", wc.system, tie_line)
-frame = pd.concat([scorer.score(run, wc.system, parse_context_size(k))
-                   for k in p.context_sizes], ignore_index=True)
+frame = scorer.score_many([(run, wc.system, parse_context_size(k)) for k in p.context_sizes])
 with atomic_write(sm.output.per_query) as out:
     frame.to_csv(out, sep="\t", index=False, float_format="%.6f")
 log.info("%s: %d topic x size rows", wc.system, len(frame))

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from cruxflow.data.io import atomic_write, write_json
-from cruxflow.metrics.scorer import aggregate
+from cruxflow.metrics.per_query import aggregate
 from cruxflow.metrics.tokens import describe_token_counter
 from cruxflow.workflow.job import setup_logging
 

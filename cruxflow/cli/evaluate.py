@@ -14,13 +14,13 @@ from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
-from cruxflow.metrics.evaluate import evaluate_run
+from cruxflow.metrics.evaluate import evaluate_runs
 from cruxflow.metrics.options import MetricOptions
 
 
 def _cmd_evaluate(args) -> int:
     from cruxflow.data.io import write_json
-    from cruxflow.metrics.evaluate import evaluate_release, load_texts
+    from cruxflow.metrics.evaluate import evaluate_release
 
     inputs = args.run or args.contexts
     if args.run_name is not None and len(inputs) > 1:
@@ -48,17 +48,15 @@ def _cmd_evaluate(args) -> int:
     else:
         if args.dataset is None:
             raise DataError("give --dataset, --crux-root, or --qrel with --judge")
-        # the dataset and passage texts are read once for every run
-        dataset, texts = load_texts(args.dataset, args.collection)
-        for source, name in zip(inputs, names, strict=True):
-            kind = {"run": source} if args.run else {"contexts": source}
-            result = evaluate_run(args.dataset, dataset=dataset, texts=texts, options=options,
-                                  ks=args.k, judgments=args.judgments, name=name,
-                                  allow_empty=args.allow_empty,
-                                  strict_collection=args.strict_collection, judge=args.judge,
-                                  **kind)
+        # the dataset, its judgments and the scorer are made once for every run
+        kind = {"runs": inputs} if args.run else {"contexts": inputs}
+        results = evaluate_runs(args.dataset, options=options, ks=args.k,
+                                judgments=args.judgments, collection=args.collection,
+                                names=names, allow_empty=args.allow_empty,
+                                strict_collection=args.strict_collection, judge=args.judge,
+                                **kind)
+        for result in results:
             result.info["dataset"] = str(args.dataset)
-            results.append(result)
     scored = [r for r in results if r is not None]
     for r in scored:   # the tie warning, once per run
         for line in r.info.get("warnings", []):

@@ -40,6 +40,7 @@ import numpy as np
 
 from cruxflow.data.columns import IdTable
 from cruxflow.metrics.crux import passage_order
+from cruxflow.metrics.judgments import select_required_rows
 from cruxflow.metrics.ndeval import (
     actual_subtopics,
     ideal_ideal_gain,
@@ -206,6 +207,23 @@ class JudgedIndex:
         """The passage number of each topic's ``rows`` (topics x places; -1 for ``none``)."""
         return self._row_number[np.arange(len(self.topic_ids))[:, None], rows]
 
+    def take(self, at: np.ndarray) -> JudgedIndex:
+        """The topics at positions ``at`` (repeats allowed) as an index of their own: what
+        the measures read per topic, gathered (:meth:`TopicArrays.take`). It numbers no
+        passage: ids are looked up on the index it was taken from."""
+        new = object.__new__(JudgedIndex)
+        new.topic_ids = [self.topic_ids[i] for i in at.tolist()]
+        new.passages = [self.passages[i] for i in at.tolist()]
+        new.none, new.width, new.number = self.none, self.width, self.number
+        new.has_ratings = self.has_ratings
+        for attr in ("n_rows", "n_questions", "ratings", "rated", "relevance_topics",
+                     "diversity_topics", "_row_number"):
+            setattr(new, attr, getattr(self, attr)[at])
+        for attr in ("given_grades", "given_rel"):
+            given = getattr(self, attr)
+            setattr(new, attr, None if given is None else given[at])
+        return new
+
     @cached_property
     def id_rank(self) -> np.ndarray:
         """``id_rank[t, row]``: the passage id's place among its topic's ids in string order
@@ -242,6 +260,25 @@ class TopicArrays:
         if key not in self._memo:
             self._memo[key] = make()
         return self._memo[key]
+
+    # per topic: what :meth:`take` gathers (made here first, once)
+    _PER_TOPIC = ("required_rows", "oracle_size", "oracle_coverage", "ideal_dcg", "grades",
+                  "relevance_topics", "ndeval_rel", "diversity_topics", "ndeval_ideal",
+                  "ndeval_actual")
+
+    def take(self, at: np.ndarray) -> TopicArrays:
+        """These arrays for the topics at positions ``at`` (repeats allowed): several runs'
+        contexts stacked as the rows of one matrix are scored against ``take(np.tile(
+        np.arange(n_topics), n_runs))`` in one call of each measure. Every per-topic array
+        is made on these arrays, once, and gathered, so the stack's values are these
+        arrays' own; what the measures memoise (:meth:`memo`) starts anew."""
+        new = TopicArrays(self.index.take(at), self.eta, self.alpha, self.grades_name)
+        new.__dict__["_kept"] = (self.answers[at], self.n_kept[at])
+        new.kept = [self.kept[i] for i in at.tolist()]
+        for attr in self._PER_TOPIC:
+            new.__dict__[attr] = getattr(self, attr)[at]
+        new.__dict__["ndeval_ideal_ideal"] = self.ndeval_ideal_ideal[:, at]   # ranks x topics
+        return new
 
     # --- Eq. 2: the answerable questions -------------------------------------------------
 
@@ -467,27 +504,6 @@ class TopicArrays:
     @cached_property
     def ndeval_ideal_ideal(self) -> np.ndarray:
         return ideal_ideal_gain(self.ndeval_actual, self.alpha)
-
-
-def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> np.ndarray:
-    """:func:`cruxflow.metrics.crux.select_required` for every topic at once: ``answers[t,
-    row, i]`` (rows in the topic's natural passage order), the rows chosen in selection order,
-    ``none``-padded. Ties go to the first row (argmax's first maximum), as there."""
-    n_topics = answers.shape[0]
-    chosen = np.full((n_topics, max(1, answers.shape[2])), none, dtype=np.int64)
-    open_q = np.arange(answers.shape[2])[None, :] < n_kept[:, None]
-    everyone = np.arange(n_topics)
-    steps = 0
-    for step in range(answers.shape[2]):
-        gains = (answers & open_q[:, None, :]).sum(axis=2)
-        best = np.argmax(gains, axis=1)
-        take = gains[everyone, best] > 0
-        if not take.any():
-            break
-        chosen[take, step] = best[take]
-        open_q[take] &= ~answers[everyone[take], best[take]]
-        steps = step + 1
-    return chosen[:, :steps]
 
 
 def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndarray:

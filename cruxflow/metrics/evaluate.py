@@ -68,20 +68,44 @@ def evaluate_run(dataset_dir=None, *, run=None, contexts=None,
     """
     if (run is None) == (contexts is None):
         raise ValueError("give exactly one of run and contexts")
-    source = existing(run if run is not None else contexts,
-                      "run file" if run is not None else "contexts file")
+    return evaluate_runs(dataset_dir, runs=None if run is None else [run],
+                         contexts=None if contexts is None else [contexts], options=options,
+                         ks=ks, judgments=judgments, collection=collection,
+                         names=[name], dataset=dataset, texts=texts, allow_empty=allow_empty,
+                         strict_collection=strict_collection, judge=judge)[0]
+
+
+def evaluate_runs(dataset_dir=None, *, runs=None, contexts=None,
+                  options: MetricOptions = DEFAULTS, ks: list[int | str] | None = None,
+                  judgments=None, collection=None, names=None,
+                  dataset: Dataset | None = None, texts: dict[str, str] | None = None,
+                  allow_empty: bool = False, strict_collection: bool = False,
+                  judge=None) -> list[Evaluation]:
+    """:func:`evaluate_run` for several runs (or contexts files) of one dataset, one
+    :class:`Evaluation` each (``names``: their systems, None for the file's stem): the
+    dataset, its judgments and the scorer, with the passages' token counts, are made once
+    for all of them, not once per run."""
+    if (runs is None) == (contexts is None):
+        raise ValueError("give exactly one of runs and contexts")
+    is_run = runs is not None
+    sources = [existing(s, "run file" if is_run else "contexts file")
+               for s in (runs if is_run else contexts)]
+    names = list(names) if names is not None else [None] * len(sources)
     if dataset is None:
         dataset, texts = load_texts(dataset_dir, collection)
     read = None
     if judge:
         dataset, read = with_ratings(dataset, judge)
-    result = _score(dataset, texts or {}, source, run is not None, options, ks=ks,
-                    judgments=judgments, name=name,
-                    origin=None if dataset_dir is None else str(dataset_dir),
-                    allow_empty=allow_empty, strict_collection=strict_collection)
-    if read is not None:
-        result.info["ratings"] = read
-    return result
+    scoring = _Scoring(dataset, texts or {}, options, judgments,
+                       origin=None if dataset_dir is None else str(dataset_dir))
+    results = []
+    for source, name in zip(sources, names, strict=True):
+        result = scoring.score(source, is_run, ks=ks, name=name, allow_empty=allow_empty,
+                               strict_collection=strict_collection)
+        if read is not None:
+            result.info["ratings"] = read
+        results.append(result)
+    return results
 
 
 def with_ratings(dataset: Dataset, judge) -> tuple[Dataset, dict]:
@@ -101,70 +125,89 @@ def with_ratings(dataset: Dataset, judge) -> tuple[Dataset, dict]:
     return dataclasses.replace(dataset, ratings=ratings, expected={}), read.summary()
 
 
-def _score(dataset: Dataset, texts: dict[str, str], source: Path, is_run: bool,
-           opts: MetricOptions, *, ks, judgments, name, origin,
-           allow_empty: bool = False, strict_collection: bool = False) -> Evaluation:
-    # imported here: pandas and ir_measures would slow down every other subcommand's start
-    import numpy as np
-    import pandas as pd
+class _Scoring:
+    """The judgments and the scorer of one dataset, made when the first input has been read
+    and checked, and shared by every input scored after it."""
 
-    from cruxflow.metrics.crux_eval_io import read_run_top
-    from cruxflow.metrics.inputs import as_run
-    from cruxflow.metrics.scorer import ContextScorer, aggregate, check_run
-    from cruxflow.metrics.tokens import make_token_counter
+    def __init__(self, dataset: Dataset, texts: dict[str, str], opts: MetricOptions,
+                 judgments, origin):
+        self.dataset, self.texts, self.opts = dataset, texts, opts
+        self.judgments, self.origin = judgments, origin
+        self.scorer = None
 
-    eta = opts.eta
-    judged = derive(dataset, eta, opts.alpha) if judgments is None \
-        else load_judgments(judgments, dataset, eta)
-    if is_run:    # by column, a block of lines at a time (no object per line)
-        ranking = read_run_top(source, None).lines
-    else:
-        ranking = as_run(read_contexts(source, topics=dataset.topics, passages=texts))
-    if not len(ranking.topic) and not allow_empty:
-        raise DataError("no ranked list in the file (every topic would score 0); pass "
-                        "--allow-empty to score it anyway", path=source)
-    outside = check_run(ranking, dataset, texts, source, strict_collection=strict_collection)
-    count_tokens = make_token_counter(opts.tokenizer)
-    scorer = ContextScorer(dataset, judged, texts, count_tokens, opts)
-    evaluated = scorer.topics
-    if not evaluated:
-        # the judgments file, else the dataset (a dataset given in memory has no path to name)
-        why = ("the dataset has no ratings: ingest it with ratings (cruxflow ingest --judge) "
-               "or let the workflow rate it" if not dataset.ratings and judgments is None
-               else "no passage is rated that high")
-        raise DataError(f"no topic has an answerable question at eta={eta}: nothing to score "
-                        f"({why})", path=judgments or origin)
-    system = name or source.stem
-    ks = ks or (RUN_DEFAULT_K if is_run else CONTEXTS_DEFAULT_K)
-    lengths = dict(zip(ranking.topics, np.bincount(ranking.topic, minlength=len(
-        ranking.topics)).tolist(), strict=True))
-    frames = []
-    for k in ks:
-        if k == K_ALL:
-            # a cut at the longest list keeps every list whole
-            longest = max((lengths.get(t, 0) for t in evaluated), default=0)
-            frame = scorer.score(ranking, system, max(longest, 1))
-            frame["k"] = K_ALL
+    def _scorer(self):
+        from cruxflow.metrics.scorer import ContextScorer
+        from cruxflow.metrics.tokens import make_token_counter
+
+        if self.scorer is not None:
+            return self.scorer
+        dataset, opts, judgments = self.dataset, self.opts, self.judgments
+        judged = derive(dataset, opts.eta, opts.alpha) if judgments is None \
+            else load_judgments(judgments, dataset, opts.eta)
+        scorer = ContextScorer(dataset, judged, self.texts,
+                               make_token_counter(opts.tokenizer), opts)
+        if not scorer.topics:
+            # the judgments file, else the dataset (a dataset given in memory has no path)
+            why = ("the dataset has no ratings: ingest it with ratings (cruxflow ingest "
+                   "--judge) or let the workflow rate it"
+                   if not dataset.ratings and judgments is None else
+                   "no passage is rated that high")
+            raise DataError(f"no topic has an answerable question at eta={opts.eta}: "
+                            f"nothing to score ({why})", path=judgments or self.origin)
+        self.scorer = scorer
+        return scorer
+
+    def score(self, source: Path, is_run: bool, *, ks, name, allow_empty: bool = False,
+              strict_collection: bool = False) -> Evaluation:
+        # imported here: pandas and ir_measures would slow down every other subcommand's start
+        import numpy as np
+
+        from cruxflow.metrics.crux_eval_io import read_run_top
+        from cruxflow.metrics.inputs import as_run
+        from cruxflow.metrics.per_query import aggregate
+        from cruxflow.metrics.scorer import check_run
+
+        dataset, texts, opts = self.dataset, self.texts, self.opts
+        if is_run:    # by column, a block of lines at a time (no object per line)
+            ranking = read_run_top(source, None).lines
         else:
-            frame = scorer.score(ranking, system, k)
-        frames.append(frame)
-    per_query = pd.concat(frames, ignore_index=True)
-    tie_line = scorer.tie_line(ranking, [k for k in ks if k != K_ALL]) if is_run else None
-    info = {
-        "dataset": origin, "input": str(source), "system": system, "eta": eta,
-        "alpha": opts.alpha, "density_weight": opts.density_weight,
-        "tokenizer": opts.tokenizer or "regex", "relevance_grades": opts.relevance_grades,
-        "judgments": str(judgments) if judgments is not None else "derived",
-        "k": [str(k) for k in ks],
-        "topics_evaluated": len(evaluated),
-        "topics_not_evaluated": [t for t in dataset.topics if t not in set(evaluated)],
-        "missing_in_run": [t for t in evaluated if t not in lengths],
-        # passages outside the collection: unjudged; Den undefined where one is in a context
-        "run_lines_outside_collection": outside,
-        "den_undefined_no_text": {k: v for k, v in scorer.den_undefined.items() if v},
-        "warnings": [tie_line] if tie_line else [],
-    }
-    return Evaluation(per_query, aggregate(per_query), info)
+            ranking = as_run(read_contexts(source, topics=dataset.topics, passages=texts))
+        if not len(ranking.topic) and not allow_empty:
+            raise DataError("no ranked list in the file (every topic would score 0); pass "
+                            "--allow-empty to score it anyway", path=source)
+        outside = check_run(ranking, dataset, texts, source,
+                            strict_collection=strict_collection)
+        scorer = self._scorer()
+        scorer.forget_runs()
+        scorer.den_undefined = {}
+        evaluated = scorer.topics
+        system = name or source.stem
+        ks = ks or (RUN_DEFAULT_K if is_run else CONTEXTS_DEFAULT_K)
+        lengths = dict(zip(ranking.topics, np.bincount(ranking.topic, minlength=len(
+            ranking.topics)).tolist(), strict=True))
+        # a cut at the longest list keeps every list whole
+        longest = max((lengths.get(t, 0) for t in evaluated), default=0)
+        cutoffs = [max(longest, 1) if k == K_ALL else k for k in ks]
+        per_query = scorer.score_many([(ranking, system, k) for k in cutoffs])
+        if K_ALL in ks:     # its rows named as asked (each k's rows are one block)
+            per_query.loc[np.repeat([k == K_ALL for k in ks], len(per_query) // len(ks)),
+                          "k"] = K_ALL
+        tie_line = scorer.tie_line(ranking, [k for k in ks if k != K_ALL]) if is_run else None
+        info = {
+            "dataset": self.origin, "input": str(source), "system": system, "eta": opts.eta,
+            "alpha": opts.alpha, "density_weight": opts.density_weight,
+            "tokenizer": opts.tokenizer or "regex", "relevance_grades": opts.relevance_grades,
+            "judgments": str(self.judgments) if self.judgments is not None else "derived",
+            "k": [str(k) for k in ks],
+            "topics_evaluated": len(evaluated),
+            "topics_not_evaluated": [t for t in dataset.topics if t not in set(evaluated)],
+            "missing_in_run": [t for t in evaluated if t not in lengths],
+            # passages outside the collection: unjudged; Den undefined where one is in one
+            "run_lines_outside_collection": outside,
+            "den_undefined_no_text": {k: v for k, v in scorer.den_undefined.items() if v},
+            "warnings": [tie_line] if tie_line else [],
+        }
+        return Evaluation(per_query, aggregate(per_query), info)
 
 
 # --- the CRUX release: its files, the authors' script and the workflow's scorer ---------------

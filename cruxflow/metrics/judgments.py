@@ -203,3 +203,24 @@ def load_judgments(path, dataset: Dataset, eta: int | None = None) -> dict[str, 
                         f"topics ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})"
                         ": a judgments file of another dataset, or cut short", path=path)
     return out
+
+
+def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> np.ndarray:
+    """:func:`cruxflow.metrics.crux.select_required` for every topic at once: ``answers[t,
+    row, i]`` (rows in the topic's natural passage order), the rows chosen in selection order,
+    ``none``-padded. Ties go to the first row (argmax's first maximum), as there."""
+    n_topics = answers.shape[0]
+    chosen = np.full((n_topics, max(1, answers.shape[2])), none, dtype=np.int64)
+    open_q = np.arange(answers.shape[2])[None, :] < n_kept[:, None]
+    everyone = np.arange(n_topics)
+    steps = 0
+    for step in range(answers.shape[2]):
+        gains = (answers & open_q[:, None, :]).sum(axis=2)
+        best = np.argmax(gains, axis=1)
+        take = gains[everyone, best] > 0
+        if not take.any():
+            break
+        chosen[take, step] = best[take]
+        open_q[take] &= ~answers[everyone[take], best[take]]
+        steps = step + 1
+    return chosen[:, :steps]

@@ -22,7 +22,6 @@ works per context in Python, the values are those of the per-topic functions
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from itertools import repeat
@@ -140,12 +139,6 @@ def _follows_scheme(pid: str) -> bool:
     return True
 
 
-def _constant(value: str, like) -> object:
-    """A column of ``value`` like ``like``: from a list where short (pandas' broadcast of a
-    scalar costs more than the rest of a small frame), else the scalar itself."""
-    return pd.array([value] * len(like), dtype=like.dtype) if len(like) <= 2000 else value
-
-
 class _Plan(NamedTuple):
     arrays: TopicArrays      # the judgments' arrays at the name's eta and alpha
     cut: tuple               # the key of its contexts among a run's cuts
@@ -210,6 +203,7 @@ class ContextScorer:
         self._names: dict = {}              # a name as given -> parsed
         self._plans: dict[names.Name, _Plan] = {}
         self._arrays: dict[tuple, TopicArrays] = {}
+        self._stacks: dict[tuple, TopicArrays] = {}    # stacked_arrays' by height
         self._runs: list[tuple[object, RunIndex]] = []     # the last runs seen, by object
         self._tokens: dict[str, int] = {}   # passage no topic judged -> tokens (-1: no text)
         # per k scored: topics whose context ranks a passage without text (Den undefined)
@@ -241,9 +235,10 @@ class ContextScorer:
     def judged_mask(self, arrays: TopicArrays) -> np.ndarray:
         """The default topic set: the topics with an answerable question at the arrays' eta;
         without ratings, those with a relevant line in the qrels given."""
+        index = arrays.index
         return arrays.memo("judged topics", lambda: (
-            arrays.n_kept > 0 if self.index.has_ratings
-            else (self.index.given_grades > 0).any(axis=1) if self.index.given_grades is not None
+            arrays.n_kept > 0 if index.has_ratings
+            else (index.given_grades > 0).any(axis=1) if index.given_grades is not None
             else arrays.ndeval_rel.any(axis=(1, 2))))
 
     def run_index(self, run) -> RunIndex:
@@ -258,6 +253,14 @@ class ContextScorer:
         found = RunIndex(self.index, as_run(run))
         self._runs = [(run, found), *self._runs[:3]]
         return found
+
+    def forget_runs(self) -> None:
+        """Drop the runs seen, with their contexts (a caller that scores runs one after
+        another holds one run in memory, not the last four: a cut refers to its run, so the
+        run's cuts are dropped too, or they would wait for the cycle collector)."""
+        for _, index in self._runs:
+            index.cuts.clear()
+        self._runs = []
 
     def sizes(self, k: int | str, arrays: TopicArrays | None = None) -> np.ndarray:
         """The cutoff of every topic: |Z*| for ``oracle``, else k."""
@@ -308,7 +311,11 @@ class ContextScorer:
         set: NaN outside it (and where undefined); ``topics='all'`` counts an undefined value
         0. A measure whose judgments are missing is an error naming what it reads."""
         name = self._parse(name)
-        ctx = self.contexts(run, name)
+        return self.values_on(self.contexts(run, name), name)
+
+    def values_on(self, ctx: Contexts, name: names.Name) -> np.ndarray:
+        """:meth:`values` of the parsed ``name`` on contexts ``ctx``: one run's, or several
+        runs' stacked (:func:`cruxflow.metrics.per_query.many_rows`)."""
         raw = np.asarray(self._plan(name).function(ctx, name), dtype=float)
         return self._topic_set(raw, name, ctx)
 
@@ -333,10 +340,10 @@ class ContextScorer:
 
     def universe(self, name: names.Name, arrays: TopicArrays) -> np.ndarray:
         """The topics of the judgments ``name`` reads (``topics='all'``)."""
-        mask = np.zeros(len(self.topic_ids), dtype=bool)
+        mask = np.zeros(len(arrays.topic_ids), dtype=bool)
         for kind in name.reads:
             if kind == names.RATINGS:
-                mask |= self.index.n_questions > 0
+                mask |= arrays.index.n_questions > 0
             elif kind == names.RELEVANCE:
                 mask |= arrays.relevance_topics
             elif kind == names.DIVERSITY:
@@ -399,7 +406,7 @@ class ContextScorer:
 
     def _oracle_counts(self, arrays: TopicArrays) -> np.ndarray:
         """Tokens of each passage of Z* (topics x places; -1: no text, 0 past Z*'s end)."""
-        numbers = self.index.row_numbers(arrays.required_rows)
+        numbers = arrays.index.row_numbers(arrays.required_rows)
         return np.where(numbers >= 0, self._judged_tokens[np.maximum(numbers, 0)], 0)
 
     def _oracle_tokens(self, arrays: TopicArrays) -> np.ndarray:
@@ -467,54 +474,46 @@ class ContextScorer:
 
     def score(self, run, system: str, k: int | str) -> pd.DataFrame:
         """The per-query table's rows of size k: every column of :func:`measure_columns`
-        (``names.table_columns``) at cutoff k, over the evaluated topics."""
-        arrays = self.arrays()
-        keep = self.judged_mask(arrays)
-        # the topic column as pandas makes it from the ids, once; "system" and "k" of its type
-        topic = arrays.memo("topic column", lambda: pd.DataFrame(
-            {"topic": self._topic_array[keep]})["topic"].array)
+        (``names.table_columns``) at cutoff k, over the evaluated topics
+        (:func:`cruxflow.metrics.per_query.rows`)."""
+        from cruxflow.metrics.per_query import rows
+
+        return rows(self, run, system, k)
+
+    def score_many(self, cases) -> pd.DataFrame:
+        """:meth:`score` of each ``(run, system, k)`` of ``cases``, as one frame, with one
+        call of each measure for several runs' contexts
+        (:func:`cruxflow.metrics.per_query.many_rows`)."""
+        from cruxflow.metrics.per_query import many_rows
+
+        return many_rows(self, cases)
+
+    def topic_column(self, arrays: TopicArrays, keep: np.ndarray):
+        """The evaluated topics' ids (``keep``) as pandas makes a column of them, once."""
+        return arrays.memo("topic column", lambda: pd.DataFrame(
+            {"topic": self.topic_array[keep]})["topic"].array)
+
+    def columns_at(self, k) -> dict:
+        """The table's columns as names at cutoff ``k`` (with ``Cov``: its contexts)."""
         columns = self._table_names.get(k)
         if columns is None:
             columns = self._table_names[k] = {
                 column: names.parse(names.qualified(column, k, self.options))
                 for column in [*self.columns, "Cov"]}
-        ctx = self.contexts(run, columns["Cov"])
-        tokens, no_text = ctx.tokens()
-        table = {"system": _constant(system, topic),
-                 "k": arrays.memo(("k column", k), lambda: _constant(str(k), topic)),
-                 "topic": topic,
-                 "context_size": ctx.n[keep], "in_run": self.run_index(run).present[keep],
-                 "tokens": tokens[keep]}
-        for column in self.columns:
-            table[column] = self.values(run, columns[column])[keep]
-        self.den_undefined[str(k)] = self._topic_array[keep & no_text].tolist()
-        return pd.DataFrame(table)
+        return columns
 
     @cached_property
-    def _topic_array(self) -> np.ndarray:
+    def topic_array(self) -> np.ndarray:
+        """:attr:`topic_ids` as an array."""
         return np.array(self.topic_ids, dtype=object)
 
-
-def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:
-    """Means over topics per (system, k); NaN values (undefined for a topic) are skipped. Each
-    mean is a correctly rounded sum (``math.fsum``) over the count: the same whatever the
-    order of the topics."""
-    cols = [c for c in per_query.columns if _is_measure(c)]
-    grouped = per_query.groupby(["system", "k"], sort=False)
-    table = grouped[cols].agg(_mean)
-    table.insert(0, "topics", grouped["topic"].nunique())
-    table.insert(1, "missing_in_run", grouped["in_run"].apply(lambda s: int((~s).sum())))
-    return table.reset_index()
-
-
-def _mean(values: pd.Series) -> float:
-    kept = [v for v in values.tolist() if not math.isnan(v)]
-    return math.fsum(kept) / len(kept) if kept else math.nan
-
-
-def _is_measure(column: str) -> bool:
-    try:
-        names.parse(column)
-    except ValueError:
-        return False
-    return True
+    def stacked_arrays(self, arrays: TopicArrays, height: int) -> TopicArrays:
+        """``arrays`` taken for a stack of ``height`` runs' contexts (every topic ``height``
+        times; :meth:`TopicArrays.take`), made once per height (the last two kept)."""
+        key = (arrays.eta, arrays.alpha, height)
+        if key not in self._stacks:
+            at = np.tile(np.arange(len(self.topic_ids)), height)
+            taken = arrays.take(at)
+            taken.__dict__["_oracle_tokens"] = self._oracle_tokens(arrays)[at]
+            self._stacks = {**dict(list(self._stacks.items())[-1:]), key: taken}
+        return self._stacks[key]
