@@ -45,10 +45,8 @@ with numpy (docs/evaluate.md, "Speed"; ``benchmarks/crux_eval.py``).
 
 from __future__ import annotations
 
-import gc
 import math
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,6 +58,7 @@ from cruxflow.data.ingest.crux_common import (
     read_diversity_qrels,
     read_ratings,
 )
+from cruxflow.data.io import paused_gc
 from cruxflow.metrics.crux import answerable_questions, coverage, density, select_required
 from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests import them here)
     TopRun,
@@ -108,20 +107,6 @@ class CruxEvalResult:
 
 def _fmt(value: float | None) -> str:
     return "nan" if value is None else f"{value:.4f}"
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Reading the inputs makes millions of small objects and none with a cycle; the cyclic
-    garbage collector, run again and again meanwhile over every object alive, doubles the
-    time of a call."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class CruxEvalInputs:
