@@ -1060,3 +1060,40 @@ def test_the_ingest_prefix_rule_is_the_config_schemas():
             flag_ok = False
         schema_ok = jsonschema.Draft202012Validator(dataset["prefix"]).is_valid(text)
         assert flag_ok is schema_ok is ok, text
+
+
+@pytest.mark.parametrize("value,message", [
+    ("a b", "contains whitespace"), ("  ", "is empty"), ("", "is empty"), (5, "expected str"),
+    (True, "expected str"), (None, "missing"), ("t:0#1", None), ("\u00e9t\u00e9", None),
+])
+def test_identifiers_checked_at_a_glance_or_in_full(value, message):
+    """_ident and _text take a plain string at a glance and send everything else through
+    the full checks, whose errors name the field and record."""
+    from cruxflow.data.errors import DataError
+    from cruxflow.data.model import _ident, _text
+
+    where = {"path": "x.jsonl", "record": "line 3"}
+    obj = {} if value is None else {"id": value}
+    if message is None:
+        assert _ident(obj, "id", where) == value and _text(obj, "id", where) == value
+        return
+    with pytest.raises(DataError, match=message) as error:
+        _ident(obj, "id", where)
+    assert "x.jsonl" in str(error.value) and "line 3" in str(error.value)
+    if message != "contains whitespace":
+        with pytest.raises(DataError, match=message):
+            _text(obj, "id", where)
+    assert _text({"t": "  "}, "t", where, allow_empty=True) == "  "
+
+
+def test_a_failed_read_leaves_the_garbage_collector_on(tmp_path):
+    import gc
+
+    from cruxflow.data.errors import DataError
+    from cruxflow.data.model import Dataset
+
+    (tmp_path / "topics.jsonl").write_text('{"topic_id": "a b", "doc_ids": []}\n')
+    assert gc.isenabled()
+    with pytest.raises(DataError, match="whitespace"):
+        Dataset.load(tmp_path)
+    assert gc.isenabled()

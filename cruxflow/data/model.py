@@ -317,13 +317,14 @@ def reference_rating_from_json(obj: dict, where: dict) -> ReferenceRating:
 def load_records(path: Path, parse, key) -> dict:
     """Validated records of a JSONL file by ``key(record)``; duplicate keys are an error."""
     out: dict = {}
-    for lineno, obj in iter_jsonl(path):
-        where = {"path": path, "record": f"line {lineno}"}
-        rec = parse(obj, where)
-        k = key(rec)
-        if k in out:
-            raise DataError(f"duplicate id {k!r}", **where)
-        out[k] = rec
+    with paused_gc():   # records without cycles: the collector would only slow the read
+        for lineno, obj in iter_jsonl(path):
+            where = {"path": path, "record": f"line {lineno}"}
+            rec = parse(obj, where)
+            k = key(rec)
+            if k in out:
+                raise DataError(f"duplicate id {k!r}", **where)
+            out[k] = rec
     return out
 
 
@@ -345,11 +346,6 @@ class Dataset:
         d = Path(directory)
         if not (d / TOPICS).exists():
             raise DataError(f"not a cruxflow dataset directory (no {TOPICS})", path=d)
-        with paused_gc():
-            return cls._load(d, with_passages)
-
-    @classmethod
-    def _load(cls, d: Path, with_passages: bool) -> Dataset:
         topics = load_records(d / TOPICS, topic_from_json, lambda t: t.topic_id)
         docs = load_records(d / DOCUMENTS, document_from_json, lambda x: x.doc_id) \
             if (d / DOCUMENTS).exists() else {}
