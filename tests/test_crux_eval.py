@@ -17,6 +17,7 @@ topic D (duc04-test-3): in the qrels, not in the run.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -231,6 +232,7 @@ def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
                "--authors-line"])
     captured = capsys.readouterr()
     assert rc == 0
+    assert gc.isenabled()      # the command pauses the collector, and gives it back
     assert captured.out == (
         f"{DUC / 'run'} | bm25.run | P@10 | 0.2000 | nDCG@10 | 0.8425 | "
         "alpha_nDCG@10 | 0.8179 | Cov@10 | 0.5556 |\n")

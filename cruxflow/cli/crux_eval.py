@@ -4,7 +4,6 @@ Den@10 and paired tests between every pair of runs (docs/evaluate.md, "The autho
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -12,16 +11,22 @@ from functools import partial
 
 from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
+from cruxflow.data.io import paused_gc
 
 OUTPUT_FILE = "crux_eval.json"
 
 
 def _cmd_crux_eval(args) -> int:
     # The inputs are millions of small objects, none in a reference cycle, alive until the
-    # process ends: the cyclic collector, run again and again over all of them as they are
+    # command ends: the cyclic collector, run again and again over all of them as they are
     # made and once more when a library call turns it back on, would add a tenth of the
-    # call's time. A one-shot command does without it.
-    gc.disable()
+    # call's time. The command does without it, and gives it back to a caller that runs
+    # the command in its own process (cruxflow.cli.main from Python).
+    with paused_gc():
+        return _crux_eval(args)
+
+
+def _crux_eval(args) -> int:
     runs = args.run + ([args.run_b] if args.run_b else [])
     if len(runs) == 1 or args.authors_line or types.paired_policy(args) is None:
         _one_blas_thread()
