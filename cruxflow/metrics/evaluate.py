@@ -13,7 +13,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing
 from cruxflow.data.model import Dataset, load_records, passage_from_json
 from cruxflow.data.names import ORACLE_K, PASSAGES
-from cruxflow.metrics.judgments import derive, load_judgments
+from cruxflow.metrics.judgments import load_judgments
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 
 if TYPE_CHECKING:
@@ -142,8 +142,9 @@ class _Scoring:
         if self.scorer is not None:
             return self.scorer
         dataset, opts, judgments = self.dataset, self.opts, self.judgments
-        judged = derive(dataset, opts.eta, opts.alpha) if judgments is None \
-            else load_judgments(judgments, dataset, opts.eta)
+        # without a judgments file the scorer derives Q and Z* itself, for every topic at once
+        # (the same as judgments.derive topic by topic: tests/test_metrics_fast.py)
+        judged = None if judgments is None else load_judgments(judgments, dataset, opts.eta)
         scorer = ContextScorer(dataset, judged, self.texts,
                                make_token_counter(opts.tokenizer), opts)
         if not scorer.topics:
@@ -181,6 +182,7 @@ class _Scoring:
         scorer.forget_runs()
         scorer.den_undefined = {}
         evaluated = scorer.topics
+        scored = set(evaluated)
         system = name or source.stem
         ks = ks or (RUN_DEFAULT_K if is_run else CONTEXTS_DEFAULT_K)
         lengths = dict(zip(ranking.topics, np.bincount(ranking.topic, minlength=len(
@@ -200,7 +202,7 @@ class _Scoring:
             "judgments": str(self.judgments) if self.judgments is not None else "derived",
             "k": [str(k) for k in ks],
             "topics_evaluated": len(evaluated),
-            "topics_not_evaluated": [t for t in dataset.topics if t not in set(evaluated)],
+            "topics_not_evaluated": [t for t in dataset.topics if t not in scored],
             "missing_in_run": [t for t in evaluated if t not in lengths],
             # passages outside the collection: unjudged; Den undefined where one is in one
             "run_lines_outside_collection": outside,

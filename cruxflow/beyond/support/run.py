@@ -98,7 +98,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
     per_run = average_runs(per_topic, topic_ids, opts.average)
     universe = topic_ids if topic_ids is not None else list(
         dict.fromkeys(a.topic_id for a in answers))
-    answered = {a.topic_id for a in answers}
+    answered, known = {a.topic_id for a in answers}, set(universe)
     sources = Counter(it.source for it in items)
     summary = {
         "input": str(input_path), "labels": None if labels is None else str(labels),
@@ -108,7 +108,7 @@ def evaluate_support(input_path, output_dir, options: SupportOptions | None = No
         "topics_from": "input" if topics is None else str(topics),
         "topics_without_answers": [t for t in universe if t not in answered],
         "answers": len(answers),
-        "answers_outside_topics": sum(a.topic_id not in set(universe) for a in answers),
+        "answers_outside_topics": sum(a.topic_id not in known for a in answers),
         "runs": len(per_run),
         "sentences": sum(len(a.sentences) for a in answers),
         "label_counts": _label_counts(items),
