@@ -367,6 +367,35 @@ def test_crux_root_scores_both_ways(tmp_path, capsys):
         "per_query.tsv", "aggregate.tsv", "crux_eval.json"}
 
 
+def test_crux_root_with_several_runs_reads_the_release_once(tmp_path, capsys, monkeypatch):
+    """Three runs with --crux-root: the release read once (one read_crux, one crux_eval_runs
+    call for the authors' measures of all three), each run's rows and the authors' results
+    those it gets alone, and the pairs compared both ways."""
+    from cruxflow.data.ingest import crux as crux_ingest
+    from cruxflow.metrics import crux_eval as crux_eval_module
+
+    first = RELEASE / "run" / "bm25.run"
+    lines = first.read_text().splitlines()
+    runs = [first, tmp_path / "half.run", tmp_path / "reversed.run"]
+    runs[1].write_text("\n".join(lines[::2]) + "\n")
+    runs[2].write_text("".join(f"{q} Q0 {d} {r} {-float(s)} x\n" for q, _, d, r, s, _ in
+                               (line.split() for line in lines)))
+    alone = [cli_json(capsys, "--crux-root", RELEASE, "--run", r, "--k", "10") for r in runs]
+    calls = {"read_crux": 0, "crux_eval_runs": 0}
+    for module, fn in ((crux_ingest, "read_crux"), (crux_eval_module, "crux_eval_runs")):
+        real = getattr(module, fn)
+
+        def counted(*a, _real=real, _fn=fn, **kw):
+            calls[_fn] += 1
+            return _real(*a, **kw)
+        monkeypatch.setattr(module, fn, counted)
+    together = cli_json(capsys, "--crux-root", RELEASE, "--run", *runs, "--k", "10")
+    assert calls == {"read_crux": 1, "crux_eval_runs": 1}
+    assert together["aggregate"] == [row for one in alone for row in one["aggregate"]]
+    assert together["crux_eval"] == [one["crux_eval"] for one in alone]
+    assert len(together["paired"]) == 3 * 11 and together["crux_eval_paired"]
+
+
 def test_crux_root_run_over_the_whole_corpus(tmp_path, capsys):
     """The released runs retrieved from the whole corpus; a clone holds the judged passages
     only. A passage outside the collection is unjudged: the authors' numbers and Cov are those

@@ -20,7 +20,7 @@ from cruxflow.metrics.options import MetricOptions
 
 def _cmd_evaluate(args) -> int:
     from cruxflow.data.io import write_json
-    from cruxflow.metrics.evaluate import evaluate_release
+    from cruxflow.metrics.evaluate import evaluate_releases
 
     inputs = args.run or args.contexts
     if args.run_name is not None and len(inputs) > 1:
@@ -37,12 +37,12 @@ def _cmd_evaluate(args) -> int:
             raise DataError("--crux-root, --qrel and --judge score a --run")
         if args.crux_root is None and (args.qrel is None or args.judge is None):
             raise DataError("give --qrel and --judge together (or --crux-root)")
-        for run, name in zip(inputs, names, strict=True):
-            result, by_script = evaluate_release(
-                run=run, crux_root=args.crux_root, qrel=args.qrel, judge=args.judge,
+        # the release (and the dataset, the scorer) read and made once for every run
+        for result, by_script in evaluate_releases(
+                runs=inputs, crux_root=args.crux_root, qrel=args.qrel, judge=args.judge,
                 dataset_dir=args.dataset, collection=args.collection,
                 filter_by_oracle=args.filter_by_oracle, options=options, ks=args.k,
-                name=name, strict_collection=args.strict_collection)
+                names=names, strict_collection=args.strict_collection):
             results.append(result)
             authors.append(by_script)
     else:

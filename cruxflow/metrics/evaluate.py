@@ -240,9 +240,23 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
     the release's qrels and judge ratings, and the workflow's scorer on the dataset they make
     (read in memory from ``crux_root``, or ``dataset_dir``) when its passage texts are known.
     Returns (the workflow's evaluation or None, the script's result)."""
+    return evaluate_releases(runs=[run], crux_root=crux_root, qrel=qrel, judge=judge,
+                             dataset_dir=dataset_dir, collection=collection,
+                             filter_by_oracle=filter_by_oracle, options=options, ks=ks,
+                             names=[name], strict_collection=strict_collection)[0]
+
+
+def evaluate_releases(*, runs, crux_root=None, qrel=None, judge=None, dataset_dir=None,
+                      collection=None, filter_by_oracle: bool = False,
+                      options: MetricOptions = DEFAULTS, ks: list[int | str] | None = None,
+                      names=None, strict_collection: bool = False
+                      ) -> list[tuple[Evaluation | None, object]]:
+    """:func:`evaluate_release` for several runs, one pair per run: the release's qrels and
+    ratings read once for the authors' script's measures of every run, the dataset they make
+    read once for the workflow's scorer (and the scorer made once)."""
     from cruxflow.data.ingest import IngestOptions
     from cruxflow.data.ingest.crux import read_crux
-    from cruxflow.metrics.crux_eval import crux_eval
+    from cruxflow.metrics.crux_eval import crux_eval_runs
 
     given = judge
     if crux_root is not None:
@@ -252,14 +266,15 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
         raise ValueError("give crux_root, or both qrel and judge")
     judges = [existing(p, "judge ratings")
               for p in (judge if isinstance(judge, list | tuple) else [judge])]
-    authors = crux_eval(existing(run, "run file"), existing(qrel, "qrels file"),
-                        judges, filter_by_oracle=filter_by_oracle,
-                        eta=options.eta, alpha=options.alpha)
-    evaluation = None
-    kw = {"run": run, "options": options, "ks": ks, "name": name,
+    runs = [existing(run, "run file") for run in runs]
+    authors = crux_eval_runs(runs, existing(qrel, "qrels file"), judges,
+                             filter_by_oracle=filter_by_oracle, eta=options.eta,
+                             alpha=options.alpha)
+    evaluations: list[Evaluation | None] = [None] * len(runs)
+    kw = {"runs": runs, "options": options, "ks": ks, "names": names,
           "strict_collection": strict_collection}
     if dataset_dir is not None:
-        evaluation = evaluate_run(dataset_dir, collection=collection, **kw)
+        evaluations = evaluate_runs(dataset_dir, collection=collection, **kw)
     elif crux_root is not None:
         corpus = None if collection is None else str(collection)
         # the ratings the authors' script read (--judge's, in place of the folder's judge/),
@@ -268,7 +283,8 @@ def evaluate_release(*, run, crux_root=None, qrel=None, judge=None, dataset_dir=
             collection=corpus, judge=[str(p) for p in judges] if given else []))
         texts = {pid: p.contents for pid, p in dataset.passages.items()}
         if texts:
-            evaluation = evaluate_run(crux_root, dataset=dataset, texts=texts, **kw)
-            evaluation.info["dataset"] = str(crux_root)
-            evaluation.info["ratings"] = report.counts.get("judge")
-    return evaluation, authors
+            evaluations = evaluate_runs(crux_root, dataset=dataset, texts=texts, **kw)
+            for evaluation in evaluations:
+                evaluation.info["dataset"] = str(crux_root)
+                evaluation.info["ratings"] = report.counts.get("judge")
+    return list(zip(evaluations, authors, strict=True))
