@@ -6,8 +6,8 @@ every column of :func:`cruxflow.metrics.names.table_columns` (what the workflow'
 :func:`many_rows` scores several runs (and sizes) in one call: the contexts of one k and one
 width are stacked as the rows of one matrix and every measure is called once per stack,
 against the judgments' arrays gathered per row (:meth:`~cruxflow.metrics.batch.TopicArrays.
-take`): the same values, to the last bit, as :func:`rows` run by run, without numpy's and
-pandas' cost per call for every run (21 runs x 3 sizes over 200 topics: 0.09 s, not 0.14 s;
+take`): the same values, to the last bit, as run by run, without numpy's and pandas' cost per
+call for every run (21 runs x 3 sizes over 200 topics: 0.09 s, not 0.14 s;
 ``benchmarks/metrics.py``).
 """
 
@@ -26,39 +26,18 @@ from cruxflow.metrics.scorer import Contexts, ContextScorer
 STACK_ROWS = 1 << 13
 
 
-def _constant(value: str, like) -> object:
-    """A column of ``value`` like ``like``: from a list where short (pandas' broadcast of a
-    scalar costs more than the rest of a small frame), else the scalar itself."""
-    return pd.array([value] * len(like), dtype=like.dtype) if len(like) <= 2000 else value
-
-
 def rows(scorer: ContextScorer, run, system: str, k: int | str) -> pd.DataFrame:
     """The per-query table's rows of size k: every column of
     :func:`~cruxflow.metrics.scorer.measure_columns` at cutoff k, over the evaluated
     topics."""
-    arrays = scorer.arrays()
-    keep = scorer.judged_mask(arrays)
-    # the topic column as pandas makes it from the ids, once; "system" and "k" of its type
-    topic = scorer.topic_column(arrays, keep)
-    columns = scorer.columns_at(k)
-    ctx = scorer.contexts(run, columns["Cov"])
-    tokens, no_text = ctx.tokens()
-    table = {"system": _constant(system, topic),
-             "k": arrays.memo(("k column", k), lambda: _constant(str(k), topic)),
-             "topic": topic,
-             "context_size": ctx.n[keep], "in_run": scorer.run_index(run).present[keep],
-             "tokens": tokens[keep]}
-    for column in scorer.columns:
-        table[column] = scorer.values(run, columns[column])[keep]
-    scorer.den_undefined[str(k)] = scorer.topic_array[keep & no_text].tolist()
-    return pd.DataFrame(table)
+    return many_rows(scorer, [(run, system, k)])
 
 
 def many_rows(scorer: ContextScorer, cases) -> pd.DataFrame:
     """:func:`rows` of each ``(run, system, k)`` of ``cases``, as one frame (their rows in
-    the order of ``cases``): the same values, with one call of each measure for a stack of
-    contexts (the cases of one k whose contexts have the same width, up to about
-    :data:`STACK_ROWS` topic rows) instead of one call per case."""
+    the order of ``cases``): the same values as case by case, with one call of each measure
+    for a stack of contexts (the cases of one k whose contexts have the same width, up to
+    about :data:`STACK_ROWS` topic rows) instead of one call per case."""
     cases = list(cases)
     arrays = scorer.arrays()
     keep = scorer.judged_mask(arrays)
@@ -86,15 +65,23 @@ def many_rows(scorer: ContextScorer, cases) -> pd.DataFrame:
     for (_, _, k), part in zip(cases, parts, strict=True):   # as rows() one case after another
         scorer.den_undefined[str(k)] = scorer.topic_array[keep & part["no_text"]].tolist()
     topic = scorer.topic_column(arrays, keep)
-    n, case = len(topic), np.repeat(np.arange(len(cases)), len(topic))
-    # the text columns taken from arrays of their distinct values (quicker than a string
-    # per row)
-    table = {"system": pd.array([s for _, s, _ in cases], dtype=topic.dtype).take(case),
-             "k": pd.array([str(k) for _, _, k in cases], dtype=topic.dtype).take(case),
-             "topic": topic.take(np.tile(np.arange(n), len(cases)))}
+    n = len(topic)
+    table = {"system": _repeated([s for _, s, _ in cases], n, topic),
+             "k": _repeated([str(k) for _, _, k in cases], n, topic),
+             "topic": topic if len(cases) == 1 else topic.take(np.tile(np.arange(n),
+                                                                      len(cases)))}
     for column in ["context_size", "in_run", "tokens", *scorer.columns]:
         table[column] = np.concatenate([part[column] for part in parts]) if parts else []
     return pd.DataFrame(table)
+
+
+def _repeated(values: list[str], n: int, like):
+    """``values[0]`` n times, then ``values[1]`` n times, ..., as a column of ``like``'s type:
+    taken from an array of the values (quicker than a string per row); one value stays a
+    scalar over many rows (pandas broadcasts it quicker still) and a list over a few."""
+    if len(values) == 1:
+        return values[0] if n > 2000 else pd.array(values * n, dtype=like.dtype)
+    return pd.array(values, dtype=like.dtype).take(np.repeat(np.arange(len(values)), n))
 
 
 def _stacked(scorer: ContextScorer, found: list[Contexts]) -> Contexts:
