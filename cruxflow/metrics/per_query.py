@@ -26,18 +26,13 @@ from cruxflow.metrics.scorer import Contexts, ContextScorer
 STACK_ROWS = 1 << 13
 
 
-def rows(scorer: ContextScorer, run, system: str, k: int | str) -> pd.DataFrame:
-    """The per-query table's rows of size k: every column of
-    :func:`~cruxflow.metrics.scorer.measure_columns` at cutoff k, over the evaluated
-    topics."""
-    return many_rows(scorer, [(run, system, k)])
-
-
 def many_rows(scorer: ContextScorer, cases) -> pd.DataFrame:
-    """:func:`rows` of each ``(run, system, k)`` of ``cases``, as one frame (their rows in
-    the order of ``cases``): the same values as case by case, with one call of each measure
-    for a stack of contexts (the cases of one k whose contexts have the same width, up to
-    about :data:`STACK_ROWS` topic rows) instead of one call per case."""
+    """The per-query table's rows of each ``(run, system, k)`` of ``cases`` (every column of
+    :func:`~cruxflow.metrics.scorer.measure_columns` at cutoff k, over the evaluated topics),
+    as one frame (their rows in the order of ``cases``): the same values as case by case,
+    with one call of each measure for a stack of contexts (the cases of one k whose contexts
+    have the same width, up to about :data:`STACK_ROWS` topic rows) instead of one call per
+    case."""
     cases = list(cases)
     arrays = scorer.arrays()
     keep = scorer.judged_mask(arrays)

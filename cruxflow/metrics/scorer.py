@@ -475,10 +475,10 @@ class ContextScorer:
     def score(self, run, system: str, k: int | str) -> pd.DataFrame:
         """The per-query table's rows of size k: every column of :func:`measure_columns`
         (``names.table_columns``) at cutoff k, over the evaluated topics
-        (:func:`cruxflow.metrics.per_query.rows`)."""
-        from cruxflow.metrics.per_query import rows
+        (:func:`cruxflow.metrics.per_query.many_rows` of one case)."""
+        from cruxflow.metrics.per_query import many_rows
 
-        return rows(self, run, system, k)
+        return many_rows(self, [(run, system, k)])
 
     def score_many(self, cases) -> pd.DataFrame:
         """:meth:`score` of each ``(run, system, k)`` of ``cases``, as one frame, with one
