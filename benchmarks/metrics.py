@@ -31,19 +31,24 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset, Passage, Topic
-from cruxflow.metrics import ir
-from cruxflow.metrics.crux import alpha_ndcg, coverage, density
-from cruxflow.metrics.inputs import as_run
+from cruxflow.data.runs import as_run
 from cruxflow.metrics.judgments import derive, diversity_rows, relevance_qrels
 from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import regex_token_count
+
+# the old route's per-topic formulas and libraries: the tests' oracles
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from oracles import libraries as ir  # noqa: E402
+from oracles.crux_formulas import alpha_ndcg, coverage, density  # noqa: E402
 
 SIZES = ["oracle", 10, 20]
 

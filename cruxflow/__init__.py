@@ -7,6 +7,8 @@ runs and tests every pair under the one statistics policy (:mod:`cruxflow.metric
 diversity qrels, relevance qrels: :mod:`cruxflow.metrics.inputs`); ``cruxflow.MetricOptions``
 holds eta, alpha, the density weight, the relevance grades and the tokenizer;
 ``cruxflow.parse_measure`` reads a measure name (:mod:`cruxflow.metrics.names`);
+``cruxflow.graded_qrels`` turns ratings into the graded diversity qrels the ir_measures measures
+read (:mod:`cruxflow.metrics.inputs`);
 ``cruxflow.Cov``, ``cruxflow.alpha_nDCG_crux`` and ``cruxflow.Den`` are CRUX's measures as
 ir_measures measure objects (:mod:`cruxflow.metrics.measures`). Each is imported on first
 use, so ``import cruxflow`` stays light.
@@ -21,6 +23,7 @@ _LAZY = {
     "Judgments": ("cruxflow.metrics.inputs", "Judgments"),
     "MetricOptions": ("cruxflow.metrics.options", "MetricOptions"),
     "parse_measure": ("cruxflow.metrics.names", "parse"),
+    "graded_qrels": ("cruxflow.metrics.inputs", "graded_qrels"),
     "Cov": ("cruxflow.metrics.measures", "Cov"),
     "alpha_nDCG_crux": ("cruxflow.metrics.measures", "alpha_nDCG_crux"),
     "Den": ("cruxflow.metrics.measures", "Den"),

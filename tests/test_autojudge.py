@@ -156,8 +156,9 @@ def test_report_coverage_with_the_packaged_judge(tmp_path):
     sub-question of its topic, through the cached LLM layer: one request per (response,
     question), answered from the cache the second time, and the leaderboard's value is the
     share of the answerable questions rated >= eta."""
+    from oracles.crux_formulas import coverage
+
     from cruxflow.llm import make_runner
-    from cruxflow.metrics.crux import coverage
     from cruxflow.metrics.judgments import derive
     from cruxflow.rag.reports import judge_reports
 

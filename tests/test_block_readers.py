@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cruxflow.data import runs as run_reader
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import read_line_blocks
-from cruxflow.metrics import crux_eval_io
 
 
 @pytest.mark.parametrize("size", [1, 2, 5, 64])
@@ -40,7 +40,7 @@ def small_blocks(monkeypatch):
     def blocks(path, size=None):     # whatever size the reader asks for
         return read_line_blocks(path, 40)
 
-    monkeypatch.setattr(crux_eval_io, "read_line_blocks", blocks)
+    monkeypatch.setattr(run_reader, "read_line_blocks", blocks)
     from cruxflow.data.ingest import crux_qrels
 
     monkeypatch.setattr(crux_qrels, "read_line_blocks", blocks)
@@ -54,7 +54,7 @@ def test_a_run_whose_late_block_needs_the_text_reader(tmp_path, small_blocks, la
     lines = [f"t1 Q0 p{i} {i + 1} {9 - i}.0 x\n" for i in range(6)] + [late]
     path = tmp_path / "r.run"
     path.write_bytes("".join(lines).encode())
-    top = crux_eval_io.read_run_top(path, k=3)
+    top = run_reader.read_run_file(path, max_rank=3)
     late_pid = late.split()[2]
     assert top.topics == {"t1": [("p0", 9.0, 1), ("p1", 8.0, 2), ("p2", 7.0, 3)],
                           "t2": [(late_pid, 0.5, 7)]}
@@ -68,7 +68,7 @@ def test_a_run_read_in_blocks_keeps_line_numbers_and_topic_order(tmp_path, small
     path = tmp_path / "r.run"
     path.write_text("b Q0 b1 1 1.5 x\na Q0 a1 1 2 x\n\nb Q0 b2 2 1.25 x\na Q0 a2 9 0.5 x\n"
                     "a Q0 a3 2 0.75 x\n")
-    top = crux_eval_io.read_run_top(path, k=2)
+    top = run_reader.read_run_file(path, max_rank=2)
     assert top.topics == {"b": [("b1", 1.5, 1), ("b2", 1.25, 4)],
                           "a": [("a1", 2.0, 2), ("a3", 0.75, 6)]}
     assert top.beyond_k == 1
@@ -78,7 +78,7 @@ def test_a_passage_twice_within_the_cut_over_two_blocks_is_refused(tmp_path, sma
     path = tmp_path / "r.run"
     path.write_text("t Q0 p1 1 2.0 x\nt Q0 p2 2 1.0 x\nt Q0 p3 3 0.5 x\nt Q0 p1 4 0.2 x\n")
     with pytest.raises(DataError):
-        crux_eval_io.read_run_top(path, k=10)
+        run_reader.read_run_file(path, max_rank=10)
 
 
 def test_qrels_in_blocks_and_a_late_crlf(tmp_path, small_blocks):

@@ -33,9 +33,9 @@ from cruxflow.metrics.crux_eval import (
     crux_eval,
     judged_name,
     measure_names,
-    read_token_counts,
 )
 from cruxflow.metrics.policy import Policy
+from cruxflow.metrics.tokens import read_token_counts
 
 DATA = Path(__file__).parent / "data" / "crux"
 DUC = DATA / "release" / "crux-mds-duc04"
@@ -372,9 +372,9 @@ def _run(path: Path, rows) -> Path:
     ([(A, "a", 1, 2.0), (B, "c", 1, 1.0), (A, "b", 1, 1.0)], (A, [1, 1])),
 ])
 def test_a_rank_column_that_is_not_a_rank_is_found(tmp_path, rows, bad):
-    from cruxflow.metrics.crux_eval_io import read_every_topic, read_run_top
+    from cruxflow.data.runs import read_every_topic, read_run_file
 
-    top = read_run_top(_run(tmp_path / "r.run", rows), k=2)
+    top = read_run_file(_run(tmp_path / "r.run", rows), max_rank=2)
     topics = list(dict.fromkeys(t for t, *_ in rows))
     assert top.file_topics == topics
     # the cheap check on the ranks and kept lines, and the full one on every line, agree

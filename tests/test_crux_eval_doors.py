@@ -243,26 +243,26 @@ def test_version(capsys):
 ])
 def test_a_bad_run_line_is_named(tmp_path, line, field, message):
     from cruxflow.data.errors import DataError
-    from cruxflow.metrics.crux_eval_io import read_run_top
+    from cruxflow.data.runs import read_run_file
 
     run = tmp_path / "r.run"
     run.write_text(f"{A} Q0 {A}:0#1 1 3.0 x\n\n{B} Q0 {B}:0#0 1 1.0 x\n{line}\n")
     with pytest.raises(DataError) as info:
-        read_run_top(run)
+        read_run_file(run, max_rank=10)
     assert info.value.record == "line 4" and message in str(info.value)
     if field:
         assert info.value.field == field
 
 
 def test_the_reader_keeps_file_order_line_numbers_and_the_rank_cut(tmp_path):
-    from cruxflow.metrics.crux_eval_io import read_run_top
+    from cruxflow.data.runs import read_run_file
 
     # blank lines, tabs and runs of spaces between fields; a passage again below the cut
     # changes no number (the script keeps only rank <= k), so it is accepted
     run = tmp_path / "r.run"
     run.write_text(f"{A} Q0 {A}:0#1 2 3.0 x\n\n{A}\tQ0  {A}:0#0 1 3.5 x\n"
                    f"{B} Q0 {B}:0#0 11 1.0 x\n{A} Q0 {A}:0#1 12 0.1 x\n")
-    top = read_run_top(run, k=10)
+    top = read_run_file(run, max_rank=10)
     assert top.topics == {A: [(f"{A}:0#1", 3.0, 1), (f"{A}:0#0", 3.5, 3)]}
     assert top.beyond_k == 2
 
@@ -272,13 +272,13 @@ def test_the_reader_keeps_file_order_line_numbers_and_the_rank_cut(tmp_path):
 def test_plain_and_other_scores_read_the_same(tmp_path, score, plain):
     # a block of plain decimals is read without splitting the rows below the cut; an exponent
     # or a plus sign sends it field by field: the same rows, scores and line numbers
-    from cruxflow.metrics import crux_eval_io
+    from cruxflow.data import runs as crux_eval_io
 
     run = tmp_path / "r.run"
     run.write_text(f"{A} Q0 {A}:0#1 12 0.5 x\n{A} Q0 {A}:0#0 3 {score} x\n\n"
                    f"{B} Q0 {B}:0#0 10 -1 x\n")
     assert (crux_eval_io._plain_rows(run.read_bytes(), 10) is not None) == plain
-    top = crux_eval_io.read_run_top(run, k=10)
+    top = crux_eval_io.read_run_file(run, max_rank=10)
     assert top.topics == {A: [(f"{A}:0#0", {"3.": 3.0, "-3.25": -3.25}.get(score, 3.25), 2)],
                           B: [(f"{B}:0#0", -1.0, 4)]}
     assert top.beyond_k == 1
@@ -287,10 +287,10 @@ def test_plain_and_other_scores_read_the_same(tmp_path, score, plain):
 def test_a_no_break_space_inside_a_field_is_still_a_bad_line(tmp_path):
     # str.split splits on U+00A0: seven fields, as the field-by-field reader sees them
     from cruxflow.data.errors import DataError
-    from cruxflow.metrics.crux_eval_io import read_run_top
+    from cruxflow.data.runs import read_run_file
 
     run = tmp_path / "r.run"
     run.write_text(f"{A} Q0 {A}:0#1 1 3.0 x\n{A} Q0 {A}:0\u00a0#0 2 2.0 x\n")
     with pytest.raises(DataError) as info:
-        read_run_top(run)
+        read_run_file(run, max_rank=10)
     assert info.value.record == "line 2" and "expected 6 columns" in str(info.value)

@@ -1,8 +1,8 @@
-"""rac_eval.py's P, nDCG and alpha-nDCG on arrays (cruxflow.metrics.crux_eval_measures) against
-the libraries the script calls (pytrec_eval, pyndeval, through CruxEvalInputs(libraries=True)):
-the same topics and the same values, compared exactly, on the release's files and on random
-qrels and runs with tied scores, unjudged passages, topics on one side only, subtopics that
-first appear out of order and ranks that keep more than k lines."""
+"""crux-eval's P, nDCG and alpha-nDCG (the engine's, under rac_eval.py's names) against the
+libraries the script calls (pytrec_eval and pyndeval, tests/oracles/libraries.py): the same
+topics and the same values, compared exactly, on the release's files and on random qrels and
+runs with tied scores, unjudged passages, topics on one side only, subtopics that first appear
+out of order and ranks that keep more than k lines."""
 
 from __future__ import annotations
 
@@ -10,24 +10,38 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from oracles.libraries import rac_eval_values
 
 from cruxflow.data.ingest.crux_common import DiversityQrels, JudgeRatings
-from cruxflow.metrics.crux_eval import CruxEvalInputs, TopRun, read_run_top
+from cruxflow.data.runs import RunFile, read_run_file
+from cruxflow.metrics.crux_eval import crux_eval
 
 DUC = Path(__file__).parent / "data" / "crux" / "release" / "crux-mds-duc04"
 
 
-def _both(qrels, judge, top: TopRun, k: int = 10, alpha: float = 0.5):
-    arrays = CruxEvalInputs(qrels, judge, k=k, alpha=alpha)
-    libraries = CruxEvalInputs(qrels, judge, k=k, alpha=alpha, libraries=True)
-    assert arrays.arrays() is not None and libraries.arrays() is None
+def _both(qrels, judge, top: RunFile, k: int = 10, alpha: float = 0.5):
+    """(the engine's values through crux-eval, the libraries'), per measure and run topic."""
+    result = crux_eval(top, qrels, judge, k=k, alpha=alpha)
+    engine = {}
+    for short, name in zip(("P", "nDCG", "alpha_nDCG"), result.measures[:3], strict=True):
+        engine[short] = {t: row[name] for t, row in result.per_topic.items()
+                         if t in top.lines.topics and row[name] is not None}
+    want = rac_eval_values(qrels if not isinstance(qrels, Path) else _qrels(qrels), top, k,
+                           alpha)
+    want = {m: {t: v for t, v in values.items() if t in top.lines.topics}
+            for m, values in want.items()}
     # a measure no topic is evaluated for: absent from one route, empty in the other
-    return ({m: v for m, v in route.ir_measures(top).items() if v}
-            for route in (arrays, libraries))
+    return ({m: v for m, v in route.items() if v} for route in (engine, want))
+
+
+def _qrels(path):
+    from cruxflow.data.ingest.crux_qrels import read_diversity_qrels
+
+    return read_diversity_qrels(path)
 
 
 def test_the_release_files_score_the_same_both_ways():
-    top = read_run_top(DUC / "run" / "bm25.run", 10)
+    top = read_run_file(DUC / "run" / "bm25.run", max_rank=10)
     got, want = _both(DUC / "qrels" / "div_qrels-tau3.txt", DUC / "judge", top)
     assert got == want and all(want.values())
 
@@ -69,6 +83,6 @@ def test_random_qrels_and_runs_score_the_same_both_ways(seed, k, alpha):
     qrels, run = _random_case(seed)
     if not qrels.rows:
         pytest.skip("no qrels lines drawn")
-    top = TopRun(Path("r.run"), k, run)
+    top = RunFile(Path("r.run"), k, run)
     got, want = _both(qrels, JudgeRatings(), top, k=k, alpha=alpha)
     assert got == want

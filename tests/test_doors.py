@@ -28,8 +28,9 @@ from cruxflow.data.ingest.crux_common import read_ratings
 from cruxflow.data.io import read_run, ties_at_cutoff
 from cruxflow.data.model import Passage
 from cruxflow.metrics import names
+from cruxflow.metrics.inputs import graded_qrels
 from cruxflow.metrics.judgments import derive, read_judgments, write_judgments
-from cruxflow.metrics.measures import graded_qrels, with_tokens
+from cruxflow.metrics.measures import with_tokens
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.scorer import ContextScorer, parse_context_size
 from cruxflow.metrics.tokens import make_token_counter, regex_token_count

@@ -3,21 +3,22 @@
 import math
 
 import pytest
+from oracles.crux_formulas import redundant_passages
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import RunRow, atomic_write, read_qrels, read_run, write_run
 from cruxflow.data.model import Dataset, Passage, Topic
+from cruxflow.data.runs import check_run
 from cruxflow.metrics.judgments import (
     TopicJudgments,
     derive,
     read_judgments,
-    redundant_passages,
     relevance_qrels,
     write_judgments,
 )
 from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.per_query import aggregate
-from cruxflow.metrics.scorer import ContextScorer, check_run
+from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.tokens import (
     describe_token_counter,
     hf_token_counter,
@@ -143,16 +144,16 @@ def test_unknown_ids_in_a_run_are_errors(tmp_path):
     ds = tiny_dataset()
     texts = {p: x.contents for p, x in ds.passages.items()}
     with pytest.raises(DataError, match="unknown topic 'nope'") as e:
-        check_run({"nope": []}, ds, texts, "my.run")
+        check_run({"nope": []}, ds.topics, texts, "my.run")
     assert e.value.field == "qid" and e.value.path == "my.run"
     # an id that is no passage id, where the collection's are <topic>:<doc>#<n>
     with pytest.raises(DataError, match="'zzz' is not a passage id"):
-        check_run(rows("zzz"), ds, texts, "my.run")
+        check_run(rows("zzz"), ds.topics, texts, "my.run")
     # a passage id outside the collection: unjudged and counted, or refused when strict
-    assert check_run(rows("t:0#0", "multi_news-train-13278:3#9", "t:9#7"), ds, texts,
+    assert check_run(rows("t:0#0", "multi_news-train-13278:3#9", "t:9#7"), ds.topics, texts,
                      "my.run") == 2
     with pytest.raises(DataError, match="unknown passage 't:9#7'"):
-        check_run(rows("t:9#7"), ds, texts, "my.run", strict_collection=True)
+        check_run(rows("t:9#7"), ds.topics, texts, "my.run", strict_collection=True)
 
 
 def test_malformed_id_names_the_run_line(tmp_path):
@@ -160,7 +161,7 @@ def test_malformed_id_names_the_run_line(tmp_path):
     run = tmp_path / "my.run"
     run.write_text("t Q0 t:0#0 1 2.0 x\nt Q0 t:9#1 2 1.5 x\nt Q0 zzz 3 1.0 x\n")
     with pytest.raises(DataError) as e:
-        check_run(read_run(run), ds, {p: x.contents for p, x in ds.passages.items()}, run)
+        check_run(read_run(run), ds.topics, {p: x.contents for p, x in ds.passages.items()}, run)
     assert e.value.record == "line 3" and e.value.field == "docid"
 
 

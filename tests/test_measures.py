@@ -16,13 +16,13 @@ import cruxflow
 from cruxflow.data.ingest import IngestOptions, ingest
 from cruxflow.data.ingest.crux_common import read_ratings
 from cruxflow.data.io import RunRow
+from cruxflow.metrics.inputs import graded_qrels
 from cruxflow.metrics.judgments import derive
 from cruxflow.metrics.measures import (
     MEASURES,
     Cov,
     Den,
     alpha_nDCG_crux,
-    graded_qrels,
     with_tokens,
 )
 from cruxflow.metrics.scorer import ContextScorer

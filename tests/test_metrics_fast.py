@@ -16,11 +16,12 @@ import math
 import ir_measures
 import numpy as np
 import pytest
+from oracles import libraries as ir
+from oracles.crux_formulas import alpha_ndcg, coverage, density
 
 from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset, Passage, Topic
-from cruxflow.metrics import batch, ir
-from cruxflow.metrics.crux import alpha_ndcg, coverage, density
+from cruxflow.metrics import judged as batch
 from cruxflow.metrics.judgments import (
     derive,
     diversity_rows,
@@ -229,8 +230,7 @@ def test_score_orders_equal_one_sort_of_every_line(seed):
     result must equal one stable sort of every line by (judged topic index, -score, -/+ the
     passage id's place among the tied ids), the definition, on runs sorted and shuffled,
     with many ties, topics in another order than the judgments' and unjudged topics."""
-    from cruxflow.metrics.crux_eval_io import RunLines
-    from cruxflow.metrics.crux_eval_measures import score_order
+    from cruxflow.data.runs import RunLines, score_order
     from cruxflow.metrics.cuts import RunIndex
 
     rng = np.random.default_rng(seed)

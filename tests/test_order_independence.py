@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from oracles.crux_formulas import answerable_questions, select_required
 
 import cruxflow
 from cruxflow.cli import main
 from cruxflow.data.ingest.crux_common import read_ratings
-from cruxflow.metrics.crux import answerable_questions, select_required
 
 DATA = Path(__file__).parent / "data" / "crux"
 RELEASE = DATA / "release"

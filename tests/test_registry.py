@@ -159,7 +159,7 @@ def test_the_guide_example_is_the_code_and_reaches_every_door():
 
     from cruxflow.data.ingest.crux_common import read_ratings
     from cruxflow.metrics import measures
-    from cruxflow.metrics.measures import graded_qrels
+    from cruxflow.metrics.inputs import graded_qrels
 
     qrels = graded_qrels(read_ratings(DUC / "judge").by_topic())
     run = list(ir_measures.read_trec_run(str(RUN)))

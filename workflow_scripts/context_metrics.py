@@ -2,10 +2,10 @@
 the context files of the metrics' and the RAG stage's sizes."""
 
 from cruxflow.data.io import atomic_write
-from cruxflow.metrics.crux_eval_io import read_run_top
+from cruxflow.data.runs import check_run, read_run_file
 from cruxflow.metrics.judgments import read_judgments
 from cruxflow.metrics.options import MetricOptions
-from cruxflow.metrics.scorer import ContextScorer, check_run, parse_context_size
+from cruxflow.metrics.scorer import ContextScorer, parse_context_size
 from cruxflow.metrics.tokens import make_token_counter
 from cruxflow.retrieval.corpus import read_collection
 from cruxflow.workflow.job import rated_dataset, setup_logging, write_contexts
@@ -15,8 +15,8 @@ log = setup_logging(sm)
 p, wc = sm.params, sm.wildcards
 dataset, _ = rated_dataset(sm)   # with the holes' added ratings, where it has some
 texts = read_collection(sm.input.collection)   # the corpus: passages of other datasets too
-run = read_run_top(sm.input.run, None).lines   # by column, a block of lines at a time
-check_run(run, dataset, texts, sm.input.run)
+run = read_run_file(sm.input.run).lines   # by column, a block of lines at a time
+check_run(run, dataset.topics, texts, sm.input.run)
 options = MetricOptions(eta=p.eta, alpha=p.alpha, density_weight=p.density_weight,
                         relevance_grades=p.relevance_grades, tokenizer=p.tokenizer)
 judgments = read_judgments(sm.input.judgments)

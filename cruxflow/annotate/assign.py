@@ -22,7 +22,7 @@ from pathlib import Path
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import iter_jsonl
 from cruxflow.data.model import Dataset
-from cruxflow.metrics.crux import answerable_questions
+from cruxflow.metrics.judgments import judged_arrays
 
 RATINGS, REPORTS = "ratings", "reports"
 TASKS = (RATINGS, REPORTS)
@@ -77,9 +77,9 @@ def check_annotators(names: Sequence[str]) -> list[str]:
 
 def kept_questions(dataset: Dataset, eta: int) -> dict[str, list[int]]:
     """Per topic, the sub-questions some judged passage answers (rating >= eta)."""
-    by_topic = dataset.ratings_by_topic()
-    return {tid: answerable_questions(by_topic[tid], len(t.questions), eta)
-            for tid, t in dataset.topics.items()}
+    arrays = judged_arrays(dataset, eta)
+    index = arrays.index
+    return {tid: arrays.kept[index.topic_index[tid]] for tid in dataset.topics}
 
 
 def rating_pairs(dataset: Dataset, eta: int) -> list[Pair]:

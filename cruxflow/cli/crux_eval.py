@@ -30,15 +30,14 @@ def _crux_eval(args) -> int:
     runs = args.run + ([args.run_b] if args.run_b else [])
     if len(runs) == 1 or args.authors_line or types.paired_policy(args) is None:
         _one_blas_thread()
+    from cruxflow.data.runs import read_run_file
     from cruxflow.metrics.crux_eval import (
         CruxEvalInputs,
-        collection_token_counts,
         compare_runs,
         crux_eval_runs,
-        read_run_top,
-        read_token_counts,
         run_labels,
     )
+    from cruxflow.metrics.tokens import collection_token_counts, read_token_counts
 
     counts = None
     if args.token_counts:
@@ -48,7 +47,7 @@ def _crux_eval(args) -> int:
     if args.collection:
         # the texts to count are those of the runs' contexts and of the judged passages
         inputs = CruxEvalInputs(args.qrel, args.judge, **options)
-        runs = [read_run_top(r, args.k) for r in runs]
+        runs = [read_run_file(r, max_rank=args.k) for r in runs]
         pids = {p for top in runs for rows in top.topics.values() for p, _, _ in rows}
         pids |= {p for _, p in inputs.ratings.ratings}
         inputs.set_token_counts(collection_token_counts(args.collection, args.tokenizer, pids))

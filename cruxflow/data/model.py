@@ -64,6 +64,31 @@ def parse_passage_id(pid: str) -> tuple[str, str, int]:
     return m["topic"], m["doc"], int(m["n"])
 
 
+def passage_order(pid: str) -> tuple:
+    """A topic's passages in their natural order, whatever order a file lists them in: by the
+    running number n of ``<topic>:<doc>#<n>`` (the order the CRUX authors number a topic's
+    passages in), then by id; an id that does not end in ``#<n>`` after a ``:``, after
+    those, by id."""
+    head, sep, n = pid.rpartition("#")
+    if sep and n.isdigit() and ":" in head:
+        return (0, int(n), pid)
+    return (1, 0, pid)
+
+
+def passage_order_arrays(pids: list[str]):
+    """:func:`passage_order` of every id of ``pids`` as three arrays, to sort by with
+    ``numpy.lexsort``: (0 or 1, the running number, the id's place in string order)."""
+    import numpy as np
+
+    keys = list(map(passage_order, pids))
+    flag = np.fromiter((k[0] for k in keys), np.int64, len(keys))
+    # a running number too long for 64 bits is ordered by its id among those (they are rare)
+    running = np.fromiter((min(k[1], 1 << 62) for k in keys), np.int64, len(keys))
+    by_id = np.empty(len(pids), dtype=np.int64)
+    by_id[sorted(range(len(pids)), key=pids.__getitem__)] = np.arange(len(pids))
+    return flag, running, by_id
+
+
 @dataclass
 class Reference:
     """One human-written reference summary (DUC has four per cluster, Multi-News one)."""

@@ -1,4 +1,10 @@
-"""Metrics: CRUX's own (:mod:`.crux`, hand-written: no library has them), IR metrics through
-ir_measures (:mod:`.ir`), the scorer behind ``cruxflow evaluate`` and the workflow's
-``context_metrics`` (:mod:`.scorer`, :mod:`.evaluate`), token counts for density
-(:mod:`.tokens`) and the statistics every report shares (:mod:`.stats`)."""
+"""Metrics: one engine computes every measure, and every door only formats what it returns.
+
+The registry (:mod:`.names`) defines each measure once: its parameters, what it reads and its
+compute function (:mod:`.compute`). The engine (:class:`.scorer.ContextScorer`) builds the
+judgments' arrays once (:mod:`.judged`), reads a run's lines against them
+(:mod:`.cuts`; runs are read by :mod:`cruxflow.data.runs`) and calls a name's compute function.
+The doors: ``cruxflow.evaluate`` (:mod:`.api`), ``cruxflow.compare`` (:mod:`.compare`), the
+ir_measures measures (:mod:`.measures`), ``cruxflow evaluate`` (:mod:`.evaluate`), the CRUX
+authors' script's semantics as names (:mod:`.crux_eval`) and the workflow's per-query tables
+(:mod:`.per_query`). Statistics every report shares: :mod:`.stats` under :mod:`.policy`."""

@@ -54,7 +54,8 @@ def evaluate(run, judgments, measures=DEFAULT_MEASURES, *, options: MetricOption
     import numpy as np
     import pandas as pd
 
-    from cruxflow.metrics.inputs import as_judgments, as_run
+    from cruxflow.data.runs import as_run
+    from cruxflow.metrics.inputs import as_judgments
     from cruxflow.metrics.scorer import ContextScorer
 
     base = options or DEFAULTS
@@ -87,7 +88,7 @@ def evaluate(run, judgments, measures=DEFAULT_MEASURES, *, options: MetricOption
         if N.TOKENS in name.reads:
             missing = scorer.oracle_without_text(scorer.arrays(*_eta_alpha(name, base)))
             if missing:
-                raise DataError(f"no text or token count for passage {missing[0]!r} of Z* "
+                raise DataError(f"no text or token count for passage {missing[0][1]!r} of Z* "
                                 f"({len(missing)} passages): {name} needs every passage of Z*")
         columns[str(name)] = scorer.values(lines, name)
         tied |= scorer.tied(lines, name) & ~np.isnan(columns[str(name)])

@@ -6,7 +6,7 @@ alpha, the passages' token counts) and the parsed name, and returns one value pe
 the judgments (``contexts.topic_ids``), NaN where the measure is undefined for the topic.
 Which topics enter a mean is not decided here: the scorer applies the name's ``topics``
 parameter to these values. The arithmetic is on arrays, for every topic at once
-(:mod:`cruxflow.metrics.batch`); ``tests/test_metrics_fast.py`` checks it against the
+(:mod:`cruxflow.metrics.judged`); ``tests/test_metrics_fast.py`` checks it against the
 per-topic reference functions and ir_measures.
 """
 

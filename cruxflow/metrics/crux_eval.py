@@ -33,14 +33,16 @@ and :func:`compare_runs`, paired tests between every pair of runs (the paired-te
 
 **Names.** These numbers are not the workflow's (docs/evaluate.md, "Names"): the printed and
 JSON names carry the parameters where rac_eval's definition differs from ours
-(:data:`~cruxflow.metrics.crux_eval_measures.NAME_PARAMETERS`); the script's own line
+(:data:`NAME_PARAMETERS`); the script's own line
 (:meth:`CruxEvalResult.line`) keeps its names (``P@10`` ...), which is what users diff against.
 
-**Speed.** The qrels and ratings are read once and what every run is scored against built
-once for all the runs of a call; each run is read a block at a time and kept by column
-(:class:`~cruxflow.metrics.crux_eval_io.RunLines`); P, nDCG and alpha-nDCG
-(:mod:`~cruxflow.metrics.crux_eval_measures`) and Cov are computed for all topics at once
-with numpy (docs/evaluate.md, "Speed"; ``benchmarks/crux_eval.py``).
+**One engine.** Every value is the registry's measure under that name, computed by the
+engine every door shares (:class:`~cruxflow.metrics.scorer.ContextScorer`, the compute
+functions of :mod:`~cruxflow.metrics.compute`): the script's semantics are the names'
+parameters (``cut='rank'``, ``order='file'``, ``topics='run'``, ...; :data:`NAME_PARAMETERS`).
+This module reads the run as the script's loader cuts it (:func:`~cruxflow.data.runs.
+read_run_file` with its rank cut), builds the engine once for every run of a call, and says
+what the script would leave out or fail on (the warnings), then formats.
 """
 
 from __future__ import annotations
@@ -52,31 +54,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest.crux_common import (
-    DiversityQrels,
-    JudgeRatings,
-    read_diversity_qrels,
-    read_ratings,
-)
+from cruxflow.data.ingest.crux_common import JudgeRatings, read_ratings
+from cruxflow.data.ingest.crux_qrels import DiversityQrels, read_diversity_qrels
 from cruxflow.data.io import paused_gc
-from cruxflow.metrics.crux import answerable_questions, coverage, density, select_required
-from cruxflow.metrics.crux_eval_io import (  # noqa: F401  (the CLI and tests import them here)
-    TopRun,
-    collection_token_counts,
-    read_run_top,
-    read_token_counts,
-)
-from cruxflow.metrics.crux_eval_measures import (  # noqa: F401  (tests import them here)
-    NAME_PARAMETERS,
-    QrelsArrays,
-    RatingRowIndex,
-    all_topics_name,
-    judged_name,
-    measure_names,
-)
-from cruxflow.metrics.options import NDEVAL_CUTOFF
+from cruxflow.data.runs import RunFile, read_run_file
+from cruxflow.metrics.inputs import Judgments
+from cruxflow.metrics.names import Name, parse
+from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF, MetricOptions
+from cruxflow.metrics.scorer import ContextScorer
 
-NDEVAL_MAX_CUTOFF = NDEVAL_CUTOFF  # pyndeval evaluates at most 20 ranks
 
 @dataclass
 class CruxEvalResult:
@@ -110,15 +96,12 @@ def _fmt(value: float | None) -> str:
 
 
 class CruxEvalInputs:
-    """The qrels and ratings of one call, read once, with what every run is scored against:
-    the ir_measures evaluators (built once) and every rating as one matrix for Cov."""
+    """The qrels and ratings of one call, read once, and the engine every run of the call is
+    scored by (built once, when the first run is scored)."""
 
     def __init__(self, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
                  eta: int = 3, alpha: float = 0.5,
-                 token_counts: Mapping[str, int] | None = None, density_weight: float = 0.5,
-                 libraries: bool = False):
-        self.libraries = libraries   # P, nDCG and alpha-nDCG from pytrec_eval and pyndeval
-        self._arrays: QrelsArrays | None = None
+                 token_counts: Mapping[str, int] | None = None, density_weight: float = 0.5):
         with paused_gc():
             self.div = qrels if isinstance(qrels, DiversityQrels) \
                 else read_diversity_qrels(qrels)
@@ -132,141 +115,25 @@ class CruxEvalInputs:
         # what every run's result reports about the inputs, counted once
         self.qrel_topics = self.div.topics()
         self.summaries = {"qrels": self.div.summary(), "judge": self.ratings.summary()}
-        self._evaluators: tuple | None = None
-        self._by_topic: dict | None = None
-        self._build_matrix()
+        self._engine: ContextScorer | None = None
 
     def set_token_counts(self, counts: Mapping[str, int]) -> None:
         """Add Den@k, from token counts known only after the runs are read."""
         self.token_counts = counts
         self.names = measure_names(self.k, self.filter_by_oracle, True, eta=self.eta,
                                    alpha=self.alpha, density_weight=self.density_weight)
+        self._engine = None
 
-    # --- Cov for every topic at once --------------------------------------------------------
-
-    def _build_matrix(self) -> None:
-        """``matrix[row, q]``: every rating, one row per (topic, passage), -1 past the topic's
-        questions; the last row is an unjudged passage's (0: answers nothing)."""
-        flat, lengths = self.ratings.flat()
-        self.row_of, topics, topic_of_row = self.ratings.rows()
-        self.rating_rows = RatingRowIndex(self.row_of, topic_of_row, len(lengths))
-        self.topic_index: dict[str, int] = {t: i for i, t in enumerate(topics)}
-        width = int(lengths.max()) if len(lengths) else 1
-        self.matrix = np.full((len(lengths) + 1, width), -1, dtype=np.int64)
-        self.matrix[:-1][np.arange(width)[None, :] < lengths[:, None]] = flat
-        self.matrix[-1] = 0
-        self.unjudged = len(lengths)
-        n_topics = len(self.topic_index)
-        self.n_questions = np.zeros(n_topics, dtype=np.int64)
-        oracle = np.full((n_topics, width), -1, dtype=np.int64)
-        if len(lengths):
-            self.n_questions[topic_of_row] = lengths
-            np.maximum.at(oracle, topic_of_row, self.matrix[:-1])
-        questions = np.arange(width)[None, :] < self.n_questions[:, None]
-        # the questions Cov counts: every one, or (filter_by_oracle) those the oracle answers
-        self.counted = questions & (oracle >= self.eta) if self.filter_by_oracle else questions
-
-    def coverage(self, top: TopRun) -> tuple[dict[str, float | None], dict[str, float | None]]:
-        """rac_eval's Cov of every run topic: the max rating over its first k kept lines in
-        file order, rating >= eta, over the counted questions; ``None`` without ratings or
-        (filter_by_oracle) without a counted question. And Judged@k over the same lines (ours):
-        the share of them that the judge rated for the topic; ``None`` without ratings."""
-        run = top.lines
-        out: dict[str, float | None] = dict.fromkeys(run.topics)
-        judged = dict(out)
-        known = np.array([self.topic_index.get(t, -1) for t in run.topics] or [-1],
-                         dtype=np.int64)
-        place = np.arange(len(run.topic)) - run.starts()[run.topic]
-        at = np.flatnonzero((place < self.k) & (known[run.topic] >= 0))
-        if not len(at):
-            return out, judged
-        rows = self.rating_rows.rows(run, at, known)
-        starts = np.flatnonzero(np.diff(run.topic[at], prepend=-1))   # each topic's first
-        best = np.maximum.reduceat(self.matrix[rows], starts, axis=0)
-        tids = run.topic[at][starts]
-        counted = self.counted[known[tids]]
-        denominator = counted.sum(axis=1)
-        answered = ((best >= self.eta) & counted).sum(axis=1)
-        rated = np.add.reduceat((rows != self.unjudged).astype(np.int64), starts)
-        share = rated / np.diff(np.append(starts, len(rows)))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cov = answered / denominator
-        for t, value, n, j in zip(tids.tolist(), cov.tolist(), denominator.tolist(),
-                                  share.tolist(), strict=True):
-            out[run.topics[t]], judged[run.topics[t]] = (value if n else None), j
-        return out, judged
-
-    # --- ir_measures ------------------------------------------------------------------------
-
-    def evaluators(self):
-        """(pytrec_eval's evaluator of P and nDCG over the binary qrels, pyndeval's evaluator
-        of alpha-nDCG over the diversity qrels), built once; either is None where it has
-        nothing to evaluate.
-
-        Both are built and called as ir_measures' providers build and call them for
-        ``P@k``, ``nDCG@k`` (trec_eval's ``P_k``, ``ndcg_cut_k``, relevance level 1) and
-        ``alpha_nDCG(alpha)@k`` (relevance level 1, beta 0.5), without ir_measures' layer
-        around them: converting 180,000 qrels lines into named tuples and back, and a Metric
-        object per value, cost more than the evaluations. pytrec_eval orders a topic's lines
-        by score, ties by passage id descending; pyndeval by score, ties by passage id
-        ascending, whatever order they get them in.
-        """
-        if self._evaluators is None:
-            names = list(self.names)
-            relevance = ndeval = None
-            binary = self.div.binary()
-            if binary:
-                import pytrec_eval
-
-                trec = {f"P_{self.k}": names[0], f"ndcg_cut_{self.k}": names[1]}
-                relevance = (pytrec_eval.RelevanceEvaluator(
-                    binary, list(trec), relevance_level=1, judged_docs_only_flag=0),
-                    trec)
-            if self.k <= NDEVAL_MAX_CUTOFF:
-                import pyndeval
-
-                ndeval = pyndeval.RelevanceEvaluator(
-                    self.div.rows, [f"alpha-nDCG@{self.k}"], relevance_level=1,
-                    alpha=self.alpha, beta=0.5)
-            self._evaluators = (relevance, ndeval)
-        return self._evaluators
-
-    def arrays(self) -> QrelsArrays | None:
-        """The qrels as arrays for :mod:`~cruxflow.metrics.crux_eval_measures`, built once;
-        None where the libraries compute instead (``libraries=True``, k above ndeval's 20, or
-        judgments too large for arrays)."""
-        if self._arrays is None and not self.libraries and self.k <= NDEVAL_MAX_CUTOFF:
-            self._arrays = QrelsArrays(self.div, self.k, self.alpha)
-        return None if self._arrays is None or self._arrays.too_large else self._arrays
-
-    def ir_measures(self, top: TopRun) -> dict[str, dict[str, float]]:
-        """``{our name: {topic: value}}`` of P, nDCG and alpha-nDCG, as the script gets them:
-        on arrays (:class:`QrelsArrays`), or from pytrec_eval and pyndeval themselves."""
-        out: dict[str, dict[str, float]] = {}
-        if not top.lines.topics:
-            return out
-        arrays = self.arrays()
-        if arrays is not None:
-            return dict(zip(self.names, arrays.evaluate(top.lines), strict=False))
-        relevance, ndeval = self.evaluators()
-        if relevance is not None:
-            evaluator, named = relevance
-            for name in named.values():
-                out[name] = {}
-            for tid, values in evaluator.evaluate(top.scores()).items():
-                for trec_name, value in values.items():
-                    out[named[trec_name]][tid] = float(value)
-        if ndeval is not None:
-            name, key = list(self.names)[2], f"alpha-nDCG@{self.k}"
-            lines = ((tid, pid, score) for tid, rows in top.topics.items()
-                     for pid, score, _ in rows)
-            out[name] = {rec["query_id"]: float(rec[key]) for rec in ndeval.evaluate_iter(lines)}
-        return out
-
-    def by_topic(self) -> dict[str, dict[str, list[int]]]:
-        if self._by_topic is None:
-            self._by_topic = self.ratings.by_topic()
-        return self._by_topic
+    def engine(self) -> ContextScorer:
+        """The engine of every door, on the release's ratings and diversity qrels (made once
+        for all the runs of the call)."""
+        if self._engine is None:
+            judgments = Judgments(ratings=self.ratings, qrels=self.div, source="release",
+                                  checked=True)
+            options = MetricOptions(eta=self.eta, alpha=self.alpha,
+                                    density_weight=self.density_weight)
+            self._engine = ContextScorer(judgments, options=options, tokens=self.token_counts)
+        return self._engine
 
 
 def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False, eta: int = 3,
@@ -282,7 +149,7 @@ def crux_eval(run, qrels, judge, *, k: int = 10, filter_by_oracle: bool = False,
 
 def crux_eval_runs(runs: Sequence, qrels, judge, **options) -> list[CruxEvalResult]:
     """Score every run of ``runs`` as rac_eval.py does, the qrels and ratings read and the
-    evaluators built once (``options`` as :func:`crux_eval`'s; ``qrels`` may be
+    engine built once (``options`` as :func:`crux_eval`'s; ``qrels`` may be
     :class:`CruxEvalInputs` built already); one result per run, in order."""
     inputs = qrels if isinstance(qrels, CruxEvalInputs) \
         else CruxEvalInputs(qrels, judge, **options)
@@ -290,8 +157,8 @@ def crux_eval_runs(runs: Sequence, qrels, judge, **options) -> list[CruxEvalResu
 
 
 def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
-    """One run (a path, or a :class:`TopRun` read already) against inputs read once
-    (:class:`CruxEvalInputs`)."""
+    """One run (a path, or a :class:`~cruxflow.data.runs.RunFile` read already) against the
+    inputs read once (:class:`CruxEvalInputs`)."""
     with paused_gc():
         return _score_run(run, inputs)
 
@@ -299,8 +166,8 @@ def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
 def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     k, names = inputs.k, inputs.names
     measures = list(names)
-    top = run if isinstance(run, TopRun) else read_run_top(run, k)
-    run = top.path if isinstance(run, TopRun) else run
+    top = run if isinstance(run, RunFile) else read_run_file(run, max_rank=k)
+    run = top.path if isinstance(run, RunFile) else run
     qrel_topics = inputs.qrel_topics
     run_topics = top.lines.topics
     in_run = set(run_topics)
@@ -309,7 +176,7 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     # only 0 lines is not one of them. When none is missing it keeps the whole diversity qrels,
     # and ir_measures scores such a topic absent from the run at alpha-nDCG 0, which stays in
     # that mean; when one is, it filters the diversity qrels to the run's topics.
-    kept_zero = [] if any(t in inputs.relevant_topics for t in missing) or k > NDEVAL_MAX_CUTOFF \
+    kept_zero = [] if any(t in inputs.relevant_topics for t in missing) or k > NDEVAL_CUTOFF \
         else missing
     missing = [t for t in missing if t not in kept_zero]
     # the topics of the lines the rank column cut, read only where a qrels topic is missing
@@ -317,47 +184,28 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     cut = [t for t in missing if t in in_file]
     warnings = _cut_warnings(top, k, qrel_topics, [t for t in missing if t not in in_file], cut,
                              kept_zero, names[measures[2]])
-    ir = inputs.ir_measures(top)
-    cov, judged = inputs.coverage(top)
-    per_topic: dict[str, dict[str, float | None]] = {}
-    for tid in run_topics:
-        row: dict[str, float | None] = {m: ir.get(m, {}).get(tid) for m in measures[:3]}
-        row[measures[3]] = cov[tid]
-        per_topic[tid] = row
-    if inputs.token_counts is not None:
-        by_topic = inputs.by_topic()
-        for tid in run_topics:
-            if per_topic[tid][measures[3]] is not None:
-                per_topic[tid][measures[4]] = _density(
-                    tid, top, by_topic[tid], k, inputs.filter_by_oracle, inputs.eta,
-                    inputs.token_counts, inputs.density_weight)
-            else:
-                per_topic[tid][measures[4]] = None
-    for tid in kept_zero:
-        per_topic[tid] = {**dict.fromkeys(measures), measures[2]: 0.0}
     if kept_zero:   # the script's alpha-nDCG mean covers every topic of the diversity qrels
         alpha_all = all_topics_name(measures[2])
         names = {(alpha_all if m == measures[2] else m): a for m, a in names.items()}
-        for row in per_topic.values():
-            row[alpha_all] = row.pop(measures[2])
         measures[2] = alpha_all
-    no_text = [] if inputs.token_counts is None else [
-        t for t in run_topics
-        if any(p not in inputs.token_counts for p, _, _ in top.topics[t][:k])]
+    measures.append(inputs.judged_name)
+    engine = inputs.engine()
+    if inputs.token_counts is not None:
+        _check_oracle_tokens(engine, measures[4], run_topics)
+    shown = [*run_topics, *kept_zero]
+    values = _values(engine, top, measures, shown)
+    per_topic = {tid: {m: values[m][i] for m in measures} for i, tid in enumerate(shown)}
+    no_text = [] if inputs.token_counts is None else _without_text(engine, top, run_topics,
+                                                                   measures[4])
     if no_text:
         warnings.append(f"{names[measures[4]]} undefined for {len(no_text)} topics whose context "
                         "ranks a passage without text or token count: " + ", ".join(no_text[:10])
                         + (", ..." if len(no_text) > 10 else ""))
-    # ours beyond the script: the judged share of the lines Cov reads (topics without ratings,
-    # None, are Cov's left-out ones, said once there)
-    for tid, row in per_topic.items():
-        row[inputs.judged_name] = judged.get(tid)
-    measures.append(inputs.judged_name)
     aggregate = {m: _mean(r[m] for r in per_topic.values()) for m in measures}
     evaluated = {m: sum(r[m] is not None for r in per_topic.values()) for m in measures}
     reasons = [("no relevant passage in the qrels"), "no relevant passage in the qrels",
-               "not in the qrels" if k <= NDEVAL_MAX_CUTOFF
-               else f"ndeval stops at rank {NDEVAL_MAX_CUTOFF}",
+               "not in the qrels" if k <= NDEVAL_CUTOFF
+               else f"ndeval stops at rank {NDEVAL_CUTOFF}",
                "no ratings" + (", or no question answered by the judged passages"
                                if inputs.filter_by_oracle else ""),
                "no ratings, or an oracle that covers nothing"]
@@ -379,11 +227,53 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
                           info, dict(names))
 
 
+def _values(engine: ContextScorer, top: RunFile, measures: list[str], shown: list[str]
+            ) -> dict[str, list[float | None]]:
+    """Each measure's value for each topic of ``shown`` (None where the engine leaves the
+    topic out: undefined, outside the name's topics, or not a judged topic)."""
+    index = engine.index.topic_index
+    at = np.array([index.get(t, -1) for t in shown], dtype=np.int64)
+    known = at >= 0
+    out = {}
+    for m in measures:
+        value = engine.values(top.lines, m)
+        picked = np.where(known, value[np.maximum(at, 0)] if len(value) else np.nan, np.nan)
+        out[m] = [None if math.isnan(v) else v for v in picked.tolist()]
+    return out
+
+
+def _check_oracle_tokens(engine: ContextScorer, name: str, run_topics: list[str]) -> None:
+    """Den needs the token count of every passage of the run's topics' Z*: one error naming
+    the first that has none."""
+    index = engine.index.topic_index
+    topics = np.zeros(len(engine.topic_ids), dtype=bool)
+    topics[[index[t] for t in run_topics if t in index]] = True
+    missing = engine.oracle_without_text(engine.arrays(*_eta_alpha(parse(name), engine)),
+                                         topics)
+    if missing:
+        tid, pid = missing[0]
+        raise DataError(f"no token count for passage {pid!r} (Den needs the text or the token "
+                        "count of every passage in a context and in Z*)", record=f"topic {tid}")
+
+
+def _eta_alpha(name: Name, engine: ContextScorer) -> tuple[int, float]:
+    opts = name.options(engine.options)
+    return opts.eta, opts.alpha
+
+
+def _without_text(engine: ContextScorer, top: RunFile, run_topics: list[str],
+                  name: str) -> list[str]:
+    """The run topics whose context (Den's) ranks a passage without a token count."""
+    missing = engine.without_text(top.lines, name)
+    index = engine.index.topic_index
+    return [t for t in run_topics if t in index and missing[index[t]]]
+
+
 def _listed(topics: list[str]) -> str:
     return ", ".join(topics[:10]) + (", ..." if len(topics) > 10 else "")
 
 
-def _cut_warnings(top: TopRun, k: int, qrel_topics: list[str], absent: list[str],
+def _cut_warnings(top: RunFile, k: int, qrel_topics: list[str], absent: list[str],
                   cut: list[str], kept_zero: list[str], alpha_name: str) -> list[str]:
     """What the run's reading left out, by cause: qrels topics the file does not name
     (``absent``), those whose every line the rank column cut (rank > k: ``cut``), and a rank
@@ -410,44 +300,6 @@ def _mean(values) -> float | None:
     return math.fsum(vals) / len(vals) if vals else None
 
 
-def _density(tid: str, top: TopRun, matrix: Mapping[str, list[int]], k: int,
-             filter_by_oracle: bool, eta: int, token_counts: Mapping[str, int],
-             weight: float) -> float | None:
-    """Den (Eq. 6) of a topic's first k kept lines against Z* (the greedy P** of the judge's
-    ratings, ties by the passages' natural order); ``None`` where it is undefined."""
-    n = len(next(iter(matrix.values())))
-    kept = answerable_questions(matrix, n, eta)
-    # the ratio of Eq. 6 is the same over every question or the answerable ones (Z* answers
-    # all of these): the answerable ones, as the registry's Den computes it, bit for bit
-    questions = kept
-    unjudged = [0] * n   # the script's "empty" ratings: an unjudged passage answers nothing
-    context = [pid for pid, _, _ in top.topics[tid][:k]]
-    cov = coverage([matrix.get(pid, unjudged) for pid in context], questions, eta)
-    if math.isnan(cov):
-        return None
-    if any(p not in token_counts for p in context):
-        return None   # a ranked passage without text (outside the collection): undefined
-    oracle = select_required(matrix, kept, eta) if kept else []
-    tokens = _tokens(token_counts, context, top, tid)
-    tokens_oracle = _tokens(token_counts, oracle, None, tid)
-    cov_oracle = coverage([matrix[p] for p in oracle], questions, eta)
-    den = density(cov, tokens, cov_oracle, tokens_oracle, weight)
-    return None if math.isnan(den) else den
-
-
-def _tokens(counts: Mapping[str, int], pids: list[str], top: TopRun | None, tid: str) -> int:
-    total = 0
-    for pid in pids:
-        if pid not in counts:
-            line = next((ln for p, _, ln in top.topics[tid] if p == pid), None) if top else None
-            where = {"path": top.path, "record": f"line {line}", "field": "docid"} if top \
-                else {"record": f"topic {tid}"}
-            raise DataError(f"no token count for passage {pid!r} (Den needs the text or the "
-                            "token count of every passage in a context and in Z*)", **where)
-        total += counts[pid]
-    return total
-
-
 # --- many runs ---------------------------------------------------------------------------------
 
 def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
@@ -471,7 +323,7 @@ def compare_runs(results: Sequence[CruxEvalResult], policy=None,
 
     A measure is one column of the script's table: the runs' names at one place. They differ
     in ``topics`` alone, where a run's alpha-nDCG mean covers every qrels topic
-    (``topics='all'``: :func:`~cruxflow.metrics.crux_eval_measures.all_topics_name`), which
+    (``topics='all'``: :func:`all_topics_name`), which
     changes which topics enter the run's mean, not a topic's value. A row's ``measure`` is the
     first run's name; where a or b names its measure otherwise, ``measure_a`` and ``measure_b``
     give each run's own name."""
@@ -498,3 +350,65 @@ def compare_runs(results: Sequence[CruxEvalResult], policy=None,
         if a[place] != row["measure"] or b[place] != row["measure"]:
             row["measure_a"], row["measure_b"] = a[place], b[place]
     return rows
+
+
+# --- the script's measures under the registry's names ------------------------------------------
+
+# What each of rac_eval's measures differs in from the registry's measure of the same name
+# (cruxflow.metrics.names), as the registry's parameters (docs/evaluate.md, "Names"):
+#   cut='rank'        the run's lines with rank column <= k (ours: the top k by score)
+#   order='file'      Cov and Den take the first k kept lines in the file's order
+#   order='ndeval'    alpha-nDCG breaks score ties by passage id ascending (ndeval's own;
+#                     ours descending, trec_eval's: P and nDCG keep it)
+#   topics='run'      the mean over the run's topics the measure is defined for (ours: every
+#                     judged topic with an answerable question, a missing one 0); alpha-nDCG's
+#                     is topics='all' (every topic of the diversity qrels) for a run that
+#                     lacks only qrels topics with 0 lines, which the script then keeps at 0
+#   qrels='diversity' P and nDCG on the diversity qrels read as binary (relevant: a passage
+#                     with a line of relevance >= 1; ours: the relevance qrels, P* graded)
+#   questions='all'   Cov counts every sub-question (without --filter-by-oracle)
+# plus, as the registry writes them, rel (eta), alpha and weight where not the default. Every
+# name parses (cruxflow.parse_measure) and cruxflow.evaluate(run, the release subset folder,
+# [name]) recomputes its value (tests/test_printed_names.py).
+NAME_PARAMETERS = {
+    "P": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "nDCG": {"cut": "rank", "qrels": "diversity", "topics": "run"},
+    "alpha_nDCG": {"cut": "rank", "order": "ndeval", "topics": "run"},
+    "Cov": {"cut": "rank", "order": "file", "topics": "run"},
+    "Den": {"cut": "rank", "order": "file", "topics": "run"},
+    # not the script's: the judged share of the lines its Cov reads (Judged@k, issue 39)
+    "Judged": {"cut": "rank", "order": "file", "topics": "run"},
+}
+
+
+def _name(measure: str, k: int, **extra) -> str:
+    """The registry's canonical name of the script's ``measure`` at ``k``."""
+    params = {**NAME_PARAMETERS[measure], **extra}
+    return str(parse(Name(measure, tuple(params.items()), k)))
+
+
+def measure_names(k: int, filter_by_oracle: bool = False, with_density: bool = False, *,
+                  eta: int = DEFAULTS.eta, alpha: float = DEFAULTS.alpha,
+                  density_weight: float = DEFAULTS.density_weight) -> dict[str, str]:
+    """``{our name: the script's name}`` of the measures of one call, in the script's order."""
+    rel = {"rel": eta}
+    questions = {} if filter_by_oracle else {"questions": "all"}
+    names = {_name("P", k): f"P@{k}", _name("nDCG", k): f"nDCG@{k}",
+             _name("alpha_nDCG", k, alpha=alpha): f"alpha_nDCG@{k}",
+             _name("Cov", k, **rel, **questions): f"Cov@{k}"}
+    if with_density:
+        names[_name("Den", k, **rel, weight=density_weight)] = f"Den@{k}"
+    return names
+
+
+def judged_name(k: int) -> str:
+    """The registry's name of the judged share of the lines the script's Cov reads (its
+    first k kept lines in file order): not one of the script's measures, so not in its
+    line (:meth:`cruxflow.metrics.crux_eval.CruxEvalResult.line`)."""
+    return _name("Judged", k)
+
+
+def all_topics_name(name: str) -> str:
+    """alpha-nDCG's name over every topic of the diversity qrels (the script's mean for a run
+    that lacks only qrels topics with 0 lines)."""
+    return str(parse(name).with_(topics="all"))

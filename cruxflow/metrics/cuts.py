@@ -1,12 +1,14 @@
 """A run's contexts, cut from its lines by column (no object per line): which lines of each
 topic form its context at a cutoff (``cut``), in which order (``order``, the tie policy),
-sorted once per order and shared by every cutoff (issues 36, 41)."""
+sorted once per order and shared by every cutoff (issues 36, 41); and :class:`Contexts`, what
+a compute function of :mod:`cruxflow.metrics.compute` is given."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from cruxflow.metrics.batch import JudgedIndex
+from cruxflow.data.runs import RunLines, ids_breaking_ties, score_order, tie_ranks
+from cruxflow.metrics.judged import JudgedIndex, TopicArrays
 
 
 class Cut:
@@ -30,9 +32,7 @@ class RunIndex:
     judged topic), its row in that topic's matrix and its place among equal scores (the
     passage ids' string order, for the tie policies)."""
 
-    def __init__(self, index: JudgedIndex, lines):
-        from cruxflow.metrics.crux_eval_measures import _tie_ranks, score_order
-
+    def __init__(self, index: JudgedIndex, lines: RunLines):
         self.lines = lines
         run_topic = np.array([index.topic_index.get(t, -1) for t in lines.topics] or [-1],
                              dtype=np.int64)
@@ -45,7 +45,7 @@ class RunIndex:
         # the lines by run topic and score, descending: what the tie ranks and both score
         # orders start from (one sort, none for a run written in that order)
         self._by_score = score_order(lines.topic, lines.score)
-        self.tie = _tie_ranks(lines, self._by_score)
+        self.tie = tie_ranks(lines, self._by_score)
         self.present = np.zeros(len(index.topic_ids), dtype=bool)   # the run has the topic
         self.present[run_topic[run_topic >= 0]] = True
         self.n_topics, self.none = len(index.topic_ids), index.none
@@ -71,8 +71,6 @@ class RunIndex:
         and score (``_by_score``): the tied lines reordered among themselves, then the run
         topics' blocks put in the judged topics' order. The same order as sorting by
         (topic index, -score, -/+ tie rank), without sorting every line again."""
-        from cruxflow.metrics.crux_eval_measures import ids_breaking_ties
-
         at = self._by_score[self.topic[self._by_score] >= 0]
         if not len(at):
             return at
@@ -122,3 +120,32 @@ class RunIndex:
         code[t, place] = lines.passage[at]
         in_run = count > 0          # a line of the topic that the cut keeps
         return Cut(rows, code, n, np.asarray(size), in_run, tied, self)
+
+
+class Contexts:
+    """A run's contexts at one cutoff as one measure sees them: the contexts (``rows``,
+    ``size``, ``n``: :class:`Cut`), the judgments' arrays at the name's eta and alpha
+    (``arrays``), the passages' token counts (:meth:`tokens`, :meth:`oracle_tokens`, from
+    ``counter``: the engine, :class:`~cruxflow.metrics.scorer.ContextScorer`), and
+    :meth:`shared` for what several measures reuse."""
+
+    def __init__(self, cut: Cut, arrays: TopicArrays, counter):
+        self.cut, self.arrays, self.counter = cut, arrays, counter
+        self.rows, self.size, self.n = cut.rows, cut.size, cut.n
+        self.topic_ids = arrays.topic_ids
+
+    def shared(self, what, make):
+        """What ``make()`` returns, made once per (``what``, the arrays' eta and alpha) for
+        these contexts."""
+        key = (what, self.arrays.eta, self.arrays.alpha)
+        if key not in self.cut.cache:
+            self.cut.cache[key] = make()
+        return self.cut.cache[key]
+
+    def tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens of each context, whether a passage of it has no text or token count)."""
+        return self.shared("tokens", lambda: self.counter.context_tokens(self.cut))
+
+    def oracle_tokens(self) -> np.ndarray:
+        """Tokens of each topic's Z*."""
+        return self.counter.oracle_token_counts(self.arrays)

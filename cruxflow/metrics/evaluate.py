@@ -163,20 +163,18 @@ class _Scoring:
         # imported here: pandas and ir_measures would slow down every other subcommand's start
         import numpy as np
 
-        from cruxflow.metrics.crux_eval_io import read_run_top
-        from cruxflow.metrics.inputs import as_run
+        from cruxflow.data.runs import as_run, check_run, read_run_file
         from cruxflow.metrics.per_query import aggregate
-        from cruxflow.metrics.scorer import check_run
 
         dataset, texts, opts = self.dataset, self.texts, self.opts
         if is_run:    # by column, a block of lines at a time (no object per line)
-            ranking = read_run_top(source, None).lines
+            ranking = read_run_file(source).lines
         else:
             ranking = as_run(read_contexts(source, topics=dataset.topics, passages=texts))
         if not len(ranking.topic) and not allow_empty:
             raise DataError("no ranked list in the file (every topic would score 0); pass "
                             "--allow-empty to score it anyway", path=source)
-        outside = check_run(ranking, dataset, texts, source,
+        outside = check_run(ranking, dataset.topics, texts, source,
                             strict_collection=strict_collection)
         scorer = self._scorer()
         scorer.forget_runs()

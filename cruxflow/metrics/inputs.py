@@ -1,15 +1,5 @@
-"""What :func:`cruxflow.evaluate` and the ir_measures measures accept as a run and as
-judgments, checked as strictly as the command line checks its files.
-
-**A run** (:func:`as_run`) becomes :class:`~cruxflow.metrics.crux_eval_io.RunLines` (the
-lines by column, no object per line): a TREC run file (read a block of lines at a time,
-:func:`~cruxflow.metrics.crux_eval_io.read_run_top`), ``{query: {passage: score}}`` (as
-ir_measures, pytrec_eval and ranx take it), ``{query: [RunRow, ...]}``, a ranx ``Run`` (any
-object with ``to_dict()``), an iterable of ir_measures ``ScoredDoc`` tuples (``query_id,
-doc_id, score``), or a DataFrame with ir_measures' columns (``query_id, doc_id, score``) or
-PyTerrier's (``qid, docno, score``), with a ``rank`` column or without. A passage given
-twice for a query, and a score that is not a number or is NaN, are errors naming the record
-and the field (:class:`~cruxflow.data.errors.DataError`).
+"""What :func:`cruxflow.evaluate` and the ir_measures measures accept as judgments, checked as
+strictly as the command line checks its files (runs: :func:`cruxflow.data.runs.as_run`).
 
 **Judgments** (:func:`as_judgments`) become :class:`Judgments`: the answerability ratings,
 relevance qrels and diversity qrels, each optional, as the measures read them
@@ -36,150 +26,17 @@ a :class:`~cruxflow.data.model.Dataset`         its ratings and topics
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
+from cruxflow.data.model import passage_order
+from cruxflow.data.runs import frame_columns, is_integer
 from cruxflow.metrics.options import RATING_MAX
 
-RUN_COLUMNS = (("query_id", "doc_id", "score"), ("qid", "docno", "score"))
 QRELS_COLUMNS = (("query_id", "doc_id", "relevance"), ("qid", "docno", "label"))
-
-
-# --- runs ---------------------------------------------------------------------------------------
-
-def as_run(run, *, name: str = "run"):
-    """``run`` in any accepted form as :class:`RunLines` (see the module's docstring)."""
-    from cruxflow.metrics.crux_eval_io import RunLines, TopRun, read_run_top
-
-    if isinstance(run, RunLines):
-        return run
-    if isinstance(run, TopRun):
-        return run.lines
-    if isinstance(run, (str, Path)):
-        return read_run_top(run, None).lines
-    if hasattr(run, "columns"):
-        return _run_frame(run, name)
-    if not isinstance(run, Mapping) and callable(getattr(run, "to_dict", None)):
-        run = run.to_dict()       # ranx's Run: {query: {passage: score}}
-    if isinstance(run, Mapping) and all(isinstance(d, Mapping) for d in run.values()):
-        return _score_dicts(run, name)
-    if isinstance(run, Mapping):
-        qids, pids, scores, ranks = [], [], [], []
-        for q, docs in run.items():
-            if isinstance(docs, Mapping):
-                for d, s in docs.items():
-                    qids.append(str(q))
-                    pids.append(str(d))
-                    scores.append(s)
-            else:                 # [RunRow, ...]: their order, and their rank column
-                for r in docs:
-                    qids.append(str(q))
-                    pids.append(str(r.doc_id))
-                    scores.append(r.score)
-                    ranks.append(r.rank)
-        return _lines(qids, pids, scores, ranks if len(ranks) == len(qids) and ranks else None,
-                      name, lambda i: f"query {qids[i]} passage {pids[i]}",
-                      [str(q) for q in run])
-    if isinstance(run, Iterable):
-        rows = list(run)
-        if rows and not all(hasattr(r, "query_id") and hasattr(r, "doc_id") and
-                            hasattr(r, "score") for r in rows):
-            raise TypeError(f"{name}: an iterable of ScoredDoc(query_id, doc_id, score) tuples "
-                            "was expected")
-        qids = [str(r.query_id) for r in rows]
-        pids = [str(r.doc_id) for r in rows]
-        return _lines(qids, pids, [r.score for r in rows], None, name,
-                      lambda i: f"item {i + 1}")
-    raise TypeError(f"{name}: a TREC run file, {{query: {{passage: score}}}}, a ranx Run, "
-                    "ScoredDoc tuples or a DataFrame (query_id, doc_id, score or qid, docno, "
-                    "score)")
-
-
-def _score_dicts(run: Mapping, name: str):
-    """``{query: {passage: score}}`` by column at once (no check per entry: a dict holds a
-    passage once per query; a score that is not a number, or NaN, is found on the whole
-    column and then named)."""
-    import numpy as np
-
-    from cruxflow.metrics.crux_eval_io import RunLines
-
-    lengths = [len(d) for d in run.values()]
-    total = sum(lengths)
-    try:
-        scores = np.fromiter(chain.from_iterable(d.values() for d in run.values()),
-                             np.float64, total)
-        bad = bool(np.isnan(scores).any())
-    except (TypeError, ValueError):
-        bad = True
-    if bad:      # the slow route names the record
-        qids = [str(q) for q, d in run.items() for _ in d]
-        pids = [str(p) for d in run.values() for p in d]
-        return _lines(qids, pids, [s for d in run.values() for s in d.values()], None, name,
-                      lambda i: f"query {qids[i]} passage {pids[i]}", [str(q) for q in run])
-    topics = [str(q) for q in run]
-    if len(set(topics)) != len(topics):
-        raise DataError(f"{name}: two queries have the same id once written as text")
-    # one passage id per line (a dict holds a passage once per query; numbering the ids
-    # across queries would cost more than looking each up once)
-    passages = list(map(str, chain.from_iterable(run.values())))
-    return RunLines(topics, np.repeat(np.arange(len(topics), dtype=np.int64), lengths),
-                    passages, np.arange(total, dtype=np.int64), scores,
-                    np.arange(1, total + 1, dtype=np.int64))
-
-
-def _columns(frame, choices, what: str) -> tuple[str, ...]:
-    for names in choices:
-        if set(names) <= set(frame.columns):
-            return names
-    wanted = " or ".join(", ".join(c) for c in choices)
-    raise DataError(f"the {what} frame needs the columns {wanted}; it has "
-                    f"{', '.join(map(str, frame.columns))}")
-
-
-def _run_frame(frame, name: str):
-    q, d, s = _columns(frame, RUN_COLUMNS, name)
-    qids = frame[q].astype(str).tolist()
-    pids = frame[d].astype(str).tolist()
-    ranks = frame["rank"].tolist() if "rank" in frame.columns else None
-    if ranks is not None:
-        for i, value in enumerate(ranks):
-            if not _is_integer(value):
-                raise DataError(f"rank {value!r} is not an integer", record=f"row {i + 1}",
-                                field="rank")
-    return _lines(qids, pids, frame[s].tolist(), ranks, name, lambda i: f"row {i + 1}")
-
-
-def _is_integer(value) -> bool:
-    try:
-        return not isinstance(value, bool) and float(value) == int(value)
-    except (TypeError, ValueError, OverflowError):
-        return False
-
-
-def _lines(qids, pids, scores, ranks, name: str, record, topics=None):
-    from cruxflow.metrics.crux_eval_io import RunLines
-
-    values = []
-    for i, s in enumerate(scores):
-        try:
-            value = float(s)
-        except (TypeError, ValueError):
-            raise DataError(f"score {s!r} is not a number", record=record(i),
-                            field="score") from None
-        if isinstance(s, bool) or math.isnan(value):
-            raise DataError(f"score {s!r} is not a number", record=record(i), field="score")
-        values.append(value)
-    seen: set[tuple[str, str]] = set()
-    for i, key in enumerate(zip(qids, pids, strict=True)):
-        if key in seen:
-            raise DataError(f"passage {key[1]!r} appears twice for query {key[0]!r}",
-                            record=record(i), field="doc_id")
-        seen.add(key)
-    return RunLines.from_columns(qids, pids, values, ranks, topics)
 
 
 # --- judgments ---------------------------------------------------------------------------------
@@ -321,8 +178,6 @@ def _ratings(value, what: str) -> dict[str, dict[str, list[int]]]:
             return read_ratings(path).by_topic()
         return _graded_file(path)
     if hasattr(value, "columns"):
-        from cruxflow.metrics.measures import ratings_from_graded
-
         missing = {"query_id", "iteration", "doc_id", "relevance"} - set(value.columns)
         if missing:
             raise DataError(f"graded diversity qrels need the columns query_id, iteration, "
@@ -353,7 +208,7 @@ def _ratings(value, what: str) -> dict[str, dict[str, list[int]]]:
 
 
 def _rating(value, where: str, name: str) -> int:
-    if not _is_integer(value) or not -1 <= int(value) <= RATING_MAX:
+    if not is_integer(value) or not -1 <= int(value) <= RATING_MAX:
         raise DataError(f"a rating is an integer from -1 to {RATING_MAX}, got {value!r}",
                         record=where, field=name)
     return int(value)
@@ -403,7 +258,7 @@ def _relevance(value, what: str) -> dict[str, dict[str, int]]:
 
         return read_qrels(value)
     if hasattr(value, "columns"):
-        q, d, r = _columns(value, QRELS_COLUMNS, "qrels")
+        q, d, r = frame_columns(value, QRELS_COLUMNS, "qrels")
         items = zip(value[q].astype(str).tolist(), value[d].astype(str).tolist(),
                     value[r].tolist(), strict=True)
         records = (f"row {i + 1}" for i in range(len(value)))
@@ -426,11 +281,51 @@ def _relevance(value, what: str) -> dict[str, dict[str, int]]:
             records = (f"item {i + 1}" for i in range(len(items)))
     out: dict[str, dict[str, int]] = {}
     for (q, d, g), where in zip(items, records, strict=False):
-        if not _is_integer(g):
+        if not is_integer(g):
             raise DataError(f"relevance {g!r} is not an integer", record=where,
                             field="relevance")
         if d in out.setdefault(q, {}):
             raise DataError(f"passage {d!r} appears twice for query {q!r}", record=where,
                             field="doc_id")
         out[q][d] = int(g)
+    return out
+
+
+# --- graded diversity qrels: the ratings as qrels lines ------------------------------------
+
+def graded_qrels(ratings_by_topic):
+    """Graded diversity qrels as a frame (``query_id, iteration, doc_id, relevance``): one row
+    per rated (passage, sub-question), the sub-question index as subtopic. ``ratings_by_topic``:
+    ``{topic: {passage: ratings}}``, or a judge folder or ratings file (a CRUX release's
+    ``judge/``)."""
+    import pandas as pd
+
+    if not isinstance(ratings_by_topic, Mapping):
+        from cruxflow.data.ingest.crux_common import read_ratings
+
+        ratings_by_topic = read_ratings(ratings_by_topic).by_topic()
+
+    rows = [(tid, str(i), pid, int(r)) for tid, m in ratings_by_topic.items()
+            for pid, ratings in m.items() for i, r in enumerate(ratings)]
+    return pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
+
+
+def _subtopic_key(s: str):
+    return (0, int(s), s) if s.isdigit() else (1, 0, s)
+
+
+def ratings_from_graded(qrels) -> dict[str, dict[str, list[int]]]:
+    """The answerability matrix ``{topic: {passage: ratings}}`` of graded diversity qrels
+    (sub-questions by number, passages in their natural order; a missing line rates 0): the
+    inverse of :func:`graded_qrels`."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for qid, frame in qrels.groupby("query_id", sort=False):
+        subtopics = sorted(set(frame["iteration"].astype(str)), key=_subtopic_key)
+        col = {s: i for i, s in enumerate(subtopics)}
+        matrix = {pid: [0] * len(subtopics)
+                  for pid in sorted(set(frame["doc_id"].astype(str)), key=passage_order)}
+        for pid, sub, rel in zip(frame["doc_id"].astype(str), frame["iteration"].astype(str),
+                                 frame["relevance"], strict=True):
+            matrix[pid][col[sub]] = int(rel)
+        out[str(qid)] = matrix
     return out

@@ -20,13 +20,8 @@ import numpy as np
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import existing, iter_jsonl, write_jsonl, write_qrels, write_run
 from cruxflow.data.model import Dataset
-from cruxflow.metrics.crux import answerable_questions, ideal_order, select_required
-from cruxflow.metrics.options import (  # noqa: F401 - re-exported: judgments' vocabulary
-    DEFAULTS,
-    RELEVANCE_GRADES,
-    RelevanceGrades,
-    check_eta,
-)
+from cruxflow.metrics.judged import JudgedIndex, RatingPairs, TopicArrays
+from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES, RelevanceGrades, check_eta
 
 
 @dataclass
@@ -44,18 +39,33 @@ class TopicJudgments:
 
 def derive(dataset: Dataset, eta: int = DEFAULTS.eta,
            alpha: float = DEFAULTS.alpha) -> dict[str, TopicJudgments]:
+    """Every topic's judgments at ``eta``: Q (the answerable sub-questions, Eq. 2), P* (the
+    rated passages, in the order the dataset holds them) and Z* = P** (the greedy required
+    set of Sec. 3.2) in the ideal order of Eq. 4, all from the judgments' arrays
+    (:class:`~cruxflow.metrics.judged.TopicArrays`), for every topic at once."""
     check_eta(eta)
-    by_topic = dataset.ratings_by_topic()
+    arrays = judged_arrays(dataset, eta, alpha)
+    index = arrays.index
+    relevant: dict[str, list[str]] = {t: [] for t in dataset.topics}
+    for tid, pid in dataset.ratings:
+        relevant[tid].append(pid)
+    ideal = arrays.ideal_rows.tolist()
     out = {}
     for tid, topic in dataset.topics.items():
-        matrix = by_topic.get(tid, {})
-        n = len(topic.questions)
-        kept = answerable_questions(matrix, n, eta)
-        required = select_required(matrix, kept, eta)
-        order = ideal_order([matrix[p] for p in required], kept, eta, alpha)
-        out[tid] = TopicJudgments(tid, n, kept, list(matrix), [required[i] for i in order],
-                                  eta)
+        t = index.topic_index[tid]
+        required = [index.pid(t, r) for r in ideal[t] if r != arrays.none]
+        out[tid] = TopicJudgments(tid, len(topic.questions), arrays.kept[t], relevant[tid],
+                                  required, eta)
     return out
+
+
+def judged_arrays(dataset: Dataset, eta: int = DEFAULTS.eta, alpha: float = DEFAULTS.alpha,
+                  grades: str = DEFAULTS.relevance_grades, judgments=None) -> TopicArrays:
+    """The judgments' arrays of a dataset's ratings at ``eta`` (``judgments``: given Q and
+    Z*, else derived)."""
+    index = JudgedIndex(RatingPairs.from_pairs(dataset.ratings, dataset.topics),
+                        topics=list(dataset.topics))
+    return TopicArrays(index, eta, alpha, grades, judgments)
 
 
 def relevance_grades(name: str) -> RelevanceGrades:
@@ -65,36 +75,27 @@ def relevance_grades(name: str) -> RelevanceGrades:
     return RELEVANCE_GRADES[name]
 
 
-def redundant_passages(j: TopicJudgments, matrix: dict[str, list[int]]) -> list[str]:
-    """The CRUX authors' redundant passages: those of P* outside P** whose rating is below the
-    element-wise maximum of P**'s ratings on every sub-question of the topic.
-
-    As in their code, whole rating vectors are compared (every question, answerable or not), so
-    a question that no passage of P** rates above 0 leaves no passage redundant, except through
-    a rating of -1 (an unparsed judgment, which answers nothing and is below any rating).
-    """
-    if not j.required:
-        return []
-    best = np.max(np.asarray([matrix[p] for p in j.required]), axis=0)
-    required = set(j.required)
-    return [p for p in j.relevant
-            if p not in required and bool((np.asarray(matrix[p]) < best).all())]
-
-
 def relevance_qrels(judgments: dict[str, TopicJudgments],
                     matrix: dict[str, dict[str, list[int]]] | None = None,
                     grades: str = DEFAULTS.relevance_grades) -> dict[str, dict[str, int]]:
-    """Graded qrels of P* per topic under ``grades`` (:data:`RELEVANCE_GRADES`); "3-2-1" needs
-    ``matrix`` (``Dataset.ratings_by_topic()``) to find the redundant passages."""
+    """Graded qrels of P* per topic under ``grades`` (:data:`RELEVANCE_GRADES`: P** highest,
+    the passages of P* that P** dominates on every sub-question lowest under "3-2-1"), from the
+    judgments' arrays (:attr:`~cruxflow.metrics.judged.TopicArrays.grades`); ``matrix``:
+    ``Dataset.ratings_by_topic()``, which "3-2-1" needs to find the dominated passages."""
     g = relevance_grades(grades)
-    if g.redundant != g.relevant and matrix is None:
-        raise ValueError(f"relevance grades {grades!r} need the rating matrix")
+    if matrix is None:
+        if g.redundant != g.relevant:
+            raise ValueError(f"relevance grades {grades!r} need the rating matrix")
+        matrix = {t: {p: [] for p in j.relevant} for t, j in judgments.items()}
+    eta = next((j.eta for j in judgments.values() if j.eta is not None), DEFAULTS.eta)
+    index = JudgedIndex(matrix, topics=list(judgments))
+    arrays = TopicArrays(index, eta, DEFAULTS.alpha, grades, judgments)
     out = {}
     for tid, j in judgments.items():
-        req = set(j.required)
-        low = set(redundant_passages(j, matrix[tid])) if g.redundant != g.relevant else set()
-        out[tid] = {p: g.required if p in req else g.redundant if p in low else g.relevant
-                    for p in j.relevant}
+        t = index.topic_index[tid]
+        rows = index.rows_of(np.full(len(j.relevant), t, dtype=np.int64),
+                             index.numbers(j.relevant))
+        out[tid] = dict(zip(j.relevant, arrays.grades[t, rows].tolist(), strict=True))
     return out
 
 
@@ -203,24 +204,3 @@ def load_judgments(path, dataset: Dataset, eta: int | None = None) -> dict[str, 
                         f"topics ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''})"
                         ": a judgments file of another dataset, or cut short", path=path)
     return out
-
-
-def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> np.ndarray:
-    """:func:`cruxflow.metrics.crux.select_required` for every topic at once: ``answers[t,
-    row, i]`` (rows in the topic's natural passage order), the rows chosen in selection order,
-    ``none``-padded. Ties go to the first row (argmax's first maximum), as there."""
-    n_topics = answers.shape[0]
-    chosen = np.full((n_topics, max(1, answers.shape[2])), none, dtype=np.int64)
-    open_q = np.arange(answers.shape[2])[None, :] < n_kept[:, None]
-    everyone = np.arange(n_topics)
-    steps = 0
-    for step in range(answers.shape[2]):
-        gains = (answers & open_q[:, None, :]).sum(axis=2)
-        best = np.argmax(gains, axis=1)
-        take = gains[everyone, best] > 0
-        if not take.any():
-            break
-        chosen[take, step] = best[take]
-        open_q[take] &= ~answers[everyone[take], best[take]]
-        steps = step + 1
-    return chosen[:, :steps]

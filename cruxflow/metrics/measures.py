@@ -35,13 +35,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 
-import ir_measures
 from ir_measures import Metric
 from ir_measures import measures as _im
 from ir_measures.measures.base import Agg
 
 from cruxflow.metrics import names as N
-from cruxflow.metrics.crux import passage_order
 
 _CUTOFF = _im.ParamInfo(dtype=int, required=False, desc="ranking cutoff threshold")
 
@@ -139,44 +137,6 @@ for _name, _measure_object in MEASURES.items():
         _im.register(_measure_object)
 
 
-def graded_qrels(ratings_by_topic):
-    """Graded diversity qrels as a frame (``query_id, iteration, doc_id, relevance``): one row
-    per rated (passage, sub-question), the sub-question index as subtopic. ``ratings_by_topic``:
-    ``{topic: {passage: ratings}}``, or a judge folder or ratings file (a CRUX release's
-    ``judge/``)."""
-    import pandas as pd
-
-    if not isinstance(ratings_by_topic, Mapping):
-        from cruxflow.data.ingest.crux_common import read_ratings
-
-        ratings_by_topic = read_ratings(ratings_by_topic).by_topic()
-
-    rows = [(tid, str(i), pid, int(r)) for tid, m in ratings_by_topic.items()
-            for pid, ratings in m.items() for i, r in enumerate(ratings)]
-    return pd.DataFrame(rows, columns=["query_id", "iteration", "doc_id", "relevance"])
-
-
-def _subtopic_key(s: str):
-    return (0, int(s), s) if s.isdigit() else (1, 0, s)
-
-
-def ratings_from_graded(qrels) -> dict[str, dict[str, list[int]]]:
-    """The answerability matrix ``{topic: {passage: ratings}}`` of graded diversity qrels
-    (sub-questions by number, passages in their natural order; a missing line rates 0): the
-    inverse of :func:`graded_qrels`."""
-    out: dict[str, dict[str, list[int]]] = {}
-    for qid, frame in qrels.groupby("query_id", sort=False):
-        subtopics = sorted(set(frame["iteration"].astype(str)), key=_subtopic_key)
-        col = {s: i for i, s in enumerate(subtopics)}
-        matrix = {pid: [0] * len(subtopics)
-                  for pid in sorted(set(frame["doc_id"].astype(str)), key=passage_order)}
-        for pid, sub, rel in zip(frame["doc_id"].astype(str), frame["iteration"].astype(str),
-                                 frame["relevance"], strict=True):
-            matrix[pid][col[sub]] = int(rel)
-        out[str(qid)] = matrix
-    return out
-
-
 def with_tokens(frame, counts: Mapping[str, int]):
     """``frame`` (qrels or run) with a ``tokens`` column from passage token counts."""
     missing = sorted(set(frame["doc_id"]) - set(counts))
@@ -186,5 +146,4 @@ def with_tokens(frame, counts: Mapping[str, int]):
 
 
 __all__ = ["MEASURES", "Cov", "Den", "RegistryMeasure", "alpha_nDCG_crux",
-           "alpha_nDCG_published", "graded_qrels", "ir_measures", "ratings_from_graded",
-           "with_tokens"]
+           "alpha_nDCG_published", "with_tokens"]

@@ -10,7 +10,7 @@ topic's oracle context (the paper's default context size).
 
 **A definition** (:class:`MeasureDef`, one per measure in :data:`REGISTRY`) holds the
 measure's parameters with their defaults, the judgments it reads (:data:`READS`), and the
-function that computes it per topic on the batch arrays of :mod:`cruxflow.metrics.batch`
+function that computes it per topic on the judgments' arrays of :mod:`cruxflow.metrics.judged`
 (``compute``: ``"module:function"``, called with the run's contexts and the parsed name,
 see :mod:`cruxflow.metrics.compute`). Every measure also takes the parameters that say
 which passages form a context and which topics its mean covers (:data:`COMMON`):

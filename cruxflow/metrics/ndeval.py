@@ -1,7 +1,7 @@
 """ndeval's alpha-nDCG arithmetic on arrays, for every topic at once (ndeval.c's computeDCG and
-idealResult, as pyndeval runs them): used by the scorer (:mod:`cruxflow.metrics.batch`,
-:mod:`cruxflow.metrics.compute`) and by crux-eval's arrays
-(:mod:`cruxflow.metrics.crux_eval_measures`), and checked against pyndeval value for value."""
+idealResult, as pyndeval runs them): used by the judgments' arrays (:mod:`cruxflow.metrics.judged`)
+and the compute functions (:mod:`cruxflow.metrics.compute`), and checked against pyndeval value
+for value (``tests/oracles/libraries.py``)."""
 
 from __future__ import annotations
 

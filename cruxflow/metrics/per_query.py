@@ -5,7 +5,7 @@ every column of :func:`cruxflow.metrics.names.table_columns` (what the workflow'
 
 :func:`many_rows` scores several runs (and sizes) in one call: the contexts of one k and one
 width are stacked as the rows of one matrix and every measure is called once per stack,
-against the judgments' arrays gathered per row (:meth:`~cruxflow.metrics.batch.TopicArrays.
+against the judgments' arrays gathered per row (:meth:`~cruxflow.metrics.judged.TopicArrays.
 take`): the same values, to the last bit, as run by run, without numpy's and pandas' cost per
 call for every run (21 runs x 3 sizes over 200 topics: 0.09 s, not 0.14 s;
 ``benchmarks/metrics.py``).
@@ -19,15 +19,15 @@ import numpy as np
 import pandas as pd
 
 from cruxflow.metrics import names
-from cruxflow.metrics.cuts import Cut
-from cruxflow.metrics.scorer import Contexts, ContextScorer
+from cruxflow.metrics.cuts import Contexts, Cut
 
 # many_rows' stacks: about this many topic rows (runs x topics) per call of a measure
 STACK_ROWS = 1 << 13
 
 
-def many_rows(scorer: ContextScorer, cases) -> pd.DataFrame:
-    """The per-query table's rows of each ``(run, system, k)`` of ``cases`` (every column of
+def many_rows(scorer, cases) -> pd.DataFrame:
+    """The per-query table's rows of each ``(run, system, k)`` of ``cases`` (``scorer``: the
+    engine, :class:`~cruxflow.metrics.scorer.ContextScorer`; every column of
     :func:`~cruxflow.metrics.scorer.measure_columns` at cutoff k, over the evaluated topics),
     as one frame (their rows in the order of ``cases``): the same values as case by case,
     with one call of each measure for a stack of contexts (the cases of one k whose contexts
@@ -79,7 +79,7 @@ def _repeated(values: list[str], n: int, like):
     return pd.array(values, dtype=like.dtype).take(np.repeat(np.arange(len(values)), n))
 
 
-def _stacked(scorer: ContextScorer, found: list[Contexts]) -> Contexts:
+def _stacked(scorer, found: list[Contexts]) -> Contexts:
     """Contexts of one width and one arrays as one: their rows stacked, against the arrays
     taken for the stack's height, with the token counts each already has."""
     if len(found) == 1:
@@ -90,7 +90,7 @@ def _stacked(scorer: ContextScorer, found: list[Contexts]) -> Contexts:
     tokens = [c.tokens() for c in found]
     cut.cache[("tokens", arrays.eta, arrays.alpha)] = tuple(
         np.concatenate([t[i] for t in tokens]) for i in (0, 1))
-    return Contexts(scorer, cut, scorer.stacked_arrays(arrays, len(found)))
+    return Contexts(cut, scorer.stacked_arrays(arrays, len(found)), scorer)
 
 
 def aggregate(per_query: pd.DataFrame) -> pd.DataFrame:

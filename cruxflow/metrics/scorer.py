@@ -15,9 +15,11 @@ the row of k = 10 is ``Cov@10``; docs/evaluate.md lists every name's definition)
 default topics: those with at least one answerable question; a judged topic the run lacks is
 an empty context.
 
-Runs and contexts are arrays for all topics at once (:mod:`cruxflow.metrics.batch`): no step
-works per context in Python, the values are those of the per-topic functions
-(``tests/test_metrics_fast.py``) at a cost linear in topics (``benchmarks/metrics.py``).
+Runs and contexts are arrays for all topics at once: the judgments' arrays
+(:mod:`cruxflow.metrics.judged`), a run's lines against them and its contexts
+(:mod:`cruxflow.metrics.cuts`), the runs read by :mod:`cruxflow.data.runs`. No step works per
+context in Python; the values are those of the paper's formulas and of trec_eval and ndeval
+(the oracles of ``tests/``) at a cost linear in topics (``benchmarks/metrics.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from itertools import repeat
 from operator import is_not
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -34,12 +35,14 @@ import pandas as pd
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import tie_warning
-from cruxflow.data.model import Dataset
+from cruxflow.data.runs import as_run
 from cruxflow.metrics import names
-from cruxflow.metrics.batch import JudgedIndex, TopicArrays
-from cruxflow.metrics.cuts import Cut, RunIndex
+from cruxflow.metrics.cuts import Contexts, Cut, RunIndex
+from cruxflow.metrics.inputs import Judgments
+from cruxflow.metrics.judged import JudgedIndex, RatingPairs, TopicArrays
 from cruxflow.metrics.judgments import TopicJudgments
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
+from cruxflow.metrics.per_query import many_rows
 from cruxflow.metrics.tokens import TokenCounter
 
 
@@ -74,71 +77,6 @@ def contexts(run: Mapping[str, list], judgments: Mapping[str, TopicJudgments],
             for tid, j in judgments.items()}
 
 
-def check_run(run, dataset: Dataset, texts: Mapping[str, str] | None, path, *,
-              strict_collection: bool = False) -> int:
-    """Unknown topic ids in a run are errors, not silent zeros; returns how many run lines rank
-    a passage outside the collection. ``texts=None`` checks the topics only (a collection that
-    is not at hand cannot be checked against). ``run``: any form
-    :func:`cruxflow.metrics.inputs.as_run` reads (each distinct passage is checked once).
-
-    The released runs (``bm25.run``, ``dr_rankfirst.run``) retrieved from the whole CRUX corpus
-    while a local copy holds the judged passages only: a passage outside the collection is an
-    unjudged one (rated 0 for every question), counted here. ``strict_collection`` makes it an
-    error instead. An id that is no passage id at all (where the collection's ids follow the
-    ``<topic>:<doc>#<n>`` scheme and it does not) is an error naming the file and line.
-    """
-    from cruxflow.metrics.crux_eval_io import read_run_top
-    from cruxflow.metrics.inputs import as_run
-
-    lines = None
-    if isinstance(run, Mapping) and isinstance(path, (str, Path)):
-        try:    # the file's own line numbers, for the messages
-            lines = read_run_top(path, None).lines
-        except DataError:
-            lines = None
-    lines = lines if lines is not None else as_run(run)
-    for qid in lines.topics:
-        if qid not in dataset.topics:
-            raise DataError(f"unknown topic {qid!r} (not in the dataset's topics)", path=path,
-                            record=f"query {qid}", field="qid")
-    if texts is None or not len(lines.passage):
-        return 0
-    scheme = _follows_scheme(next(iter(texts), ""))
-    outside_ids = np.array([p not in texts for p in lines.passages], dtype=bool)
-    outside = outside_ids[lines.passage]
-    if not outside.any():
-        return 0
-    first = int(np.flatnonzero(outside)[np.argmin(lines.line[outside])])
-    doc = lines.passages[lines.passage[first]]
-    where = f"line {lines.line[first]}" if isinstance(path, (str, Path)) else \
-        f"query {lines.topics[lines.topic[first]]}"
-    if strict_collection:   # the file's first such line
-        raise DataError(f"unknown passage {doc!r} (not in the passage collection; "
-                        "--strict-collection)", path=path, record=where, field="docid")
-    if scheme:
-        bad = [i for i in np.flatnonzero(outside_ids).tolist()
-               if not _follows_scheme(lines.passages[i])]
-        if bad:
-            at = np.flatnonzero(np.isin(lines.passage, bad))
-            first = int(at[np.argmin(lines.line[at])])
-            doc = lines.passages[lines.passage[first]]
-            raise DataError(f"{doc!r} is not a passage id (<topic>:<doc>#<n>, as the "
-                            "collection's)", path=path, record=f"line {lines.line[first]}"
-                            if isinstance(path, (str, Path)) else
-                            f"query {lines.topics[lines.topic[first]]}", field="docid")
-    return int(outside.sum())
-
-
-def _follows_scheme(pid: str) -> bool:
-    from cruxflow.data.model import parse_passage_id
-
-    try:
-        parse_passage_id(pid)
-    except ValueError:
-        return False
-    return True
-
-
 class _Plan(NamedTuple):
     arrays: TopicArrays      # the judgments' arrays at the name's eta and alpha
     cut: tuple               # the key of its contexts among a run's cuts
@@ -146,57 +84,34 @@ class _Plan(NamedTuple):
     topics: str              # its topic set
 
 
-class Contexts:
-    """A run's contexts at one cutoff as one measure sees them: the contexts (``rows``,
-    ``size``, ``n``: :class:`~cruxflow.metrics.cuts.Cut`), the judgments' arrays at the
-    name's eta and alpha (``arrays``), the passages' token counts (:meth:`tokens`,
-    :meth:`oracle_tokens`), and :meth:`shared` for what several measures reuse."""
-
-    def __init__(self, scorer: ContextScorer, cut: Cut, arrays: TopicArrays):
-        self.scorer, self.cut, self.arrays = scorer, cut, arrays
-        self.rows, self.size, self.n = cut.rows, cut.size, cut.n
-        self.topic_ids = arrays.topic_ids
-
-    def shared(self, what, make):
-        key = (what, self.arrays.eta, self.arrays.alpha)
-        if key not in self.cut.cache:
-            self.cut.cache[key] = make()
-        return self.cut.cache[key]
-
-    def tokens(self) -> tuple[np.ndarray, np.ndarray]:
-        """(tokens of each context, whether a passage of it has no text or token count)."""
-        return self.shared("tokens", lambda: self.scorer._context_tokens(self.cut))
-
-    def oracle_tokens(self) -> np.ndarray:
-        return self.scorer._oracle_tokens(self.arrays)
-
-
 class ContextScorer:
-    """Holds what every context of a dataset is scored against (built once per judgments).
+    """The engine: what every context of one set of judgments is scored against (built once
+    per judgments), and every registered measure computed on a run's contexts.
 
     ``dataset``: a :class:`~cruxflow.data.model.Dataset` (its ratings and topics) or
     :class:`~cruxflow.metrics.inputs.Judgments`; ``judgments``: ``{topic: TopicJudgments}``
     made for ``options.eta`` (a workflow's judgments.jsonl; None: derived); ``texts``: the
-    passages' texts (or ids where ``count_tokens`` looks counts up), counted by
-    ``count_tokens`` for Den; ``options``: eta, alpha, the density weight, the relevance
-    grades (:class:`~cruxflow.metrics.options.MetricOptions`).
+    passages' texts, counted by ``count_tokens`` for Den, or ``tokens``: their token counts;
+    ``options``: eta, alpha, the density weight, the relevance grades
+    (:class:`~cruxflow.metrics.options.MetricOptions`). A passage with a count in ``tokens``
+    is not counted from its text.
     """
 
     def __init__(self, dataset, judgments: Mapping[str, TopicJudgments] | None = None,
                  texts: Mapping[str, str] | None = None,
                  count_tokens: TokenCounter | None = None,
-                 options: MetricOptions = DEFAULTS):
-        from cruxflow.metrics.inputs import Judgments
-
+                 options: MetricOptions = DEFAULTS, *,
+                 tokens: Mapping[str, int] | None = None):
         self.options = options
         self.eta, self.alpha, self.weight = options.eta, options.alpha, options.density_weight
         given = dataset if isinstance(dataset, Judgments) else Judgments(
-            ratings=dataset.ratings_by_topic(), topics=list(dataset.topics), source="dataset",
-            checked=True)
+            ratings=RatingPairs.from_pairs(dataset.ratings, dataset.topics),
+            topics=list(dataset.topics), source="dataset", checked=True)
         self.given = given
         self.index = JudgedIndex(given.ratings, given.relevance, given.qrels, given.topics)
         self.judged = judgments
         self.texts = texts if texts is not None else {}
+        self.token_counts = tokens
         self.count_tokens = count_tokens
         self.columns = measure_columns(options)
         self._table_names: dict = {}        # k -> {column: its name at k}
@@ -242,14 +157,11 @@ class ContextScorer:
             else arrays.ndeval_rel.any(axis=(1, 2))))
 
     def run_index(self, run) -> RunIndex:
-        """``run`` (any form :func:`cruxflow.metrics.inputs.as_run` reads) against the
-        judgments, made once per run object (a run is read once and not changed while it is
-        scored)."""
+        """``run`` (any form :func:`cruxflow.data.runs.as_run` reads) against the judgments,
+        made once per run object (a run is read once and not changed while it is scored)."""
         for obj, found in self._runs:
             if obj is run:
                 return found
-        from cruxflow.metrics.inputs import as_run
-
         found = RunIndex(self.index, as_run(run))
         self._runs = [(run, found), *self._runs[:3]]
         return found
@@ -304,7 +216,7 @@ class ContextScorer:
         if cut is None:
             cut = index.cuts[plan.cut] = index.cut(self.sizes(name.cutoff, plan.arrays),
                                                    name["cut"], name["order"])
-        return Contexts(self, cut, plan.arrays)
+        return Contexts(cut, plan.arrays, self)
 
     def values(self, run, name) -> np.ndarray:
         """``name`` for every topic of the judgments (:attr:`topic_ids`), over the name's topic
@@ -329,8 +241,8 @@ class ContextScorer:
         topics = self._plan(name).topics
         if topics == "judged":
             return self.judged_mask(ctx.arrays)
-        if topics == "run":
-            return ctx.cut.in_run
+        if topics == "run":     # the run's topics that the judgments the name reads hold
+            return ctx.cut.in_run & self.universe(name, ctx.arrays)
         return self.universe(name, ctx.arrays)
 
     def covered(self, run, name) -> np.ndarray:
@@ -359,6 +271,40 @@ class ContextScorer:
         ctx = self.contexts(run, name)
         return ctx.cut.tied
 
+    def without_text(self, run, name) -> np.ndarray:
+        """Per topic: whether ``name``'s context ranks a passage without text or token
+        count."""
+        return self.contexts(run, self._parse(name)).tokens()[1]
+
+    def context_values(self, contexts, names_asked) -> dict[str, np.ndarray]:
+        """The measures ``names_asked`` of given contexts: ``contexts`` lists ``(topic, passage
+        ids in rank order)``, one per context, several per topic allowed (each scored as a
+        run of its own); per name (keyed as asked), one value per context (NaN where
+        undefined, outside the name's topics, or for a topic the judgments lack). A name's
+        eta, alpha and density weight left at their defaults are this scorer's options'
+        (as a table's columns are: :func:`cruxflow.metrics.names.qualified`)."""
+        contexts = [(t, list(dict.fromkeys(pids))) for t, pids in contexts]
+        parsed = {str(n): names.parse(n) for n in names_asked}
+        parsed = {key: names.parse(names.qualified(n.base(), n.cutoff, self.options))
+                  for key, n in parsed.items()}
+        out = {str(n): np.full(len(contexts), np.nan) for n in names_asked}
+        rounds: list[list[int]] = []
+        seen: dict[str, int] = {}
+        for i, (t, _) in enumerate(contexts):
+            r = seen[t] = seen.get(t, -1) + 1
+            if r == len(rounds):
+                rounds.append([])
+            rounds[r].append(i)
+        index = self.index.topic_index
+        for members in rounds:
+            known = [i for i in members if contexts[i][0] in index]
+            run = as_run({contexts[i][0]: {p: float(-r) for r, p in enumerate(contexts[i][1])}
+                          for i in members})
+            at = np.array([index[contexts[i][0]] for i in known], dtype=np.int64)
+            for key, name in parsed.items():
+                out[key][known] = self.values(run, name)[at]
+        return out
+
     def unknown_topics(self, run) -> list[str]:
         """The run's topics that the judgments do not hold."""
         return [t for t in self.run_index(run).lines.topics if t not in self.index.topic_index]
@@ -366,16 +312,24 @@ class ContextScorer:
     # --- token counts: each passage's once ---------------------------------------------------
 
     def _count(self, pids: list[str]) -> np.ndarray:
-        """Tokens of each passage (-1: no text), in one batch where the counter has one (the
-        regex counter counts on bytes with numpy)."""
-        texts = list(map(self.texts.get, pids))
+        """Tokens of each passage (-1: no text or count): its count where ``tokens`` has one,
+        else its text counted, in one batch where the counter has one (the regex counter
+        counts on bytes with numpy)."""
+        out = np.full(len(pids), -1, dtype=np.int64)
+        if self.token_counts is not None:
+            get = self.token_counts.get
+            out[:] = np.fromiter((int(get(p, -1)) for p in pids), np.int64, len(pids))
+            if not self.texts or (out >= 0).all():
+                return out
+        todo = np.flatnonzero(out < 0)
+        texts = list(map(self.texts.get, (pids[i] for i in todo.tolist())))
         have = np.flatnonzero(np.fromiter(map(is_not, texts, repeat(None)), bool, len(texts)))
         if len(have) < len(texts):
             texts = [texts[i] for i in have.tolist()]
-        out = np.full(len(pids), -1, dtype=np.int64)
         if texts:
             batch = getattr(self.count_tokens, "batch", None)
-            out[have] = batch(texts) if batch is not None else list(map(self.count_tokens, texts))
+            out[todo[have]] = batch(texts) if batch is not None \
+                else list(map(self.count_tokens, texts))
         return out
 
     @cached_property
@@ -384,7 +338,7 @@ class ContextScorer:
         dataset, in one batch."""
         return self._count(list(self.index.number))
 
-    def _context_tokens(self, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
+    def context_tokens(self, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
         """(tokens of each context, whether a passage of it has no text): per passage code of
         the run, from the judged passages' counts, or (a passage no topic judged) counted
         once when a context first holds it."""
@@ -409,19 +363,22 @@ class ContextScorer:
         numbers = arrays.index.row_numbers(arrays.required_rows)
         return np.where(numbers >= 0, self._judged_tokens[np.maximum(numbers, 0)], 0)
 
-    def _oracle_tokens(self, arrays: TopicArrays) -> np.ndarray:
-        cached = arrays.__dict__.get("_oracle_tokens")
-        if cached is None:
-            cached = np.maximum(self._oracle_counts(arrays), 0).sum(axis=1)
-            arrays.__dict__["_oracle_tokens"] = cached
-        return cached
+    def oracle_token_counts(self, arrays: TopicArrays) -> np.ndarray:
+        """Tokens of each topic's Z* at the arrays' eta (made once per arrays)."""
+        return arrays.memo("oracle tokens", lambda: np.maximum(
+            self._oracle_counts(arrays), 0).sum(axis=1))
 
-    def oracle_without_text(self, arrays: TopicArrays | None = None) -> list[str]:
-        """The passages of Z* that have no text or token count."""
+    def oracle_without_text(self, arrays: TopicArrays | None = None,
+                            topics: np.ndarray | None = None) -> list[tuple[str, str]]:
+        """``(topic, passage)`` of each passage of Z* (of the ``topics`` given as a mask, else
+        of every topic) that has no text or token count."""
         arrays = arrays or self.arrays()
         rows = arrays.required_rows
-        topic, place = np.nonzero(self._oracle_counts(arrays) < 0)
-        return [self.index.pid(t, r) for t, r in zip(
+        missing = self._oracle_counts(arrays) < 0
+        if topics is not None:
+            missing &= topics[:, None]
+        topic, place = np.nonzero(missing)
+        return [(self.topic_ids[t], self.index.pid(t, r)) for t, r in zip(
             topic.tolist(), rows[topic, place].tolist(), strict=True)]
 
     # --- per topic, for the RAG stage's final-result metrics (cruxflow.rag.reports) ----------
@@ -434,10 +391,10 @@ class ContextScorer:
         if self.judged is not None:
             return {t: self.judged[t] for t in topics}
         a = self.arrays()
-        a.n_kept    # noqa: B018 - derives a.kept
+        chosen = set(topics)
         out = {}
         for t, tid in enumerate(self.topic_ids):
-            if tid in set(topics):
+            if tid in chosen:
                 rows = a.required_rows[t]
                 out[tid] = TopicJudgments(
                     tid, int(self.index.n_questions[t]), a.kept[t],
@@ -447,14 +404,18 @@ class ContextScorer:
 
     def rating_rows(self, tid: str, pids) -> list[list[int]]:
         """The ratings of ``pids`` for topic ``tid`` (0s for a passage it did not rate)."""
-        m = (self.given.ratings or {}).get(tid, {})
-        n = int(self.index.n_questions[self.index.topic_index[tid]])
-        return [list(m.get(p, [0] * n)) for p in pids]
+        ix = self.index
+        t = ix.topic_index[tid]
+        n = int(ix.n_questions[t])
+        rows = ix.rows_of(np.full(len(pids), t, dtype=np.int64), ix.numbers(list(pids)))
+        rated = ix.rated[t, rows]
+        return [ix.ratings[t, r, :n].tolist() if ok else [0] * n
+                for r, ok in zip(rows.tolist(), rated.tolist(), strict=True)]
 
     @property
     def oracle_tokens(self) -> dict[str, int]:
         """Tokens of each topic's Z*."""
-        return dict(zip(self.topic_ids, self._oracle_tokens(self.arrays()).tolist(),
+        return dict(zip(self.topic_ids, self.oracle_token_counts(self.arrays()).tolist(),
                         strict=True))
 
     # --- the tables ---------------------------------------------------------------------------
@@ -476,16 +437,12 @@ class ContextScorer:
         """The per-query table's rows of size k: every column of :func:`measure_columns`
         (``names.table_columns``) at cutoff k, over the evaluated topics
         (:func:`cruxflow.metrics.per_query.many_rows` of one case)."""
-        from cruxflow.metrics.per_query import many_rows
-
         return many_rows(self, [(run, system, k)])
 
     def score_many(self, cases) -> pd.DataFrame:
         """:meth:`score` of each ``(run, system, k)`` of ``cases``, as one frame, with one
         call of each measure for several runs' contexts
         (:func:`cruxflow.metrics.per_query.many_rows`)."""
-        from cruxflow.metrics.per_query import many_rows
-
         return many_rows(self, cases)
 
     def topic_column(self, arrays: TopicArrays, keep: np.ndarray):
@@ -514,6 +471,53 @@ class ContextScorer:
         if key not in self._stacks:
             at = np.tile(np.arange(len(self.topic_ids)), height)
             taken = arrays.take(at)
-            taken.__dict__["_oracle_tokens"] = self._oracle_tokens(arrays)[at]
+            tokens = self.oracle_token_counts(arrays)[at]
+            taken.memo("oracle tokens", lambda: tokens)
             self._stacks = {**dict(list(self._stacks.items())[-1:]), key: taken}
         return self._stacks[key]
+
+
+# --- texts rated like passages: a generated report, a human summary ---------------------------
+
+def score_rated_texts(texts, names_asked, judgments: Mapping[str, TopicJudgments],
+                      ratings=None, *, tokens=None, passage_texts: Mapping[str, str] | None = None,
+                      count_tokens: TokenCounter | None = None,
+                      options: MetricOptions = DEFAULTS) -> dict[str, np.ndarray]:
+    """The measures ``names_asked`` (e.g. ``Cov@1``, ``Den@1``) of texts rated like passages
+    (the paper's Cov(y) and Den(y) of a final result y, Sec. 3.3), each text a context of one
+    passage: itself, with its own ratings. ``texts``: ``(topic, ratings)`` per text;
+    ``judgments``: each topic's Q and Z* (the texts change neither); ``ratings``: the
+    passages' ratings Z* reads (any form :meth:`~cruxflow.metrics.judged.RatingPairs.of`
+    takes; none: Z* is empty); ``tokens``: each text's token count (Den); ``passage_texts``
+    and ``count_tokens``: Z*'s passages' texts and their counter. Returns, per name, one
+    value per text (NaN where undefined or outside the name's topics).
+
+    The texts are passages of the engine's judgments (so every measure is the registry's
+    compute function), added under ids no passage has; the texts of one topic are scored
+    as separate runs."""
+    texts = list(texts)
+    base = RatingPairs.of(ratings) if ratings is not None else None
+    topic_ids = list(dict.fromkeys([*judgments, *(t for t, _ in texts)]))
+    number = {t: i for i, t in enumerate(topic_ids)}
+    ids = [f"\x1ftext\x1f{i}" for i in range(len(texts))]
+    pairs_topic = [number[t] for t, _ in texts]
+    values = [list(r) for _, r in texts]
+    pids = list(ids)
+    if base is not None:
+        at = np.array([number.setdefault(t, len(number)) for t in base.topic_ids], dtype=np.int64)
+        topic_ids = list(number)
+        pairs_topic += at[base.topic].tolist()
+        pids += base.pids
+        starts = np.concatenate(([0], np.cumsum(base.lengths)))
+        flat = base.flat.tolist()
+        values += [flat[a:b] for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(),
+                                             strict=True)]
+    pairs = RatingPairs._made(topic_ids, np.array(pairs_topic, dtype=np.int64), pids, values)
+    counts = None
+    if tokens is not None:
+        counts = dict(zip(ids, (int(x) for x in tokens), strict=True))
+    scorer = ContextScorer(Judgments(ratings=pairs, topics=topic_ids, source="texts",
+                                     checked=True), dict(judgments), passage_texts,
+                           count_tokens, options, tokens=counts)
+    return scorer.context_values([(t, [ids[i]]) for i, (t, _) in enumerate(texts)],
+                                 names_asked)

@@ -165,3 +165,44 @@ def make_batch_token_counter(spec: str | None) -> Callable[[list[str]], list[int
     _, tok = _hf_tokenizer(spec)
     return lambda texts: [len(e.ids) for e in tok.encode_batch(list(texts),
                                                                add_special_tokens=False)]
+
+
+# --- token counts given as files ----------------------------------------------------------
+
+def read_token_counts(path) -> dict[str, int]:
+    """Token counts per passage: TSV ``passage<TAB>tokens`` or JSONL ``{"id", "tokens"}``."""
+    from cruxflow.data.io import iter_jsonl, read_text
+
+    p = Path(path)
+    counts: dict[str, int] = {}
+    if p.suffix == ".jsonl":
+        rows = ((f"line {ln}", obj.get("id"), obj.get("tokens")) for ln, obj in iter_jsonl(p))
+    else:
+        rows = ((f"line {ln}", *(line.split("\t") + [None, None])[:2])
+                for ln, line in enumerate(read_text(p).split("\n"), 1) if line.strip())
+    for record, pid, value in rows:
+        try:
+            tokens = int(value)
+            if tokens < 0 or str(value).strip() not in (str(tokens), f"{tokens}.0"):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise DataError(f"expected a non-negative integer, got {value!r}", path=p,
+                            record=record, field="tokens") from None
+        if not isinstance(pid, str) or not pid.strip():
+            raise DataError("missing passage id", path=p, record=record, field="id")
+        counts[pid.strip()] = tokens
+    return counts
+
+
+def collection_token_counts(collection, tokenizer: str | None, pids) -> dict[str, int]:
+    """Token counts of the passages ``pids`` that the collection holds (the others are reported
+    where a context needs them), counted with a local tokenizer or the regex counter."""
+    from cruxflow.data.ingest.crux_common import read_collection
+    from cruxflow.metrics.tokens import make_token_counter
+
+    texts, _ = read_collection(collection)
+    try:
+        count = make_token_counter(tokenizer)
+    except FileNotFoundError as exc:
+        raise DataError(str(exc), path=tokenizer) from None
+    return {pid: count(texts[pid]) for pid in pids if pid in texts}

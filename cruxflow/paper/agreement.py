@@ -149,7 +149,7 @@ def human_coverage(labels: pd.DataFrame, kept: Mapping[str, Sequence[int]]) -> p
     Labels of questions outside ``kept[topic]`` are ignored, as the paper computes human coverage
     over the same answerable sub-questions as the LLM. Returns columns ``topic``, ``system``,
     ``annotator``, ``Cov``, ``n_answerable``, ``n_kept`` (``Cov`` is nan where a topic has no
-    kept question, as :func:`cruxflow.metrics.crux.coverage` gives).
+    kept question, as the registry's Cov gives).
     """
     _check_annotators(labels)
     rows = []

@@ -33,7 +33,10 @@ from cruxflow.data.ingest.crux_common import (
 from cruxflow.data.io import iter_jsonl
 from cruxflow.data.model import RATING_MAX, RATING_MIN
 from cruxflow.data.names import ORACLE
-from cruxflow.metrics.crux import answerable_questions, coverage
+from cruxflow.metrics.judged import JudgedIndex, RatingPairs, TopicArrays
+from cruxflow.metrics.judgments import TopicJudgments
+from cruxflow.metrics.options import MetricOptions
+from cruxflow.metrics.scorer import score_rated_texts
 from cruxflow.paper.agreement import (
     T1_FIELDS,
     T2_FIELDS,
@@ -281,11 +284,8 @@ def gather(reports=(), passages=(), judge=(), judge_reports=(), eta: int = 3,
         inputs.labels = labels
         inputs.kept, inputs.kept_from = _labelled_everywhere(labels), "labelled questions"
         if by_passage:
-            matrices: dict[str, dict[str, list[int]]] = {}
-            for (t, pid), r in by_passage.items():
-                matrices.setdefault(t, {})[pid] = r
-            answerable = {t: answerable_questions(m, len(next(iter(m.values()))), eta)
-                          for t, m in matrices.items()}
+            arrays = TopicArrays(JudgedIndex(RatingPairs.from_pairs(by_passage)), eta)
+            answerable = dict(zip(arrays.topic_ids, arrays.kept, strict=True))
             inputs.counts["answerable_questions_without_labels"] = sum(
                 len(set(answerable.get(t, [])) - set(qs)) for t, qs in inputs.kept.items())
             inputs.kept = {t: [q for q in qs if q in answerable.get(t, [])]
@@ -294,9 +294,14 @@ def gather(reports=(), passages=(), judge=(), judge_reports=(), eta: int = 3,
         if judge_reports:
             rated.update(read_report_ratings(judge_reports))
         if rated:
+            # Cov(y) of each report over the topic's counted questions (the engine's Cov)
+            judged = {t: TopicJudgments(t, len(r), inputs.kept.get(t, []), [], [], eta)
+                      for (t, _), r in rated.items()}
+            cov = score_rated_texts([(t, r) for (t, _), r in rated.items()], ["Cov@1"],
+                                    judged, options=MetricOptions(eta=eta))["Cov@1"]
             inputs.llm_cov = pd.DataFrame(
-                [(t, s, coverage([r], inputs.kept.get(t, []), eta)) for (t, s), r in
-                 rated.items()], columns=["topic", "system", "Cov_y"])
+                [(t, s, v) for ((t, s), _), v in zip(rated.items(), cov.tolist(), strict=True)],
+                columns=["topic", "system", "Cov_y"])
     if passages:
         inputs.human_ratings, inputs.counts["t2_not_labelled"] = \
             read_passage_label_files(passages)

@@ -10,9 +10,9 @@ matrix and the precision and recall of "answerable at eta" taking the first rate
 
 System level: each run's ``Cov@k`` (Eq. 3 over the answerable questions) and
 ``alpha_nDCG_crux@k`` (Eq. 4, ideal over Z*) from the judge's and from the humans' ratings on
-the topics the humans labelled, both through :mod:`cruxflow.metrics.crux`; the runs' means over
-the labelled topics where both are defined for every run (each topic left out counted with its
-reason), Kendall's tau and tau_AP between the two rankings with percentile bootstrap intervals
+the topics the humans labelled, both through the engine (:mod:`cruxflow.metrics.scorer`); the
+runs' means over the labelled topics where both are defined for every run (each topic left out
+counted with its reason), Kendall's tau and tau_AP between the two rankings with percentile bootstrap intervals
 over those topics (:mod:`cruxflow.metrics.stats`, the one home of every kappa, tau, tau_AP and
 bootstrap); and each run's Cov@k corrected by PPI (:mod:`cruxflow.paper.ppi`).
 
@@ -31,7 +31,9 @@ import pandas as pd
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_common import JudgeRatings
 from cruxflow.data.model import RATING_UNRATED
-from cruxflow.metrics.crux import alpha_ndcg, answerable_questions, coverage, select_required
+from cruxflow.metrics.inputs import Judgments
+from cruxflow.metrics.options import MetricOptions
+from cruxflow.metrics.scorer import ContextScorer
 from cruxflow.metrics.stats import Interval, cohen_kappa, krippendorff_alpha, rank_agreement
 
 JUDGE, MAJORITY = "judge", "(majority)"
@@ -202,18 +204,22 @@ def run_scores(matrices: Mapping[str, Mapping[str, Sequence[int]]],
     """``topic, system, Cov@k, alpha_nDCG_crux@k`` of each run's top k on each topic, from one
     rater's ratings: questions are those the rater finds answerable (Eq. 3), the ideal of
     Eq. 4 is the rater's own required set Z* (greedy, :func:`select_required`)."""
+    topics = list(topics)
+    rated = {t: m for t, m in matrices.items() if m}
+    cov_name, ndcg_name = f"Cov@{k}", f"alpha_nDCG_crux@{k}"
+    if not rated:
+        return pd.DataFrame([{"topic": t, "system": system, cov_name: math.nan,
+                              ndcg_name: math.nan} for t in topics for system in runs])
+    # the engine on this rater's ratings: Q and Z* are the rater's own
+    scorer = ContextScorer(Judgments(ratings=rated, topics=topics, source="rater",
+                                     checked=True), options=MetricOptions(eta=eta))
     rows = []
-    for t in topics:
-        matrix = matrices.get(t, {})
-        zero = [0] * n_questions[t]
-        questions = answerable_questions(matrix, n_questions[t], eta) if matrix else []
-        oracle = [matrix[p] for p in select_required(matrix, questions, eta)]
-        for system, run in runs.items():
-            context = [matrix.get(p, zero) for p in list(run.get(t, []))[:k]]
-            cov = coverage(context, questions, eta)
-            ndcg = alpha_ndcg(context, oracle, questions, eta) if oracle else math.nan
-            rows.append({"topic": t, "system": system, f"Cov@{k}": cov,
-                         f"alpha_nDCG_crux@{k}": ndcg})
+    cases = [(t, system) for t in topics for system in runs]
+    values = scorer.context_values([(t, list(runs[system].get(t, []))[:k])
+                                    for t, system in cases], [cov_name, ndcg_name])
+    for i, (t, system) in enumerate(cases):
+        rows.append({"topic": t, "system": system, cov_name: float(values[cov_name][i]),
+                     ndcg_name: float(values[ndcg_name][i])})
     return pd.DataFrame(rows)
 
 

@@ -27,7 +27,7 @@ from cruxflow.data.errors import DataError
 from cruxflow.data.io import RunRow, existing, read_text
 from cruxflow.llm import GENERATION, JUDGMENT, LLMRunner, Sampling
 from cruxflow.llm.retry import ask_with_retries
-from cruxflow.metrics.crux import coverage, density
+from cruxflow.metrics.scorer import score_rated_texts
 from cruxflow.stages.prompts import REPORT, REPORT_DIRECT
 from cruxflow.stages.ratings import rate_texts
 
@@ -188,16 +188,15 @@ def final_scores(scorer, system: str, k: str, ratings: Mapping[str, Sequence[int
     if topics is not None:
         frame = frame[frame["topic"].isin(set(topics))]
     frame["k"] = k
-    rows = []
-    for tid in frame["topic"]:
-        j = scorer.judgments[tid]
-        oracle = scorer.rating_rows(tid, j.required)
-        cov_star = coverage(oracle, j.kept, scorer.eta)
-        r = list(ratings.get(tid, [0] * j.n_questions))
-        cov = coverage([r], j.kept, scorer.eta)
-        tok = int(tokens.get(tid, 0))
-        den = density(cov, tok, cov_star, scorer.oracle_tokens[tid], scorer.weight)
-        rows.append({"tokens_y": tok, "Cov_y": cov, "Den_y": den})
-    frame = pd.concat([frame.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+    topics_shown = frame["topic"].tolist()
+    judged = scorer.judgments
+    texts = [(tid, list(ratings.get(tid, [0] * judged[tid].n_questions)))
+             for tid in topics_shown]
+    counts = [int(tokens.get(tid, 0)) for tid in topics_shown]
+    values = score_rated_texts(texts, ["Cov@1", "Den@1"], judged, scorer.given.ratings,
+                               tokens=counts, passage_texts=scorer.texts,
+                               count_tokens=scorer.count_tokens, options=scorer.options)
+    frame = pd.concat([frame.reset_index(drop=True), pd.DataFrame(
+        {"tokens_y": counts, "Cov_y": values["Cov@1"], "Den_y": values["Den@1"]})], axis=1)
     frame.insert(0, "eta", scorer.eta)
     return frame

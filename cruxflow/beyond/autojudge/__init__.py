@@ -13,7 +13,7 @@ a track's RAG responses and topics and writes and checks what they return.
 * qrels: the topic's judged passages with CRUX's relevance grades
   (:func:`cruxflow.metrics.judgments.relevance_qrels`);
 * leaderboard: per run and topic, Cov of the passages the response cites (Eq. 3 of the paper,
-  :func:`cruxflow.metrics.crux.coverage`), the share of them that is judged, and with an LLM
+  the registry's ``Cov``), the share of them that is judged, and with an LLM
   judge Cov(y) of the response's text (the judged rating of the text against each
   sub-question, :func:`cruxflow.rag.reports.judge_reports`).
 

@@ -26,9 +26,9 @@ from cruxflow.beyond.autojudge.offline import import_autojudge
 from cruxflow.data import nuggets as crux_nuggets
 from cruxflow.data.errors import DataError
 from cruxflow.data.model import Dataset
-from cruxflow.metrics.crux import coverage
 from cruxflow.metrics.judgments import derive, relevance_qrels
-from cruxflow.metrics.options import DEFAULTS
+from cruxflow.metrics.options import DEFAULTS, MetricOptions
+from cruxflow.metrics.scorer import ContextScorer, score_rated_texts
 
 ab = import_autojudge(__name__)
 from autojudge_base.nugget_data import NuggetBank, NuggetBanks  # noqa: E402 - after the import
@@ -123,30 +123,34 @@ class CruxflowJudge:
         dataset, eta = self._data(settings, rag_topics)
         responses = list(rag_responses)
         judgments = derive(dataset, eta)
-        matrix = dataset.ratings_by_topic()
+        scorer = ContextScorer(dataset, judgments, options=MetricOptions(eta=eta))
         report_cov = self._report_coverage(responses, dataset, judgments, eta, settings,
                                            llm_config)
         spec = ab.LeaderboardSpec(measures=(CITED_COV, CITED_JUDGED, CITED)
                                   + ((REPORT_COV,) if report_cov is not None else ()))
         builder = ab.LeaderboardBuilder(spec)
-        for i, response in enumerate(responses):
+        for response in responses:
             tid = response.metadata.topic_id
             if tid not in dataset.topics:
                 raise DataError(f"a response of run {response.metadata.run_id!r} answers topic "
                                 f"{tid!r}, which the CRUX data does not hold",
                                 path=settings["dataset"])
-            cited = cited_passages(response)
-            n = len(dataset.topics[tid].questions)
-            rated = [matrix[tid].get(p) for p in cited]
-            context = [r if r is not None else [0] * n for r in rated]
-            cov = coverage(context, judgments[tid].kept, eta)
-            values = {"CITED_COV": 0.0 if cov != cov else cov,   # no answerable question: 0
-                      "CITED_JUDGED": (sum(r is not None for r in rated) / len(cited)
-                                       if cited else 1.0),
-                      "CITED": len(cited)}
+        cited = [list(dict.fromkeys(cited_passages(r))) for r in responses]
+        depth = max((len(c) for c in cited), default=0) or 1
+        # Cov and Judged of each response's cited passages, as a context (the engine's);
+        # unrated passages answer nothing
+        values = scorer.context_values([(r.metadata.topic_id, c) for r, c in
+                                        zip(responses, cited, strict=True)],
+                                       [f"Cov@{depth}", f"Judged@{depth}"])
+        for i, response in enumerate(responses):
+            cov, judged = values[f"Cov@{depth}"][i], values[f"Judged@{depth}"][i]
+            values_i = {"CITED_COV": 0.0 if cov != cov else float(cov),  # no answerable: 0
+                        "CITED_JUDGED": float(judged) if cited[i] else 1.0,
+                        "CITED": len(cited[i])}
             if report_cov is not None:
-                values["REPORT_COV"] = report_cov[i]
-            builder.add(run_id=response.metadata.run_id, topic_id=tid, values=values)
+                values_i["REPORT_COV"] = report_cov[i]
+            builder.add(run_id=response.metadata.run_id, topic_id=response.metadata.topic_id,
+                        values=values_i)
         return builder.build(expected_topic_ids=[t.request_id for t in rag_topics],
                              on_missing="fix_aggregate")
 
@@ -176,8 +180,7 @@ class CruxflowJudge:
         items = [(dataset.topics[r.metadata.topic_id].questions, r.get_report_text())
                  for r in responses]
         rated = judge_reports(items, runner)
-        out = []
-        for response, (ratings, _) in zip(responses, rated, strict=True):
-            cov = coverage([ratings], judgments[response.metadata.topic_id].kept, eta)
-            out.append(0.0 if cov != cov else cov)
-        return out
+        values = score_rated_texts([(r.metadata.topic_id, ratings) for r, (ratings, _) in
+                                    zip(responses, rated, strict=True)], ["Cov@1"],
+                                   judgments, options=MetricOptions(eta=eta))["Cov@1"]
+        return [0.0 if v != v else float(v) for v in values.tolist()]

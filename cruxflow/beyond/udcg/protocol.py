@@ -98,18 +98,22 @@ def ir_metrics(runs: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[st
     """
     import ir_measures
 
-    from cruxflow.metrics.ir import per_query
-
     out: dict[str, dict[str, float]] = {}
     by_k: dict[int, list[str]] = {}
     for cid, docs in runs.items():
         by_k.setdefault(len(docs), []).append(cid)
     for k, cids in sorted(by_k.items()):
-        measures = {"nDCG": ir_measures.nDCG @ k, "MRR": ir_measures.RR @ k,
-                    "MAP": ir_measures.AP @ k, "P": ir_measures.P @ k,
-                    "Hits": ir_measures.Success @ k}
-        qrels_k = {c: dict(qrels[c]) for c in cids}
-        scores = per_query({c: list(runs[c]) for c in cids}, qrels_k, measures)
+        measures = {ir_measures.nDCG @ k: "nDCG", ir_measures.RR @ k: "MRR",
+                    ir_measures.AP @ k: "MAP", ir_measures.P @ k: "P",
+                    ir_measures.Success @ k: "Hits"}
+        qrels_k = {c: dict(qrels[c]) for c in cids if any(v > 0 for v in qrels[c].values())}
+        # the context's order as its scores: descending by rank, no ties
+        ranked = {c: {d: float(len(runs[c]) - i) for i, d in enumerate(runs[c])}
+                  for c in cids if c in qrels_k and runs[c]}
+        scores: dict[str, dict[str, float]] = {}
+        if ranked:
+            for m in ir_measures.iter_calc(list(measures), qrels_k, ranked):
+                scores.setdefault(m.query_id, {})[measures[m.measure]] = float(m.value)
         for c in cids:
             out[c] = {name: scores.get(c, {}).get(name, 0.0) for name in IR_NAMES}
     return out

@@ -282,12 +282,12 @@ def _checked_run(path: Path, dataset: Dataset, allow_empty: bool, options: Inges
     collection is an unjudged one, counted in the report's notes (an error with
     ``options.strict_collection``). A folder that ships no passages (the labeling tool's) has
     its runs' topics checked only."""
-    from cruxflow.metrics.scorer import check_run
+    from cruxflow.data.runs import check_run
 
     ranking = read_run(path)
     if not ranking and not allow_empty:
         raise DataError("empty run file; pass --allow-empty to copy it anyway", path=path)
-    outside = check_run(ranking, dataset, dataset.passages or None, path,
+    outside = check_run(ranking, dataset.topics, dataset.passages or None, path,
                         strict_collection=options.strict_collection)
     if outside:
         n = sum(map(len, ranking.values()))

@@ -1,16 +1,17 @@
-"""Every measure of the registry for every topic at once, on arrays (issues 19, 36, 41).
+"""The judgments as arrays, for every topic at once: the one builder every door's measures read
+(issues 19, 36, 41, 51).
 
-The per-topic functions (:mod:`cruxflow.metrics.crux`, trec_eval's and ndeval's definitions
-through ir_measures) are the reference; these compute the same numbers for a whole run's
-contexts with numpy, because at the paper's scale (4,986 topics x 21 pipelines x 3 sizes) a
-Python loop over topics, or the libraries' per-query conversions, cost minutes.
+The paper's formulas topic by topic and trec_eval's and ndeval's own routes are the tests'
+oracles (``tests/oracles/``); these arrays give the same numbers for a whole run's contexts
+with numpy, because at the paper's scale (4,986 topics x 21 pipelines x 3 sizes) a Python loop
+over topics, or the libraries' per-query conversions, cost minutes.
 ``tests/test_metrics_fast.py`` compares both routes on random cases.
 
 What is built, and how often:
 
 * :class:`JudgedIndex`, once per judgments: the topics (in natural order, so that no number
   and no row depends on the order of a file), each topic's judged passages (in their natural
-  order, :func:`cruxflow.metrics.crux.passage_order`) as the rows of its matrices, every
+  order, :func:`cruxflow.data.model.passage_order`) as the rows of its matrices, every
   rating, the qrels given as such, and the numbers a run's passages are looked up by.
 * :class:`TopicArrays`, once per (judgments, eta, alpha, relevance grades), each part when
   first asked: the answerable questions and which row answers which (Eq. 2), P** = Z* (the
@@ -38,9 +39,8 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from cruxflow.data.columns import IdTable
-from cruxflow.metrics.crux import passage_order
-from cruxflow.metrics.judgments import select_required_rows
+from cruxflow.data.columns import Codes, IdTable
+from cruxflow.data.model import passage_order_arrays
 from cruxflow.metrics.ndeval import (
     actual_subtopics,
     ideal_ideal_gain,
@@ -60,21 +60,90 @@ def natural_key(text: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
 
 
+class RatingPairs:
+    """Answerability ratings by (topic, passage) pair, as arrays: what :class:`JudgedIndex`
+    is built from, whatever form the ratings came in (a dataset's or a judge file's pairs,
+    ``{topic: {passage: ratings}}``).
+
+    ``topic_ids``: the topics (those without a rated passage included); ``topic``: each pair's
+    index into them; ``pids``: each pair's passage; ``flat``: every rating, pair after pair;
+    ``lengths``: each pair's number of ratings (one per sub-question of its topic)."""
+
+    def __init__(self, topic_ids: list[str], topic: np.ndarray, pids: list[str],
+                 flat: np.ndarray, lengths: np.ndarray):
+        self.topic_ids, self.topic, self.pids = topic_ids, topic, pids
+        self.flat, self.lengths = flat, lengths
+
+    @classmethod
+    def of(cls, ratings) -> RatingPairs:
+        """``ratings`` as pairs: :class:`RatingPairs` itself; a judge file's ratings read
+        (anything with ``flat()`` and ``rows()``: their arrays as read); ``{(topic,
+        passage): ratings}``; or ``{topic: {passage: ratings}}``."""
+        if isinstance(ratings, RatingPairs):
+            return ratings
+        if callable(getattr(ratings, "flat", None)) and callable(getattr(ratings, "rows",
+                                                                         None)):
+            flat, lengths = ratings.flat()
+            row_of, topics, topic = ratings.rows()
+            return cls(list(topics), np.asarray(topic, dtype=np.int64),
+                       [p for _, p in row_of], np.asarray(flat, dtype=np.int64),
+                       np.asarray(lengths, dtype=np.int64))
+        first = next(iter(ratings), None)
+        if isinstance(first, tuple):
+            return cls.from_pairs(ratings)
+        topic_ids = list(ratings)
+        counts = [len(m) for m in ratings.values()]
+        pids = list(chain.from_iterable(ratings.values()))
+        values = list(chain.from_iterable(m.values() for m in ratings.values()))
+        return cls._made(topic_ids, np.repeat(np.arange(len(topic_ids), dtype=np.int64),
+                                              counts), pids, values)
+
+    @classmethod
+    def from_pairs(cls, pairs: Mapping[tuple[str, str], Sequence[int]],
+                   topics: Iterable[str] = ()) -> RatingPairs:
+        """``{(topic, passage): ratings}`` (a dataset's), ``topics`` added where they have no
+        pair."""
+        index = dict.fromkeys(topics)
+        index.update(dict.fromkeys(t for t, _ in pairs))
+        number = {t: i for i, t in enumerate(index)}
+        topic = np.fromiter((number[t] for t, _ in pairs), np.int64, len(pairs))
+        return cls._made(list(index), topic, [p for _, p in pairs], list(pairs.values()))
+
+    @classmethod
+    def _made(cls, topic_ids, topic, pids, values) -> RatingPairs:
+        lengths = np.fromiter(map(len, values), np.int64, len(values))
+        flat = np.fromiter(chain.from_iterable(values), np.int64, int(lengths.sum()))
+        return cls(topic_ids, topic, pids, flat, lengths)
+
+    def __len__(self) -> int:
+        return len(self.pids)
+
+
 class JudgedIndex:
     """The judgments' topics and passages, numbered once (what every eta shares).
 
-    ``ratings``: ``{topic: {passage: [0-5 rating per sub-question]}}``; ``relevance``: relevance
-    qrels given as such (``{topic: {passage: grade}}``); ``diversity``: diversity qrels given
-    as such (a :class:`~cruxflow.data.ingest.crux_common.DiversityQrels`); ``topics``: topics
-    judged beyond those (a dataset's topics without a rated passage). Any may be None.
+    ``ratings``: the answerability ratings (any form :meth:`RatingPairs.of` takes, e.g.
+    ``{topic: {passage: [0-5 rating per sub-question]}}``); ``relevance``: relevance qrels
+    given as such (``{topic: {passage: grade}}``); ``diversity``: diversity qrels given as such
+    (a :class:`~cruxflow.data.ingest.crux_common.DiversityQrels`); ``topics``: topics judged
+    beyond those (a dataset's topics without a rated passage). Any may be None.
+
+    Each topic's judged passages are the rows of its matrices: with ratings, in the topic's
+    natural passage order (:func:`~cruxflow.data.model.passage_order`), which P**'s greedy
+    breaks ties by; without, in the order given (relevance qrels, then diversity qrels).
+    Built from arrays, for every pair at once (no loop over topics or passages in Python but
+    the one that reads each distinct passage id's running number).
     """
 
-    def __init__(self, ratings: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
-                 relevance: Mapping[str, Mapping[str, int]] | None = None, diversity=None,
-                 topics: Iterable[str] | None = None):
-        ratings, relevance = ratings or {}, relevance or {}
+    def __init__(self, ratings=None, relevance: Mapping[str, Mapping[str, int]] | None = None,
+                 diversity=None, topics: Iterable[str] | None = None):
+        relevance = relevance or {}
+        pairs = RatingPairs.of(ratings) if ratings is not None else None
+        if pairs is not None and not pairs.topic_ids:
+            pairs = None        # no rated topic: as without ratings
         found = dict.fromkeys(topics or ())
-        found.update(dict.fromkeys(ratings))
+        if pairs is not None:
+            found.update(dict.fromkeys(pairs.topic_ids))
         found.update(dict.fromkeys(relevance))
         div = None
         if diversity is not None:
@@ -82,77 +151,111 @@ class JudgedIndex:
             found.update(dict.fromkeys(div[0][0]))
         self.topic_ids = sorted(found, key=natural_key)
         self.topic_index = {t: i for i, t in enumerate(self.topic_ids)}
-        n_topics = len(self.topic_ids)
-        passages: list[dict[str, None]] = [{} for _ in range(n_topics)]
-        for source in (ratings, relevance):
-            for tid, m in source.items():
-                passages[self.topic_index[tid]].update(dict.fromkeys(m))
-        if div is not None:
+        self.has_ratings = pairs is not None
+        # every (topic, passage) judged, from every source, as (topic index, passage code)
+        codes = Codes()
+        parts_t = []
+        if pairs is not None:
+            parts_t.append(self._indices(pairs.topic_ids)[pairs.topic])
+            codes.add(pairs.pids)
+        rel_pairs = [(self.topic_index[t], p) for t, m in relevance.items() for p in m]
+        if rel_pairs:
+            parts_t.append(np.fromiter((t for t, _ in rel_pairs), np.int64, len(rel_pairs)))
+            codes.add([p for _, p in rel_pairs])
+        if div is not None and len(div[0][1]):
             (d_topics, d_t), _, (d_pids, d_p) = div
-            t_of = np.array([self.topic_index[t] for t in d_topics], dtype=np.int64)
-            pairs = np.unique(t_of[d_t] * max(1, len(d_pids)) + d_p) if len(d_t) else []
-            for key in np.asarray(pairs).tolist():
-                passages[key // max(1, len(d_pids))][d_pids[key % max(1, len(d_pids))]] = None
-        # the rows in each topic's natural passage order, which P**'s greedy breaks ties by
-        # (without ratings there is no greedy, and the rows keep the order given)
-        self.passages = [sorted(p, key=passage_order) for p in passages] if ratings \
-            else [list(p) for p in passages]
-        self.n_rows = np.array([len(p) for p in self.passages], dtype=np.int64)
+            d_of = self._indices(d_topics)[d_t]
+            n = max(1, len(d_pids))
+            keys = np.unique(d_of * n + d_p)       # each pair once, by passage code in topic
+            parts_t.append(keys // n)
+            codes.add([d_pids[i] for i in (keys % n).tolist()])
+        source_t = np.concatenate(parts_t) if parts_t else np.zeros(0, dtype=np.int64)
+        source_p = codes.codes()
+        pid_values = codes.values
+        n_p = max(1, len(pid_values))
+        key = source_t * n_p + source_p
+        uniq, first = np.unique(key, return_index=True)
+        t_u, p_u = uniq // n_p, uniq % n_p
+        if pairs is not None:    # natural passage order within each topic
+            flag, running, by_id = passage_order_arrays(pid_values)
+            placed = np.lexsort((by_id[p_u], running[p_u], flag[p_u], t_u))
+        else:                    # the order given
+            placed = np.lexsort((first, t_u))
+        t_u, p_u = t_u[placed], p_u[placed]
+        n_topics = len(self.topic_ids)
+        self.n_rows = np.bincount(t_u, minlength=n_topics).astype(np.int64)
         self.width = int(self.n_rows.max(initial=0))
         self.none = self.width          # the row of "not judged": it answers nothing
-        # every judged passage numbered; (topic, number) -> row as sorted keys
-        self.number = {x: i for i, x in enumerate(dict.fromkeys(chain.from_iterable(
-            self.passages)))}
-        topic_of = np.repeat(np.arange(n_topics, dtype=np.int64), self.n_rows)
-        numbers = np.fromiter((self.number[x] for p in self.passages for x in p), np.int64,
-                              int(self.n_rows.sum()))
-        rows = np.arange(len(numbers)) - np.repeat(np.cumsum(self.n_rows) - self.n_rows,
-                                                   self.n_rows)
-        keys = (topic_of << 32) | numbers
+        starts = np.cumsum(self.n_rows) - self.n_rows
+        rows = np.arange(len(t_u)) - starts[t_u]
+        # every judged passage numbered, in order of (topic, row)
+        ordered = [pid_values[i] for i in p_u.tolist()]
+        self.number = {x: i for i, x in enumerate(dict.fromkeys(ordered))}
+        numbers = np.fromiter(map(self.number.__getitem__, ordered), np.int64, len(ordered))
+        self.passages = [ordered[a:b] for a, b in zip(starts.tolist(),
+                                                      (starts + self.n_rows).tolist(),
+                                                      strict=True)]
+        keys = (t_u << 32) | numbers
         order = np.argsort(keys)
         self._keys, self._rows = keys[order], rows[order]
-        self._pair = (topic_of, rows)
+        self._pair = (t_u, rows)
         self._row_number = np.full((n_topics, self.width + 1), -1, dtype=np.int64)
-        self._row_number[topic_of, rows] = numbers
-        self._build_ratings(ratings)
-        self._build_relevance(relevance)
+        self._row_number[t_u, rows] = numbers
+        # each source pair's row, through its key (``uniq``'s order)
+        row_of_key = np.empty(len(uniq), dtype=np.int64)
+        row_of_key[placed] = rows
+        self._n_codes = n_p
+        self._build_ratings(pairs, source_t, source_p, uniq, row_of_key)
+        self._build_relevance(relevance, rel_pairs, source_t, source_p, uniq, row_of_key,
+                              0 if pairs is None else len(pairs))
         self._build_diversity(diversity, div)
+
+    def _indices(self, topics: list[str]) -> np.ndarray:
+        return np.fromiter(map(self.topic_index.__getitem__, topics), np.int64, len(topics))
 
     # --- what was given --------------------------------------------------------------------
 
-    def _build_ratings(self, ratings) -> None:
+    def _build_ratings(self, pairs, source_t, source_p, uniq, row_of_key) -> None:
         """``ratings[t, row, q]`` (int8; :data:`UNRATED` where the topic rated no such passage
         or has no such question), ``n_questions[t]`` (0: no ratings), ``rated[t, row]``."""
         n_topics = len(self.topic_ids)
         self.n_questions = np.zeros(n_topics, dtype=np.int64)
-        for tid, m in ratings.items():
-            if m:
-                self.n_questions[self.topic_index[tid]] = len(next(iter(m.values())))
+        n = 0 if pairs is None else len(pairs)
+        if n:
+            self.n_questions[source_t[:n]] = pairs.lengths
         self.ratings = np.full((n_topics, self.width + 1, int(self.n_questions.max(initial=0))),
                                UNRATED, dtype=np.int8)
         self.rated = np.zeros((n_topics, self.width + 1), dtype=bool)
-        self.has_ratings = bool(ratings)
-        for tid, m in ratings.items():
-            t = self.topic_index[tid]
-            if not m:
-                continue
-            rows = [r for r, p in enumerate(self.passages[t]) if p in m]
-            self.ratings[t, rows, :self.n_questions[t]] = [m[self.passages[t][r]] for r in rows]
-            self.rated[t, rows] = True
+        if not n:
+            return
+        t, rows = source_t[:n], self._source_rows(source_t[:n], source_p[:n], uniq, row_of_key)
+        width = int(pairs.lengths.max(initial=0))
+        matrix = np.full((n, width), UNRATED, dtype=np.int8)
+        matrix[np.arange(width)[None, :] < pairs.lengths[:, None]] = pairs.flat
+        self.ratings[t, rows, :width] = matrix
+        self.rated[t, rows] = True
 
-    def _build_relevance(self, relevance) -> None:
+    def _source_rows(self, t, p, uniq, row_of_key) -> np.ndarray:
+        n_p = self._n_codes
+        return row_of_key[np.searchsorted(uniq, t * n_p + p)]
+
+    def _build_relevance(self, relevance, rel_pairs, source_t, source_p, uniq, row_of_key,
+                         start: int) -> None:
         """The relevance qrels given as such: ``grade[t, row]`` and the topics they hold."""
         self.given_grades = None
         self.relevance_topics = np.zeros(len(self.topic_ids), dtype=bool)
         if not relevance:
             return
         self.given_grades = np.zeros((len(self.topic_ids), self.width + 1), dtype=np.int64)
-        for tid, m in relevance.items():
-            t = self.topic_index[tid]
-            self.relevance_topics[t] = True
-            row = {p: r for r, p in enumerate(self.passages[t])}
-            for pid, grade in m.items():
-                self.given_grades[t, row[pid]] = grade
+        self.relevance_topics[self._indices(list(relevance))] = True
+        if not rel_pairs:
+            return
+        end = start + len(rel_pairs)
+        t = source_t[start:end]
+        rows = self._source_rows(t, source_p[start:end], uniq, row_of_key)
+        grades = np.fromiter((g for m in relevance.values() for g in m.values()), np.int64,
+                             len(rel_pairs))
+        self.given_grades[t, rows] = grades
 
     def _build_diversity(self, diversity, div) -> None:
         """The diversity qrels given as such: ``given_rel[t, row, s]`` (relevance >= 1 for the
@@ -273,8 +376,7 @@ class TopicArrays:
         is made on these arrays, once, and gathered, so the stack's values are these
         arrays' own; what the measures memoise (:meth:`memo`) starts anew."""
         new = TopicArrays(self.index.take(at), self.eta, self.alpha, self.grades_name)
-        new.__dict__["_kept"] = (self.answers[at], self.n_kept[at])
-        new.kept = [self.kept[i] for i in at.tolist()]
+        new.__dict__["_kept"] = (self.answers[at], self.n_kept[at], self.answerable[at])
         for attr in self._PER_TOPIC:
             new.__dict__[attr] = getattr(self, attr)[at]
         new.__dict__["ndeval_ideal_ideal"] = self.ndeval_ideal_ideal[:, at]   # ranks x topics
@@ -296,12 +398,11 @@ class TopicArrays:
         else:
             answerable = (ix.ratings >= self.eta).any(axis=1)
         n_kept = answerable.sum(axis=1)
-        self.kept = [np.flatnonzero(a).tolist() for a in answerable]   # Q of each topic
         # the answerable questions first, in question order (the reference's columns)
         order = np.argsort(~answerable, axis=1, kind="stable")[:, :int(n_kept.max(initial=0))]
         answers = np.take_along_axis(ix.ratings, order[:, None, :], axis=2) >= self.eta
         answers &= np.arange(order.shape[1])[None, None, :] < n_kept[:, None, None]
-        return answers, n_kept
+        return answers, n_kept, answerable
 
     @property
     def answers(self) -> np.ndarray:
@@ -310,6 +411,16 @@ class TopicArrays:
     @property
     def n_kept(self) -> np.ndarray:
         return self._kept[1]
+
+    @property
+    def answerable(self) -> np.ndarray:
+        """``answerable[t, q]``: the topic's q-th sub-question is answerable (Eq. 2)."""
+        return self._kept[2]
+
+    @cached_property
+    def kept(self) -> list[list[int]]:
+        """Q of each topic: its answerable sub-questions' indices."""
+        return [np.flatnonzero(a).tolist() for a in self.answerable]
 
     # --- Sec. 3.2: P** = Z* ----------------------------------------------------------------
 
@@ -342,7 +453,8 @@ class TopicArrays:
 
     @cached_property
     def ideal_dcg(self) -> np.ndarray:
-        return self._ideal_dcg(self.required_rows)
+        """Eq. 4's denominator: the alpha-DCG of Z* in its ideal order."""
+        return self._dcg(self.ideal_rows)
 
     # --- the relevance qrels -----------------------------------------------------------------
 
@@ -459,13 +571,18 @@ class TopicArrays:
         ideal = self.ideal_dcg
         return np.where(ideal == 0, np.nan, dcg / np.where(ideal == 0, 1.0, ideal))
 
-    def _ideal_dcg(self, oracle: np.ndarray) -> np.ndarray:
-        """Eq. 4's denominator: Z* in :func:`crux.ideal_order`'s greedy order.
+    @cached_property
+    def ideal_rows(self) -> np.ndarray:
+        """Z* of every topic as rows in the ideal order of Eq. 4 (``none``-padded): greedy by
+        novelty gain given the ranks above, ties to the passage selected earlier (the usual
+        approximation of the ideal alpha-nDCG ranking).
 
         Topics are grouped by their number of answerable questions so that each gain is the
-        sum numpy forms for one row of that length, as the reference does: equal gains then
-        compare equal here too, and ties go to the earlier passage in both.
+        sum numpy forms for one row of that length, as the paper's formula computed topic by
+        topic does: equal gains then compare equal here too, and ties go to the earlier
+        passage in both (the oracle of ``tests/oracles``).
         """
+        oracle = self.required_rows
         order = np.tile(np.arange(oracle.shape[1]), (len(self.topic_ids), 1))
         size = (oracle != self.none).sum(axis=1)
         for n_q in np.unique(self.n_kept):
@@ -480,8 +597,7 @@ class TopicArrays:
                 order[group[active], rank] = pick[active]
                 remaining[np.arange(len(group)), pick] = False
                 counts += hits[np.arange(len(group)), pick] * active[:, None]
-        ideal = np.take_along_axis(oracle, order, axis=1)
-        return self._dcg(ideal)
+        return np.take_along_axis(oracle, order, axis=1)
 
     def density(self, cov: np.ndarray, tokens: np.ndarray, oracle_tokens: np.ndarray,
                 weight: float) -> np.ndarray:
@@ -516,3 +632,25 @@ def _rank_within(group: np.ndarray, order: np.ndarray, n_groups: int) -> np.ndar
     return place
 
 
+def select_required_rows(answers: np.ndarray, n_kept: np.ndarray, none: int) -> np.ndarray:
+    """The greedy required subset P** of Sec. 3.2 for every topic at once: ``answers[t,
+    row, i]`` (rows in the topic's natural passage order), the rows chosen in selection order,
+    ``none``-padded: repeatedly the row that answers the most still-unanswered questions,
+    until none answers anything new. Ties go to the first row (argmax's first maximum): the
+    topic's natural passage order, as the CRUX authors' greedy takes the first maximum
+    (DylanJoo/crux ``augmentation/create_diversity_qrels.py``)."""
+    n_topics = answers.shape[0]
+    chosen = np.full((n_topics, max(1, answers.shape[2])), none, dtype=np.int64)
+    open_q = np.arange(answers.shape[2])[None, :] < n_kept[:, None]
+    everyone = np.arange(n_topics)
+    steps = 0
+    for step in range(answers.shape[2]):
+        gains = (answers & open_q[:, None, :]).sum(axis=2)
+        best = np.argmax(gains, axis=1)
+        take = gains[everyone, best] > 0
+        if not take.any():
+            break
+        chosen[take, step] = best[take]
+        open_q[take] &= ~answers[everyone[take], best[take]]
+        steps = step + 1
+    return chosen[:, :steps]

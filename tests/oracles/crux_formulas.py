@@ -1,4 +1,6 @@
-"""CRUX's answerability-based metrics, exactly as the paper defines them (Sec. 3.2-3.3).
+"""The oracle of CRUX's answerability-based metrics: the paper's formulas (Sec. 3.2-3.3)
+written topic by topic, as the paper states them, to check the engine's arrays against
+(cruxflow computes them one way, :mod:`cruxflow.metrics.compute`).
 
 Everything works on rating vectors: one 0-5 rating per sub-question for a passage (or for a
 generated text). A question is *answered* by a text when its rating is >= eta (Eq. 2). Passages
@@ -13,6 +15,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from cruxflow.data.model import Dataset, passage_order
+from cruxflow.metrics.judgments import RELEVANCE_GRADES, TopicJudgments
 from cruxflow.metrics.options import DEFAULTS
 
 Ratings = Sequence[int]
@@ -37,17 +41,6 @@ def answerable_questions(matrix: Mapping[str, Ratings], n_questions: int,
     if m.shape[0] == 0:
         return []
     return [int(i) for i in np.flatnonzero(m.max(axis=0) >= eta)]
-
-
-def passage_order(pid: str) -> tuple:
-    """A topic's passages in their natural order, whatever order a file lists them in: by the
-    running number n of ``<topic>:<doc>#<n>`` (the order the CRUX authors number a topic's
-    passages in), then by id; an id that does not end in ``#<n>`` after a ``:``, after
-    those, by id."""
-    head, sep, n = pid.rpartition("#")
-    if sep and n.isdigit() and ":" in head:
-        return (0, int(n), pid)
-    return (1, 0, pid)
 
 
 def select_required(matrix: Mapping[str, Ratings], questions: Sequence[int],
@@ -167,3 +160,55 @@ def density(cov: float, tokens: int, cov_oracle: float, tokens_oracle: int,
     if tokens <= 0:
         return math.nan
     return float(((cov / tokens) / (cov_oracle / tokens_oracle)) ** weight)
+
+
+# --- the judgments of a dataset, topic by topic ---------------------------------------------
+
+def derive(dataset: Dataset, eta: int = DEFAULTS.eta,
+           alpha: float = DEFAULTS.alpha) -> dict[str, TopicJudgments]:
+    by_topic = dataset.ratings_by_topic()
+    out = {}
+    for tid, topic in dataset.topics.items():
+        matrix = by_topic.get(tid, {})
+        n = len(topic.questions)
+        kept = answerable_questions(matrix, n, eta)
+        required = select_required(matrix, kept, eta)
+        order = ideal_order([matrix[p] for p in required], kept, eta, alpha)
+        out[tid] = TopicJudgments(tid, n, kept, list(matrix), [required[i] for i in order],
+                                  eta)
+    return out
+
+
+def redundant_passages(j: TopicJudgments, matrix: dict[str, list[int]]) -> list[str]:
+    """The CRUX authors' redundant passages: those of P* outside P** whose rating is below the
+    element-wise maximum of P**'s ratings on every sub-question of the topic.
+
+    As in their code, whole rating vectors are compared (every question, answerable or not), so
+    a question that no passage of P** rates above 0 leaves no passage redundant, except through
+    a rating of -1 (an unparsed judgment, which answers nothing and is below any rating).
+    """
+    if not j.required:
+        return []
+    best = np.max(np.asarray([matrix[p] for p in j.required]), axis=0)
+    required = set(j.required)
+    return [p for p in j.relevant
+            if p not in required and bool((np.asarray(matrix[p]) < best).all())]
+
+
+def relevance_qrels(judgments: dict[str, TopicJudgments],
+                    matrix: dict[str, dict[str, list[int]]] | None = None,
+                    grades: str = DEFAULTS.relevance_grades) -> dict[str, dict[str, int]]:
+    """Graded qrels of P* per topic under ``grades`` (:data:`RELEVANCE_GRADES`); "3-2-1" needs
+    ``matrix`` (``Dataset.ratings_by_topic()``) to find the redundant passages."""
+    g = RELEVANCE_GRADES[grades]
+    if g.redundant != g.relevant and matrix is None:
+        raise ValueError(f"relevance grades {grades!r} need the rating matrix")
+    out = {}
+    for tid, j in judgments.items():
+        req = set(j.required)
+        low = set(redundant_passages(j, matrix[tid])) if g.redundant != g.relevant else set()
+        out[tid] = {p: g.required if p in req else g.redundant if p in low else g.relevant
+                    for p in j.relevant}
+    return out
+
+

@@ -1,15 +1,30 @@
-"""The files of ``cruxflow crux-eval`` beyond the release's qrels and ratings
-(:mod:`cruxflow.data.ingest.crux_common` reads those): a TREC run cut by its rank column as the
-authors' loader cuts it, read once and fast, and the token counts of Den."""
+"""TREC runs as the scorers read them: the one run reader of every door that scores.
+
+A run becomes :class:`RunLines`, its lines by column (topic and passage ids as codes into their
+distinct values, scores, file line numbers and the rank column), with no Python object per
+line: from a file (:func:`read_run_file`, a block of bytes at a time, optionally only the lines
+whose rank column is at most a depth, as the CRUX authors' loader cuts a run) or from any
+in-memory form a Python user has (:func:`as_run`: ``{query: {passage: score}}``, a ranx
+``Run``, ir_measures ``ScoredDoc`` tuples, a DataFrame with ir_measures' or PyTerrier's
+columns). The one tie policy orders the lines (:func:`score_order`, :func:`ids_breaking_ties`):
+score descending, ties by passage id (descending, trec_eval's, by default). :func:`check_run`
+checks a run against a dataset's topics and passage collection, naming file, line and field.
+
+The pipeline's stages read a run as ranked lists of :class:`~cruxflow.data.io.RunRow`
+(:func:`cruxflow.data.io.read_run`), whose line-by-line checks name a bad line here too.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
 
+from cruxflow.data.bounded import read_bytes, read_line_blocks
 from cruxflow.data.columns import (
     Codes,
     blocks,
@@ -20,7 +35,7 @@ from cruxflow.data.columns import (
     split_fields,
 )
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import decode_text, read_bytes, read_line_blocks, read_run, read_text
+from cruxflow.data.io import decode_text, read_run
 
 # a run is read in blocks of about this many bytes: of a 500,000-line run only the few lines of
 # rank <= k are kept, and a block's numpy calls on them cost more than its fresh memory does
@@ -32,7 +47,7 @@ RUN_BLOCK_BYTES = 1 << 19
 class RunLines:
     """A run's kept lines by column, each topic's lines together (topics in the order they
     first appear, a topic's lines in file order): what Cov and the arrays of
-    :mod:`~cruxflow.metrics.crux_eval_measures` read, without a Python object per line."""
+    the engine's contexts read (:mod:`cruxflow.metrics.cuts`), without a Python object per line."""
 
     topics: list[str]        # the run's topics
     topic: np.ndarray        # each line's index into ``topics``, ascending
@@ -86,7 +101,7 @@ class RunLines:
         return out
 
 
-class TopRun:
+class RunFile:
     """The lines of a run with rank <= k, per topic in file order: ``topics`` maps each topic
     to its lines (passage, score, line); :attr:`lines` holds the same by column. Either is
     given and the other made when first asked.
@@ -140,19 +155,22 @@ class TopRun:
 
     @property
     def lines(self) -> RunLines:
+        """The kept lines by column. Given as ``topics``, every line given is one the cut
+        kept: each gets rank 1 (within any cut by rank), its third field as its line."""
         if self._lines is None:
             self._lines = RunLines.from_topics(self._topics)
+            self._lines.rank = np.ones(len(self._lines.topic), dtype=np.int64)
         return self._lines
 
     def scores(self) -> dict[str, dict[str, float]]:
         return {t: {pid: score for pid, score, _ in rows} for t, rows in self.topics.items()}
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, TopRun) and (self.path, self.k, self.topics, self.beyond_k) \
+        return isinstance(other, RunFile) and (self.path, self.k, self.topics, self.beyond_k) \
             == (other.path, other.k, other.topics, other.beyond_k)
 
     def __repr__(self) -> str:
-        return f"TopRun({str(self.path)!r}, k={self.k}, {len(self.lines.topics)} topics)"
+        return f"RunFile({str(self.path)!r}, k={self.k}, {len(self.lines.topics)} topics)"
 
 
 @dataclass
@@ -194,9 +212,10 @@ def rank_column(topic: np.ndarray, rank: np.ndarray, names: list[str]) -> RankCo
                       rank[topic == example][:7].tolist())
 
 
-def read_run_top(path, k: int | None = 10) -> TopRun:
-    """A run's lines whose rank column is <= ``k`` (every line with ``k=None``), in file
-    order, the file read once; the kept lines' rank column is kept too (``lines.rank``).
+def read_run_file(path, max_rank: int | None = None) -> RunFile:
+    """A run's lines (only those whose rank column is <= ``max_rank``, where given: the CRUX
+    authors' loader's cut), in file order, the file read once; the kept lines' rank column is
+    kept too (``lines.rank``).
 
     Every line is checked (six columns, an integer rank, a score that is a number and not
     NaN) and the kept lines for a passage given twice for a topic; a file that fails a check
@@ -216,27 +235,28 @@ def read_run_top(path, k: int | None = 10) -> TopRun:
     :func:`~cruxflow.data.io.read_text` reads it, in blocks cut from the text, the same way.
     The kept lines come back by column (:class:`RunLines`), the topics and passages as codes.
     Every line's rank is checked to be 1, 2, 3, ... within each topic's lines in file order
-    (with the kept lines' topics: :class:`TopRun`, ``steady``), to say whether the rank column
+    (with the kept lines' topics: :class:`RunFile`, ``steady``), to say whether the rank column
     is a rank at all; the topics of the cut lines are read only when asked
     (:func:`read_every_topic`).
     """
     # a file of ASCII lines ending in LF is read block by block and never held whole (see
     # cruxflow.data.io.read_line_blocks); any other is read whole as text
-    top = _read_top(path, k, read_line_blocks(path, RUN_BLOCK_BYTES), plain=True)
+    top = _read_top(path, max_rank, read_line_blocks(path, RUN_BLOCK_BYTES), plain=True)
     if top is None:
-        top = _read_top(path, k, blocks(decode_text(read_bytes(path), path)), plain=False)
+        top = _read_top(path, max_rank, blocks(decode_text(read_bytes(path), path)),
+                        plain=False)
     return top
 
 
 def _read_top(path, k: int | None, text_blocks: Iterable[bytes | str], plain: bool
-              ) -> TopRun | None:
-    """:func:`read_run_top` over the blocks of a file (bytes if ``plain``); None when a block
+              ) -> RunFile | None:
+    """:func:`read_run_file` over the blocks of a file (bytes if ``plain``); None when a block
     of bytes is not ASCII lines ending in LF (a byte-order mark, CRLF, UTF-8 text)."""
     topics, passages = Codes(), Codes()
     scores, lines, kept_ranks = [], [], []
     rows = kept = 0
     first_line = 1
-    last_rank, steady = 0, True   # each rank 1 or the line before's + 1 (see TopRun)
+    last_rank, steady = 0, True   # each rank 1 or the line before's + 1 (see RunFile)
     for block in text_blocks:
         if plain and (not block.isascii() or b"\r" in block):
             return None
@@ -287,7 +307,7 @@ def _read_top(path, k: int | None, text_blocks: Iterable[bytes | str], plain: bo
         kept += len(pids)
         first_line += n_lines
     if not rows:
-        return TopRun(path, k, {}, 0)
+        return RunFile(path, k, {}, 0)
     topic, passage = topics.codes(), passages.codes()
     if has_repeat(topic, passage):
         _refuse(path)   # a passage twice for a topic within the cut
@@ -296,7 +316,7 @@ def _read_top(path, k: int | None, text_blocks: Iterable[bytes | str], plain: bo
         steady = len(changes) == len(topics.values) and np.array_equal(
             changes, np.flatnonzero(np.concatenate(kept_ranks) == 1))
     order = np.argsort(topic, kind="stable")   # each topic's lines together, in file order
-    return TopRun(path, k, beyond_k=rows - kept, steady=steady, lines=RunLines(
+    return RunFile(path, k, beyond_k=rows - kept, steady=steady, lines=RunLines(
         topics.values, topic[order], passages.values, passage[order],
         np.concatenate(scores)[order], np.concatenate(lines)[order],
         np.concatenate(kept_ranks)[order]))
@@ -333,7 +353,7 @@ def read_every_topic(path) -> tuple[list[str], RankColumn | None]:
             all_ranks.append(rank)
         else:
             break
-        # a block that is not plain ASCII: the whole file again, as read_run_top reads it
+        # a block that is not plain ASCII: the whole file again, as read_run_file reads it
         names, all_topics, all_ranks = {}, [], []
         text_blocks = blocks(decode_text(read_bytes(path), path))
     topic = np.concatenate(all_topics) if all_topics else np.zeros(0, dtype=np.int64)
@@ -402,40 +422,249 @@ def _refuse(path) -> None:
     raise DataError("not a TREC run (qid Q0 docid rank score tag)", path=path)
 
 
-def read_token_counts(path) -> dict[str, int]:
-    """Token counts per passage: TSV ``passage<TAB>tokens`` or JSONL ``{"id", "tokens"}``."""
-    from cruxflow.data.io import iter_jsonl
 
-    p = Path(path)
-    counts: dict[str, int] = {}
-    if p.suffix == ".jsonl":
-        rows = ((f"line {ln}", obj.get("id"), obj.get("tokens")) for ln, obj in iter_jsonl(p))
-    else:
-        rows = ((f"line {ln}", *(line.split("\t") + [None, None])[:2])
-                for ln, line in enumerate(read_text(p).split("\n"), 1) if line.strip())
-    for record, pid, value in rows:
-        try:
-            tokens = int(value)
-            if tokens < 0 or str(value).strip() not in (str(tokens), f"{tokens}.0"):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise DataError(f"expected a non-negative integer, got {value!r}", path=p,
-                            record=record, field="tokens") from None
-        if not isinstance(pid, str) or not pid.strip():
-            raise DataError("missing passage id", path=p, record=record, field="id")
-        counts[pid.strip()] = tokens
-    return counts
+# --- the one tie policy -------------------------------------------------------------------
+
+def score_order(topic: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """The lines by topic code, then score descending, in their given order among equal
+    scores (a stable sort). A run already in that order, as runs are written (each topic's
+    lines together, best first), is recognised in one pass instead of sorted."""
+    if len(topic) < 2:
+        return np.arange(len(topic))
+    step = topic[1:] - topic[:-1]
+    if (step >= 0).all() and ((step > 0) | (score[1:] <= score[:-1])).all():
+        return np.arange(len(topic))
+    return np.lexsort((-score, topic))
 
 
-def collection_token_counts(collection, tokenizer: str | None, pids) -> dict[str, int]:
-    """Token counts of the passages ``pids`` that the collection holds (the others are reported
-    where a context needs them), counted with a local tokenizer or the regex counter."""
-    from cruxflow.data.ingest.crux_common import read_collection
-    from cruxflow.metrics.tokens import make_token_counter
+def ids_breaking_ties(run: RunLines, order: np.ndarray, tie: np.ndarray,
+                      ascending_ids: bool) -> np.ndarray:
+    """``order`` (lines by topic, then score descending: :func:`score_order`, or a selection
+    of it) with each stretch of tied scores put in passage id order, ascending (ndeval's) or
+    descending (trec_eval's), by the lines' tie ranks (:func:`tie_ranks`): the order of a
+    sort by (topic, -score, -/+ tie rank), with only the tied lines sorted again."""
+    r, score = run.topic[order], run.score[order]
+    same = (r[1:] == r[:-1]) & (score[1:] == score[:-1])   # tied with the line before
+    if not same.any():
+        return order
+    order = order.copy()
+    tied = np.flatnonzero(np.concatenate(([False], same)) | np.append(same, False))
+    group = np.cumsum(np.concatenate(([True], ~same)))[tied]
+    rank = tie[order[tied]]
+    order[tied] = order[tied][np.lexsort((rank if ascending_ids else -rank, group))]
+    return order
 
-    texts, _ = read_collection(collection)
+
+def tie_ranks(run: RunLines, order: np.ndarray | None = None) -> np.ndarray:
+    """For each line tied in score with another of its topic, its passage id's place among
+    the tied lines' ids in string order (Python's, which is strcmp's on UTF-8); 0 for the
+    others, whose place no order needs. ``order``: :func:`score_order` of the run, where
+    made already."""
+    r, score = run.topic, run.score
+    if order is None:
+        order = score_order(r, score)
+    same = (r[order][1:] == r[order][:-1]) & (score[order][1:] == score[order][:-1])
+    tied = np.zeros(len(r), dtype=bool)
+    tied[order[1:][same]] = True
+    tied[order[:-1][same]] = True
+    at = np.flatnonzero(tied)
+    ranks = np.zeros(len(r), dtype=np.int64)
+    if len(at):
+        pids = list(map(run.passages.__getitem__, run.passage[at].tolist()))
+        ranks[at[sorted(range(len(at)), key=pids.__getitem__)]] = np.arange(len(at))
+    return ranks
+
+
+
+# --- runs in memory ----------------------------------------------------------------------
+
+RUN_COLUMNS = (("query_id", "doc_id", "score"), ("qid", "docno", "score"))
+
+
+def as_run(run, *, name: str = "run"):
+    """``run`` in any accepted form as :class:`RunLines` (see the module's docstring)."""
+    if isinstance(run, RunLines):
+        return run
+    if isinstance(run, RunFile):
+        return run.lines
+    if isinstance(run, (str, Path)):
+        return read_run_file(run, None).lines
+    if hasattr(run, "columns"):
+        return _run_frame(run, name)
+    if not isinstance(run, Mapping) and callable(getattr(run, "to_dict", None)):
+        run = run.to_dict()       # ranx's Run: {query: {passage: score}}
+    if isinstance(run, Mapping) and all(isinstance(d, Mapping) for d in run.values()):
+        return _score_dicts(run, name)
+    if isinstance(run, Mapping):
+        qids, pids, scores, ranks = [], [], [], []
+        for q, docs in run.items():
+            if isinstance(docs, Mapping):
+                for d, s in docs.items():
+                    qids.append(str(q))
+                    pids.append(str(d))
+                    scores.append(s)
+            else:                 # [RunRow, ...]: their order, and their rank column
+                for r in docs:
+                    qids.append(str(q))
+                    pids.append(str(r.doc_id))
+                    scores.append(r.score)
+                    ranks.append(r.rank)
+        return _lines(qids, pids, scores, ranks if len(ranks) == len(qids) and ranks else None,
+                      name, lambda i: f"query {qids[i]} passage {pids[i]}",
+                      [str(q) for q in run])
+    if isinstance(run, Iterable):
+        rows = list(run)
+        if rows and not all(hasattr(r, "query_id") and hasattr(r, "doc_id") and
+                            hasattr(r, "score") for r in rows):
+            raise TypeError(f"{name}: an iterable of ScoredDoc(query_id, doc_id, score) tuples "
+                            "was expected")
+        qids = [str(r.query_id) for r in rows]
+        pids = [str(r.doc_id) for r in rows]
+        return _lines(qids, pids, [r.score for r in rows], None, name,
+                      lambda i: f"item {i + 1}")
+    raise TypeError(f"{name}: a TREC run file, {{query: {{passage: score}}}}, a ranx Run, "
+                    "ScoredDoc tuples or a DataFrame (query_id, doc_id, score or qid, docno, "
+                    "score)")
+
+
+def _score_dicts(run: Mapping, name: str):
+    """``{query: {passage: score}}`` by column at once (no check per entry: a dict holds a
+    passage once per query; a score that is not a number, or NaN, is found on the whole
+    column and then named)."""
+    lengths = [len(d) for d in run.values()]
+    total = sum(lengths)
     try:
-        count = make_token_counter(tokenizer)
-    except FileNotFoundError as exc:
-        raise DataError(str(exc), path=tokenizer) from None
-    return {pid: count(texts[pid]) for pid in pids if pid in texts}
+        scores = np.fromiter(chain.from_iterable(d.values() for d in run.values()),
+                             np.float64, total)
+        bad = bool(np.isnan(scores).any())
+    except (TypeError, ValueError):
+        bad = True
+    if bad:      # the slow route names the record
+        qids = [str(q) for q, d in run.items() for _ in d]
+        pids = [str(p) for d in run.values() for p in d]
+        return _lines(qids, pids, [s for d in run.values() for s in d.values()], None, name,
+                      lambda i: f"query {qids[i]} passage {pids[i]}", [str(q) for q in run])
+    topics = [str(q) for q in run]
+    if len(set(topics)) != len(topics):
+        raise DataError(f"{name}: two queries have the same id once written as text")
+    # one passage id per line (a dict holds a passage once per query; numbering the ids
+    # across queries would cost more than looking each up once)
+    passages = list(map(str, chain.from_iterable(run.values())))
+    return RunLines(topics, np.repeat(np.arange(len(topics), dtype=np.int64), lengths),
+                    passages, np.arange(total, dtype=np.int64), scores,
+                    np.arange(1, total + 1, dtype=np.int64))
+
+
+def frame_columns(frame, choices, what: str) -> tuple[str, ...]:
+    for names in choices:
+        if set(names) <= set(frame.columns):
+            return names
+    wanted = " or ".join(", ".join(c) for c in choices)
+    raise DataError(f"the {what} frame needs the columns {wanted}; it has "
+                    f"{', '.join(map(str, frame.columns))}")
+
+
+def _run_frame(frame, name: str):
+    q, d, s = frame_columns(frame, RUN_COLUMNS, name)
+    qids = frame[q].astype(str).tolist()
+    pids = frame[d].astype(str).tolist()
+    ranks = frame["rank"].tolist() if "rank" in frame.columns else None
+    if ranks is not None:
+        for i, value in enumerate(ranks):
+            if not is_integer(value):
+                raise DataError(f"rank {value!r} is not an integer", record=f"row {i + 1}",
+                                field="rank")
+    return _lines(qids, pids, frame[s].tolist(), ranks, name, lambda i: f"row {i + 1}")
+
+
+def is_integer(value) -> bool:
+    try:
+        return not isinstance(value, bool) and float(value) == int(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _lines(qids, pids, scores, ranks, name: str, record, topics=None):
+    values = []
+    for i, s in enumerate(scores):
+        try:
+            value = float(s)
+        except (TypeError, ValueError):
+            raise DataError(f"score {s!r} is not a number", record=record(i),
+                            field="score") from None
+        if isinstance(s, bool) or math.isnan(value):
+            raise DataError(f"score {s!r} is not a number", record=record(i), field="score")
+        values.append(value)
+    seen: set[tuple[str, str]] = set()
+    for i, key in enumerate(zip(qids, pids, strict=True)):
+        if key in seen:
+            raise DataError(f"passage {key[1]!r} appears twice for query {key[0]!r}",
+                            record=record(i), field="doc_id")
+        seen.add(key)
+    return RunLines.from_columns(qids, pids, values, ranks, topics)
+
+
+
+# --- a run against a dataset ----------------------------------------------------------
+
+def check_run(run, topics: Container[str], texts: Container[str] | None, path, *,
+              strict_collection: bool = False) -> int:
+    """Unknown topic ids in a run (not in ``topics``, a dataset's) are errors, not silent
+    zeros; returns how many run lines rank a passage outside the collection (``texts``: its
+    passage ids). ``texts=None`` checks the topics only (a collection that is not at hand
+    cannot be checked against). ``run``: any form :func:`as_run` reads (each distinct passage
+    is checked once).
+
+    The released runs (``bm25.run``, ``dr_rankfirst.run``) retrieved from the whole CRUX corpus
+    while a local copy holds the judged passages only: a passage outside the collection is an
+    unjudged one (rated 0 for every question), counted here. ``strict_collection`` makes it an
+    error instead. An id that is no passage id at all (where the collection's ids follow the
+    ``<topic>:<doc>#<n>`` scheme and it does not) is an error naming the file and line.
+    """
+    lines = None
+    if isinstance(run, Mapping) and isinstance(path, (str, Path)):
+        try:    # the file's own line numbers, for the messages
+            lines = read_run_file(path).lines
+        except DataError:
+            lines = None
+    lines = lines if lines is not None else as_run(run)
+    for qid in lines.topics:
+        if qid not in topics:
+            raise DataError(f"unknown topic {qid!r} (not in the dataset's topics)", path=path,
+                            record=f"query {qid}", field="qid")
+    if texts is None or not len(lines.passage):
+        return 0
+    scheme = _follows_scheme(next(iter(texts), ""))
+    outside_ids = np.array([p not in texts for p in lines.passages], dtype=bool)
+    outside = outside_ids[lines.passage]
+    if not outside.any():
+        return 0
+    first = int(np.flatnonzero(outside)[np.argmin(lines.line[outside])])
+    doc = lines.passages[lines.passage[first]]
+    where = f"line {lines.line[first]}" if isinstance(path, (str, Path)) else \
+        f"query {lines.topics[lines.topic[first]]}"
+    if strict_collection:   # the file's first such line
+        raise DataError(f"unknown passage {doc!r} (not in the passage collection; "
+                        "--strict-collection)", path=path, record=where, field="docid")
+    if scheme:
+        bad = [i for i in np.flatnonzero(outside_ids).tolist()
+               if not _follows_scheme(lines.passages[i])]
+        if bad:
+            at = np.flatnonzero(np.isin(lines.passage, bad))
+            first = int(at[np.argmin(lines.line[at])])
+            doc = lines.passages[lines.passage[first]]
+            raise DataError(f"{doc!r} is not a passage id (<topic>:<doc>#<n>, as the "
+                            "collection's)", path=path, record=f"line {lines.line[first]}"
+                            if isinstance(path, (str, Path)) else
+                            f"query {lines.topics[lines.topic[first]]}", field="docid")
+    return int(outside.sum())
+
+
+def _follows_scheme(pid: str) -> bool:
+    from cruxflow.data.model import parse_passage_id
+
+    try:
+        parse_passage_id(pid)
+    except ValueError:
+        return False
+    return True

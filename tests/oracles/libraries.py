@@ -1,13 +1,13 @@
-"""Relevance and novelty metrics through ir_measures (pytrec_eval and ndeval): the libraries'
-route, the reference that the scorer's arrays (:mod:`cruxflow.metrics.compute`) are tested
-against, and what UDCG's protocol uses."""
+"""The oracle of trec_eval's and ndeval's measures: the libraries' own route (ir_measures,
+pytrec_eval, pyndeval), which the engine's arrays (:mod:`cruxflow.metrics.compute`) are tested
+against value for value."""
 
 from __future__ import annotations
 
 import ir_measures
 import pandas as pd
 
-from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF  # noqa: F401 (re-exported)
+from cruxflow.metrics.options import DEFAULTS, NDEVAL_CUTOFF
 
 
 def relevance_measures(required_grade: int = 2, cutoffs=()) -> dict:
@@ -138,4 +138,34 @@ def per_query_ndeval(run: dict[str, list[str]], diversity: pd.DataFrame,
     measure = ir_measures.alpha_nDCG(alpha=alpha) @ NDEVAL_CUTOFF
     for m in ir_measures.iter_calc([measure], diversity, _run_frame({q: run[q] for q in qids})):
         out[m.query_id] = float(m.value)
+    return out
+
+
+def rac_eval_values(qrels, top, k: int, alpha: float) -> dict[str, dict[str, float]]:
+    """The CRUX authors' rac_eval.py's P@k, nDCG@k and alpha_nDCG@k per topic, as the script
+    gets them: from pytrec_eval (``P_k``, ``ndcg_cut_k`` over the diversity qrels read as
+    binary qrels, relevance level 1) and pyndeval (``alpha-nDCG@k`` over the diversity qrels,
+    beta 0.5), called as ir_measures' providers call them, on a run's lines of rank <= k
+    (``top``: a :class:`cruxflow.data.runs.RunFile`; ``qrels``: a
+    :class:`cruxflow.data.ingest.crux_qrels.DiversityQrels`). Keys ``P``, ``nDCG``,
+    ``alpha_nDCG``; a topic a library does not evaluate is absent."""
+    import pyndeval
+    import pytrec_eval
+
+    out: dict[str, dict[str, float]] = {"P": {}, "nDCG": {}, "alpha_nDCG": {}}
+    scores = top.scores()
+    binary = qrels.binary()
+    if binary and scores:
+        trec = {f"P_{k}": "P", f"ndcg_cut_{k}": "nDCG"}
+        evaluator = pytrec_eval.RelevanceEvaluator(binary, list(trec), relevance_level=1,
+                                                   judged_docs_only_flag=0)
+        for tid, values in evaluator.evaluate(scores).items():
+            for name, value in values.items():
+                out[trec[name]][tid] = float(value)
+    if k <= NDEVAL_CUTOFF and scores:
+        ndeval = pyndeval.RelevanceEvaluator(qrels.rows, [f"alpha-nDCG@{k}"],
+                                             relevance_level=1, alpha=alpha, beta=0.5)
+        lines = ((tid, pid, score) for tid, rows in top.topics.items() for pid, score, _ in rows)
+        out["alpha_nDCG"] = {rec["query_id"]: float(rec[f"alpha-nDCG@{k}"])
+                             for rec in ndeval.evaluate_iter(lines)}
     return out
