@@ -92,7 +92,7 @@ def test_judgments_in_every_form_evaluate_takes(tmp_path):
     flipped.write_text("".join(
         f"{q} Q0 {p} {r} {-float(s)} flip\n" for q, _, p, r, s, _ in lines))
     measures = ["Cov@2", "alpha_nDCG@2",
-                "alpha_nDCG(cut='rank',order='ndeval',topics='run')@10",
+                "alpha_nDCG(cut='rank',topics='run')@10",
                 "P(cut='rank',qrels='diversity',topics='run')@10"]
     forms = {"release folder": duc,
              "Judgments": cruxflow.Judgments(ratings=duc / "judge",

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
+import cruxflow
 from cruxflow.cli import main
 from cruxflow.metrics.crux_eval import crux_eval, crux_eval_runs, measure_names
 
@@ -122,7 +123,7 @@ def test_a_topic_with_only_zero_lines_that_the_run_lacks_counts_for_alpha(tmp_pa
     qrels.write_text(QRELS.read_text().replace(f"{D} 0 {D}:0#0 1", f"Z 0 {D}:0#0 0"))
     r = crux_eval(RUN, qrels, JUDGE)
     alone = crux_eval(RUN, QRELS, JUDGE)
-    alpha_all = ALPHA10.replace("topics='run'", "topics='all'")
+    alpha_all = str(cruxflow.parse_measure(ALPHA10).with_(topics="all"))
     assert r.measures[2] == alpha_all and r.authors_names[alpha_all] == "alpha_nDCG@10"
     assert r.per_topic["Z"] == {**dict.fromkeys(r.measures), alpha_all: 0.0}
     assert r.aggregate[alpha_all] == pytest.approx(alone.aggregate[ALPHA10] * 2 / 3)

@@ -88,8 +88,10 @@ def cli_door(duc, run_path, out: Path, capsys):
 
 
 def api_door(duc, run, k) -> pd.DataFrame:
+    """The table's columns at k by their full names (a table's rows are its judged topics in
+    the one tie policy: ``nDCG(topics='judged')@10``, names.qualified)."""
     texts = {p: x.contents for p, x in duc["dataset"].passages.items()}
-    measures = [f"{m}@{k}" for m in SHARED + OURS]
+    measures = [names.qualified(m, k) for m in SHARED + OURS]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return cruxflow.evaluate(run, duc["data"], measures, texts=texts)
@@ -144,7 +146,7 @@ def test_every_door_prints_one_number_per_name(duc, run_name, tmp_path, capsys):
         part = wf[wf["k"] == str(k)].set_index("topic")
         api = api_door(duc, run_path, k)
         for col in columns:   # the API: the same numbers, to the last digit
-            name = str(names.parse(f"{col}@{k}"))
+            name = names.qualified(col, k)
             for topic, value in api[name].items():
                 assert same(float(value), float(part.loc[topic, col])), (name, topic)
         if k == "oracle":
@@ -167,7 +169,7 @@ def test_the_tie_policy_and_its_warning(duc, tmp_path, capsys):
     assert ties_at_cutoff(bm25, 2) == ["duc04-test-0"] and ties_at_cutoff(bm25, 1) == []
     # each door warns once, with the count
     with pytest.warns(UserWarning, match=r"for 1 of 3 topics \(duc04-test-0\)"):
-        cruxflow.evaluate(duc["runs"]["bm25"], duc["data"], ["Cov@2", "nDCG@2"])
+        cruxflow.evaluate(duc["runs"]["bm25"], duc["data"], ["Cov@2", names.qualified("nDCG", 2)])
     rc = main(["evaluate", "--dataset", str(duc["data"]), "--run", str(duc["runs"]["bm25"]),
                "--k", "2", "--collection", str(duc["collection"])])
     _, err = capsys.readouterr()
@@ -239,12 +241,16 @@ def test_relevance_measures_are_computed_on_relevance_qrels(duc):
     assert got.loc["duc04-test-0", "P@2"] == 1.0
     # P(rel=2): the share of the top 10 in P** (grade 2). test-0: P** = [0#1] (it answers
     # q0 and q1, the answerable ones), ranked first -> 1/10; test-1: P** = [1#2], not in the
-    # run -> 0; test-3 is not in the run -> 0
+    # run -> 0; test-2 has no P** (nothing answerable) -> 0, counted as ir_measures counts
+    # every qrels topic; test-3 is not in the run -> 0
     got = cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["P(rel=2)@10", "AP(rel=2)@10"])
-    assert got["P(rel=2)@10"].tolist() == [0.1, 0.0, 0.0]
-    assert got["AP(rel=2)@10"].tolist() == [1.0, 0.0, 0.0]
+    assert got["P(rel=2)@10"].tolist() == [0.1, 0.0, 0.0, 0.0]
+    assert got["AP(rel=2)@10"].tolist() == [1.0, 0.0, 0.0, 0.0]
+    # over the topics with an answerable question only, as a table of ours counts them
+    got = cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["P(rel=2,topics=judged)@10"])
+    assert got.index.tolist() == ["duc04-test-0", "duc04-test-1", "duc04-test-3"]
     with pytest.raises(ValueError, match="give a cutoff"):
-        cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["nDCG"])
+        cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["P"])
     with pytest.raises(ValueError, match="Den@10 needs the passages' texts"):
         cruxflow.evaluate(duc["runs"]["bm25"], ratings, ["Den@10"])
 

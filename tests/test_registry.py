@@ -68,10 +68,18 @@ def test_the_api_computes_every_registered_measure():
         warnings.simplefilter("ignore")
         frame = cruxflow.evaluate(RUN, DUC / "judge", asked, texts=texts)
     assert list(frame.columns) == asked
-    # defined everywhere but Judged of duc04-test-3, which the run lacks (an empty context)
-    assert frame.drop(columns="Judged@10").notna().all().all()
-    assert frame["Judged@10"].isna().to_dict() == {"duc04-test-0": False,
-                                                   "duc04-test-1": False, "duc04-test-3": True}
+    # each defined on every topic of its topic set: CRUX's measures on the topics with an
+    # answerable question (duc04-test-2 has none), a name ir_measures has too on every topic
+    # of the qrels it reads (duc04-test-3, which the run lacks, an empty context: 0): the
+    # relevance qrels (P*) and the ratings hold every rated topic, the diversity qrels at
+    # eta 3 only those with an answerable question
+    judged = ["duc04-test-0", "duc04-test-1", "duc04-test-3"]
+    for name in asked:
+        parsed = names.parse(name)
+        topics = judged if parsed["topics"] == "judged" or names.DIVERSITY in parsed.reads \
+            else list(frame.index)
+        assert frame.loc[topics, name].notna().all(), name
+        assert frame[name].drop(index=topics).isna().all(), name
 
 
 def test_the_ir_measures_objects_are_the_registrys():
@@ -118,8 +126,8 @@ def test_the_paper_labels_and_figures_name_registered_measures():
 
 def doc_names_table() -> list[str]:
     """The names in docs/evaluate.md's table of measure names (first cells)."""
-    text = (REPO / "docs" / "evaluate.md").read_text()
-    section = text[text.index("### Measure names"):]
+    text = (REPO / "docs" / "metrics.md").read_text()
+    section = text[text.index("## Names"):]
     section = section[:section.index("\n\n", section.index("| name"))]
     return re.findall(r"^\| `([A-Za-z_]+)[(@]", section, flags=re.M)
 
@@ -141,21 +149,21 @@ def test_the_guide_example_is_the_code_and_reaches_every_door():
     row = next(b for kind, b in blocks if kind == "markdown")
     assert function in (REPO / "cruxflow" / "metrics" / "compute.py").read_text()
     assert entry in (REPO / "cruxflow" / "metrics" / "names.py").read_text()
-    assert row.strip() in (REPO / "docs" / "evaluate.md").read_text().splitlines()
+    assert row.strip() in (REPO / "docs" / "metrics.md").read_text().splitlines()
 
     assert str(cruxflow.parse_measure("Judged(topics=run)@10")) == "Judged(topics='run')@10"
     # bm25.run's top 10: duc04-test-0 4 rated of its 5 lines, -1 2 of 2, -3 absent (an empty
     # context: undefined); -2 has no answerable question (not a judged topic of the mean) but
     # is in the run, 2 of 2
-    frame = cruxflow.evaluate(RUN, DUC / "judge", ["Judged@10", "Judged(topics='run')@10",
-                                                   "Judged(topics='all')@10"])
+    frame = cruxflow.evaluate(RUN, DUC / "judge", ["Judged(topics='judged')@10",
+                                                   "Judged(topics='run')@10", "Judged@10"])
     nan = pytest.approx(math.nan, nan_ok=True)
-    assert frame["Judged@10"].to_dict() == {"duc04-test-0": 0.8, "duc04-test-1": 1.0,
-                                            "duc04-test-2": nan, "duc04-test-3": nan}
+    assert frame["Judged(topics='judged')@10"].to_dict() == {
+        "duc04-test-0": 0.8, "duc04-test-1": 1.0, "duc04-test-2": nan, "duc04-test-3": nan}
     assert frame["Judged(topics='run')@10"].dropna().to_dict() == {
         "duc04-test-0": 0.8, "duc04-test-1": 1.0, "duc04-test-2": 1.0}
-    assert frame["Judged@10"].mean() == pytest.approx(0.9)
-    assert names.table_columns()[-1] == "Judged"
+    assert frame["Judged(topics='judged')@10"].mean() == pytest.approx(0.9)
+    assert "Judged" in names.table_columns()
 
     from cruxflow.data.ingest.crux_common import read_ratings
     from cruxflow.metrics import measures
@@ -167,8 +175,7 @@ def test_the_guide_example_is_the_code_and_reaches_every_door():
                                         qrels, run)
     # ir_measures' mean covers every qrels topic, the one the run lacks at 0
     assert theirs[ir_measures.Judged @ 10] == pytest.approx(np.mean([0.8, 1.0, 1.0, 0.0]))
-    assert frame["Judged(topics='all')@10"].mean() == pytest.approx(
-        theirs[ir_measures.Judged @ 10])
+    assert frame["Judged@10"].mean() == pytest.approx(theirs[ir_measures.Judged @ 10])
     ours = measures.MEASURES["Judged"]
-    assert ir_measures.calc_aggregate([ours(topics="all") @ 2], qrels, run)[
-        ours(topics="all") @ 2] == pytest.approx(theirs[ir_measures.Judged @ 2])
+    assert ir_measures.calc_aggregate([ours @ 2], qrels, run)[ours @ 2] == pytest.approx(
+        theirs[ir_measures.Judged @ 2])

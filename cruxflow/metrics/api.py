@@ -61,7 +61,7 @@ def evaluate(run, judgments, measures=DEFAULT_MEASURES, *, options: MetricOption
     base = options or DEFAULTS
     wanted = N.parse_all(measures)
     for name in wanted:
-        if name.cutoff is None:
+        if name.cutoff is None and not name.definition.cutoff_optional:
             raise ValueError(f"{name}: give a cutoff ({name}@10, or {name}@oracle for k = |Z*|)")
     given = as_judgments(judgments, base.eta)
     lines = as_run(run)
@@ -76,7 +76,7 @@ def evaluate(run, judgments, measures=DEFAULT_MEASURES, *, options: MetricOption
         if N.TOKENS in name.reads and texts is None:
             raise ValueError(f"{name} needs the passages' texts (texts=) or token counts "
                              "(tokens=)")
-    if any(n["topics"] == "judged" for n in wanted):   # as the command line refuses it
+    if any(n["topics"] != "run" for n in wanted):   # as the command line refuses it
         unknown = scorer.unknown_topics(lines)
         if unknown:
             raise DataError(f"unknown topic {unknown[0]!r}: the judgments ({given.source}) do "

@@ -503,7 +503,8 @@ class TopicArrays:
 
     @cached_property
     def diversity_topics(self) -> np.ndarray:
-        """The topics the diversity qrels hold (derived: those with an answerable question)."""
+        """The topics the diversity qrels hold (derived from the ratings: those with an
+        answerable question, the topics of the diversity qrels written from them)."""
         ix = self.index
         return ix.diversity_topics if ix.given_rel is not None else self.n_kept > 0
 

@@ -76,13 +76,9 @@ class RegistryMeasure(_im.Measure):
 
     def __repr__(self):
         name = self.name()
-        if self.DEFINITION.name not in _OWN:
-            return str(name)
-        shown = sorted({**{k: N._fmt(v) for k, v in name.params
-                           if v != self.DEFINITION.params[k].default},
-                        "topics": N._fmt(name["topics"])}.items())
-        text = f"{name.measure}({','.join(f'{k}={v}' for k, v in shown)})"
-        return text + ("" if name.cutoff is None else f"@{name.cutoff}")
+        # a name ir_measures has too reads other qrels here (P* graded from the ratings; the
+        # diversity qrels at eta): namespaced, never passing for ir_measures' own
+        return str(name) if self.DEFINITION.name not in _OWN else f"{N.NAMESPACE}{name}"
 
     def runtime_impl(self, qrels, run) -> Iterator[Metric]:
         """Called by ir_measures' runtime provider with the qrels and run as frames; yields
@@ -91,7 +87,7 @@ class RegistryMeasure(_im.Measure):
         from cruxflow.metrics.inputs import Judgments
 
         name = self.name()
-        if name.cutoff is None:
+        if name.cutoff is None and not name.definition.cutoff_optional:
             raise ValueError(f"{self}: give a cutoff ({self}@10)")
         tokens = None
         if N.TOKENS in name.reads:

@@ -59,12 +59,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 
 ORACLE = "oracle"          # the cutoff k = |Z*|
+# how the ir_measures measures of a name ir_measures has too print (cruxflow.metrics.measures)
+NAMESPACE = "cruxflow."
 NDEVAL_MAX_CUTOFF = 20     # pyndeval refuses cutoffs above 20 (so ir_measures' alpha_nDCG does)
 
 # the doors
@@ -159,6 +161,11 @@ class MeasureDef:
     table: tuple[str, ...] = ()
     label: str = ""     # the paper tables' label (cruxflow.paper.labels)
     latex: str = ""
+    # this measure's own defaults of common parameters (a name ir_measures also has: its
+    # ties and its topics, so that the bare name is ir_measures' number)
+    defaults: dict[str, object] = field(default_factory=dict)
+    # whether a name without a cutoff is the whole ranked list (ir_measures' AP, nDCG, Judged)
+    cutoff_optional: bool = False
 
     def function(self) -> Callable:
         """The compute function, imported on first use (numpy is not imported here)."""
@@ -189,6 +196,14 @@ _QRELS = Param("qrels", str, "relevance",
 
 REGISTRY: dict[str, MeasureDef] = {}
 
+# Where ir_measures defines a measure, the bare name is its number: its ties and its topics.
+# trec_eval's measures order a topic's lines by score, ties by passage id descending (our
+# ``order='score'``), and average over every topic of the qrels (``topics='all'``: a topic the
+# run misses, or one with nothing relevant, counts 0); ndeval's alpha-nDCG and the judged
+# rate break ties by passage id ascending (``order='ndeval'``).
+_IR = {"topics": "all"}
+_NDEVAL = {"topics": "all", "order": "ndeval"}
+
 
 def register(measure: MeasureDef) -> MeasureDef:
     """Add ``measure`` (its own parameters, then :data:`COMMON`'s) to :data:`REGISTRY`; the
@@ -198,7 +213,9 @@ def register(measure: MeasureDef) -> MeasureDef:
     clash = set(measure.params) & set(COMMON)
     if clash:
         raise ValueError(f"{measure.name}: {', '.join(sorted(clash))} is a common parameter")
-    full = MeasureDef(**{**measure.__dict__, "params": {**measure.params, **COMMON}})
+    common = {name: replace(p, default=measure.defaults[name]) if name in measure.defaults
+              else p for name, p in COMMON.items()}
+    full = MeasureDef(**{**measure.__dict__, "params": {**measure.params, **common}})
     REGISTRY[measure.name] = full
     return full
 
@@ -231,23 +248,26 @@ register(MeasureDef(
     "ir_measures' R@k (trec_eval recall_k): relevant passages in the top k / relevant "
     "passages; R(rel=2)@k under 2-1 grades is the share of P** (3 under 3-2-1)",
     (RELEVANCE,), f"{_COMPUTE}:recall", origin="ir_measures",
-    table=("R", "R(rel={required})"), label="Recall", latex="Recall"))
+    table=("R", "R(rel={required})"), label="Recall", latex="Recall", defaults=_IR))
 register(MeasureDef(
     "P", {"rel": _GRADE, "qrels": _QRELS},
     "ir_measures' P@k (trec_eval P_k): relevant passages in the top k / k",
     (RELEVANCE,), f"{_COMPUTE}:precision", origin="ir_measures", table=("P",),
-    label="Precision", latex="Precision"))
+    label="Precision", latex="Precision", defaults=_IR))
 register(MeasureDef(
     "AP", {"rel": _GRADE, "qrels": _QRELS},
-    "ir_measures' AP@k (trec_eval map_cut_k): the mean over the topic's relevant passages "
-    "of the precision at the rank of each retrieved in the top k",
+    "ir_measures' AP@k (trec_eval map_cut_k; AP without a cutoff: trec_eval's map, the whole "
+    "ranked list): the mean over the topic's relevant passages of the precision at the rank "
+    "of each retrieved in the top k",
     (RELEVANCE,), f"{_COMPUTE}:average_precision", origin="ir_measures", table=("AP",),
-    label="MAP", latex="MAP"))
+    label="MAP", latex="MAP", defaults=_IR, cutoff_optional=True))
 register(MeasureDef(
     "nDCG", {"qrels": _QRELS},
-    "ir_measures' nDCG@k (trec_eval ndcg_cut_k): gains = the grades, discount log2(rank + "
-    "1), ideal over the qrels cut at k too", (RELEVANCE,), f"{_COMPUTE}:ndcg",
-    origin="ir_measures", table=("nDCG",), label="nDCG", latex="nDCG"))
+    "ir_measures' nDCG@k (trec_eval ndcg_cut_k; nDCG without a cutoff: trec_eval's ndcg, the "
+    "whole ranked list): gains = the grades, discount log2(rank + 1), ideal over the qrels "
+    "cut at k too", (RELEVANCE,), f"{_COMPUTE}:ndcg",
+    origin="ir_measures", table=("nDCG",), label="nDCG", latex="nDCG", defaults=_IR,
+    cutoff_optional=True))
 register(MeasureDef(
     "alpha_nDCG", {"alpha": _ALPHA},
     "ir_measures' alpha_nDCG@k (ndeval, beta 1): alpha-DCG of the top k / ndeval's greedy "
@@ -255,7 +275,7 @@ register(MeasureDef(
     "where ndeval stops",
     (DIVERSITY,), f"{_COMPUTE}:alpha_ndcg_ndeval", origin="ir_measures",
     max_cutoff=NDEVAL_MAX_CUTOFF, option_of={"alpha": "alpha"}, table=("alpha_nDCG",),
-    label="alpha-nDCG (ndeval)", latex=r"$\alpha$-nDCG (ndeval)"))
+    label="alpha-nDCG (ndeval)", latex=r"$\alpha$-nDCG (ndeval)", defaults=_NDEVAL))
 register(MeasureDef(
     "alpha_nDCG_published", {"alpha": _ALPHA},
     "the CRUX paper's tables' alpha-nDCG: ir_measures' alpha_nDCG@20 (ndeval) of the top-k "
@@ -267,9 +287,11 @@ register(MeasureDef(
 
 register(MeasureDef(
     "Judged", {}, "ir_measures' Judged@k: the share of the top k passages that the judge "
-    "rated for the topic (of the passages ranked, where a list holds fewer than k); "
-    "undefined for an empty context", (RATINGS,), f"{_COMPUTE}:judged", origin="ir_measures",
-    table=("Judged",), label="Judged", latex="Judged"))
+    "rated for the topic (of the passages ranked, where a list holds fewer than k; without a "
+    "cutoff, of the whole list); undefined for an empty context (0 in the mean over every "
+    "rated topic, as ir_measures counts it)", (RATINGS,), f"{_COMPUTE}:judged",
+    origin="ir_measures", table=("Judged",), label="Judged", latex="Judged",
+    defaults=_NDEVAL, cutoff_optional=True))
 
 
 def table_measures() -> tuple[str, ...]:
@@ -358,7 +380,7 @@ def parse(text) -> Name:
     NaN, as ndeval's alpha-nDCG above rank 20 is, so that every name a table prints parses.)"""
     if isinstance(text, Name):
         return _check(text.measure, dict(text.params), text.cutoff, str(text))
-    m = _NAME.match(str(text))
+    m = _NAME.match(str(text).strip().removeprefix(NAMESPACE))
     if not m:
         raise ValueError(f"not a measure name: {text!r} (e.g. Cov@10, R(rel=2)@oracle)")
     measure, args, cutoff = m.groups()
@@ -406,16 +428,39 @@ def parse_all(texts: Iterable[str] | str) -> list[Name]:
     return names
 
 
+# What every column of a per-query table is over: the table's topics (one row per judged topic
+# with an answerable question, the default topic set of CRUX's measures) in the one tie policy
+# of cruxflow's doors (score descending, then passage id descending)
+TABLE_PARAMS = {"topics": "judged", "order": "score"}
+
+
 def qualified(column: str, k, options: MetricOptions = DEFAULTS) -> str:
     """The full name of a table cell: measure column ``column`` in the row of size ``k`` of
-    a table made with ``options`` (``Cov``, 10, eta 4 -> ``Cov(rel=4)@10``)."""
+    a table made with ``options`` (``Cov``, 10, eta 4 -> ``Cov(rel=4)@10``; ``nDCG``, 10 ->
+    ``nDCG(topics='judged')@10``: a table's rows are its judged topics,
+    :data:`TABLE_PARAMS`)."""
     name = parse(column)
     d = name.definition
     params = dict(name.params)
     for key, opt in d.option_of.items():
         if params[key] == d.params[key].default:   # not written in the column: the option's
             params[key] = getattr(options, opt)
+    for key, value in TABLE_PARAMS.items():
+        if params[key] == d.params[key].default:
+            params[key] = value
     return str(Name(name.measure, tuple(params.items()), k))
+
+
+def with_options(name, options: MetricOptions = DEFAULTS) -> Name:
+    """``name`` with the parameters it leaves at their defaults that an option sets (``rel``,
+    ``alpha``, ``weight``) taken from ``options``."""
+    name = parse(name)
+    d = name.definition
+    params = dict(name.params)
+    for key, opt in d.option_of.items():
+        if params[key] == d.params[key].default:
+            params[key] = getattr(options, opt)
+    return Name(name.measure, tuple(params.items()), name.cutoff)
 
 
 def doors_table() -> list[dict]:

@@ -77,6 +77,10 @@ def contexts(run: Mapping[str, list], judgments: Mapping[str, TopicJudgments],
             for tid, j in judgments.items()}
 
 
+# the cutoff of a name without one (ir_measures' AP, nDCG): more lines than any run holds
+WHOLE_LIST = 1 << 60
+
+
 class _Plan(NamedTuple):
     arrays: TopicArrays      # the judgments' arrays at the name's eta and alpha
     cut: tuple               # the key of its contexts among a run's cuts
@@ -174,8 +178,11 @@ class ContextScorer:
             index.cuts.clear()
         self._runs = []
 
-    def sizes(self, k: int | str, arrays: TopicArrays | None = None) -> np.ndarray:
-        """The cutoff of every topic: |Z*| for ``oracle``, else k."""
+    def sizes(self, k: int | str | None, arrays: TopicArrays | None = None) -> np.ndarray:
+        """The cutoff of every topic: |Z*| for ``oracle``, none (the whole list) for None,
+        else k."""
+        if k is None:
+            return np.full(len(self.topic_ids), WHOLE_LIST, dtype=np.int64)
         if k == "oracle":
             return (arrays or self.arrays()).oracle_size
         return np.full(len(self.topic_ids), context_size(k, None), dtype=np.int64)
@@ -192,7 +199,7 @@ class ContextScorer:
         per name; a name whose judgments are missing is an error each time it is asked for."""
         plan = self._plans.get(name)
         if plan is None:
-            if name.cutoff is None:
+            if name.cutoff is None and not name.definition.cutoff_optional:
                 raise ValueError(f"{name}: give a cutoff ({name}@10, or {name}@oracle for "
                                  "k = |Z*|)")
             for kind in name.reads:
@@ -284,9 +291,7 @@ class ContextScorer:
         eta, alpha and density weight left at their defaults are this scorer's options'
         (as a table's columns are: :func:`cruxflow.metrics.names.qualified`)."""
         contexts = [(t, list(dict.fromkeys(pids))) for t, pids in contexts]
-        parsed = {str(n): names.parse(n) for n in names_asked}
-        parsed = {key: names.parse(names.qualified(n.base(), n.cutoff, self.options))
-                  for key, n in parsed.items()}
+        parsed = {str(n): names.with_options(n, self.options) for n in names_asked}
         out = {str(n): np.full(len(contexts), np.nan) for n in names_asked}
         rounds: list[list[int]] = []
         seen: dict[str, int] = {}
