@@ -11,10 +11,11 @@ matrix and the precision and recall of "answerable at eta" taking the first rate
 System level: each run's ``Cov@k`` (Eq. 3 over the answerable questions) and
 ``alpha_nDCG_crux@k`` (Eq. 4, ideal over Z*) from the judge's and from the humans' ratings on
 the topics the humans labelled, both through the engine (:mod:`cruxflow.metrics.scorer`); the
-runs' means over the labelled topics where both are defined for every run (each topic left
-out counted with its reason), Kendall's tau and tau_AP between the two rankings with
-percentile bootstrap intervals over those topics (:mod:`cruxflow.metrics.stats`, the one home of every kappa, tau, tau_AP and
-bootstrap); and each run's Cov@k corrected by PPI (:mod:`cruxflow.paper.ppi`).
+runs' means over the labelled topics where both are defined for every run (each topic left out
+counted with its reason), Kendall's tau and tau_AP between the two rankings with percentile
+bootstrap intervals over those topics (:mod:`cruxflow.metrics.stats`, the one home of every
+kappa, tau, tau_AP and bootstrap); and each run's Cov@k corrected by PPI
+(:mod:`cruxflow.paper.ppi`).
 
 Undefined statistics (a constant column, nothing shared, every run tied) are ``None`` (printed
 "undefined"), never NaN and never -1; each carries the number of items it rests on.
