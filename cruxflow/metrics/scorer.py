@@ -28,10 +28,9 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from itertools import repeat
 from operator import is_not
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import tie_warning
@@ -42,8 +41,10 @@ from cruxflow.metrics.inputs import Judgments
 from cruxflow.metrics.judged import JudgedIndex, RatingPairs, TopicArrays
 from cruxflow.metrics.judgments import TopicJudgments
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
-from cruxflow.metrics.per_query import many_rows
 from cruxflow.metrics.tokens import TokenCounter
+
+if TYPE_CHECKING:     # pandas is imported by the tables only (a door that prints means
+    import pandas as pd   # from arrays, crux-eval, starts without it)
 
 
 def measure_columns(options: MetricOptions = DEFAULTS) -> list[str]:
@@ -442,16 +443,22 @@ class ContextScorer:
         """The per-query table's rows of size k: every column of :func:`measure_columns`
         (``names.table_columns``) at cutoff k, over the evaluated topics
         (:func:`cruxflow.metrics.per_query.many_rows` of one case)."""
+        from cruxflow.metrics.per_query import many_rows
+
         return many_rows(self, [(run, system, k)])
 
     def score_many(self, cases) -> pd.DataFrame:
         """:meth:`score` of each ``(run, system, k)`` of ``cases``, as one frame, with one
         call of each measure for several runs' contexts
         (:func:`cruxflow.metrics.per_query.many_rows`)."""
+        from cruxflow.metrics.per_query import many_rows
+
         return many_rows(self, cases)
 
     def topic_column(self, arrays: TopicArrays, keep: np.ndarray):
         """The evaluated topics' ids (``keep``) as pandas makes a column of them, once."""
+        import pandas as pd
+
         return arrays.memo("topic column", lambda: pd.DataFrame(
             {"topic": self.topic_array[keep]})["topic"].array)
 
