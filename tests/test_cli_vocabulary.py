@@ -205,9 +205,9 @@ def test_a_command_cannot_give_a_flag_another_grammar_or_default():
 # --- the same option has the same name in the workflow's config ---------------------------------
 
 def _schema():
-    from cruxflow.workflow.config import _schema
+    from cruxflow.workflow.config import config_schema
 
-    return _schema()
+    return config_schema()
 
 
 # (flag, the config key that holds the same option). Checked: the key exists; where both have a

@@ -51,7 +51,7 @@ def rename_old_keys(config: dict, warn=None) -> dict:
 
 
 @cache
-def _schema() -> dict:
+def config_schema() -> dict:
     return json.loads(SCHEMA.read_text())
 
 
@@ -76,7 +76,7 @@ def with_defaults(config: dict, schema: dict | None = None) -> dict:
     found: dict[str, str] = {}
     # Every problem once, under its key, in one line each: not the whole schema (Snakemake's
     # validate prints it), and not only the first, so one edit fixes them all.
-    for error in sorted(filling(schema or _schema()).iter_errors(config),
+    for error in sorted(filling(schema or config_schema()).iter_errors(config),
                         key=lambda e: list(map(str, e.absolute_path))):
         key = ".".join(map(str, error.absolute_path)) or "(top level)"
         if key not in found:
@@ -114,7 +114,7 @@ def fill_format_defaults(config: dict) -> dict:
         # the authors' Researchy way rates the pool of the first stages' top k: its holes
         holes = config.setdefault("holes", {})
         if d.get("questions_from") == "request" and name not in holes:
-            holes[name] = with_defaults({}, _schema()["properties"]["holes"][
+            holes[name] = with_defaults({}, config_schema()["properties"]["holes"][
                 "additionalProperties"])
     return config
 
