@@ -20,7 +20,7 @@ from cruxflow.data.errors import ConfigError
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
 
 # The main input of each job of the metrics beyond CRUX, named as its command's flag
-# (cruxflow/cli/vocabulary.py): udcg and kpr score --questions, support --answers.
+# (cruxflow/cli/vocabulary/declared.py): udcg and kpr score --questions, support --answers.
 BEYOND_INPUT = {"udcg": "questions", "support": "answers", "kpr": "questions"}
 # Keys renamed with the command line's flags (old -> new, per metric): an old key is still
 # read, with one warning line, by :func:`rename_old_keys`.
