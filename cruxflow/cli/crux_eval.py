@@ -94,7 +94,7 @@ def _one_blas_thread() -> None:
 
 
 def _print_table(results, labels) -> None:
-    from cruxflow.data.ingest.crux_common import sources_note
+    from cruxflow.data.ingest.crux_sources import sources_note
 
     first = results[0]
     print(f"rac_eval.py's measures (its line: --authors-line); k={first.k}, "

@@ -208,7 +208,7 @@ def _print_evaluation(result) -> None:
 def _print_sources(result, authors) -> None:
     """How many of the ratings read are original and how many added (cruxflow judge's), when
     some are added: one line (the runs of one call read the same ratings)."""
-    from cruxflow.data.ingest.crux_common import sources_note
+    from cruxflow.data.ingest.crux_sources import sources_note
 
     summary = result.info.get("ratings") if result is not None else None
     note = sources_note(summary or (authors.info.get("judge") if authors is not None else None))

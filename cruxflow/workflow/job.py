@@ -68,7 +68,7 @@ def rated_dataset(snakemake, log: logging.Logger | None = None, with_passages: b
 
     dataset, summary = add_ratings(dataset, judged)
     if log is not None:
-        from cruxflow.data.ingest.crux_common import sources_note
+        from cruxflow.data.ingest.crux_sources import sources_note
 
         log.info("%s", sources_note(summary) or "no added ratings")
     return dataset, summary
