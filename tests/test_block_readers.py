@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cruxflow.data.bounded import read_line_blocks
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import read_line_blocks
 from cruxflow.metrics import crux_eval_io
 
 

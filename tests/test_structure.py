@@ -11,6 +11,7 @@ only defers the circle to the first call). A package's ``__init__`` is a module 
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,8 +66,7 @@ def _imports(module: Module, modules):
             for alias in node.names:
                 if alias.name.split(".")[0] == "cruxflow":
                     target = _nearest(alias.name, modules)
-                    bound = alias.asname or alias.name.split(".")[0]
-                    yield node.lineno, target, None, (alias.asname and alias.name) or bound
+                    yield node.lineno, target, None, alias.asname or alias.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = module.name.split(".")
@@ -213,8 +213,10 @@ def _used_names(tree: ast.Module, skip: set[int]) -> set[str]:
         elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
               and id(node) not in skip):
             try:        # a string annotation ("Dataset", "list[Topic]")
-                expr = ast.parse(node.value, mode="eval")
-            except SyntaxError:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")     # a string that is not code
+                    expr = ast.parse(node.value, mode="eval")
+            except (SyntaxError, ValueError):
                 continue
             used.update(n.id for n in ast.walk(expr) if isinstance(n, ast.Name))
     return used

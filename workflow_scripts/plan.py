@@ -2,7 +2,8 @@
 
 import time
 
-from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.io import write_json
+from cruxflow.data.outputs import atomic_write
 from cruxflow.workflow.job import setup_logging
 from cruxflow.workflow.plan import make_plan
 from cruxflow.workflow.plan.rates import table_rate

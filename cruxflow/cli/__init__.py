@@ -30,7 +30,7 @@ from cruxflow.cli import vocabulary
 from cruxflow.cli.args import OneLineParser
 from cruxflow.cli.commands import COMMANDS
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import check_outputs, inputs_protected, outputs_together, same_file
+from cruxflow.data.outputs import check_outputs, inputs_protected, outputs_together, same_file
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help; a flag means the same in every command "

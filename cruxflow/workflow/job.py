@@ -237,7 +237,7 @@ def write_contexts(paths, sizes, run_path, judgments) -> int:
     ``context_metrics`` writes them for the systems it scores, the rule ``contexts`` for Figure
     5's sampled runs. Returns how many topics each file holds."""
     from cruxflow.data.io import read_run
-    from cruxflow.data.outputs import write_jsonl
+    from cruxflow.data.io import write_jsonl
     from cruxflow.metrics.scorer import contexts, parse_context_size
 
     judged = {t: j for t, j in judgments.items() if j.kept}

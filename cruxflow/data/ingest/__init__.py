@@ -28,7 +28,7 @@ from cruxflow.data.ingest.formats import (
     option_paths,
     resolved,
 )
-from cruxflow.data.io import atomic_directory, atomic_write, read_json, read_run, read_text
+from cruxflow.data.io import read_json, read_run, read_text
 from cruxflow.data.model import (
     Dataset,
     document_from_json,
@@ -38,6 +38,7 @@ from cruxflow.data.model import (
     topic_from_json,
 )
 from cruxflow.data.names import DATASET_FILES, MANIFEST
+from cruxflow.data.outputs import atomic_directory, atomic_write
 
 
 class _Readers(Mapping):

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cruxflow.data.bounded import read_bytes, read_line_blocks
 from cruxflow.data.columns import Codes, has_repeat, integers, split_fields
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_human import HUMAN, HumanRatings
@@ -51,15 +52,7 @@ from cruxflow.data.ingest.crux_sources import (
     source_counts,
     source_of,
 )
-from cruxflow.data.io import (
-    NOT_A_FILE,
-    decode_text,
-    iter_jsonl,
-    read_bytes,
-    read_line_blocks,
-    read_text,
-    regular_files,
-)
+from cruxflow.data.io import NOT_A_FILE, decode_text, iter_jsonl, read_text, regular_files
 from cruxflow.data.model import (
     EMPTY_QUESTION,
     NULL_QUESTION,
