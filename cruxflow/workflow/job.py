@@ -236,8 +236,7 @@ def write_contexts(paths, sizes, run_path, judgments) -> int:
     path of ``paths`` gets the run's top-k of every judged topic that is kept. The rule
     ``context_metrics`` writes them for the systems it scores, the rule ``contexts`` for Figure
     5's sampled runs. Returns how many topics each file holds."""
-    from cruxflow.data.io import read_run
-    from cruxflow.data.io import write_jsonl
+    from cruxflow.data.io import read_run, write_jsonl
     from cruxflow.metrics.scorer import contexts, parse_context_size
 
     judged = {t: j for t, j in judgments.items() if j.kept}
