@@ -1047,9 +1047,9 @@ def test_the_ingest_prefix_rule_is_the_config_schemas():
 
     from cruxflow.cli.args import name
     from cruxflow.data.names import NAME_PATTERN
-    from cruxflow.workflow.config import SCHEMA
+    from cruxflow.workflow.config import config_schema
 
-    schema = json.loads(SCHEMA.read_text())
+    schema = config_schema()
     dataset = schema["properties"]["datasets"]["additionalProperties"]["properties"]
     assert dataset["prefix"]["pattern"] == NAME_PATTERN
     for text, ok in ((".", False), ("..", False), ("a/b", False), ("", False), ("a:b", False),

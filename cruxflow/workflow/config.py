@@ -1,9 +1,10 @@
 """The workflow's config beyond what its JSON schema says: the defaults that depend on a
 dataset's format, and the checks across keys (a name in one section that must exist in another).
 
-``rules/common.smk`` validates the config against ``cruxflow/schemas/config.schema.json``
-(``snakemake.utils.validate`` fills in the schema's defaults) and then calls :func:`resolve`.
-:func:`with_defaults` does that validation without Snakemake, for tests and tools.
+``rules/common.smk`` checks the config (:func:`check`): it validates it against
+``cruxflow/schemas/config.schema.json`` with the format registry's dataset keys
+(:func:`config_schema`), filling in the schema's defaults as ``snakemake.utils.validate`` does
+(:func:`with_defaults`), and then calls :func:`resolve`.
 """
 
 from __future__ import annotations
@@ -52,7 +53,12 @@ def rename_old_keys(config: dict, warn=None) -> dict:
 
 @cache
 def config_schema() -> dict:
-    return json.loads(SCHEMA.read_text())
+    """The workflow config's JSON schema, read once: cruxflow/schemas/config.schema.json with
+    the dataset entry's keys that the format registry declares (``format``, ``input``, every
+    option of reading) filled in from it, their one home."""
+    from cruxflow.data.ingest.formats import schema_with_registry
+
+    return schema_with_registry(json.loads(SCHEMA.read_text()))
 
 
 def with_defaults(config: dict, schema: dict | None = None) -> dict:

@@ -13,12 +13,11 @@ of reading them: each declared once, here (the one home of both).
 
 Built from it: the command's flags (``cruxflow.cli.ingest``: names, types, choices, help with
 the default), the config schema's format enum and dataset keys with their defaults
-(:func:`schema_properties`; ``tests/test_formats.py`` fails when
-``cruxflow/schemas/config.schema.json`` differs, ``python -m cruxflow.data.ingest.formats``
-rewrites it), the options the ingest rule and ``cruxflow plan`` build from a dataset's entry
-(:func:`options_from_config`), the checks that refuse an option given for a format that does
-not read it (:func:`misapplied`) and the workflow's format-dependent defaults
-(``cruxflow.workflow.config``).
+(:func:`schema_properties`, filled into ``cruxflow/schemas/config.schema.json`` when the
+workflow loads it: :func:`schema_with_registry`), the options the ingest rule and
+``cruxflow plan`` build from a dataset's entry (:func:`options_from_config`), the checks that
+refuse an option given for a format that does not read it (:func:`misapplied`) and the
+workflow's format-dependent defaults (``cruxflow.workflow.config``).
 """
 
 from __future__ import annotations
@@ -463,27 +462,12 @@ def markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.json"
-
-
 def schema_with_registry(schema: dict) -> dict:
-    """``schema`` with its dataset entry's registry keys as :func:`schema_properties` gives
-    them, first, then the entry's other keys (the workflow's own) in their order."""
+    """``schema`` (cruxflow/schemas/config.schema.json, which leaves them out) with its dataset
+    entry's registry keys as :func:`schema_properties` gives them, first, then the entry's other
+    keys (the workflow's own) in their order: :func:`cruxflow.workflow.config.config_schema`."""
     entry = schema["properties"]["datasets"]["additionalProperties"]
     ours = schema_properties()
     entry["properties"] = {**ours, **{k: v for k, v in entry["properties"].items()
                                       if k not in ours}}
     return schema
-
-
-def main() -> None:
-    """Rewrite the config schema's registry keys from the registry."""
-    import json
-
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    SCHEMA.write_text(json.dumps(schema_with_registry(schema), indent=2, ensure_ascii=False)
-                      + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
