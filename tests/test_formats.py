@@ -262,5 +262,5 @@ def test_duc04_testb_refuses_clusters_that_are_not_duc2004s():
 def test_docs_ingest_shows_the_registrys_formats_and_options():
     text = (REPO / "docs" / "ingest.md").read_text()
     assert registry.markdown() in text, (
-        "docs/ingest.md's tables differ from the format registry: paste "
-        "python -c 'import cruxflow.data.ingest.formats as f; print(f.markdown())'")
+        "docs/ingest.md's tables differ from the format registry: rewrite them with "
+        "python -c 'from cruxflow.data.ingest.formats import rewrite_docs; rewrite_docs()'")

@@ -471,3 +471,22 @@ def schema_with_registry(schema: dict) -> dict:
     entry["properties"] = {**ours, **{k: v for k, v in entry["properties"].items()
                                       if k not in ours}}
     return schema
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "ingest.md"
+
+
+def rewrite_docs(path=DOCS) -> None:
+    """Write the registry's tables (:func:`markdown`) over the two tables that ``path`` (a
+    checkout's docs/ingest.md) shows from its ``| format | input |`` line on."""
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("| format | input |"))
+    end = start
+    for table in range(2):      # the formats, a blank line, the options
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        if table == 0:
+            end += 1
+    lines[start:end] = markdown().rstrip("\n").split("\n")
+    path.write_text("\n".join(lines), encoding="utf-8")
