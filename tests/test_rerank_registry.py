@@ -124,7 +124,7 @@ def test_the_guide_example_registers_and_reranks(monkeypatch):
     doc = (REPO / "docs/adding-a-reranker.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
     module_code = next(b for b in blocks if "def from_spec" in b)
-    line = next(b for b in blocks if b.startswith("Kind("))
+    line = next(b for b in blocks if b.strip().startswith("Kind("))
     module = types.ModuleType("cruxflow.rerank.overlap")
     exec(module_code, module.__dict__)
     monkeypatch.setitem(sys.modules, "cruxflow.rerank.overlap", module)
