@@ -60,7 +60,7 @@ class RawCluster:
 
 
 def cluster_documents(tid: str, articles: list[RawArticle], options: IngestOptions
-                      ) -> list[Document]:
+                             ) -> list[Document]:
     """A cluster's documents, numbered in order: chunks of a long article each take a number
     (``chunk_documents``), an empty article takes one without becoming a document
     (``count_empty_documents``) or none."""

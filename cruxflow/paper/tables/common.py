@@ -69,7 +69,7 @@ def only_pipelines(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def pipeline_tau(frame: pd.DataFrame, x: str, y: str, *, n_resamples: int, confidence: float,
-         seed: int, min_topics: int | None = None) -> dict:
+                 seed: int, min_topics: int | None = None) -> dict:
     """Kendall tau of pipelines' means of x and y, with its bootstrap CI (NaN if < 2 systems
     or fewer than ``min_topics`` topics, default :data:`MIN_TAU_TOPICS`)."""
     empty = {"value": np.nan, "low": np.nan, "high": np.nan, "n_systems": 0, "n_topics": 0}
@@ -105,7 +105,7 @@ def latex_escape(text: str) -> str:
 
 
 def latex_table(body: list[str], colspec: str, caption: str | None, label: str | None,
-                 notes: list[str]) -> str:
+                notes: list[str]) -> str:
     out = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{colspec}}}",
            r"\toprule", *body, r"\bottomrule", r"\end{tabular}"]
     if notes:

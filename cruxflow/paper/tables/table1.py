@@ -98,7 +98,7 @@ def table1(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
         for m in TABLE1_METRICS:
             versus = TABLE1_PAIRS.get(m, "")
             tau = (pipeline_tau(pipeline_rows, m, versus, n_resamples=n_resamples,
-                        confidence=confidence, seed=seed, min_topics=min_topics) if versus
+                                confidence=confidence, seed=seed, min_topics=min_topics) if versus
                    else {"value": np.nan, "low": np.nan, "high": np.nan, "n_systems": 0,
                          "n_topics": 0})
             records.append({"dataset": ds, "eta": eta, "k": str(k), "row": len(systems),

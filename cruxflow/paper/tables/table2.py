@@ -50,7 +50,7 @@ def table2(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
             means = sel.groupby("system")[["Cov_y", "Cov"]].mean() * 100
             means = means[np.isfinite(means).all(axis=1)]
             tau = pipeline_tau(sel, "Cov", "Cov_y", n_resamples=n_resamples, confidence=confidence,
-                       seed=seed, min_topics=min_topics)
+                               seed=seed, min_topics=min_topics)
             records.append({
                 "dataset": ds, "eta": int(eta), "k": str(k), "n_systems": len(means),
                 "n_topics": sel["topic"].nunique(),

@@ -45,7 +45,7 @@ def table3(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
             rec = {"dataset": ds, "eta": int(eta), "k": k, "n_topics": sel["topic"].nunique()}
             for m, versus in TABLE3_PAIRS.items():
                 tau = pipeline_tau(sel, m, versus, n_resamples=n_resamples, confidence=confidence,
-                           seed=seed, min_topics=min_topics)
+                                   seed=seed, min_topics=min_topics)
                 rec |= {m: tau["value"], f"{m}_low": tau["low"], f"{m}_high": tau["high"],
                         f"{m}_n": tau["n_systems"]}
             records.append(rec)

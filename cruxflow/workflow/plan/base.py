@@ -163,7 +163,7 @@ SAMPLE = 8      # requests kept per counted row for --calibrate
 
 
 def stage_row(name, dataset, backend, prompt, output, hit, *, prompts="counted",
-           outputs="estimate", note="", reused=None, jobs=1, requests=None) -> StagePlan:
+              outputs="estimate", note="", reused=None, jobs=1, requests=None) -> StagePlan:
     """A row from per-request prompt and output tokens, cache hits (``None``: unknown),
     prompt tokens a prompt cache reuses (``None``: none), the jobs that send the requests
     (none when the cache answers them all) and, where counted, the requests themselves."""

@@ -29,7 +29,7 @@ from cruxflow.workflow.plan.ratings import plan_ratings
 
 
 def question_table(ctx: Context, n: int, topics: list[Topic], sent: dict[str, str],
-                    question_tokens: int) -> dict[str | None, list[int]]:
+                   question_tokens: int) -> dict[str | None, list[int]]:
     """Per topic, the tokens of each sub-question it will be rated against: its own, counted;
     else those --calibrate saw the sub-question stage write for it (``sent``: its prompt; the
     stage keeps the first ``n``, none when every output was refused); else (and under ``None``,
@@ -78,9 +78,9 @@ def plan_generation(ctx: Context, name: str, dataset: Dataset, root: Path) -> li
     hit = ctx.cache.answered(identity, requests)
     # A rewrite of the piece in its own words, within the output limit.
     rows.append(stage_row("passages", name, backend, [fixed + t for t in piece_tokens],
-                       [min(stage["max_tokens"], t) for t in piece_tokens], hit,
-                       note="output: about the piece's length (Fig. 7 rewrites it)",
-                       jobs=llm["shards"], requests=requests))
+                          [min(stage["max_tokens"], t) for t in piece_tokens], hit,
+                          note="output: about the piece's length (Fig. 7 rewrites it)",
+                          jobs=llm["shards"], requests=requests))
 
     ratio = counter.per_word(texts[:2000])
     docs = dataset.documents
@@ -116,11 +116,11 @@ def plan_generation(ctx: Context, name: str, dataset: Dataset, root: Path) -> li
         else:
             out, basis = [min(limit, round(words * ratio))] * len(topics_todo), "estimate"
         rows.append(stage_row(key, name, backend, references, out, hit, outputs=basis,
-                           requests=requests))
+                              requests=requests))
         if key == "subquestions":
             sent = {t.topic_id: p for t, p in zip(topics_todo, prompts, strict=True)}
             ctx.questions[name] = question_table(ctx, d["n_questions"], topics, sent,
-                                                  round(QUESTION_WORDS * ratio))
+                                                 round(QUESTION_WORDS * ratio))
     rows.append(plan_ratings(ctx, name, backend, identity, dataset, generated, pieces,
                               piece_tokens, ratio))
     return rows

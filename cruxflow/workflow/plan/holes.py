@@ -56,9 +56,9 @@ def plan_request_subquestions(ctx: Context, name: str, backend: str, identity: d
         prompt = [fixed + round(REQUEST_WORDS * ratio)] * len(todo)
     out = [min(limit, round(QUESTION_WORDS * REQUEST_QUERIES * ratio))] * len(todo)
     return stage_row("subquestions", name, backend, prompt, out, hit, prompts=basis,
-                  requests=requests,
-                  note=f"the authors' query generator (questions_from: request): "
-                       f"{REQUEST_QUERIES} queries of {QUESTION_WORDS} words written")
+                     requests=requests,
+                     note=f"the authors' query generator (questions_from: request): "
+                          f"{REQUEST_QUERIES} queries of {QUESTION_WORDS} words written")
 
 
 def plan_holes(ctx: Context, name: str, dataset: Dataset, root: Path,
@@ -101,8 +101,8 @@ def plan_holes(ctx: Context, name: str, dataset: Dataset, root: Path,
         prompt += [fixed + question + passage] * (n * nq)
         reused += group_reuse(fixed + passage, nq, reuse, prefix) * n
     return stage_row("judge_holes", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
-                  note=f"at most: top {spec['k']} of {len(runs)} runs"
-                       + (f" (the collection's {n} passages)" if n < spec["k"] * len(runs)
-                          else "") + f" x sub-questions, none rated yet; {PASSAGE_WORDS}-word "
-                       "passages")
+                     prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
+                     note=f"at most: top {spec['k']} of {len(runs)} runs"
+                          + (f" (the collection's {n} passages)" if n < spec["k"] * len(runs)
+                             else "") + f" x sub-questions, none rated yet; {PASSAGE_WORDS}-word "
+                          "passages")

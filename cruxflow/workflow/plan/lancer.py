@@ -50,14 +50,14 @@ def plan_lancer(ctx: Context, name: str, dataset: Dataset,
             prompt = template_tokens(counter, lancer.SUBQUESTIONS, n=spec["n_subquestions"])
             n = len(topics) * len(first)
             rows.append(stage_row(f"lancer:{rname}:subquestions", name, backend,
-                               [prompt + query] * n, [spec["max_tokens"]] * n, None,
-                               prompts="estimate", outputs="limit",
-                               note=f"{n_topics or len(topics):,} topics x {len(first)} first "
-                                    "stages", jobs=0))   # the judgments' job asks them
+                                  [prompt + query] * n, [spec["max_tokens"]] * n, None,
+                                  prompts="estimate", outputs="limit",
+                                  note=f"{n_topics or len(topics):,} topics x {len(first)} first "
+                                       "stages", jobs=0))   # the judgments' job asks them
         judgment = (template_tokens(counter, lancer.JUDGMENT) + round(QUESTION_WORDS * ratio)
                     + (query if concat else 0) + round(PASSAGE_WORDS * ratio))
         n = sum(n_questions) * depth * len(first)
         rows.append(stage_row(f"lancer:{rname}:judgments", name, backend, [judgment] * n, [3] * n,
-                           None, prompts="estimate", outputs="limit", jobs=len(first),
-                           note=f"top {depth} x sub-questions x {len(first)} first stages"))
+                              None, prompts="estimate", outputs="limit", jobs=len(first),
+                              note=f"top {depth} x sub-questions x {len(first)} first stages"))
     return rows

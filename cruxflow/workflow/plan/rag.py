@@ -133,9 +133,9 @@ def _counted_reports(ctx: Context, name: str, root: Path, pairs, paths
             jobs_todo.add(pair)
     prompt_tokens = counter.many(r.prompt for r, _ in requests)
     row = stage_row("rag_generate", name, generator, prompt_tokens,
-                 [r.sampling.max_tokens for r, _ in requests], [not p for p in pending],
-                 outputs="limit", jobs=len(jobs_todo), requests=[r for r, _ in requests],
-                 note=f"{len(pairs)} contexts; the same prompt in two jobs counted cached once")
+                    [r.sampling.max_tokens for r, _ in requests], [not p for p in pending],
+                    outputs="limit", jobs=len(jobs_todo), requests=[r for r, _ in requests],
+                    note=f"{len(pairs)} contexts; the same prompt in two jobs counted cached once")
     return row, [(t, r.sampling.max_tokens, todo, f"{pair[0]}.k{pair[1]}")
                  for (r, pair), t, todo in zip(requests, topic_of, pending, strict=True)]
 
@@ -166,9 +166,9 @@ def _ratings_of_reports(ctx: Context, name: str, dataset: Dataset, reports) -> S
             jobs.add(job)
     out, out_basis = rating_output(llm)
     return stage_row("rag_judge", name, judge, prompt, [out] * len(prompt), hit,
-                  prompts="estimate", outputs=out_basis, reused=reused, jobs=len(jobs),
-                  note="from the reports' counted prompts and bounds: every report against its "
-                       "topic's sub-questions; a report made twice is rated once")
+                     prompts="estimate", outputs=out_basis, reused=reused, jobs=len(jobs),
+                     note="from the reports' counted prompts and bounds: every report against its "
+                          "topic's sub-questions; a report made twice is rated once")
 
 
 def _counted_ratings(ctx: Context, name: str, pairs, paths) -> StagePlan:
@@ -198,9 +198,9 @@ def _counted_ratings(ctx: Context, name: str, pairs, paths) -> StagePlan:
         seen.add(r.prompt)
     prompt_tokens = counter.many(r.prompt for r in requests)
     return stage_row("rag_judge", name, judge, prompt_tokens, [out] * len(requests),
-                  [not p for p in pending], outputs=out_basis, requests=requests,
-                  jobs=len({o for o, p in zip(owner, pending, strict=True) if p}),
-                  note="every report against its topic's sub-questions")
+                     [not p for p in pending], outputs=out_basis, requests=requests,
+                     jobs=len({o for o, p in zip(owner, pending, strict=True) if p}),
+                     note="every report against its topic's sub-questions")
 
 
 def _estimated(ctx: Context, name: str, dataset: Dataset, root: Path, pairs,
@@ -259,7 +259,7 @@ def _estimated(ctx: Context, name: str, dataset: Dataset, root: Path, pairs,
     note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {oracle:.1f}, "
             f"{passage_words:.0f}-word passages; {UNKNOWN_DUPLICATES}")
     rows = [stage_row("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
-                   prompts="estimate", outputs="estimate", note=note, jobs=len(pairs))]
+                      prompts="estimate", outputs="estimate", note=note, jobs=len(pairs))]
     # each topic's questions: as the generation plan has them, else its own, else n_questions
     per_topic = [n_questions_of(ctx, name, dataset, t) for t in topic_ids]
     template = rating_prompt(llm["ratings"]["layout"])
@@ -271,10 +271,10 @@ def _estimated(ctx: Context, name: str, dataset: Dataset, root: Path, pairs,
         for i, nq in enumerate(per_topic):       # a job's first request computes everything
             judged += [rating] * nq
             reused += group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse,
-                                   prefix if i else 0)
+                                  prefix if i else 0)
     out, out_basis = rating_output(llm)
     rows.append(stage_row("rag_judge", name, judge, judged, [out] * len(judged), None,
-                       prompts="estimate", outputs=out_basis, reused=reused, jobs=len(pairs),
-                       note="every report against its topic's sub-questions (the reports of "
-                            "identical contexts are the same: rated once)"))
+                          prompts="estimate", outputs=out_basis, reused=reused, jobs=len(pairs),
+                          note="every report against its topic's sub-questions (the reports of "
+                               "identical contexts are the same: rated once)"))
     return rows

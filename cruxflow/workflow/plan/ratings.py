@@ -74,9 +74,9 @@ def plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piece
         order = {slot: j for j, slot in enumerate(slots)}
         hit = [hit[order[(i, qi)]] for i, (qs, _) in enumerate(items) for qi in range(len(qs))]
         return stage_row("ratings", name, backend, prompt, [out] * len(prompt), hit,
-                      outputs=out_basis, reused=reused, jobs=llm["shards"],
-                      requests=[requests[order[(i, qi)]] for i, (qs, _) in enumerate(items)
-                                for qi in range(len(qs))])
+                         outputs=out_basis, reused=reused, jobs=llm["shards"],
+                         requests=[requests[order[(i, qi)]] for i, (qs, _) in enumerate(items)
+                                   for qi in range(len(qs))])
     # Estimate: each piece gives passages of equal shares of its tokens (Fig. 7), or as many as
     # --calibrate saw the backend write (a piece it sent: the very passages), rated against the
     # topic's questions (question_table); a topic's summary, where it has one, is rated too.
@@ -118,8 +118,8 @@ def plan_ratings(ctx, name, backend, identity, dataset, generated, pieces, piece
         per_piece = (f"the passages --calibrate saw written for {seen} of {rated} pieces"
                      + (f", {observed:.2f} per piece for the others" if seen < rated else ""))
     return stage_row("ratings", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
-                  note=f"before passages and sub-questions exist: {per_piece}, " + (
-                      "sub-questions as --calibrate saw them written where a topic brings none"
-                      if ctx.observed.questions else
-                      f"{QUESTION_WORDS}-word questions where a topic brings none"))
+                     prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
+                     note=f"before passages and sub-questions exist: {per_piece}, " + (
+                         "sub-questions as --calibrate saw them written where a topic brings none"
+                         if ctx.observed.questions else
+                         f"{QUESTION_WORDS}-word questions where a topic brings none"))
