@@ -21,8 +21,8 @@ import yaml
 
 from cruxflow.workflow.config import resolve, with_defaults
 from cruxflow.workflow.plan import make_plan
-from cruxflow.workflow.plan_rates import table_rate
-from cruxflow.workflow.plan_report import Rates, plan_table
+from cruxflow.workflow.plan.rates import table_rate
+from cruxflow.workflow.plan.report import Rates, plan_table
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = ("the river city council said on monday that flood water rose after heavy rain and "

@@ -351,6 +351,9 @@ def environment(root: Path) -> dict[str, str]:
                PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                COLUMNS="200", NO_COLOR="1", PYTHONWARNINGS="ignore::DeprecationWarning")
     env.pop("CRUX_ROOT", None)
+    # a pytest run inside is its own session, not one of this session's xdist workers
+    for key in [k for k in env if k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))]:
+        env.pop(key)
     return env
 
 

@@ -838,7 +838,7 @@ def test_ingest_fills_a_directory_of_empty_folders(tmp_path):
 
 
 def test_atomic_directory_keeps_the_old_one_when_the_writing_fails(tmp_path):
-    from cruxflow.data.io import atomic_directory
+    from cruxflow.data.outputs import atomic_directory
 
     out = tmp_path / "out"
     (out / "sub").mkdir(parents=True)
@@ -912,7 +912,8 @@ def test_config_names_that_would_fail_later_are_refused_up_front(section, key):
 
 def test_every_writer_refuses_a_protected_input(tmp_path):
     from cruxflow.data.errors import DataError
-    from cruxflow.data.io import atomic_directory, inputs_protected, write_json
+    from cruxflow.data.io import write_json
+    from cruxflow.data.outputs import atomic_directory, inputs_protected
     from cruxflow.llm.cache import LLMCache
 
     run = tmp_path / "my.run"
@@ -1046,9 +1047,9 @@ def test_the_ingest_prefix_rule_is_the_config_schemas():
 
     from cruxflow.cli.args import name
     from cruxflow.data.names import NAME_PATTERN
-    from cruxflow.workflow.config import SCHEMA
+    from cruxflow.workflow.config import config_schema
 
-    schema = json.loads(SCHEMA.read_text())
+    schema = config_schema()
     dataset = schema["properties"]["datasets"]["additionalProperties"]["properties"]
     assert dataset["prefix"]["pattern"] == NAME_PATTERN
     for text, ok in ((".", False), ("..", False), ("a/b", False), ("", False), ("a:b", False),

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from cruxflow.data import runs as run_reader
+from cruxflow.data.bounded import read_line_blocks
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import read_line_blocks
 
 
 @pytest.mark.parametrize("size", [1, 2, 5, 64])
@@ -41,9 +41,9 @@ def small_blocks(monkeypatch):
         return read_line_blocks(path, 40)
 
     monkeypatch.setattr(run_reader, "read_line_blocks", blocks)
-    from cruxflow.data.ingest import crux_qrels
+    from cruxflow.data.ingest import crux_common
 
-    monkeypatch.setattr(crux_qrels, "read_line_blocks", blocks)
+    monkeypatch.setattr(crux_common, "read_line_blocks", blocks)
 
 
 @pytest.mark.parametrize("late", ["t2 Q0 p9 1 0.5 x\r\n", "t2 Q0 p\u00e99 1 0.5 x\n"],
@@ -82,7 +82,7 @@ def test_a_passage_twice_within_the_cut_over_two_blocks_is_refused(tmp_path, sma
 
 
 def test_qrels_in_blocks_and_a_late_crlf(tmp_path, small_blocks):
-    from cruxflow.data.ingest.crux_qrels import read_diversity_qrels
+    from cruxflow.data.ingest.crux_common import read_diversity_qrels
 
     body = "t1 0 p1 1\nt1 1 p2 1\nt2 0 q1 0\nt1 0 p2 1\nt2 3 q2 2\n"
     rows = [("t1", "0", "p1", 1), ("t1", "1", "p2", 1), ("t2", "0", "q1", 0),
@@ -101,7 +101,7 @@ def test_qrels_in_blocks_and_a_late_crlf(tmp_path, small_blocks):
 
 
 def test_a_qrels_line_twice_in_two_blocks_is_named(tmp_path, small_blocks):
-    from cruxflow.data.ingest.crux_qrels import read_diversity_qrels
+    from cruxflow.data.ingest.crux_common import read_diversity_qrels
 
     path = tmp_path / "q.txt"
     path.write_text("t1 0 p1 1\nt1 1 p2 1\nt2 0 q1 0\nt1 1 p2 0\n")

@@ -1,4 +1,4 @@
-"""One vocabulary for the command line (cruxflow/cli/vocabulary.py): every flag of every command
+"""One vocabulary for the command line (cruxflow/cli/vocabulary/): every flag of every command
 comes from it, means one thing, has a help that shows its default, and the workflow's config
 calls the same option by the same name."""
 
@@ -31,7 +31,7 @@ def _options(parser):
 
 def _uses() -> list[tuple[str, argparse.Action]]:
     return [(name, a) for name, p in COMMAND_PARSERS.items() for a in _options(p)
-            if not isinstance(a, V._Refused)]
+            if not isinstance(a, V.Refused)]
 
 
 def test_every_command_is_there_and_has_a_help_line_and_a_description():
@@ -45,8 +45,8 @@ def test_every_command_is_there_and_has_a_help_line_and_a_description():
 
 
 def test_the_top_level_help_is_the_full_parsers_without_importing_numpy(monkeypatch):
-    """``cruxflow --help`` lists the commands from cruxflow.cli.COMMANDS alone (issue 41: no
-    command module, no numpy imported), and shows what the parser of every command shows."""
+    """``cruxflow --help`` lists the commands from cruxflow.cli.commands.COMMANDS alone (issue
+    41: no command module, no numpy imported), and shows what the parser of every command shows."""
     import subprocess
     import sys
 
@@ -67,7 +67,7 @@ def test_every_flag_of_every_command_comes_from_the_vocabulary():
         flag = V.flag_of(action)
         assert flag is not None, (
             f"cruxflow {command}: {action.option_strings[0]} is not from the vocabulary: declare "
-            "it in cruxflow/cli/vocabulary.py and add it with vocabulary.add")
+            "it in cruxflow/cli/vocabulary/declared.py and add it with vocabulary.add")
         assert action.option_strings == flag.option_strings, (command, flag.name)
         assert action.dest == (flag.dest or flag.name.replace("-", "_")), (command, flag.name)
 
@@ -127,7 +127,7 @@ def test_the_help_defaults_are_the_parsers_when_formatted():
     for command, p in COMMAND_PARSERS.items():
         text = " ".join(p.format_help().split())
         for action in _options(p):
-            shown = None if isinstance(action, V._Refused) else _shown_default(action)
+            shown = None if isinstance(action, V.Refused) else _shown_default(action)
             if shown is not None:
                 assert " ".join(shown.split()) in text, (command, action.option_strings)
 
@@ -205,9 +205,9 @@ def test_a_command_cannot_give_a_flag_another_grammar_or_default():
 # --- the same option has the same name in the workflow's config ---------------------------------
 
 def _schema():
-    from cruxflow.workflow.config import _schema
+    from cruxflow.workflow.config import config_schema
 
-    return _schema()
+    return config_schema()
 
 
 # (flag, the config key that holds the same option). Checked: the key exists; where both have a
@@ -348,7 +348,7 @@ def test_every_renamed_flag_is_refused_or_still_read():
         parser = COMMAND_PARSERS[command]
         action = parser._option_string_actions[old]
         if V.is_refused(old):
-            assert isinstance(action, V._Refused)
+            assert isinstance(action, V.Refused)
             assert renamed.new in action.message
             assert V.VOCABULARY[old.removeprefix("--")].short, old   # says what it is now
         else:
@@ -448,7 +448,7 @@ def test_the_docs_show_each_command_with_its_current_flags():
         for flag in flags - {"--help", "--version"}:
             action = parser._option_string_actions.get(flag)
             assert action is not None, f"{doc}: cruxflow {command} has no {flag}"
-            assert not isinstance(action, V._Refused), f"{doc}: {command} {flag} is refused"
+            assert not isinstance(action, V.Refused), f"{doc}: {command} {flag} is refused"
             assert flag in action.option_strings, f"{doc}: {command} {flag} is an old spelling"
             seen += 1
     assert seen > 150

@@ -35,7 +35,7 @@ def _both(qrels, judge, top: RunFile, k: int = 10, alpha: float = 0.5):
 
 
 def _qrels(path):
-    from cruxflow.data.ingest.crux_qrels import read_diversity_qrels
+    from cruxflow.data.ingest.crux_common import read_diversity_qrels
 
     return read_diversity_qrels(path)
 

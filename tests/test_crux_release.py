@@ -443,7 +443,7 @@ def test_a_bad_release_record_is_named_on_its_line(tmp_path, text, field, reason
                                    NEUCLIR / "qrels" / "neuclir24-test-request.qrel"],
                          ids=["paper", "duc04", "multi_news", "neuclir"])
 def test_qrels_read_at_once_as_line_by_line(qrels, tmp_path):
-    from cruxflow.data.ingest.crux_qrels import _read_diversity_qrels_checked
+    from cruxflow.data.ingest.crux_common import _read_diversity_qrels_checked
     from cruxflow.data.io import read_text
 
     text = read_text(qrels)

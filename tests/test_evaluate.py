@@ -6,8 +6,9 @@ import pytest
 from oracles.crux_formulas import redundant_passages
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import RunRow, atomic_write, read_qrels, read_run, write_run
+from cruxflow.data.io import RunRow, read_qrels, read_run, write_run
 from cruxflow.data.model import Dataset, Passage, Topic
+from cruxflow.data.outputs import atomic_write
 from cruxflow.data.runs import check_run
 from cruxflow.metrics.judgments import (
     TopicJudgments,

@@ -18,7 +18,8 @@ import pytest
 import cruxflow
 from cruxflow.cli import main
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest.crux_common import read_ratings, sources_note
+from cruxflow.data.ingest.crux_common import read_ratings
+from cruxflow.data.ingest.crux_sources import sources_note
 from cruxflow.data.io import RunRow
 from cruxflow.data.model import Dataset, Topic
 from cruxflow.stages import holes as H

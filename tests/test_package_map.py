@@ -1,4 +1,5 @@
-"""The package map (docs/package-map.md) and the layout rules hold for the tree as it is."""
+"""The package map (docs/package-map.md) and the layout rules hold for the tree as it is: the
+map names every folder and what it holds, and no module that is not there."""
 
 import ast
 import re
@@ -22,25 +23,34 @@ def _rows() -> dict[str, str]:
     return dict(re.findall(r"^\| `cruxflow/(\w+)/` \|(.*)\|$", section, re.M))
 
 
-def test_package_map_names_every_module_and_none_that_is_not_there():
-    """Each folder's row names every module under it (``name.py``, nested ones too) and no
-    module that is not there; the top-level modules are named below the table."""
-    missing, extra = [], []
+def test_package_map_places_every_nested_package():
+    """A package inside a folder (``workflow/plan/``, ``beyond/udcg/``) is named in its
+    folder's row, as ``plan/``: the map names folders and what each holds."""
+    rows = _rows()
+    missing = []
+    for init in sorted(PACKAGE.glob("*/*/**/__init__.py")):
+        folder = init.parent.relative_to(PACKAGE)
+        top, rest = folder.parts[0], "/".join(folder.parts[1:])
+        if f"`{rest}/`" not in rows.get(top, "") and f"`cruxflow/{folder}/`" not in rows.get(
+                top, ""):
+            missing.append(f"cruxflow/{folder}/")
+    assert not missing, f"packages the map does not place in their folder's row: {missing}"
+
+
+def test_package_map_names_no_module_that_is_not_there():
+    """Every module the map names (``name.py``, or a path under the folder) exists, so that
+    what it says stays true; it need not name every module."""
+    extra = []
     for folder, row in _rows().items():
-        named = set(re.findall(r"`([\w/]+\.py)`", row))
-        there = {p.relative_to(PACKAGE / folder) for p in (PACKAGE / folder).rglob("*.py")
-                 if p.name != "__init__.py"}
+        there = {p.relative_to(PACKAGE / folder) for p in (PACKAGE / folder).rglob("*.py")}
         names = {p.name for p in there} | {str(p) for p in there}
-        missing += [f"{folder}/{p}" for p in sorted(map(str, there))
-                    if str(p) not in named and Path(p).name not in named]
-        # a module of another folder is named with its path from the repository's root
-        extra += [f"{folder}: {n}" for n in sorted(named) if n not in names
-                  and not (n.startswith("cruxflow/") and (ROOT / n).is_file())]
+        extra += [f"{folder}: {n}" for n in sorted(set(re.findall(r"`([\w/]+\.py)`", row)))
+                  if n not in names and not (n.startswith("cruxflow/") and (ROOT / n).is_file())]
     text = (ROOT / "docs" / "package-map.md").read_text()
     top = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
-    missing += [f"cruxflow/{m}" for m in top if f"`cruxflow/{m}`" not in text]
-    assert not missing, f"modules the package map does not name: {missing}"
+    missing = [f"cruxflow/{m}" for m in top if f"`cruxflow/{m}`" not in text]
     assert not extra, f"modules the package map names that are not there: {extra}"
+    assert not missing, f"top-level modules the package map does not name: {missing}"
 
 
 def test_top_level_holds_packages_and_few_small_modules():

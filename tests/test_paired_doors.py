@@ -22,7 +22,7 @@ from cruxflow.metrics import crux_eval, stats
 from cruxflow.metrics.evaluate import evaluate_run
 from cruxflow.metrics.policy import POLICY, Policy
 from cruxflow.paper import significance
-from cruxflow.workflow.config import _schema, with_defaults
+from cruxflow.workflow.config import config_schema, with_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,7 +63,7 @@ def case(tmp_path_factory):
 def workflow_policy() -> Policy:
     """The policy paper_tables.py builds from the config's defaults (rag.significance)."""
     return Policy(**{k: v["default"]
-                     for k, v in _schema()["properties"]["rag"]["properties"]["significance"]
+                     for k, v in config_schema()["properties"]["rag"]["properties"]["significance"]
                      ["properties"].items()})
 
 

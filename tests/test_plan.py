@@ -22,7 +22,7 @@ from cruxflow.stages.prompts import (
 )
 from cruxflow.workflow.config import resolve, with_defaults
 from cruxflow.workflow.plan import make_plan
-from cruxflow.workflow.plan_report import Rates, plan_json, plan_table, total
+from cruxflow.workflow.plan.report import Rates, plan_json, plan_table, total
 
 REPO = Path(__file__).resolve().parents[1]
 # Two clusters of two articles. Regex tokens (\w+ runs and single symbols), by hand:
@@ -146,7 +146,7 @@ def test_ratings_estimate_counts_a_topics_own_questions(own_topics):
 def test_ratings_estimate_rates_the_passages_calibration_saw(own_topics):
     from cruxflow.stages.passages import passage_prompt
     from cruxflow.workflow.plan import Counter, Observed
-    from cruxflow.workflow.plan_calibrate import observed
+    from cruxflow.workflow.plan.calibrate import observed
 
     root, config = own_topics
     # --calibrate sent two of the four pieces: "Rain fell all day." came back as three
@@ -211,7 +211,7 @@ def test_ratings_estimate_rates_the_sub_questions_calibration_saw(own_topics):
 def test_calibration_sends_more_of_the_stages_that_size_the_ratings():
     from cruxflow.cli.vocabulary import VOCABULARY
     from cruxflow.workflow.plan import SAMPLE, StagePlan
-    from cruxflow.workflow.plan_calibrate import SIZING_REQUESTS, _requests, sample_size
+    from cruxflow.workflow.plan.calibrate import SIZING_REQUESTS, _requests, sample_size
 
     assert SIZING_REQUESTS == SAMPLE == 8
     # the flag's help says so, from this home
@@ -422,7 +422,7 @@ def test_missing_model_file_is_assumed_and_unknown_kind_is_one_line(tmp_path, ca
 
 
 def test_tensor_parallel_instances_and_table_rates(tmp_path):
-    from cruxflow.workflow.plan_rates import model_params_b, table_rate
+    from cruxflow.workflow.plan.rates import model_params_b, table_rate
 
     spec = {"kind": "vllm", "model": "org/Llama-3.1-70B-Instruct", "gpus": 4}
     h100 = table_rate(spec, "h100")
@@ -450,7 +450,7 @@ def test_tensor_parallel_instances_and_table_rates(tmp_path):
 
 
 def test_calibration_fit_recovers_known_rates():
-    from cruxflow.workflow.plan_calibrate import Batch, fit
+    from cruxflow.workflow.plan.calibrate import Batch, fit
 
     # seconds = prompt / 200 + output / 20, by construction
     batches = [Batch("a", "b", 3, 1000, 10, 1000 / 200 + 10 / 20),
@@ -507,7 +507,7 @@ def test_prompt_cache_reuse_of_passage_first_ratings(tmp_path):
 
 
 def test_llamacpp_runs_on_the_cpu_at_the_measured_rate():
-    from cruxflow.workflow.plan_rates import table_rate
+    from cruxflow.workflow.plan.rates import table_rate
 
     # anchor: SmolLM2-135M, 96 prompt / 69 output tokens/s on one thread; a 1.35B GGUF with
     # 2 threads: x 0.1 x 2; on the CPU, one instance however many GPUs there are

@@ -48,9 +48,21 @@ def rendered_digests() -> dict:
 def test_published_prompts_unchanged_byte_for_byte():
     before = json.loads(BEFORE.read_text())
     now = rendered_digests()
-    assert sorted(now) == sorted(before)
+    assert sorted(now) == sorted(before), (
+        f"prompts not recorded: {sorted(set(now) - set(before))} (a new prompt: record it with "
+        f"python tests/test_prompt_files.py --record); recorded, gone: "
+        f"{sorted(set(before) - set(now))}")
     changed = [name for name in before if now[name] != before[name]]
     assert not changed, f"prompt text or render changed: {changed}"
+
+
+def record_new_prompts() -> list[str]:
+    """Add the digests of the prompts not recorded yet to :data:`BEFORE` (a recorded one is
+    never rewritten: an edit to it is what the test above catches); the names added."""
+    before = json.loads(BEFORE.read_text())
+    new = {name: value for name, value in rendered_digests().items() if name not in before}
+    BEFORE.write_text(json.dumps({**before, **new}, indent=1, sort_keys=True))
+    return sorted(new)
 
 
 # --- the files: every prompt is data, read the same way ----------------------------------------
@@ -71,7 +83,9 @@ def test_every_prompt_file_declares_its_source_fields_and_parts():
     from cruxflow.llm.prompts import PROMPT_DIR, load_prompts
 
     methods = sorted(p.stem for p in PROMPT_DIR.glob("*.toml"))
-    assert methods == ["crux", "kpr", "lancer", "researchy", "support", "udcg"]
+    # every file is a method's: some module of the package loads it
+    sources = "\n".join(p.read_text() for p in PROMPT_DIR.parent.rglob("*.py"))
+    assert methods and all(f'load_prompts("{m}")' in sources for m in methods), methods
     for method in methods:
         for name, prompt in load_prompts(method).items():
             assert prompt.name == name and prompt.version and len(prompt.source) > 20, name
@@ -205,3 +219,11 @@ def test_the_authors_later_prompts_are_their_text():
     assert "\n\n\nQuestion: " in SUBQUESTIONS_REQUEST.text   # INST's own newline, then two
     for prompt in (RATING_AUGMENTATION, SUBQUESTIONS_REQUEST):
         assert "dabfb0a" in prompt.source and prompt.version == "crux-dabfb0a"
+
+
+if __name__ == "__main__":     # docs/adding-a-prompt.md
+    import sys
+
+    if sys.argv[1:] != ["--record"]:
+        sys.exit("usage: python tests/test_prompt_files.py --record")
+    print("recorded:", ", ".join(record_new_prompts()) or "nothing new")

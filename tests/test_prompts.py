@@ -21,26 +21,21 @@ from cruxflow.stages.prompts import (
 
 
 def test_registry():
-    assert PROMPTS == {
-        "subquestions": SUBQUESTIONS,
-        "passages": PASSAGES,
-        "rating": RATING,
-        "rating-passage-first": RATING_PASSAGE_FIRST,
-        "report_request": REPORT_REQUEST,
-        "report": REPORT,
-        "report_direct": REPORT_DIRECT,
-        "subquestions_documents": SUBQUESTIONS_DOCUMENTS,
-        "report_request_documents": REPORT_REQUEST_DOCUMENTS,
-    }
+    """Every prompt of crux.toml under its own name, with a version; the paper's figures'
+    prompts are version crux-v1, ours cruxflow-v1; every prompt the module names is one of
+    the file's (or of the authors' later prompts', researchy.toml)."""
+    from cruxflow.stages import prompts as module
+
     for name, prompt in PROMPTS.items():
-        # the paper's own prompts, and ours for RAG generation (the paper prints none)
-        # and our passage-first layout of Fig. 8 (docs/ratings.md)
-        ours = name.startswith("report") and name != "report_request" \
-            or name in ("rating-passage-first", "subquestions_documents")
-        version = "cruxflow-v1" if ours else "crux-v1"
-        assert prompt.name == name
-        assert prompt.version == version
-        assert prompt.id == f"{name}/{version}"
+        assert prompt.name == name and prompt.version
+        assert prompt.id == f"{name}/{prompt.version}"
+    assert {p.version for p in (SUBQUESTIONS, PASSAGES, RATING, REPORT_REQUEST)} == {"crux-v1"}
+    assert {p.version for p in (RATING_PASSAGE_FIRST, REPORT, REPORT_DIRECT,
+                                SUBQUESTIONS_DOCUMENTS, REPORT_REQUEST_DOCUMENTS)} == {
+        "cruxflow-v1"}
+    named = [v for k, v in vars(module).items() if k.isupper() and isinstance(v, PromptTemplate)]
+    known = [*PROMPTS.values(), *module.RESEARCHY.values()]
+    assert named and all(any(p is k for k in known) for p in named)
 
 
 def test_fields():

@@ -20,15 +20,10 @@ import pytest
 import yaml
 
 from cruxflow.cli import main
+from cruxflow.data.bounded import MAX_RECORD_BYTES, read_bytes, read_line_blocks
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest import IngestOptions, ingest_to
-from cruxflow.data.io import (
-    MAX_RECORD_BYTES,
-    iter_lines,
-    read_bytes,
-    read_line_blocks,
-    read_text,
-)
+from cruxflow.data.io import iter_lines, read_text
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"

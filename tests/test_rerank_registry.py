@@ -43,7 +43,9 @@ def test_each_environment_has_a_rule_and_every_kind_one_environment():
 
 
 def test_unknown_kind_names_the_known_kinds():
-    with pytest.raises(ValueError, match=r"unknown reranker kind 'rrf' \(known kinds: mmr, "):
+    known = ", ".join(registry.KINDS)
+    with pytest.raises(ValueError, match=re.escape(f"unknown reranker kind 'rrf' (known kinds: "
+                                                   f"{known})")):
         make_reranker({"kind": "rrf", "model": "m"})
     assert registry.problems("x", {"kind": "rrf"}) == [
         ("retrieval.rerankers.x.kind", "unknown reranker kind 'rrf' (known kinds: "
@@ -71,8 +73,39 @@ def test_conda_env_by_kind_and_backend():
     assert registry.conda_env({"kind": "lancer"}, llm) == "llm.yaml"
     assert registry.conda_env({"kind": "lancer", "llm_backend": "big"}, llm) == "vllm.yaml"
     assert registry.conda_env({"kind": "listwise", "engine": "rank_llm"}, llm) == "rank_llm.yaml"
-    assert registry.possible_envs("llm") == ["llm.yaml", "vllm.yaml", "rank_llm.yaml"]
-    assert registry.kinds_in_env("llm") == ["listwise", "lancer"]
+    # every environment a kind of an environment may choose is among its rule's
+    assert registry.possible_envs("llm")[:2] == ["llm.yaml", "vllm.yaml"]
+    assert "rank_llm.yaml" in registry.possible_envs("llm")
+    for env in registry.ENVS:
+        assert registry.kinds_in_env(env) == [n for n, k in registry.KINDS.items()
+                                              if k.env == env]
+        assert {f"{a}.yaml" for n in registry.kinds_in_env(env)
+                for a in registry.KINDS[n].alt_envs} <= set(registry.possible_envs(env))
+
+
+def test_every_kind_has_what_it_needs():
+    """Each entry of the registry: its builder is a function of an existing module (read from
+    the source, nothing imported), its extra is one pyproject.toml declares, its environments
+    exist under envs/, and its options are config keys (identifiers, none of the common
+    ones)."""
+    import ast
+    import importlib.util
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    for name, k in registry.KINDS.items():
+        module, _, function = k.builder.partition(":")
+        spec = importlib.util.find_spec(module)
+        assert spec is not None and spec.origin, f"{name}: no module {module}"
+        tree = ast.parse(Path(spec.origin).read_text())
+        assert any(isinstance(n, ast.FunctionDef) and n.name == function for n in tree.body), (
+            f"{name}: {module} defines no function {function}")
+        assert k.extra in extras, f"{name}: pyproject.toml has no extra {k.extra!r}"
+        assert k.env in registry.ENVS
+        for env in (k.env, *k.alt_envs):
+            assert (REPO / "envs" / f"{env}.yaml").is_file(), f"{name}: no envs/{env}.yaml"
+        assert all(o.isidentifier() and o not in registry.COMMON for o in k.options), name
 
 
 def test_defaults_fill_only_what_the_spec_leaves_out():
@@ -91,7 +124,7 @@ def test_the_guide_example_registers_and_reranks(monkeypatch):
     doc = (REPO / "docs/adding-a-reranker.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.S)
     module_code = next(b for b in blocks if "def from_spec" in b)
-    line = next(b for b in blocks if b.startswith("Kind("))
+    line = next(b for b in blocks if b.strip().startswith("Kind("))
     module = types.ModuleType("cruxflow.rerank.overlap")
     exec(module_code, module.__dict__)
     monkeypatch.setitem(sys.modules, "cruxflow.rerank.overlap", module)

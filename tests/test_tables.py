@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from cruxflow.metrics.policy import Policy
+from cruxflow.paper import labels as L
 from cruxflow.paper import significance as S
 from cruxflow.paper import tables as T
 
@@ -45,7 +46,7 @@ COLUMNS = ("Cov", "alpha_nDCG_crux", "Cov_y", "Den", "Den_y", "R", "AP", "nDCG",
 def three_topics_are_enough(monkeypatch):
     """The frames here have 3 topics, to keep the hand computations short: taus are printed
     from 3 topics on (the tables' own threshold, 10, is tested by itself below)."""
-    monkeypatch.setattr(T, "MIN_TAU_TOPICS", 3)
+    monkeypatch.setattr("cruxflow.paper.tables.common.MIN_TAU_TOPICS", 3)
 
 
 def rows(dataset, eta, k, system, values):
@@ -86,29 +87,29 @@ def value(t1, system, metric, dataset="D"):
 
 
 def test_display_names():
-    assert T.display_name("bm25") == "BM25 (LR)"
-    assert T.display_name("dense+miniLM") == "DR + miniLM"
-    assert T.display_name("splade+rankzephyr") == "LSR + RankZephyr"
-    assert T.display_name("bm25+rankfirst") == "LR + RankFirst"
-    assert T.display_name("dense+setwise") == "DR + SetwiseFlanT5"
-    assert T.display_name("bm25+monot5") == "LR + monoT5"
-    assert T.display_name("bm25+MMR") == "LR + MMR"
-    assert T.display_name("direct") == "(#1) Direct prompting"
-    assert T.display_name("human") == "(#2) Oracle result y*"
-    assert T.display_name("oracle") == "(#3) Oracle retrieval Z*"
-    assert T.display_name("random-relevant") == "Random relevant"
-    assert T.display_name("my_run") == "my_run"
-    assert T.display_name("bm25+foo") == "LR + foo"
-    assert T.display_name("dense", {"dense": "Contriever (DR)"}) == "Contriever (DR)"
+    assert L.display_name("bm25") == "BM25 (LR)"
+    assert L.display_name("dense+miniLM") == "DR + miniLM"
+    assert L.display_name("splade+rankzephyr") == "LSR + RankZephyr"
+    assert L.display_name("bm25+rankfirst") == "LR + RankFirst"
+    assert L.display_name("dense+setwise") == "DR + SetwiseFlanT5"
+    assert L.display_name("bm25+monot5") == "LR + monoT5"
+    assert L.display_name("bm25+MMR") == "LR + MMR"
+    assert L.display_name("direct") == "(#1) Direct prompting"
+    assert L.display_name("human") == "(#2) Oracle result y*"
+    assert L.display_name("oracle") == "(#3) Oracle retrieval Z*"
+    assert L.display_name("random-relevant") == "Random relevant"
+    assert L.display_name("my_run") == "my_run"
+    assert L.display_name("bm25+foo") == "LR + foo"
+    assert L.display_name("dense", {"dense": "Contriever (DR)"}) == "Contriever (DR)"
 
 
 def test_order_and_kinds():
-    order = T.order_systems(["zz", "splade+mmr", "bm25+monot5", "dense", "bm25+mmr", "human",
+    order = L.order_systems(["zz", "splade+mmr", "bm25+monot5", "dense", "bm25+mmr", "human",
                              "random", "oracle", "bm25", "direct", "random-relevant",
                              "bm25+foo", "splade+monot5"])
     assert order == ["direct", "human", "oracle", "random", "random-relevant", "bm25", "dense",
                      "bm25+mmr", "splade+mmr", "bm25+monot5", "splade+monot5", "bm25+foo", "zz"]
-    assert [T.system_kind(s) for s in ("human", "random", "bm25+mmr", "zz")] == [
+    assert [L.system_kind(s) for s in ("human", "random", "bm25+mmr", "zz")] == [
         "reference", "baseline", "pipeline", "pipeline"]
 
 
@@ -122,18 +123,18 @@ def test_table1_means_by_hand(t1):
     assert value(t1, "direct", "Cov").n_topics == 0 and value(t1, "bm25", "Cov").n_topics == 3
     systems = list(t1.drop_duplicates("system").sort_values("row").system)
     assert systems == ["direct", "human", "oracle", "random", "random-relevant", "bm25", "dense",
-                       "splade", "bm25+mmr", T.TAU_ROW]
+                       "splade", "bm25+mmr", L.TAU_ROW]
 
 
 def test_table1_tau_row_over_pipelines_only(t1):
     means = {m: [PIPELINES[s][COLUMNS.index(m)] for s in PIPELINES] for m in COLUMNS}
-    assert value(t1, T.TAU_ROW, "Cov").value == pytest.approx(1.0)
-    assert value(t1, T.TAU_ROW, "alpha_nDCG_crux").value == pytest.approx(0.0)
-    assert value(t1, T.TAU_ROW, "alpha_nDCG_published").value == pytest.approx(-2 / 6)
-    assert value(t1, T.TAU_ROW, "alpha_nDCG_published").versus == "Cov_y"
-    assert value(t1, T.TAU_ROW, "Den").value == pytest.approx(4 / 6)
-    for m, versus in T.TABLE1_PAIRS.items():
-        row = value(t1, T.TAU_ROW, m)
+    assert value(t1, L.TAU_ROW, "Cov").value == pytest.approx(1.0)
+    assert value(t1, L.TAU_ROW, "alpha_nDCG_crux").value == pytest.approx(0.0)
+    assert value(t1, L.TAU_ROW, "alpha_nDCG_published").value == pytest.approx(-2 / 6)
+    assert value(t1, L.TAU_ROW, "alpha_nDCG_published").versus == "Cov_y"
+    assert value(t1, L.TAU_ROW, "Den").value == pytest.approx(4 / 6)
+    for m, versus in L.TABLE1_PAIRS.items():
+        row = value(t1, L.TAU_ROW, m)
         assert row.versus == versus and row.n_systems == 4
         # the tau of the table's own (printed) system means
         table_means = [value(t1, s, m).value for s in PIPELINES]
@@ -141,7 +142,7 @@ def test_table1_tau_row_over_pipelines_only(t1):
         assert row.value == pytest.approx(stats.kendalltau(table_means, table_final).statistic)
         assert row.value == pytest.approx(stats.kendalltau(means[m], means[versus]).statistic)
         assert row.low <= row.value + 1e-9 and row.high >= row.value - 1e-9
-    assert math.isnan(value(t1, T.TAU_ROW, "Cov_y").value)
+    assert math.isnan(value(t1, L.TAU_ROW, "Cov_y").value)
 
 
 def test_table1_best_worst_pipelines_only(t1):
@@ -206,7 +207,7 @@ def test_table1_several_datasets():
     assert r"\cmidrule(lr){2-7} \cmidrule(lr){8-13}" in tex
     md = T.table1_markdown(t1)
     assert "Cov(Z) [Multi_News]" in md
-    assert math.isnan(value(t1, T.TAU_ROW, "Cov", "DUC").low)  # no resamples, no CI
+    assert math.isnan(value(t1, L.TAU_ROW, "Cov", "DUC").low)  # no resamples, no CI
     csv = T.to_csv(t1)
     assert csv.splitlines()[0].split(",") == T.TABLE1_COLUMNS
 
@@ -264,7 +265,7 @@ def test_table3_rows_and_taus():
     assert list(t3.k) == ["oracle", "10", "20"]
     means = pd.DataFrame(PIPELINES, index=COLUMNS).T
     oracle = t3[t3.k == "oracle"].iloc[0]
-    for m, versus in T.TABLE3_PAIRS.items():
+    for m, versus in L.TABLE3_PAIRS.items():
         expected = stats.kendalltau(means[m], means[versus]).statistic
         assert oracle[m] == pytest.approx(expected)
         assert oracle[f"{m}_n"] == 4
@@ -350,16 +351,16 @@ def test_paired_tests_sampled_and_markdown():
 def test_too_few_topics_withhold_the_taus_and_say_so(monkeypatch):
     # 3 topics under a threshold of 4: no tau anywhere, a note instead of an empty tau row,
     # Table 3 replaced by the note
-    monkeypatch.setattr(T, "MIN_TAU_TOPICS", 4)
+    monkeypatch.setattr("cruxflow.paper.tables.common.MIN_TAU_TOPICS", 4)
     per_query = frame()
     t1 = T.table1(per_query, n_resamples=10)
-    taus = t1[t1["system"] == T.TAU_ROW]
+    taus = t1[t1["system"] == L.TAU_ROW]
     assert taus["value"].isna().all() and set(taus["n_topics"]) <= {0, 3}
     md = T.table1_markdown(t1)
     assert "Rank Corr." not in md
     assert "D: Kendall tau not shown: 3 topics, fewer than the 4" in md
     # every metric column of the table has a value somewhere: none is dropped
-    assert md.splitlines()[0].count("|") == len(T.TABLE1_METRICS) + 2
+    assert md.splitlines()[0].count("|") == len(L.TABLE1_METRICS) + 2
     t3 = T.table3(per_query, n_resamples=10)
     assert T.table3_markdown(t3).startswith("- D: Kendall tau not shown: 3 topics")
     t2 = T.table2(per_query, n_resamples=10)

@@ -1,7 +1,8 @@
 """Rule agreement_passages: human T2 ratings vs the dataset's LLM ratings (App. A.2)."""
 
-from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.io import write_json
 from cruxflow.data.model import Dataset
+from cruxflow.data.outputs import atomic_write
 from cruxflow.paper.agreement import agreement_report
 from cruxflow.paper.human_labels import read_passage_label_files
 from cruxflow.workflow.job import dataset_dir, setup_logging

@@ -2,9 +2,10 @@
 
 import pandas as pd
 
-from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.io import write_json
 from cruxflow.data.model import Dataset
 from cruxflow.data.names import ORACLE_K
+from cruxflow.data.outputs import atomic_write
 from cruxflow.metrics.judgments import read_judgments
 from cruxflow.paper.agreement import agreement_report, plot_agreement
 from cruxflow.paper.human_labels import read_report_label_files

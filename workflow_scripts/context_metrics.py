@@ -1,7 +1,7 @@
 """Rule context_metrics: one run's contexts of each size k -> per-query CRUX and IR metrics, and
 the context files of the metrics' and the RAG stage's sizes."""
 
-from cruxflow.data.io import atomic_write
+from cruxflow.data.outputs import atomic_write
 from cruxflow.data.runs import check_run, read_run_file
 from cruxflow.metrics.judgments import read_judgments
 from cruxflow.metrics.options import MetricOptions

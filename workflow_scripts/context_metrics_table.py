@@ -2,7 +2,8 @@
 
 import pandas as pd
 
-from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.io import write_json
+from cruxflow.data.outputs import atomic_write
 from cruxflow.metrics.per_query import aggregate
 from cruxflow.metrics.tokens import describe_token_counter
 from cruxflow.workflow.job import setup_logging

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from cruxflow.data.io import atomic_write
+from cruxflow.data.outputs import atomic_write
 from cruxflow.paper.figures import plot_tau_heatmap, tau_matrix
 from cruxflow.paper.tables import select
 from cruxflow.workflow.job import setup_logging

@@ -3,8 +3,9 @@ tests and the Cov(Z)-vs-Cov(y) scatter (paper Sec. 4)."""
 
 import pandas as pd
 
-from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.io import write_json
 from cruxflow.data.names import ORACLE_K
+from cruxflow.data.outputs import atomic_write
 from cruxflow.metrics.stats import Policy
 from cruxflow.metrics.tokens import describe_token_counter
 from cruxflow.paper import significance, tables

@@ -2,11 +2,12 @@
 
 import time
 
-from cruxflow.data.io import atomic_write, write_json
+from cruxflow.data.io import write_json
+from cruxflow.data.outputs import atomic_write
 from cruxflow.workflow.job import setup_logging
 from cruxflow.workflow.plan import make_plan
-from cruxflow.workflow.plan_rates import table_rate
-from cruxflow.workflow.plan_report import Rates, plan_json, plan_table
+from cruxflow.workflow.plan.rates import table_rate
+from cruxflow.workflow.plan.report import Rates, plan_json, plan_table
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)

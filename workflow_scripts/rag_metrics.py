@@ -2,8 +2,9 @@
 
 import pandas as pd
 
-from cruxflow.data.io import atomic_write, iter_jsonl
+from cruxflow.data.io import iter_jsonl
 from cruxflow.data.names import DIRECT, HUMAN, ORACLE_K
+from cruxflow.data.outputs import atomic_write
 from cruxflow.metrics.judgments import derive
 from cruxflow.metrics.options import MetricOptions
 from cruxflow.metrics.scorer import ContextScorer

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from cruxflow.annotate.assign import RATINGS, REPORTS, Item, Question
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import sqlite_error
+from cruxflow.data.outputs import sqlite_error
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -28,34 +28,13 @@ from pathlib import Path
 from cruxflow._extras import extra_for
 from cruxflow.cli import vocabulary
 from cruxflow.cli.args import OneLineParser
+from cruxflow.cli.commands import COMMANDS
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import check_outputs, inputs_protected, outputs_together, same_file
+from cruxflow.data.outputs import check_outputs, inputs_protected, outputs_together, same_file
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help; a flag means the same in every command "
-               "(cruxflow/cli/vocabulary.py).")
-# Command modules in the order of ``cruxflow --help``, each with its one-line help (the
-# command's parser takes it from here: vocabulary.command); each module has
-# ``add_command(subparsers)``.
-COMMANDS = {
-    "init": "write a starting project for your own documents",
-    "ingest": "read a corpus into the CRUX data model",
-    "export": "write a dataset's sub-questions and ratings as AutoNuggetizer or NuggetBank "
-              "nuggets",
-    "evaluate": "score a retrieval run or contexts against a dataset",
-    "crux_eval": "the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
-    "judge": "rate the unjudged passages in runs' top k (the holes)",
-    "agreement": "the LLM judge against human labels (paper Sec. 4.3, App. A.2)",
-    "annotate": "collect human labels in a web app (paper App. A.2)",
-    "meta_eval": "can the judge be trusted: agreement with annotators, rankings",
-    "ppi": "a judge's mean corrected by a few human labels, with an interval (PPI)",
-    "udcg": "UDCG (Trappolini et al. 2025): utility- and distraction-aware scores of retrieved "
-            "contexts, and their correlation with RAG answers",
-    "support": "support of RAG answers by their citations (TREC 2024 RAG Track)",
-    "kpr": "Long2RAG key point recall (KPR, KPP, KPF) of responses",
-    "plan": "requests, cached answers, tokens and time or cost of the LLM stages",
-    "llm_serve": "serve a GGUF model with llama.cpp's OpenAI-compatible server",
-}
+               "(cruxflow/cli/vocabulary/declared.py).")
 
 
 def build_parser(only: str | None = None, *, summary: bool = False) -> OneLineParser:

@@ -63,36 +63,6 @@ def shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-# The paired tests of evaluate and crux-eval with several runs: flags and defaults come from
-# the paired-test policy (cruxflow.metrics.policy), so that the CLI's are the API's and the
-# workflow's; ``--test none`` compares nothing.
-NO_TEST = "none"
-
-
-def add_paired_options(parser) -> None:
-    """``--test``, ``--correction``, ``--resamples``, ``--seed``: the paired tests between
-    every pair of runs, one group of the vocabulary's flags with the choices and defaults of
-    :data:`cruxflow.metrics.policy.POLICY`."""
-    from cruxflow.cli import vocabulary
-    from cruxflow.metrics.policy import CORRECTIONS, POLICY, TESTS
-
-    group = parser.add_argument_group("paired tests between every pair of runs (several runs)")
-    vocabulary.add(group, "test", choices=[*TESTS, NO_TEST], default=POLICY.test)
-    vocabulary.add(group, "correction", choices=list(CORRECTIONS), default=POLICY.correction)
-    vocabulary.add(group, "resamples", default=POLICY.resamples)
-    vocabulary.add(group, "seed", default=POLICY.seed, detail="here the randomization test's")
-
-
-def paired_policy(args):
-    """The policy the paired-test flags ask for; ``None`` for ``--test none``."""
-    from cruxflow.metrics.policy import POLICY
-
-    if args.test == NO_TEST:
-        return None
-    return POLICY.with_(test=args.test, correction=args.correction,
-                          resamples=args.resamples, seed=args.seed)
-
-
 def context_sizes(text: str) -> list[int | str]:
     """``--k``: comma-separated context sizes, each ``oracle`` (|Z*|), ``all`` (each ranked
     list as given) or a positive integer."""

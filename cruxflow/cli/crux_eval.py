@@ -9,7 +9,6 @@ import os
 import sys
 from functools import partial
 
-from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.data.io import paused_gc
 
@@ -28,7 +27,7 @@ def _cmd_crux_eval(args) -> int:
 
 def _crux_eval(args) -> int:
     runs = args.run + ([args.run_b] if args.run_b else [])
-    if len(runs) == 1 or args.authors_line or types.paired_policy(args) is None:
+    if len(runs) == 1 or args.authors_line or vocabulary.paired_policy(args) is None:
         _one_blas_thread()
     from cruxflow.data.runs import read_run_file
     from cruxflow.metrics.crux_eval import (
@@ -55,7 +54,7 @@ def _crux_eval(args) -> int:
     else:
         results = crux_eval_runs(runs, args.qrel, args.judge, **options)
     out: dict = {"runs": [r.to_json() for r in results]}
-    policy = types.paired_policy(args)
+    policy = vocabulary.paired_policy(args)
     if len(results) > 1 and policy is not None and not args.authors_line:
         out["paired_policy"] = policy.to_json()
         out["paired"] = compare_runs(results, policy)
@@ -94,7 +93,7 @@ def _one_blas_thread() -> None:
 
 
 def _print_table(results, labels) -> None:
-    from cruxflow.data.ingest.crux_common import sources_note
+    from cruxflow.data.ingest.crux_sources import sources_note
 
     first = results[0]
     print(f"rac_eval.py's measures (its line: --authors-line); k={first.k}, "
@@ -167,7 +166,7 @@ def add_command(subparsers) -> None:
     vocabulary.add(dens, "collection", detail="they give Den@k, counted with --tokenizer")
     add("tokenizer", detail="here Den's token counts of --collection")
     add("density-weight")
-    types.add_paired_options(p)
+    vocabulary.add_paired_options(p)
     shown = p.add_mutually_exclusive_group()
     vocabulary.add(shown, "json", detail="here every value, per topic at full precision")
     vocabulary.add(shown, "authors-line")

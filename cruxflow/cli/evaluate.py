@@ -10,7 +10,6 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
@@ -61,7 +60,7 @@ def _cmd_evaluate(args) -> int:
     for r in scored:   # the tie warning, once per run
         for line in r.info.get("warnings", []):
             print(f"cruxflow: warning: {r.info['system']}: {line}", file=sys.stderr)
-    policy = types.paired_policy(args)
+    policy = vocabulary.paired_policy(args)
     paired = _paired(scored, policy) if len(scored) > 1 and policy is not None else None
     authors_paired = None
     if len(authors) > 1 and policy is not None:   # the authors' script's measures, compared too
@@ -209,7 +208,7 @@ def _print_evaluation(result) -> None:
 def _print_sources(result, authors) -> None:
     """How many of the ratings read are original and how many added (cruxflow judge's), when
     some are added: one line (the runs of one call read the same ratings)."""
-    from cruxflow.data.ingest.crux_common import sources_note
+    from cruxflow.data.ingest.crux_sources import sources_note
 
     summary = result.info.get("ratings") if result is not None else None
     note = sources_note(summary or (authors.info.get("judge") if authors is not None else None))
@@ -265,7 +264,7 @@ def add_command(subparsers) -> None:
     add("collection", detail="for a run that searched a corpus larger than the dataset's own "
                              "passages")
     add("run-name")
-    types.add_paired_options(p)
+    vocabulary.add_paired_options(p)
     add("output", detail="here per_query.tsv and aggregate.tsv (and crux_eval.json, the "
                          "authors' script's values; paired.tsv for several runs)")
     add("json")

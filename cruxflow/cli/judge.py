@@ -60,14 +60,14 @@ def judge_settings(config_path) -> tuple[dict, object]:
 
     from cruxflow.data.io import read_yaml
     from cruxflow.stages.ratings import rating_options
-    from cruxflow.workflow.config import _schema, with_defaults
+    from cruxflow.workflow.config import config_schema, with_defaults
     from cruxflow.workflow.job import sampling
 
     llm = {}
     if config_path is not None:
         config = read_yaml(config_path) or {}
         llm = copy.deepcopy(config.get("llm") or {}) if isinstance(config, dict) else {}
-    llm = with_defaults(llm, _schema()["properties"]["llm"])
+    llm = with_defaults(llm, config_schema()["properties"]["llm"])
     return rating_options(llm), sampling(llm, "judgment")
 
 

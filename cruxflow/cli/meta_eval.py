@@ -122,7 +122,8 @@ def _interval(interval, r) -> str:
 
 
 def _cmd_meta_eval(args) -> int:
-    from cruxflow.data.ingest.crux_common import read_ratings, sources_note
+    from cruxflow.data.ingest.crux_common import read_ratings
+    from cruxflow.data.ingest.crux_sources import sources_note
     from cruxflow.paper.meta_eval import meta_eval, read_human_ratings
 
     judge = read_ratings(list(args.judge))

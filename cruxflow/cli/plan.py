@@ -44,8 +44,8 @@ def add_command(subparsers) -> argparse.ArgumentParser:
 
 def _rates(args, config, plan):
     """The rates the plan is priced at, and the plan (made again with what --calibrate saw)."""
-    from cruxflow.workflow.plan_rates import InstanceRate, table_rate
-    from cruxflow.workflow.plan_report import Rates
+    from cruxflow.workflow.plan.rates import InstanceRate, table_rate
+    from cruxflow.workflow.plan.report import Rates
 
     prices = args.price_per_million or (None, None)
     used = list(dict.fromkeys(s.backend for s in plan.stages))
@@ -59,7 +59,7 @@ def _rates(args, config, plan):
                     for b, r in backends.items()}
     if args.calibrate:
         from cruxflow.workflow.plan import Counter, choose_tokenizer, make_plan
-        from cruxflow.workflow.plan_calibrate import calibrate
+        from cruxflow.workflow.plan.calibrate import calibrate
 
         counter = Counter(choose_tokenizer(config, args.tokenizer)[0])
         measured = calibrate(plan, config, counter, n=args.calibrate_requests)
@@ -84,7 +84,7 @@ def run(args) -> int:
     from cruxflow.data.io import write_json
     from cruxflow.llm import LLMError
     from cruxflow.workflow.plan import load_config, make_plan
-    from cruxflow.workflow.plan_report import plan_json, plan_table
+    from cruxflow.workflow.plan.report import plan_json, plan_table
 
     start = time.perf_counter()
     try:

@@ -1,11 +1,11 @@
-"""File I/O shared by every stage: the readers (text, JSON, JSONL, YAML, TREC run and qrels
-files, the files of a folder the user named) and, re-exported from
-:mod:`cruxflow.data.outputs`, the atomic writers.
+"""The file formats every stage shares: the readers (text, JSON, JSONL, YAML, TREC run and
+qrels files, the files of a folder the user named) and the writers (JSON, JSONL, TSV, TREC run
+and qrels files), each writing through :func:`cruxflow.data.outputs.atomic_write`.
 
-Every text reader reads under one bound on a record (:data:`MAX_RECORD_BYTES`; a file's bytes
-are read by :mod:`cruxflow.data.bounded`, re-exported here), reports bad records with the file
-and line they came from, and a path that cannot be read (or is not what the reader expects) is
-a :class:`DataError` naming it.
+Every text reader reads under one bound on a record (a file's bytes are read by
+:mod:`cruxflow.data.bounded`, under its ``MAX_RECORD_BYTES``), reports bad records with the
+file and line they came from, and a path that cannot be read (or is not what the reader
+expects) is a :class:`DataError` naming it.
 """
 
 from __future__ import annotations
@@ -21,31 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from cruxflow.data.bounded import (  # noqa: F401 (the readers' one import path, re-exported)
-    MAX_RECORD_BYTES,
-    MAX_RECORD_ENV,
-    max_record_bytes,
-    read_bytes,
-    read_error,
-    read_line_blocks,
-)
+from cruxflow.data.bounded import read_bytes, read_error, read_line_blocks
 from cruxflow.data.errors import DataError
-from cruxflow.data.outputs import (  # noqa: F401 (the writers' one import path, re-exported)
-    atomic_directory,
-    atomic_write,
-    check_outputs,
-    current_umask,
-    ensure_dir,
-    inputs_protected,
-    nan_to_none,
-    outputs_together,
-    refuse_input,
-    same_file,
-    sqlite_error,
-    write_json,
-    write_jsonl,
-    write_tsv,
-)
+from cruxflow.data.outputs import atomic_write
 
 # --- files a reader recognises in a folder the user named -----------------------------------
 
@@ -398,3 +376,32 @@ def write_qrels(path, rows: Iterable[tuple[str, str, str, int]]) -> None:
     with atomic_write(path) as out:
         for qid, it, doc, rel in rows:
             out.write(f"{qid} {it} {doc} {rel}\n")
+
+
+# --- writers of JSON, JSON lines and tables
+
+def write_jsonl(path, rows: Iterable[dict]) -> int:
+    """Write ``rows`` as JSON lines atomically; return how many were written."""
+    n = 0
+    with atomic_write(path) as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def write_json(path, obj) -> None:
+    with atomic_write(path) as out:
+        json.dump(obj, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+
+
+def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -> None:
+    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell)."""
+    with atomic_write(path) as out:
+        frame.to_csv(out, sep="\t", index=index, float_format=float_format)
+
+
+def nan_to_none(value):
+    """``None`` for a float NaN (JSON has no NaN), anything else unchanged."""
+    return None if isinstance(value, float) and value != value else value

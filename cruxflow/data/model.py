@@ -268,7 +268,8 @@ def _str_list(obj, name, where, *, optional=False):
 
 
 _RATINGS = frozenset(range(RATING_MIN, RATING_MAX + 1))
-_RATINGS_OR_UNRATED = _RATINGS | {RATING_UNRATED}
+# every value a ratings list may hold where unrated values are allowed: 0..5 and -1
+RATINGS_OR_UNRATED = _RATINGS | {RATING_UNRATED}
 
 
 def parse_ratings(value, where: dict, name: str = "ratings", *,
@@ -280,7 +281,7 @@ def parse_ratings(value, where: dict, name: str = "ratings", *,
                         **where)
     # the common case at a glance (a release's judge folder holds 60,000 lists and more)
     if all(type(r) is int for r in value) and \
-            set(value) <= (_RATINGS_OR_UNRATED if unrated_ok else _RATINGS):
+            set(value) <= (RATINGS_OR_UNRATED if unrated_ok else _RATINGS):
         return list(value)
     out = []
     for i, r in enumerate(value):

@@ -8,14 +8,14 @@ are moved into place together when it succeeds. Outputs get the mode a plain ``o
 give them (the umask's, or the mode of the file they replace), so colleagues on a shared file
 system can read them. No writer replaces an input of the running command
 (:func:`inputs_protected`), and the system's refusal (a full disk, a read-only file system)
-is one line naming the output. :mod:`cruxflow.data.io` re-exports all of it with its readers.
+is one line naming the output. The writers of file formats (:mod:`cruxflow.data.io`) write
+through :func:`atomic_write`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import shutil
 import stat
@@ -286,30 +286,3 @@ def atomic_directory(path):
             raise DataError(exc.reason, path=str(path) + exc.path[len(str(tmp)):],
                             record=exc.record, field=exc.field) from None
         raise
-
-
-def write_jsonl(path, rows: Iterable[dict]) -> int:
-    """Write ``rows`` as JSON lines atomically; return how many were written."""
-    n = 0
-    with atomic_write(path) as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    return n
-
-
-def write_json(path, obj) -> None:
-    with atomic_write(path) as out:
-        json.dump(obj, out, ensure_ascii=False, indent=2)
-        out.write("\n")
-
-
-def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -> None:
-    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell)."""
-    with atomic_write(path) as out:
-        frame.to_csv(out, sep="\t", index=index, float_format=float_format)
-
-
-def nan_to_none(value):
-    """``None`` for a float NaN (JSON has no NaN), anything else unchanged."""
-    return None if isinstance(value, float) and value != value else value

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import ensure_dir, refuse_input, sqlite_error
+from cruxflow.data.outputs import ensure_dir, refuse_input, sqlite_error
 from cruxflow.llm.base import Completion, Request
 
 _SCHEMA = """

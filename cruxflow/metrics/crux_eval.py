@@ -54,8 +54,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest.crux_common import JudgeRatings, read_ratings
-from cruxflow.data.ingest.crux_qrels import DiversityQrels, read_diversity_qrels
+from cruxflow.data.ingest.crux_common import (
+    DiversityQrels,
+    JudgeRatings,
+    read_diversity_qrels,
+    read_ratings,
+)
 from cruxflow.data.io import paused_gc
 from cruxflow.data.runs import RunFile, read_run_file
 from cruxflow.metrics.inputs import Judgments

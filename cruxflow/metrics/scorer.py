@@ -44,7 +44,7 @@ from cruxflow.metrics.options import DEFAULTS, MetricOptions
 from cruxflow.metrics.tokens import TokenCounter
 
 if TYPE_CHECKING:     # pandas is imported by the tables only (a door that prints means
-    import pandas as pd   # from arrays, crux-eval, starts without it)
+    import pandas as pd  # from arrays, crux-eval, starts without it)
 
 
 def measure_columns(options: MetricOptions = DEFAULTS) -> list[str]:

@@ -32,8 +32,9 @@ from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 from cruxflow._extras import extra
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import atomic_write, iter_jsonl, nan_to_none, write_json, write_tsv
+from cruxflow.data.io import iter_jsonl, nan_to_none, write_json, write_tsv
 from cruxflow.data.model import RATING_MAX, RATING_MIN
+from cruxflow.data.outputs import atomic_write
 from cruxflow.metrics.stats import fleiss_kappa, nan_if_none, rank_correlation
 
 ANSWERABLE, UNANSWERABLE = "answerable", "unanswerable"

@@ -48,7 +48,7 @@ NOT_ASKED, NOT_LABELLED = -2, -1
 _NAME = re.compile(r"^\S+$")
 
 
-def _label_files(specs) -> list[tuple[str | None, Path]]:
+def label_files(specs) -> list[tuple[str | None, Path]]:
     """``[NAME=]PATH`` items (a folder stands for its ``*.jsonl`` files) as (name, file)."""
     out: list[tuple[str | None, Path]] = []
     for spec in specs:
@@ -174,7 +174,7 @@ def _concat(frames: list[pd.DataFrame], what: str) -> pd.DataFrame:
 
 def read_report_label_files(specs, topics=()) -> pd.DataFrame:
     """Task 1 labels from the tool's exports and/or our T1 files, as one frame."""
-    files = _label_files(specs)
+    files = label_files(specs)
     tool = [(n, f) for n, f in files if _tool_kind(f) == "t1"]
     ids = [obj.get("id") for _, f in tool for _, obj in iter_jsonl(f)]
     known = report_topics([i for i in ids if isinstance(i, str)], topics)
@@ -186,7 +186,7 @@ def read_report_label_files(specs, topics=()) -> pd.DataFrame:
 
 def read_passage_label_files(specs) -> tuple[pd.DataFrame, int]:
     """Task 2 ratings from the tool's exports and/or our T2 files; the -1 count."""
-    files = _label_files(specs)
+    files = label_files(specs)
     tool = [(n, f) for n, f in files if _tool_kind(f) == "t2"]
     names = dict(zip([f for _, f in tool], annotator_names(tool), strict=True))
     frames, unlabelled = [], 0
@@ -245,7 +245,7 @@ def read_report_ratings(specs) -> dict[tuple[str, str], list[int]]:
     """cruxflow's ratings of generated reports (rule rag_judge: ``{"topic_id", "ratings"}``),
     one file per system: ``SYSTEM=FILE``, or the file name up to its first dot."""
     out: dict[tuple[str, str], list[int]] = {}
-    for name, path in _label_files(specs):
+    for name, path in label_files(specs):
         system = name or path.name.split(".")[0]
         for key, ratings in read_ratings_without_passage(path).items():
             out[(key, system)] = ratings

@@ -78,11 +78,11 @@ def read_human_ratings(specs: Sequence[str]) -> pd.DataFrame:
     ratings layout (one annotator each: NAME, else the file's stem), -1 values left out."""
     from cruxflow.data.ingest.crux_common import ratings_layout, read_ratings
     from cruxflow.data.io import iter_jsonl
-    from cruxflow.paper.human_labels import _label_files, read_passage_label_files
+    from cruxflow.paper.human_labels import label_files, read_passage_label_files
 
     label_specs, frames = [], []
     for spec in specs:
-        for name, path in _label_files([spec]):
+        for name, path in label_files([spec]):
             first = next((obj for _, obj in iter_jsonl(path)), None)
             layout = None if first is None else ratings_layout(first)
             # our T2 export has topic_id and passage_id too, but one rating, not a list; the

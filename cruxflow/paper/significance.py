@@ -12,7 +12,7 @@ import pandas as pd
 
 from cruxflow.metrics.stats import POLICY, Policy, pairwise_tests
 from cruxflow.paper.labels import DASH, METRIC_LABELS, display_name, order_systems
-from cruxflow.paper.tables import format_number, md_escape
+from cruxflow.paper.tables.common import format_number, md_escape
 
 PAIRED_COLUMNS = ["system_a", "system_b", "label_a", "label_b", "metric", "n_topics", "mean_a",
                   "mean_b", "diff", "test", "p", "correction", "p_adjusted"]

@@ -31,7 +31,8 @@ import numpy as np
 
 from cruxflow._extras import require
 from cruxflow.data.errors import DataError
-from cruxflow.data.io import atomic_write, iter_lines
+from cruxflow.data.io import iter_lines
+from cruxflow.data.outputs import atomic_write
 from cruxflow.retrieval.corpus import claim_passage
 from cruxflow.retrieval.java import prepare_pyserini
 from cruxflow.weights import resolve_model

@@ -194,7 +194,7 @@ def judge_source(prompt: str, model: str, options: Mapping | None = None) -> str
 
 def hole_records(ratings: Mapping[tuple[str, str], list[int]], source: str) -> list[dict]:
     """The ratings as records of the release's layout, each naming its ``source``."""
-    from cruxflow.data.ingest.crux_common import SOURCE
+    from cruxflow.data.ingest.crux_sources import SOURCE
 
     return [{"id": t, "docid": p, "rating": list(r), SOURCE: source}
             for (t, p), r in ratings.items()]
@@ -203,8 +203,9 @@ def hole_records(ratings: Mapping[tuple[str, str], list[int]], source: str) -> l
 def add_ratings(dataset: Dataset, paths: Sequence) -> tuple[Dataset, dict]:
     """``dataset`` with the ratings of ``paths`` (added ones, any layout, read as one) beside
     its own, which are kept where both rate a pair; and how many came from each source."""
-    from cruxflow.data.ingest.crux_common import ORIGINAL, read_ratings
+    from cruxflow.data.ingest.crux_common import read_ratings
     from cruxflow.data.ingest.crux_paper import attach_ratings
+    from cruxflow.data.ingest.crux_sources import ORIGINAL
 
     counts = {ORIGINAL: len(dataset.ratings)}
     if not paths:

@@ -1,9 +1,10 @@
 """The workflow's config beyond what its JSON schema says: the defaults that depend on a
 dataset's format, and the checks across keys (a name in one section that must exist in another).
 
-``rules/common.smk`` validates the config against ``cruxflow/schemas/config.schema.json``
-(``snakemake.utils.validate`` fills in the schema's defaults) and then calls :func:`resolve`.
-:func:`with_defaults` does that validation without Snakemake, for tests and tools.
+``rules/common.smk`` checks the config (:func:`check`): it validates it against
+``cruxflow/schemas/config.schema.json`` with the format registry's dataset keys
+(:func:`config_schema`), filling in the schema's defaults as ``snakemake.utils.validate`` does
+(:func:`with_defaults`), and then calls :func:`resolve`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from cruxflow.data.errors import ConfigError
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
 
 # The main input of each job of the metrics beyond CRUX, named as its command's flag
-# (cruxflow/cli/vocabulary.py): udcg and kpr score --questions, support --answers.
+# (cruxflow/cli/vocabulary/declared.py): udcg and kpr score --questions, support --answers.
 BEYOND_INPUT = {"udcg": "questions", "support": "answers", "kpr": "questions"}
 # Keys renamed with the command line's flags (old -> new, per metric): an old key is still
 # read, with one warning line, by :func:`rename_old_keys`.
@@ -51,8 +52,13 @@ def rename_old_keys(config: dict, warn=None) -> dict:
 
 
 @cache
-def _schema() -> dict:
-    return json.loads(SCHEMA.read_text())
+def config_schema() -> dict:
+    """The workflow config's JSON schema, read once: cruxflow/schemas/config.schema.json with
+    the dataset entry's keys that the format registry declares (``format``, ``input``, every
+    option of reading) filled in from it, their one home."""
+    from cruxflow.data.ingest.formats import schema_with_registry
+
+    return schema_with_registry(json.loads(SCHEMA.read_text()))
 
 
 def with_defaults(config: dict, schema: dict | None = None) -> dict:
@@ -76,7 +82,7 @@ def with_defaults(config: dict, schema: dict | None = None) -> dict:
     found: dict[str, str] = {}
     # Every problem once, under its key, in one line each: not the whole schema (Snakemake's
     # validate prints it), and not only the first, so one edit fixes them all.
-    for error in sorted(filling(schema or _schema()).iter_errors(config),
+    for error in sorted(filling(schema or config_schema()).iter_errors(config),
                         key=lambda e: list(map(str, e.absolute_path))):
         key = ".".join(map(str, error.absolute_path)) or "(top level)"
         if key not in found:
@@ -114,7 +120,7 @@ def fill_format_defaults(config: dict) -> dict:
         # the authors' Researchy way rates the pool of the first stages' top k: its holes
         holes = config.setdefault("holes", {})
         if d.get("questions_from") == "request" and name not in holes:
-            holes[name] = with_defaults({}, _schema()["properties"]["holes"][
+            holes[name] = with_defaults({}, config_schema()["properties"]["holes"][
                 "additionalProperties"])
     return config
 

@@ -68,7 +68,7 @@ def rated_dataset(snakemake, log: logging.Logger | None = None, with_passages: b
 
     dataset, summary = add_ratings(dataset, judged)
     if log is not None:
-        from cruxflow.data.ingest.crux_common import sources_note
+        from cruxflow.data.ingest.crux_sources import sources_note
 
         log.info("%s", sources_note(summary) or "no added ratings")
     return dataset, summary
@@ -236,8 +236,7 @@ def write_contexts(paths, sizes, run_path, judgments) -> int:
     path of ``paths`` gets the run's top-k of every judged topic that is kept. The rule
     ``context_metrics`` writes them for the systems it scores, the rule ``contexts`` for Figure
     5's sampled runs. Returns how many topics each file holds."""
-    from cruxflow.data.io import read_run
-    from cruxflow.data.outputs import write_jsonl
+    from cruxflow.data.io import read_run, write_jsonl
     from cruxflow.metrics.scorer import contexts, parse_context_size
 
     judged = {t: j for t, j in judgments.items() if j.kept}

@@ -19,7 +19,8 @@ import yaml
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.documents import IRDS_PREFIX
-from cruxflow.data.io import atomic_directory, atomic_write, ensure_dir, read_yaml
+from cruxflow.data.io import read_yaml
+from cruxflow.data.outputs import atomic_directory, atomic_write, ensure_dir
 
 WORKFLOW = Path(__file__).resolve().parents[2]
 EXAMPLE = WORKFLOW / "resources" / "own-data" / "constitution"

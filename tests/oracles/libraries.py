@@ -147,7 +147,7 @@ def rac_eval_values(qrels, top, k: int, alpha: float) -> dict[str, dict[str, flo
     binary qrels, relevance level 1) and pyndeval (``alpha-nDCG@k`` over the diversity qrels,
     beta 0.5), called as ir_measures' providers call them, on a run's lines of rank <= k
     (``top``: a :class:`cruxflow.data.runs.RunFile`; ``qrels``: a
-    :class:`cruxflow.data.ingest.crux_qrels.DiversityQrels`). Keys ``P``, ``nDCG``,
+    :class:`cruxflow.data.ingest.crux_common.DiversityQrels`). Keys ``P``, ``nDCG``,
     ``alpha_nDCG``; a topic a library does not evaluate is absent."""
     import pyndeval
     import pytrec_eval

@@ -60,7 +60,7 @@ def import_autojudge(importer: str = __name__):
     the ``autojudge`` extra."""
     if "autojudge_base" in sys.modules:
         return sys.modules["autojudge_base"]
-    with extra(importer, "autojudge"):
-        import nltk  # noqa: F401 - autojudge_base's dependency, named by the extra if missing
+    with extra(importer, "autojudge"):   # autojudge_base's dependency, named if missing
+        importlib.import_module("nltk")
     with nltk_offline(), extra(importer, "autojudge"):
         return importlib.import_module("autojudge_base")

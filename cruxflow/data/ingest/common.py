@@ -59,7 +59,8 @@ class RawCluster:
     references: list[Reference]
 
 
-def _documents(tid: str, articles: list[RawArticle], options: IngestOptions) -> list[Document]:
+def cluster_documents(tid: str, articles: list[RawArticle], options: IngestOptions
+                             ) -> list[Document]:
     """A cluster's documents, numbered in order: chunks of a long article each take a number
     (``chunk_documents``), an empty article takes one without becoming a document
     (``count_empty_documents``) or none."""
@@ -102,7 +103,7 @@ def assemble(clusters: list[RawCluster], options: IngestOptions, report: IngestR
         else:
             tid = f"{options.prefix}-{len(topics)}"
         doc_ids = []
-        for doc in _documents(tid, cluster.articles, options):
+        for doc in cluster_documents(tid, cluster.articles, options):
             documents[doc.doc_id] = doc
             doc_ids.append(doc.doc_id)
         if options.reference == "first":

@@ -34,9 +34,9 @@ from cruxflow.data.ingest.crux_common import (
     read_diversity_qrels,
     read_ratings,
     report_topics,
-    sources_note,
     split_report_id,
 )
+from cruxflow.data.ingest.crux_sources import sources_note
 from cruxflow.data.io import TOO_DEEP, iter_jsonl, iter_lines, regular_files
 from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id
 

@@ -2,10 +2,10 @@
 from in a ``source`` field (``cruxflow judge`` writes the judge of a run's unjudged passages
 there); a record without one is an *original* rating. :func:`~cruxflow.data.ingest.crux_common.
 read_ratings` reads the files of added ratings apart (:func:`names_a_source`) and keeps each
-pair with :func:`keep`: a (topic, passage) that an original and an added record rate keeps the
-original (counted, ``original_kept``), two added sources that rate a pair differently are an
-error, as two judges in one folder are. :func:`sources_note` is the one line every door prints.
-Re-exported by ``crux_common``."""
+pair with :meth:`~cruxflow.data.ingest.crux_common.JudgeRatings.keep`: a (topic, passage) that
+an original and an added record rate keeps the original (counted, ``original_kept``), two added
+sources that rate a pair differently are an error, as two judges in one folder are.
+:func:`sources_note` is the one line every door prints."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.model import RATING_UNRATED
 
 # The field that names where a record comes from; a record without it is an original rating.
 SOURCE = "source"
@@ -66,53 +65,3 @@ def sources_note(summary: Mapping | None) -> str | None:
     kept = summary.get("original_kept", 0)
     return (f"ratings of {original + sum(counts.values())} (topic, passage) pairs: {original} "
             f"original, {added or 'none added'}; {kept} pairs rated by both: the original kept")
-
-
-def add_read(out, extra) -> None:
-    """The ratings of ``extra`` (a ``JudgeRatings`` of added files) into ``out``, pair by pair
-    (:func:`keep`)."""
-    out.files = [*out.files, *extra.files]
-    out.layouts |= extra.layouts
-    out.repeated += extra.repeated
-    out.original_kept += extra.original_kept
-    for key, ratings in extra.ratings.items():
-        keep(out, key, ratings, extra.sources.get(key, ORIGINAL), extra.where[key],
-             extra.field_names(key))
-
-
-def keep(out, key: tuple[str, str], ratings: list[int], source: str, where: dict,
-         names: tuple[str, str, str]) -> None:
-    """One (topic, passage)'s ratings into ``out`` (a ``JudgeRatings``): a pair read again with
-    the same ratings from the same source is counted, an original and an added rating of one
-    pair keep the original (counted), and any other pair rated twice differently is an error
-    naming both places."""
-    if key in out.ratings:
-        seen = out.sources.get(key, ORIGINAL)
-        if (seen == ORIGINAL) != (source == ORIGINAL):   # the original wins
-            out.original_kept += 1
-            if source == ORIGINAL:
-                out.unrated -= sum(r == RATING_UNRATED for r in out.ratings[key])
-                del out.sources[key]
-                _put(out, key, ratings, source, where, names)
-            return
-        if out.ratings[key] == ratings:
-            out.repeated += 1
-            return
-        place = out.where[key]
-        by = "" if seen == source else f" by {seen!r} and by {source!r}"
-        raise DataError(f"passage {key[1]} of topic {key[0]} rated differently{by} at "
-                        f"{place['path']} {place['record']} (two judges in one folder? name "
-                        "one file)", field=names[2], **where)
-    _put(out, key, ratings, source, where, names)
-
-
-def _put(out, key, ratings, source: str, where: dict, names) -> None:
-    from cruxflow.data.ingest.crux_common import RELEASE_FIELDS
-
-    out.ratings[key] = ratings
-    out.where[key] = where
-    if names != RELEASE_FIELDS:
-        out.fields[key] = names
-    if source != ORIGINAL:
-        out.sources[key] = source
-    out.unrated += sum(r == RATING_UNRATED for r in ratings)

@@ -30,7 +30,12 @@ import re
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.ingest.common import IngestOptions, IngestReport, RawArticle, _documents
+from cruxflow.data.ingest.common import (
+    IngestOptions,
+    IngestReport,
+    RawArticle,
+    cluster_documents,
+)
 from cruxflow.data.io import (
     iter_jsonl,
     list_folder,
@@ -115,7 +120,7 @@ class _Builder:
         self.where_seen[tid] = where["record"]
         self.report.clusters_read += 1
         doc_ids = []
-        for doc in _documents(tid, articles, self.options):
+        for doc in cluster_documents(tid, articles, self.options):
             self.documents[doc.doc_id] = doc
             doc_ids.append(doc.doc_id)
         refs = [Reference(f"{tid}-reference", reference)] if reference is not None else []

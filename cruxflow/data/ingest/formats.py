@@ -3,7 +3,9 @@ of reading them: each declared once, here (the one home of both).
 
 * :data:`FORMATS`: each format's reader, default topic prefix, whether the workflow takes it,
   whether it comes with ratings (then the workflow's LLM stages do not run on it), what its
-  input is and a one-line description.
+  input is, a one-line description, and the traits that set it apart (:class:`Format`: the
+  runs its input ships, its input's own field names, what gives a rated one ratings);
+  :func:`ingest` reads an input in its format.
 * :class:`IngestOptions`: every option of reading, with its default, its help and the formats
   it applies to (the field's metadata, an :class:`Option`); :data:`COMMAND_FLAGS`: the few
   flags of the command that are not options of reading (the format, input and output, the
@@ -11,12 +13,11 @@ of reading them: each declared once, here (the one home of both).
 
 Built from it: the command's flags (``cruxflow.cli.ingest``: names, types, choices, help with
 the default), the config schema's format enum and dataset keys with their defaults
-(:func:`schema_properties`; ``tests/test_formats.py`` fails when
-``cruxflow/schemas/config.schema.json`` differs, ``python -m cruxflow.data.ingest.formats``
-rewrites it), the options the ingest rule and ``cruxflow plan`` build from a dataset's entry
-(:func:`options_from_config`), the checks that refuse an option given for a format that does
-not read it (:func:`misapplied`) and the workflow's format-dependent defaults
-(``cruxflow.workflow.config``).
+(:func:`schema_properties`, filled into ``cruxflow/schemas/config.schema.json`` when the
+workflow loads it: :func:`schema_with_registry`), the options the ingest rule and
+``cruxflow plan`` build from a dataset's entry (:func:`options_from_config`), the checks that
+refuse an option given for a format that does not read it (:func:`misapplied`) and the
+workflow's format-dependent defaults (``cruxflow.workflow.config``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ from cruxflow.data.names import NAME_PATTERN
 
 @dataclass(frozen=True)
 class Format:
+    """One input format. Besides what every format has, the traits that set one apart, each
+    read by ``ingest_to`` (:mod:`cruxflow.data.ingest.write`) or the notes, never by a test of
+    the format's name: ``runs``, the runs its input ships (copied into the dataset's ``runs/``
+    and counted); ``input_fields``, the input's own name of each field the reader renames (an
+    error names what the user wrote); ``ratings_hint``, for a rated format, what gives a
+    dataset of it without ratings some."""
+
     name: str
     reader: str               # "<module of cruxflow.data.ingest>:<function>"
     prefix: str | None        # default topic prefix; None: topic ids are the input's own
@@ -42,11 +50,23 @@ class Format:
     rated: bool               # comes with ratings: the workflow's LLM stages do not run on it
     input: str                # what the input is
     description: str
+    runs: str | None = None   # "<module>:<function>(path, options) -> run files it ships"
+    input_fields: Mapping[str, str] = field(default_factory=dict)
+    ratings_hint: str | None = None
 
     def read(self, path, options: IngestOptions):
-        module, name = self.reader.split(":")
-        function = getattr(importlib.import_module(f"cruxflow.data.ingest.{module}"), name)
-        return function(path, resolved(self.name, options))
+        return _function(self.reader)(path, resolved(self.name, options))
+
+    def shipped_runs(self, path, options: IngestOptions) -> list[Path]:
+        """The TREC run files the input ships (none for a format without ``runs``)."""
+        return [] if self.runs is None else _function(self.runs)(path, options)
+
+
+def _function(where: str):
+    """The function ``<module of cruxflow.data.ingest>:<name>``, its module imported now (a
+    command that reads one format does not import every reader)."""
+    module, name = where.split(":")
+    return getattr(importlib.import_module(f"cruxflow.data.ingest.{module}"), name)
 
 
 FORMATS: dict[str, Format] = {f.name: f for f in (
@@ -61,14 +81,46 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            "DUC 2004 tasks 1-2 as NIST distributes them"),
     Format("crux", "crux:read_crux", None, True, True,
            "a release subset folder, a paper-era folder (or its topics file) or a crux folder",
-           "the CRUX authors' data in any published layout, with its ratings and runs"),
+           "the CRUX authors' data in any published layout, with its ratings and runs",
+           runs="crux:crux_runs",
+           input_fields={"topic_id": "qid", "query": "topic", "reference": "report",
+                         "doc_ids": "docids"},
+           ratings_hint="--judge names ratings (judge/ of a release, any ratings layout, or "
+                        "the CRUX labeling tool's human annotator qrels.jsonl)"),
     Format("documents", "documents:read_documents", "own", True, False,
            "a .jsonl file of topics or a folder of topic folders (command only: irds:<id>)",
-           "one's own documents (docs/own-data.md)"),
+           "one's own documents (docs/own-data.md)",
+           input_fields={"query": "request", "source_id": "doc_id"}),
     Format("nuggets", "nuggets:read_nuggets", None, True, True,
            "AutoNuggetizer JSONL, or a folder with nuggets.jsonl and assignments.jsonl",
-           "a track's nuggets as sub-questions, their assignments as ratings (docs/nuggets.md)"),
+           "a track's nuggets as sub-questions, their assignments as ratings (docs/nuggets.md)",
+           ratings_hint="its assignment records are its ratings"),
 )}
+
+
+def ingest(fmt: str, path, options: IngestOptions | None = None):
+    """Read ``path`` in format ``fmt`` and return ``(Dataset, report)``."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {sorted(FORMATS)}")
+    return FORMATS[fmt].read(path, options or IngestOptions())
+
+
+class _Readers(Mapping):
+    """Format name -> reader, as :data:`FORMATS` declares them, each reader's module imported
+    when it is first called: a command that reads one CRUX file (``crux-eval``) need not import
+    every corpus reader (a sixth of its start)."""
+
+    def __getitem__(self, fmt: str):
+        return FORMATS[fmt].read
+
+    def __iter__(self):
+        return iter(FORMATS)
+
+    def __len__(self) -> int:
+        return len(FORMATS)
+
+
+READERS = _Readers()
 
 # groups of formats an option applies to
 CLUSTERS = ("multinews", "multinews-src", "duc2004")   # clusters numbered <prefix>-<i>
@@ -260,10 +312,7 @@ def resolved(fmt: str, options: IngestOptions) -> IngestOptions:
 def no_ratings_note(fmt: str) -> str:
     """What ``ingest`` says of a dataset without ratings, and what would give it some."""
     if FORMATS[fmt].rated:
-        how = ("--judge names ratings (judge/ of a release, any ratings layout, or the CRUX "
-               "labeling tool's human annotator qrels.jsonl)" if fmt == "crux"
-               else "its assignment records are its ratings")
-        return f"no ratings: nothing can be scored against it yet; {how}"
+        return f"no ratings: nothing can be scored against it yet; {FORMATS[fmt].ratings_hint}"
     return ("no ratings yet: the workflow's LLM stages rate its passages (docs/ratings.md); "
             "to score runs now, ingest rated data (--format crux, with --judge)")
 
@@ -413,12 +462,10 @@ def markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.json"
-
-
 def schema_with_registry(schema: dict) -> dict:
-    """``schema`` with its dataset entry's registry keys as :func:`schema_properties` gives
-    them, first, then the entry's other keys (the workflow's own) in their order."""
+    """``schema`` (cruxflow/schemas/config.schema.json, which leaves them out) with its dataset
+    entry's registry keys as :func:`schema_properties` gives them, first, then the entry's other
+    keys (the workflow's own) in their order: :func:`cruxflow.workflow.config.config_schema`."""
     entry = schema["properties"]["datasets"]["additionalProperties"]
     ours = schema_properties()
     entry["properties"] = {**ours, **{k: v for k, v in entry["properties"].items()
@@ -426,14 +473,20 @@ def schema_with_registry(schema: dict) -> dict:
     return schema
 
 
-def main() -> None:
-    """Rewrite the config schema's registry keys from the registry."""
-    import json
-
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    SCHEMA.write_text(json.dumps(schema_with_registry(schema), indent=2, ensure_ascii=False)
-                      + "\n", encoding="utf-8")
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "ingest.md"
 
 
-if __name__ == "__main__":
-    main()
+def rewrite_docs(path=DOCS) -> None:
+    """Write the registry's tables (:func:`markdown`) over the two tables that ``path`` (a
+    checkout's docs/ingest.md) shows from its ``| format | input |`` line on."""
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("| format | input |"))
+    end = start
+    for table in range(2):      # the formats, a blank line, the options
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        if table == 0:
+            end += 1
+    lines[start:end] = markdown().rstrip("\n").split("\n")
+    path.write_text("\n".join(lines), encoding="utf-8")

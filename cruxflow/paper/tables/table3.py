@@ -1,6 +1,5 @@
 """Table 3 of the paper (Sec. 4): per dataset and context size k, Kendall tau over the pipelines
-of each context metric against its final-result metric. Part of :mod:`cruxflow.paper.tables`
-(which re-exports it), kept apart for size."""
+of each context metric against its final-result metric; its writers."""
 
 from __future__ import annotations
 
@@ -8,16 +7,16 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from cruxflow.paper import tables as _tables
 from cruxflow.paper.labels import LATEX_METRIC_LABELS, METRIC_LABELS, TABLE3_PAIRS
-from cruxflow.paper.tables import (
-    _datasets,
-    _latex_table,
-    _pipelines,
-    _tau,
+from cruxflow.paper.tables.common import (
+    datasets_of,
     format_number,
     latex_escape,
+    latex_table,
+    least_topics,
     md_escape,
+    only_pipelines,
+    pipeline_tau,
     select,
     too_few_topics_note,
 )
@@ -36,23 +35,23 @@ def table3(per_query: pd.DataFrame, datasets: str | Sequence[str] | None = None,
     and ``<metric>_high`` its bootstrap CI, ``<metric>_n`` the pipelines used. ``ks`` defaults
     to every k in the frame in the order oracle (|Z*|), then ascending sizes."""
     records = []
-    for ds in _datasets(per_query, datasets):
+    for ds in datasets_of(per_query, datasets):
         in_ds = per_query[(per_query["dataset"] == ds)
                           & (per_query["eta"].astype(int) == int(eta))]
         sizes = ([str(k) for k in ks] if ks is not None
                  else sorted(in_ds["k"].astype(str).unique(), key=_k_key))
         for k in sizes:
-            sel = _pipelines(select(per_query, dataset=ds, eta=eta, k=k))
+            sel = only_pipelines(select(per_query, dataset=ds, eta=eta, k=k))
             rec = {"dataset": ds, "eta": int(eta), "k": k, "n_topics": sel["topic"].nunique()}
             for m, versus in TABLE3_PAIRS.items():
-                tau = _tau(sel, m, versus, n_resamples=n_resamples, confidence=confidence,
-                           seed=seed, min_topics=min_topics)
+                tau = pipeline_tau(sel, m, versus, n_resamples=n_resamples, confidence=confidence,
+                                   seed=seed, min_topics=min_topics)
                 rec |= {m: tau["value"], f"{m}_low": tau["low"], f"{m}_high": tau["high"],
                         f"{m}_n": tau["n_systems"]}
             records.append(rec)
     frame = pd.DataFrame.from_records(records)
     frame.attrs["confidence"] = confidence
-    frame.attrs["min_topics"] = _tables.MIN_TAU_TOPICS if min_topics is None else min_topics
+    frame.attrs["min_topics"] = least_topics(min_topics)
     return frame
 
 
@@ -72,7 +71,7 @@ def _table3_rows(frame: pd.DataFrame, oracle: str) -> list[list[str]]:
 
 def table3_markdown(frame: pd.DataFrame) -> str:
     """Table 3 as Markdown, three decimals (the CIs are in the CSV)."""
-    least = frame.attrs.get("min_topics", _tables.MIN_TAU_TOPICS)
+    least = frame.attrs.get("min_topics", least_topics())
     few = {r["dataset"]: r["n_topics"] for r in frame.to_dict("records")
            if r["n_topics"] < least}
     if len(few) == frame["dataset"].nunique():   # nothing to show: say why, no empty table
@@ -97,4 +96,4 @@ def table3_latex(frame: pd.DataFrame, caption: str | None = None,
         if row[0]:
             body.append(r"\midrule")
         body.append(" & ".join([latex_escape(row[0]), *row[1:]]) + r" \\")
-    return _latex_table(body, "ll" + "r" * len(TABLE3_PAIRS), caption, label, [])
+    return latex_table(body, "ll" + "r" * len(TABLE3_PAIRS), caption, label, [])

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from cruxflow.data.model import Dataset
 from cruxflow.workflow import config as workflow_config
-from cruxflow.workflow.plan import (
+from cruxflow.workflow.plan.base import (
     PASSAGE_WORDS,
     QUESTION_WORDS,
     REQUEST_WORDS,
+    Context,
     StagePlan,
-    _Context,
-    _stage,
-    _template_tokens,
+    stage_row,
+    template_tokens,
 )
 
 
-def plan_lancer(ctx: _Context, name: str, dataset: Dataset,
+def plan_lancer(ctx: Context, name: str, dataset: Dataset,
                 n_topics: int | None = None) -> list[StagePlan]:
     """LANCER rerankers (cruxflow/rerank/lancer.py) over a dataset's first stages, estimated:
     a sub-question list per topic (unless it reuses the topic's own), then every candidate of
@@ -47,17 +47,17 @@ def plan_lancer(ctx: _Context, name: str, dataset: Dataset,
                        else len(t.questions) or default_questions for t in topics]
         query = round(REQUEST_WORDS * ratio)
         if generate:
-            prompt = _template_tokens(counter, lancer.SUBQUESTIONS, n=spec["n_subquestions"])
+            prompt = template_tokens(counter, lancer.SUBQUESTIONS, n=spec["n_subquestions"])
             n = len(topics) * len(first)
-            rows.append(_stage(f"lancer:{rname}:subquestions", name, backend,
-                               [prompt + query] * n, [spec["max_tokens"]] * n, None,
-                               prompts="estimate", outputs="limit",
-                               note=f"{n_topics or len(topics):,} topics x {len(first)} first "
-                                    "stages", jobs=0))   # the judgments' job asks them
-        judgment = (_template_tokens(counter, lancer.JUDGMENT) + round(QUESTION_WORDS * ratio)
+            rows.append(stage_row(f"lancer:{rname}:subquestions", name, backend,
+                                  [prompt + query] * n, [spec["max_tokens"]] * n, None,
+                                  prompts="estimate", outputs="limit",
+                                  note=f"{n_topics or len(topics):,} topics x {len(first)} first "
+                                       "stages", jobs=0))   # the judgments' job asks them
+        judgment = (template_tokens(counter, lancer.JUDGMENT) + round(QUESTION_WORDS * ratio)
                     + (query if concat else 0) + round(PASSAGE_WORDS * ratio))
         n = sum(n_questions) * depth * len(first)
-        rows.append(_stage(f"lancer:{rname}:judgments", name, backend, [judgment] * n, [3] * n,
-                           None, prompts="estimate", outputs="limit", jobs=len(first),
-                           note=f"top {depth} x sub-questions x {len(first)} first stages"))
+        rows.append(stage_row(f"lancer:{rname}:judgments", name, backend, [judgment] * n, [3] * n,
+                              None, prompts="estimate", outputs="limit", jobs=len(first),
+                              note=f"top {depth} x sub-questions x {len(first)} first stages"))
     return rows

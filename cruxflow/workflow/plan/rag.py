@@ -24,25 +24,25 @@ from cruxflow.llm import Request, spec_identity
 from cruxflow.stages.prompts import REPORT, REPORT_DIRECT
 from cruxflow.stages.ratings import rating_prompt, rating_requests
 from cruxflow.workflow import config as workflow_config
-from cruxflow.workflow import plan_sizes
 from cruxflow.workflow.job import sampling
-from cruxflow.workflow.plan import (
+from cruxflow.workflow.plan import sizes
+from cruxflow.workflow.plan.base import (
     ORACLE_DEFAULT,
     ORACLE_PASSAGES,
     PASSAGE_WORDS,
     QUESTION_WORDS,
     REQUEST_WORDS,
+    Context,
     StagePlan,
-    _Context,
-    _group_reuse,
-    _passages_per_piece,
-    _prefix_tokens,
-    _stage,
-    _template_tokens,
+    group_reuse,
     n_questions_of,
+    passages_of_piece,
+    prefix_tokens,
     reuses_prefix,
+    stage_row,
+    template_tokens,
 )
-from cruxflow.workflow.plan_ratings import rating_output
+from cruxflow.workflow.plan.ratings import rating_output
 
 UNKNOWN_DUPLICATES = ("contexts that come out identical are answered once by the cache: known "
                       "only once retrieval has run")
@@ -59,7 +59,7 @@ def rag_paths(config: dict, name: str, root: Path) -> dict:
             "reports": lambda s, k: root / f"results/rag/{name}/eta{eta}/reports/{s}.k{k}.jsonl"}
 
 
-def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
+def plan_rag(ctx: Context, name: str, dataset: Dataset, root: Path,
              n_topics: int | None = None) -> list[StagePlan]:
     """The two RAG rows of a dataset: counted where their inputs exist, else estimated."""
     config = ctx.config
@@ -81,7 +81,7 @@ def plan_rag(ctx: _Context, name: str, dataset: Dataset, root: Path,
     return [generate or estimated[0], judged or estimated[1]]
 
 
-def _counted_reports(ctx: _Context, name: str, root: Path, pairs, paths
+def _counted_reports(ctx: Context, name: str, root: Path, pairs, paths
                      ) -> tuple[StagePlan, list[tuple[str, int, bool, str]]]:
     """rag_generate's requests as its jobs build them (workflow_scripts/rag_generate.py), and
     per request its topic, its bound, whether a run pays for it (not cached, not a prompt
@@ -132,15 +132,15 @@ def _counted_reports(ctx: _Context, name: str, root: Path, pairs, paths
         if todo:
             jobs_todo.add(pair)
     prompt_tokens = counter.many(r.prompt for r, _ in requests)
-    row = _stage("rag_generate", name, generator, prompt_tokens,
-                 [r.sampling.max_tokens for r, _ in requests], [not p for p in pending],
-                 outputs="limit", jobs=len(jobs_todo), requests=[r for r, _ in requests],
-                 note=f"{len(pairs)} contexts; the same prompt in two jobs counted cached once")
+    row = stage_row("rag_generate", name, generator, prompt_tokens,
+                    [r.sampling.max_tokens for r, _ in requests], [not p for p in pending],
+                    outputs="limit", jobs=len(jobs_todo), requests=[r for r, _ in requests],
+                    note=f"{len(pairs)} contexts; the same prompt in two jobs counted cached once")
     return row, [(t, r.sampling.max_tokens, todo, f"{pair[0]}.k{pair[1]}")
                  for (r, pair), t, todo in zip(requests, topic_of, pending, strict=True)]
 
 
-def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> StagePlan:
+def _ratings_of_reports(ctx: Context, name: str, dataset: Dataset, reports) -> StagePlan:
     """rag_judge before the reports exist, from rag_generate's counted requests: every report
     against its topic's questions, as long as its bound (or as --calibrate saw the generator
     write); a report of a prompt already paid for is the same report, rated once."""
@@ -148,7 +148,7 @@ def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> 
     llm, d = config["llm"], config["datasets"][name]
     judge = config["rag"]["judge"] or d["llm_backend"] or llm["backend"]
     template = rating_prompt(llm["ratings"]["layout"])
-    fixed, prefix = _template_tokens(counter, template), _prefix_tokens(counter, template)
+    fixed, prefix = template_tokens(counter, template), prefix_tokens(counter, template)
     question = round(QUESTION_WORDS * counter.per_word(
         [doc.text for doc in list(dataset.documents.values())[:200]]))
     written = ctx.observed.output_tokens.get("rag_generate")
@@ -160,18 +160,18 @@ def _ratings_of_reports(ctx: _Context, name: str, dataset: Dataset, reports) -> 
         prompt += [fixed + question + report] * nq
         # a job's first request finds nothing cached: it computes the instructions too
         first_of_job = job not in jobs and todo
-        reused += _group_reuse(fixed + report, nq, reuse, 0 if first_of_job else prefix)
+        reused += group_reuse(fixed + report, nq, reuse, 0 if first_of_job else prefix)
         hit += [not todo] * nq
         if todo:
             jobs.add(job)
     out, out_basis = rating_output(llm)
-    return _stage("rag_judge", name, judge, prompt, [out] * len(prompt), hit,
-                  prompts="estimate", outputs=out_basis, reused=reused, jobs=len(jobs),
-                  note="from the reports' counted prompts and bounds: every report against its "
-                       "topic's sub-questions; a report made twice is rated once")
+    return stage_row("rag_judge", name, judge, prompt, [out] * len(prompt), hit,
+                     prompts="estimate", outputs=out_basis, reused=reused, jobs=len(jobs),
+                     note="from the reports' counted prompts and bounds: every report against its "
+                          "topic's sub-questions; a report made twice is rated once")
 
 
-def _counted_ratings(ctx: _Context, name: str, pairs, paths) -> StagePlan:
+def _counted_ratings(ctx: Context, name: str, pairs, paths) -> StagePlan:
     """rag_judge's requests as its jobs build them (workflow_scripts/rag_judge.py)."""
     from cruxflow.data.io import iter_jsonl
     from cruxflow.stages.ratings import rating_options
@@ -197,13 +197,13 @@ def _counted_ratings(ctx: _Context, name: str, pairs, paths) -> StagePlan:
         pending.append(not h and r.prompt not in seen)
         seen.add(r.prompt)
     prompt_tokens = counter.many(r.prompt for r in requests)
-    return _stage("rag_judge", name, judge, prompt_tokens, [out] * len(requests),
-                  [not p for p in pending], outputs=out_basis, requests=requests,
-                  jobs=len({o for o, p in zip(owner, pending, strict=True) if p}),
-                  note="every report against its topic's sub-questions")
+    return stage_row("rag_judge", name, judge, prompt_tokens, [out] * len(requests),
+                     [not p for p in pending], outputs=out_basis, requests=requests,
+                     jobs=len({o for o, p in zip(owner, pending, strict=True) if p}),
+                     note="every report against its topic's sub-questions")
 
 
-def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
+def _estimated(ctx: Context, name: str, dataset: Dataset, root: Path, pairs,
                n_topics: int | None) -> list[StagePlan]:
     """Reports from every context (and direct prompting), and their ratings, estimated: every
     topic is assumed judged, |Z*| = ORACLE_PASSAGES, passages an equal share of their document
@@ -216,10 +216,10 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
     generator = rag["generator"] or llm["backend"]
     judge = rag["judge"] or d["llm_backend"] or llm["backend"]
     topic_ids = list(dataset.topics)
-    if n_topics is not None:   # a stand-in (plan_sizes): only the count of topics is known
+    if n_topics is not None:   # a stand-in (sizes): only the count of topics is known
         listed = rag["topics"].get(name) and workflow_config.locate(rag["topics"][name], root)
         if listed and Path(listed).is_file():
-            n_topics = len(read_topic_list(listed, plan_sizes.AnyTopic()))
+            n_topics = len(read_topic_list(listed, sizes.AnyTopic()))
         topic_ids = [f"topic-{i}" for i in range(n_topics)]
     elif name in rag["topics"]:
         topic_ids = read_topic_list(workflow_config.locate(rag["topics"][name], root),
@@ -233,7 +233,7 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
     for text in texts:
         words = count_words(text)
         words = stage["chunk_words"] if words > stage["max_document_words"] else words
-        per_piece = ctx.observed.passages_per_piece or _passages_per_piece(
+        per_piece = ctx.observed.passages_per_piece or passages_of_piece(
             words, stage["max_passages"])
         shares.append(words / per_piece)
     passage_words = sum(shares) / len(shares) if shares else PASSAGE_WORDS
@@ -245,8 +245,8 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
     if rag["max_tokens"]:
         budget = min(budget, rag["max_tokens"])
     query = round(REQUEST_WORDS * ratio)
-    fixed = _template_tokens(counter, REPORT, max_words=max_words(budget))
-    direct = _template_tokens(counter, REPORT_DIRECT, max_words=max_words(budget))
+    fixed = template_tokens(counter, REPORT, max_words=max_words(budget))
+    direct = template_tokens(counter, REPORT_DIRECT, max_words=max_words(budget))
     context_words = rag["max_context_words"]
     prompt = []
     for system, k in pairs:
@@ -258,23 +258,23 @@ def _estimated(ctx: _Context, name: str, dataset: Dataset, root: Path, pairs,
         prompt += [fixed + query + round(words * ratio)] * len(topic_ids)
     note = (f"{len(pairs)} contexts x {len(topic_ids)} topics; |Z*| = {oracle:.1f}, "
             f"{passage_words:.0f}-word passages; {UNKNOWN_DUPLICATES}")
-    rows = [_stage("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
-                   prompts="estimate", outputs="estimate", note=note, jobs=len(pairs))]
+    rows = [stage_row("rag_generate", name, generator, prompt, [budget] * len(prompt), None,
+                      prompts="estimate", outputs="estimate", note=note, jobs=len(pairs))]
     # each topic's questions: as the generation plan has them, else its own, else n_questions
     per_topic = [n_questions_of(ctx, name, dataset, t) for t in topic_ids]
     template = rating_prompt(llm["ratings"]["layout"])
-    rating = _template_tokens(counter, template) + round(QUESTION_WORDS * ratio) + budget
-    prefix = _prefix_tokens(counter, template)
+    rating = template_tokens(counter, template) + round(QUESTION_WORDS * ratio) + budget
+    prefix = prefix_tokens(counter, template)
     reuse = reuses_prefix(config, judge)
     judged, reused = [], []
     for _ in pairs:
         for i, nq in enumerate(per_topic):       # a job's first request computes everything
             judged += [rating] * nq
-            reused += _group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse,
-                                   prefix if i else 0)
+            reused += group_reuse(rating - round(QUESTION_WORDS * ratio), nq, reuse,
+                                  prefix if i else 0)
     out, out_basis = rating_output(llm)
-    rows.append(_stage("rag_judge", name, judge, judged, [out] * len(judged), None,
-                       prompts="estimate", outputs=out_basis, reused=reused, jobs=len(pairs),
-                       note="every report against its topic's sub-questions (the reports of "
-                            "identical contexts are the same: rated once)"))
+    rows.append(stage_row("rag_judge", name, judge, judged, [out] * len(judged), None,
+                          prompts="estimate", outputs=out_basis, reused=reused, jobs=len(pairs),
+                          note="every report against its topic's sub-questions (the reports of "
+                               "identical contexts are the same: rated once)"))
     return rows

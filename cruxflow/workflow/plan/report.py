@@ -3,7 +3,7 @@ a table for people and JSON for tools (docs/plan.md).
 
 Time: the tokens the cache does not answer, prompts at the prefill rate and outputs at the
 generation rate of one model instance of the row's backend, divided by the instances that the
-available GPUs hold. The rates come from :mod:`cruxflow.workflow.plan_rates` (a table by model
+available GPUs hold. The rates come from :mod:`cruxflow.workflow.plan.rates` (a table by model
 size and GPU kind, each row sourced), from ``cruxflow plan --calibrate`` (measured on the
 configured backend) or from the command line (one rate for every backend).
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from cruxflow.workflow.plan import Plan, StagePlan
-from cruxflow.workflow.plan_rates import ANCHOR_OUTPUT, ANCHOR_PROMPT, InstanceRate, instances
+from cruxflow.workflow.plan.base import Plan, StagePlan
+from cruxflow.workflow.plan.rates import ANCHOR_OUTPUT, ANCHOR_PROMPT, InstanceRate, instances
 
 OUTPUT_TOKENS_PER_S = ANCHOR_OUTPUT
 PROMPT_TOKENS_PER_S = ANCHOR_PROMPT

@@ -1,5 +1,5 @@
 """How a flag of the command line is declared and added (the declarations themselves, one per
-name, are :mod:`cruxflow.cli.vocabulary`).
+name, are :mod:`cruxflow.cli.vocabulary.declared`).
 
 A :class:`Flag` gives a name its one meaning (the start of its help in every command), its
 grammar (the argparse type or action), and its default, or the one place that holds the default
@@ -17,10 +17,11 @@ Kept light: the CLI imports this module to build any command's parser.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from cruxflow.cli.commands import COMMANDS
 
 _UNSET: Any = object()
 
@@ -76,28 +77,6 @@ def register(flag: Flag) -> Flag:
             raise ValueError(f"{spelling} (a spelling of --{flag.name}) is a flag of its own")
     VOCABULARY[flag.name] = flag
     return flag
-
-
-@dataclass(frozen=True)
-class Renamed:
-    """An old spelling of a flag, by command: the flag it is now."""
-
-    new: str        # the flag's name now
-    note: str = ""  # what to change besides the name
-
-
-def is_refused(old: str) -> bool:
-    """Whether an old spelling is refused rather than accepted: it is a flag of its own now
-    (accepting it would give that name a second meaning)."""
-    return old.removeprefix("--") in VOCABULARY \
-        or any(old in f.option_strings[1:] for f in VOCABULARY.values())
-
-
-def refusal(old: str, renamed: Renamed) -> str:
-    """The one line a refused old spelling gets."""
-    flag = VOCABULARY[old.removeprefix("--")]
-    note = f" ({renamed.note})" if renamed.note else ""
-    return f"{old} is now {renamed.new}{note}; in every command, {old} is {flag.short}"
 
 
 # --- building a parser -------------------------------------------------------------------------
@@ -189,65 +168,13 @@ def add(container, name: str, *, detail: str | None = None, required: bool = Fal
 
 
 def command(subparsers, name: str, *, description: str) -> argparse.ArgumentParser:
-    """A command's parser: its one-line help from :data:`cruxflow.cli.COMMANDS` (which
+    """A command's parser: its one-line help from :data:`cruxflow.cli.commands.COMMANDS` (which
     ``cruxflow --help`` shows without importing the command) and its description."""
-    from cruxflow.cli import COMMANDS
-
     help_line = COMMANDS.get(name.replace("-", "_"))
     if not help_line or not description:
-        raise ValueError(f"cruxflow {name}: a command needs a help line (cruxflow.cli.COMMANDS) "
-                         "and a description")
+        raise ValueError(f"cruxflow {name}: a command needs a help line "
+                         "(cruxflow.cli.commands.COMMANDS) and a description")
     return subparsers.add_parser(name, help=help_line, description=description)
-
-
-# --- old spellings in a built parser -----------------------------------------------------------
-
-class _Refused(argparse.Action):
-    """An old spelling that means something else now: one line naming the new flag."""
-
-    def __init__(self, option_strings, dest, message: str, **kwargs):
-        super().__init__(option_strings, argparse.SUPPRESS, nargs="?", default=argparse.SUPPRESS,
-                         help=argparse.SUPPRESS)
-        self.message = message
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        parser.error(self.message)
-
-
-def _deprecating(action: argparse.Action, old: str, new: str, command: str) -> None:
-    """Make ``action`` say one deprecation line when given by its ``old`` spelling."""
-    base = type(action)
-    if not getattr(base, "_deprecating", False):
-        class Deprecating(base):
-            _deprecating = True
-            deprecated: dict = {}
-
-            def __call__(self, parser, namespace, values, option_string=None):
-                if option_string in self.deprecated:
-                    print(f"cruxflow {command}: warning: {option_string} is deprecated: use "
-                          f"{self.deprecated[option_string]}", file=sys.stderr)
-                super().__call__(parser, namespace, values, option_string)
-
-        action.__class__ = Deprecating
-        action.deprecated = {}
-    action.deprecated[old] = new
-
-
-def add_old_spellings(parser: argparse.ArgumentParser, command: str,
-                      renamed: dict[tuple[str, str], Renamed]) -> None:
-    """The command's renamed flags: refused where the old name is a flag of its own now, else
-    accepted (hidden from the help) with a deprecation line."""
-    for (cmd, old), entry in renamed.items():
-        if cmd != command:
-            continue
-        if old in parser._option_string_actions:
-            raise ValueError(f"cruxflow {command}: {old} is renamed but still a flag here")
-        if is_refused(old):
-            parser.add_argument(old, action=_Refused, message=refusal(old, entry))
-            continue
-        action = parser._option_string_actions[entry.new]
-        parser._option_string_actions[old] = action   # parsed as the new flag, not shown
-        _deprecating(action, old, entry.new, command)
 
 
 def flag_of(action: argparse.Action) -> Flag | None:

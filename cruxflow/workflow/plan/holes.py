@@ -13,25 +13,25 @@ from cruxflow.llm import Request
 from cruxflow.stages import questions as question_stage
 from cruxflow.workflow import config as workflow_config
 from cruxflow.workflow.job import sampling
-from cruxflow.workflow.plan import (
+from cruxflow.workflow.plan.base import (
     PASSAGE_WORDS,
     QUESTION_WORDS,
     REQUEST_WORDS,
+    Context,
     StagePlan,
-    _Context,
-    _group_reuse,
-    _prefix_tokens,
-    _stage,
-    _template_tokens,
+    group_reuse,
+    prefix_tokens,
     questions_of,
     reuses_prefix,
+    stage_row,
+    template_tokens,
 )
-from cruxflow.workflow.plan_ratings import rating_output
+from cruxflow.workflow.plan.ratings import rating_output
 
 REQUEST_QUERIES = 10       # lines the authors' query generator asks for
 
 
-def plan_request_subquestions(ctx: _Context, name: str, backend: str, identity: dict,
+def plan_request_subquestions(ctx: Context, name: str, backend: str, identity: dict,
                               topics: list[Topic], generated: dict, ratio: float) -> StagePlan:
     """The sub-questions of questions_from: request: the authors' query generator around each
     topic's request (given, or the report request stage's once it exists), counted and looked
@@ -43,7 +43,7 @@ def plan_request_subquestions(ctx: _Context, name: str, backend: str, identity: 
     todo, _ = question_stage.to_generate(topics, "questions")
     queries = generated.get("queries", {})
     limit = llm["subquestions"]["max_tokens"]
-    fixed = _template_tokens(counter, SUBQUESTIONS_REQUEST)
+    fixed = template_tokens(counter, SUBQUESTIONS_REQUEST)
     if all(t.query or t.topic_id in queries for t in todo):
         todo = question_stage.with_queries(todo, queries)
         s = sampling(llm, "generation", max_tokens=limit)
@@ -55,13 +55,13 @@ def plan_request_subquestions(ctx: _Context, name: str, backend: str, identity: 
         requests, hit, basis = None, None, "estimate"
         prompt = [fixed + round(REQUEST_WORDS * ratio)] * len(todo)
     out = [min(limit, round(QUESTION_WORDS * REQUEST_QUERIES * ratio))] * len(todo)
-    return _stage("subquestions", name, backend, prompt, out, hit, prompts=basis,
-                  requests=requests,
-                  note=f"the authors' query generator (questions_from: request): "
-                       f"{REQUEST_QUERIES} queries of {QUESTION_WORDS} words written")
+    return stage_row("subquestions", name, backend, prompt, out, hit, prompts=basis,
+                     requests=requests,
+                     note=f"the authors' query generator (questions_from: request): "
+                          f"{REQUEST_QUERIES} queries of {QUESTION_WORDS} words written")
 
 
-def plan_holes(ctx: _Context, name: str, dataset: Dataset, root: Path,
+def plan_holes(ctx: Context, name: str, dataset: Dataset, root: Path,
                generated: dict | None = None) -> StagePlan:
     """Rule judge_holes for holes.<name>: the passages in the top k of the judged runs, each
     against its topic's sub-questions (the generated ones where they exist, else its own or
@@ -86,7 +86,7 @@ def plan_holes(ctx: _Context, name: str, dataset: Dataset, root: Path,
         out, out_basis = rating_output(llm)
     texts = [doc.text for doc in itertools.islice(dataset.documents.values(), 2000)]
     ratio = counter.per_word(texts) if texts else 1.0
-    fixed, prefix = _template_tokens(counter, template), _prefix_tokens(counter, template)
+    fixed, prefix = template_tokens(counter, template), prefix_tokens(counter, template)
     passage = round(min(PASSAGE_WORDS, clip) * ratio)
     question = round(QUESTION_WORDS * ratio)
     questions = (generated or {}).get("questions", {})
@@ -99,10 +99,10 @@ def plan_holes(ctx: _Context, name: str, dataset: Dataset, root: Path,
     for topic in dataset.topics.values():
         nq = len(questions.get(topic.topic_id) or []) or questions_of(topic, d["n_questions"])
         prompt += [fixed + question + passage] * (n * nq)
-        reused += _group_reuse(fixed + passage, nq, reuse, prefix) * n
-    return _stage("judge_holes", name, backend, prompt, [out] * len(prompt), None,
-                  prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
-                  note=f"at most: top {spec['k']} of {len(runs)} runs"
-                       + (f" (the collection's {n} passages)" if n < spec["k"] * len(runs)
-                          else "") + f" x sub-questions, none rated yet; {PASSAGE_WORDS}-word "
-                       "passages")
+        reused += group_reuse(fixed + passage, nq, reuse, prefix) * n
+    return stage_row("judge_holes", name, backend, prompt, [out] * len(prompt), None,
+                     prompts="estimate", outputs=out_basis, reused=reused, jobs=llm["shards"],
+                     note=f"at most: top {spec['k']} of {len(runs)} runs"
+                          + (f" (the collection's {n} passages)" if n < spec["k"] * len(runs)
+                             else "") + f" x sub-questions, none rated yet; {PASSAGE_WORDS}-word "
+                          "passages")

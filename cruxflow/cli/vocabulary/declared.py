@@ -1,19 +1,6 @@
-"""The command line's one vocabulary: every flag of every ``cruxflow`` command, declared once
-(:class:`~cruxflow.cli.flags.Flag`), with its one meaning, its grammar and its default (or the
-one place that holds it). The commands build their parsers from it with :func:`add`.
-
-Old spellings (:data:`RENAMED`) stay accepted where the old name means nothing else now: they
-are hidden, and using one prints one deprecation line. Where the old name means something else
-now (``--alpha``, once an error level, is alpha-nDCG's penalty), it is refused with one line
-naming the new flag. tests/test_cli_vocabulary.py reads every command's parser and fails when a
-flag does not come from here, when a flag or command has no help, when a shown default is not
-the parser's, or when the workflow's config calls the same option by another name.
-
-A flag derived from another home of options (a format's, a measure's) is declared through
-:func:`~cruxflow.cli.flags.register` too, which refuses a name that is taken.
-
-Kept light: the CLI imports this module to build any command's parser.
-"""
+"""Every flag of every ``cruxflow`` command, declared once (:class:`~.flags.Flag`): its one
+meaning, its grammar and its default (or the one place that holds it); and the groups of flags
+that several commands add together (the paired tests, a format's options of reading)."""
 
 from __future__ import annotations
 
@@ -22,28 +9,15 @@ import os
 from pathlib import Path
 
 from cruxflow.cli import args as types
-from cruxflow.cli.flags import (  # noqa: F401 - the commands' one import
-    DEFAULT_RE,
-    VOCABULARY,
-    Flag,
-    Renamed,
-    _Refused,
-    add,
-    command,
-    flag_of,
-    is_refused,
-    register,
-    show,
-)
-from cruxflow.cli.flags import add_old_spellings as _add_old_spellings
-from cruxflow.cli.renamed import RENAMED  # noqa: F401 - read as vocabulary.RENAMED
+from cruxflow.cli.vocabulary.flags import VOCABULARY, Flag, add, register, show
 from cruxflow.data.ingest import formats as ingest_formats
 from cruxflow.data.names import NAME_PATTERN
 from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
-from cruxflow.metrics.policy import CORRECTIONS, TESTS
+from cruxflow.metrics.policy import CORRECTIONS, POLICY, TESTS
 from cruxflow.stages.holes import RATING_PROMPTS
 
 PAIRED_HOME = "cruxflow.metrics.policy.POLICY"
+NO_TEST = "none"     # --test none: compare nothing
 
 
 def _flags(*flags: Flag) -> None:
@@ -178,9 +152,9 @@ _flags(
 
 _flags(
     # the paired tests between runs: choices and defaults are the policy's (POLICY); the
-    # commands add them with cruxflow.cli.args.add_paired_options
+    # commands add them with add_paired_options (below)
     Flag("test", "the paired test between every pair of runs: " + "; ".join(
-        f"{name}, the {what}" for name, what in TESTS.items()) + f"; or {types.NO_TEST}",
+        f"{name}, the {what}" for name, what in TESTS.items()) + f"; or {NO_TEST}",
          home=PAIRED_HOME),
     Flag("correction", "the multiple-testing correction over the pairs of each measure: "
                        + ", ".join(name if what.lower() == name else f"{name} ({what})"
@@ -199,6 +173,28 @@ _flags(
                    "to the data, never wider than the human-only interval asymptotically",
          choices=("ppi", "ppi++"), default="ppi"),
 )
+
+# The paired tests of evaluate and crux-eval with several runs: flags and defaults come from
+# the paired-test policy (cruxflow.metrics.policy), so that the CLI's are the API's and the
+# workflow's.
+def add_paired_options(parser) -> None:
+    """``--test``, ``--correction``, ``--resamples``, ``--seed``: the paired tests between
+    every pair of runs, one group of the vocabulary's flags with the choices and defaults of
+    :data:`cruxflow.metrics.policy.POLICY`."""
+    group = parser.add_argument_group("paired tests between every pair of runs (several runs)")
+    add(group, "test", choices=[*TESTS, NO_TEST], default=POLICY.test)
+    add(group, "correction", choices=list(CORRECTIONS), default=POLICY.correction)
+    add(group, "resamples", default=POLICY.resamples)
+    add(group, "seed", default=POLICY.seed, detail="here the randomization test's")
+
+
+def paired_policy(args):
+    """The policy the paired-test flags ask for; ``None`` for ``--test none``."""
+    if args.test == NO_TEST:
+        return None
+    return POLICY.with_(test=args.test, correction=args.correction,
+                          resamples=args.resamples, seed=args.seed)
+
 
 # --- ingest, init, export ----------------------------------------------------------------------
 
@@ -511,10 +507,3 @@ _flags(
     Flag("extract-max-tokens", "tokens of one key point extraction by the LLM",
          type=types.positive_int, metavar="N", home="cruxflow.beyond.kpr.KprOptions"),
 )
-
-
-# --- old spellings: cruxflow.cli.renamed -----------------------------------------------------
-
-def add_old_spellings(parser: argparse.ArgumentParser, name: str) -> None:
-    """The renamed flags of the command ``name`` (:data:`RENAMED`), refused or still read."""
-    _add_old_spellings(parser, name, RENAMED)

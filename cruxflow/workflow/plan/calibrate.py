@@ -38,9 +38,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from cruxflow.llm import Request, Sampling, make_backend
-from cruxflow.workflow.plan import SAMPLE, Counter, Observed, Plan
-from cruxflow.workflow.plan_rates import InstanceRate
-from cruxflow.workflow.plan_sizes import FILLER
+from cruxflow.workflow.plan.base import (
+    QUESTION_WORDS,
+    SAMPLE,
+    Counter,
+    Observed,
+    Plan,
+    prefix_tokens,
+    template_tokens,
+)
+from cruxflow.workflow.plan.rates import InstanceRate
+from cruxflow.workflow.plan.sizes import FILLER
 
 ASK = "\n\nRewrite the text above in your own words, at full length:\n"
 PROBE = "(probe)"
@@ -118,10 +126,9 @@ def _rating_stand_ins(s, config: dict, counter: Counter, n: int, salt: int
     stage's own template, one stand-in passage of the row's mean size asked ``n`` questions in
     a row (passage first); and the prompt tokens the plan counts as reused among them."""
     from cruxflow.stages.ratings import rating_prompt
-    from cruxflow.workflow.plan import QUESTION_WORDS, _prefix_tokens, _template_tokens
 
     template = rating_prompt(config["llm"]["ratings"]["layout"])
-    fixed = _template_tokens(counter, template)
+    fixed = template_tokens(counter, template)
     question_tokens = round(QUESTION_WORDS * counter.per_word([" ".join(FILLER)]))
     passage = max(1, round(s.prompt_tokens / s.requests) - fixed - question_tokens)
     context = stage_prompt(counter, passage, salt).removesuffix(ASK)
@@ -130,7 +137,7 @@ def _rating_stand_ins(s, config: dict, counter: Counter, n: int, salt: int
     sampling = Sampling(temperature=0.0, max_tokens=1)
     requests = [Request(template.render(question=q, context=context), sampling)
                 for q in questions]
-    shared = _prefix_tokens(counter, template) + counter.one(context)
+    shared = prefix_tokens(counter, template) + counter.one(context)
     return requests, shared * (n - 1)
 
 
