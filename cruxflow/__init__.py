@@ -38,3 +38,14 @@ def __getattr__(name):
         globals()[name] = value
         return value
     raise AttributeError(f"module 'cruxflow' has no attribute {name!r}")
+
+
+def _watch_ir_datasets() -> None:
+    """``ir_datasets.load("crux/<name>")`` for the registered sets: registered when
+    ir_datasets is imported, at no cost otherwise (:mod:`cruxflow.datasets.irds`)."""
+    from cruxflow.datasets.irds import watch
+
+    watch()
+
+
+_watch_ir_datasets()
