@@ -266,7 +266,8 @@ def _toml(value) -> str:
 
 
 def registry_entry(name: str, kind: str, folder: Path, source: dict, files: list[str],
-                   layout: dict | None = None, title: str = "a fixture set") -> str:
+                   layout: dict | None = None, title: str = "a fixture set",
+                   include: list[str] | None = None) -> str:
     """A ``[[set]]`` of the registry for fixture files: their sizes and sha256 computed here."""
     lines = ["[[set]]", f"name = {_toml(name)}", f"title = {_toml(title)}",
              f"kind = {_toml(kind)}", 'license = "fixture"']
@@ -275,6 +276,8 @@ def registry_entry(name: str, kind: str, folder: Path, source: dict, files: list
                      + "}")
     lines.append("source = {" + ", ".join(f"{k} = {_toml(v)}" for k, v in source.items())
                  + "}")
+    if include is not None:     # what `cruxflow fetch --pin` takes from the hub's listing
+        lines.append(f"include = {_toml(include)}")
     lines.append("files = [")
     for rel in files:
         data = (folder / rel).read_bytes()
@@ -323,16 +326,17 @@ def write_registry(path: Path) -> Path:
                         "revision": commit_of("DylanJHJ/crux"), "subdir": "crux-mds-duc04"},
                        files_below(duc),
                        {"judgments": ".", "topics": "topic", "questions": "subtopics",
-                        "runs": "run", "collection": "../crux-mds-corpus"}),
+                        "runs": "run", "collection": "../crux-mds-corpus"}, include=["*"]),
         registry_entry("crux-mds-corpus", "corpus", HUB_REPOS["DylanJHJ/crux-mds-corpus"],
                        {"type": "hf", "repo": "DylanJHJ/crux-mds-corpus",
                         "revision": commit_of("DylanJHJ/crux-mds-corpus")},
-                       files_below(HUB_REPOS["DylanJHJ/crux-mds-corpus"])),
+                       files_below(HUB_REPOS["DylanJHJ/crux-mds-corpus"]), include=["*"]),
         registry_entry("coveragebench-crux_duc04", "coveragebench", coveragebench,
                        {"type": "hf", "repo": "hltcoe/coveragebench",
                         "revision": commit_of("hltcoe/coveragebench")},
                        [f for f in files_below(coveragebench) if "duc04" in f.lower()
-                        or f == "README.md"], {"config": "crux_duc04"}),
+                        or f == "README.md"], {"config": "crux_duc04"},
+                       include=["readme.md", "*duc04*"]),
     ]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path

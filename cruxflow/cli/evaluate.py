@@ -178,7 +178,7 @@ def _against(args, names: list[str], options: MetricOptions) -> int:
                          indent=2))
         return 0
     print(table.to_markdown(index=False, floatfmt=".4f"))
-    print(f"\nagainst {judgments.source} (eta={options.eta}), as cruxflow.evaluate scores: the "
+    print(f"\nagainst {args.against} (eta={options.eta}), as cruxflow.evaluate scores: the "
           "mean of each measure over the topics it covers (docs/evaluate.md)")
     if args.output is not None:
         print(f"wrote {args.output}")

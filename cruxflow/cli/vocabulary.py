@@ -59,7 +59,7 @@ _flags(
                     "as `cruxflow ingest` or the workflow writes it)", type=_PATH, metavar="DIR",
          default_text="none"),
     Flag("run", "TREC run file(s), `qid Q0 passage rank score tag`; several (--run a b, or --run "
-                "a --run b) are scored in one call", type=Path, nargs="+", action="extend",
+                "a --run b) are scored in one call", type=_PATH, nargs="+", action="extend",
          metavar="RUN", default_text="none"),
     Flag("contexts", 'contexts to score: JSONL, one line per topic, {"topic_id": ..., "passages": '
                      '[ids, best first]} ("context" is accepted for "passages"); several as --run',

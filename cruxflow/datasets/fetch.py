@@ -120,8 +120,10 @@ def pin(dataset: DataSet, *, progress: bool = True) -> DataSet:
 
 
 def _included(path: str, globs) -> bool:
+    """Whether ``include`` takes ``path`` (globs over the lower-cased path; none: all)."""
     low = path.lower()
-    return any(g in ("", "*") or fnmatch.fnmatchcase(low, g.lower()) for g in globs)
+    return not globs or any(g in ("", "*") or fnmatch.fnmatchcase(low, g.lower())
+                            for g in globs)
 
 
 # --- downloading ------------------------------------------------------------------------------
