@@ -45,7 +45,8 @@ def home(tmp_path, monkeypatch, standin):
     monkeypatch.setenv("HF_ENDPOINT", standin.hub_url)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)      # the stand-in is on 127.0.0.1
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     monkeypatch.delenv("CRUXFLOW_REGISTRY", raising=False)
     return tmp_path / "home"
 
@@ -57,7 +58,22 @@ def pinned(home, tmp_path, monkeypatch):
     return home
 
 
+def _cli(*args: str) -> tuple[int, str, str]:
+    """``cruxflow ARGS`` in a process of its own: huggingface_hub reads HF_HUB_OFFLINE (which
+    scripts/test.sh sets for the whole suite, and the fixtures unset) when it is imported."""
+    done = subprocess.run([sys.executable, "-m", "cruxflow.cli", *args], capture_output=True,
+                          text=True, env=dict(os.environ), timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+URL_SETS = {"trec-rag24", "trec-rag25", "trec-rag25-umbrela", "crux-labeling"}
+
+
 def _fetch(capsys, *names) -> tuple[int, str, str]:
+    """``cruxflow fetch NAMES``: here when only plain URLs are fetched (cheaper), else in a
+    process of its own (:func:`_cli`)."""
+    if not set(names) <= URL_SETS:
+        return _cli("fetch", *names)
     code = main(["fetch", *names])
     out, err = capsys.readouterr()
     return code, out, err
@@ -222,12 +238,12 @@ def test_pin_takes_the_hubs_listing_and_checks_lfs_and_git_files(home, standin, 
     data = bytearray((duc / qrels).read_bytes())
     data[0] ^= 1
     standin.corrupt[DUC_HUB + qrels] = bytes(data)
-    assert main(["fetch", "--pin", "crux-mds-duc04"]) == 2
-    err = capsys.readouterr().err
+    code, _, err = _cli("fetch", "--pin", "crux-mds-duc04")
+    assert code == 2
     assert f"crux-mds-duc04: {qrels}: git blob id " in err and "is not the hub's" in err
     del standin.corrupt[DUC_HUB + qrels]
-    assert main(["fetch", "--pin", "crux-mds-duc04"]) == 0
-    assert f"pinned at {hub.commit_of('DylanJHJ/crux')} (7 files" in capsys.readouterr().out
+    code, out, _ = _cli("fetch", "--pin", "crux-mds-duc04")
+    assert code == 0 and f"pinned at {hub.commit_of('DylanJHJ/crux')} (7 files" in out
     from cruxflow.datasets.registry import get
 
     pin = get("crux-mds-duc04")
@@ -236,13 +252,13 @@ def test_pin_takes_the_hubs_listing_and_checks_lfs_and_git_files(home, standin, 
         rel: hashlib.sha256((duc / rel).read_bytes()).hexdigest()
         for rel in hub.files_below(duc)}
     assert {f.checked for f in pin.files} == {"hub-api"}
-    assert main(["fetch", "crux-mds-duc04"]) == 0     # a plain fetch now: all verified
+    assert _cli("fetch", "crux-mds-duc04")[0] == 0     # a plain fetch now: all verified
 
 
 def test_pin_says_when_no_file_matches(home, standin, capsys):
     standin.hub["hltcoe/coveragebench"] = hub.DATA / "crux" / "release" / "crux-biogen"
-    assert main(["fetch", "--pin", "coveragebench-ragtime_2025"]) == 2
-    err = capsys.readouterr().err
+    code, _, err = _cli("fetch", "--pin", "coveragebench-ragtime_2025")
+    assert code == 2
     assert "no file of Hugging Face dataset hltcoe/coveragebench" in err and "*ragtime*" in err
 
 
@@ -284,7 +300,7 @@ def test_a_crux_subset_and_a_coveragebench_config_are_scored_by_name(pinned, cap
         pytest.approx(2 / 3)
     # a config pinned from the hub's listing, its baseline run scored
     os.environ.pop("CRUXFLOW_REGISTRY")
-    assert main(["fetch", "--pin", "coveragebench-cast2020"]) == 0
+    assert _cli("fetch", "--pin", "coveragebench-cast2020")[0] == 0
     from cruxflow.datasets import load
 
     cast = load("coveragebench-cast2020")
