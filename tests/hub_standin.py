@@ -297,20 +297,14 @@ def write_registry(path: Path) -> Path:
     duc = HUB_REPOS["DylanJHJ/crux"] / "crux-mds-duc04"
     url = "https://raw.githubusercontent.com/"
     parts = [
-        registry_entry("trec-rag24", "trec-qrels", anserini,
-                       {"type": "url", "repo": "castorini/anserini-tools",
-                        "revision": ANSERINI_COMMIT,
-                        "url": f"{url}castorini/anserini-tools/{ANSERINI_COMMIT}/"},
-                       ["qrels/qrels.rag24.test.txt", "topics/topics.rag24.test.txt"],
-                       {"judgments": "qrels/qrels.rag24.test.txt",
-                        "topics": "topics/topics.rag24.test.txt"}),
-        registry_entry("trec-rag25", "trec-qrels", anserini,
-                       {"type": "url", "repo": "castorini/anserini-tools",
-                        "revision": ANSERINI_COMMIT,
-                        "url": f"{url}castorini/anserini-tools/{ANSERINI_COMMIT}/"},
-                       ["qrels/qrels.rag25.test.txt", "topics/topics.rag25.test.jsonl"],
-                       {"judgments": "qrels/qrels.rag25.test.txt",
-                        "topics": "topics/topics.rag25.test.jsonl"}),
+        *(registry_entry(name, "trec-qrels", anserini,
+                         {"type": "url", "repo": "castorini/anserini-tools",
+                          "revision": ANSERINI_COMMIT,
+                          "url": f"{url}castorini/anserini-tools/{ANSERINI_COMMIT}/"},
+                         [qrels, topics], {"judgments": qrels, "topics": topics})
+          for name, qrels, topics in (
+              ("trec-rag24", "qrels/qrels.rag24.test.txt", "topics/topics.rag24.test.txt"),
+              ("trec-rag25", "qrels/qrels.rag25.test.txt", "topics/topics.rag25.test.jsonl"))),
         registry_entry("crux-labeling", "labeling", labeling,
                        {"type": "url", "repo": "DylanJoo/crux-labeling",
                         "revision": LABELING_COMMIT,

@@ -8,6 +8,8 @@ docs/released-data.md walks through them. Each name is imported on first use, so
 ``import cruxflow`` (which watches for ir_datasets through :mod:`.irds`) stays light.
 """
 
+from cruxflow import lazy_names
+
 # name -> (module, attribute): loaded when first asked for
 _LAZY = {
     "load": ("cruxflow.datasets.released", "load"),
@@ -16,14 +18,4 @@ _LAZY = {
 }
 
 __all__ = list(_LAZY)
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        module, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(module), attribute)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'cruxflow.datasets' has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _LAZY)
