@@ -298,6 +298,15 @@ def test_a_crux_subset_and_a_coveragebench_config_are_scored_by_name(pinned, cap
                  "--measures", "Cov@10", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["aggregate"][0]["Cov@10"] == \
         pytest.approx(2 / 3)
+    # the authors' script: paths inside the fetched set read as the fixture's own files
+    duc = DUC_RUN.parents[1]
+    by = {}
+    for qrel, judge in ((str(duc / "qrels" / "div_qrels-tau3.txt"), str(duc / "judge")),
+                        ("crux-mds-duc04/qrels/div_qrels-tau3.txt", "crux-mds-duc04/judge")):
+        assert main(["crux-eval", "--run", str(DUC_RUN), "--qrel", qrel, "--judge", judge,
+                     "--json"]) == 0
+        by[qrel] = json.loads(capsys.readouterr().out)["runs"][0]["aggregate"]
+    assert len({json.dumps(a, sort_keys=True) for a in by.values()}) == 1
     # a config pinned from the hub's listing, its baseline run scored
     os.environ.pop("CRUXFLOW_REGISTRY")
     assert _cli("fetch", "--pin", "coveragebench-cast2020")[0] == 0
