@@ -14,7 +14,27 @@ ir_measures measure objects (:mod:`cruxflow.metrics.measures`). Each is imported
 use, so ``import cruxflow`` stays light.
 """
 
+import importlib
+import sys
+
 __version__ = "0.1.0"
+
+
+def lazy_names(package: str, table: dict[str, tuple[str, str]]):
+    """The ``__getattr__`` of ``package`` (PEP 562) that imports each name of ``table``
+    (``{name: (module, attribute)}``) when first asked for, and keeps it: this package's and
+    :mod:`cruxflow.datasets`'s, so that importing them stays light."""
+
+    def __getattr__(name):
+        if name in table:
+            module, attribute = table[name]
+            value = getattr(importlib.import_module(module), attribute)
+            setattr(sys.modules[package], name, value)
+            return value
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
+
 
 # name -> (module, attribute): loaded when first asked for
 _LAZY = {
@@ -30,14 +50,15 @@ _LAZY = {
 }
 
 __all__ = ["__version__", *_LAZY]
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
+def _watch_ir_datasets() -> None:
+    """``ir_datasets.load("crux/<name>")`` for the registered sets: registered when
+    ir_datasets is imported, at no cost otherwise (:mod:`cruxflow.datasets.irds`)."""
+    from cruxflow.datasets.irds import watch
 
-        module, attribute = _LAZY[name]
-        value = getattr(importlib.import_module(module), attribute)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'cruxflow' has no attribute {name!r}")
+    watch()
+
+
+_watch_ir_datasets()

@@ -2,7 +2,8 @@
 
 ``pip install cruxflow`` gives the data model, the readers, ``cruxflow evaluate``, the metrics and
 the statistics; the heavy stacks come with extras (``llm``, ``retrieval``, ``rerank``, ``plots``,
-``parquet``, ``annotate``, ``workflow``, ``judge``, ``irds``, ``autojudge``, ``all``). A module
+``parquet``, ``annotate``, ``workflow``, ``judge``, ``irds``, ``autojudge``, ``fetch``,
+``all``). A module
 that needs one says so in one of two ways:
 
 * a module that is nothing without the stack checks at import, without importing it (the heavy
@@ -40,6 +41,7 @@ EXTRA_OF = {
     **dict.fromkeys(("starlette", "uvicorn", "jinja2"), "annotate"),
     **dict.fromkeys(("ppi_py", "krippendorff", "numba"), "judge"),
     "ir_datasets": "irds",
+    "huggingface_hub": "fetch",
     **dict.fromkeys(("autojudge_base", "nltk"), "autojudge"),
 }
 

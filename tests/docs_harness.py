@@ -17,7 +17,11 @@ How a doc is read (docs/README.md, "The docs are tests", says the same for write
   purpose), ``serves`` (a command still running after it has been quiet for a few seconds, a
   server, is stopped with Ctrl-C, as its user would), ``reuse="NAME"`` (the finished workflow run
   NAME is copied in first: see :data:`REUSE`), ``after="TEXT"`` (with ``reuse``: copied in after
-  the block's command that starts with TEXT, e.g. ``cruxflow init``).
+  the block's command that starts with TEXT, e.g. ``cruxflow init``), ``standin`` (the block's
+  ``cruxflow fetch`` reaches the stand-ins of the Hugging Face Hub and of a mirror on 127.0.0.1,
+  tests/hub_standin.py, serving fixture excerpts in place of the internet: started for the rest
+  of the doc, with ``HF_ENDPOINT``, ``CRUXFLOW_MIRROR``, a scratch ``CRUXFLOW_HOME`` and the
+  stand-in's registry of the excerpts, ``CRUXFLOW_REGISTRY``).
 * **Where**: each doc in its own scratch copy of the checkout's tracked files (``git ls-files``)
   with the virtual environment linked; each section (``#`` heading) in one shell, its blocks in
   order, so ``cd`` and variables carry from one block to the next; the next section starts at
@@ -47,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PLACEHOLDER_ROOT = "/path/to/cruxflow"
 RUN_LANGS = {"bash", "sh", "console", "python"}
 MARKER = re.compile(r"<!--\s*docs-test:(.*?)-->", re.S)
-KEYS = {"skip", "status", "serves", "reuse", "after"}
+KEYS = {"skip", "status", "serves", "reuse", "after", "standin"}
 FENCE = re.compile(r"^(\s*)(```+)\s*([\w+-]*)\s*$")
 HEADING = re.compile(r"^#{1,6} ")
 QUIET_S = 4.0          # a serving command quiet this long after its last line is stopped
@@ -497,6 +501,21 @@ def _tail(text: str, n: int = 40) -> str:
     return ("    ...\n" if len(lines) > n else "") + "\n".join("    " + x for x in cut)
 
 
+def start_standin(env: dict[str, str], workdir: Path):
+    """The stand-ins of the hub and of a mirror (``standin`` marker), and what a shell needs to
+    reach them, set in ``env``; the caller stops what this returns."""
+    from hub_standin import StandIn, write_registry
+
+    standin = StandIn().start()
+    env.update(HF_ENDPOINT=standin.hub_url, CRUXFLOW_MIRROR=standin.mirror_url,
+               CRUXFLOW_HOME=str(workdir / "cruxflow-home"), HF_HUB_DISABLE_TELEMETRY="1",
+               HF_HUB_CACHE=str(workdir / "hf-cache"),
+               CRUXFLOW_REGISTRY=str(write_registry(workdir / "standin-registry.toml")))
+    for offline in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # huggingface_hub reads both:
+        env.pop(offline, None)      # the stand-in is on 127.0.0.1, not the internet
+    return standin
+
+
 def run_doc(path: Path, workdir: Path, reuse, on_block=None) -> list[tuple[Block, list[Result]]]:
     """Run a doc's blocks in a scratch copy under ``workdir``, one shell per section; a section
     stops at its first block that fails (the rest builds on it). ``on_block(block, results)``
@@ -504,20 +523,27 @@ def run_doc(path: Path, workdir: Path, reuse, on_block=None) -> list[tuple[Block
     root = scratch_copy(workdir / "cruxflow")
     env = environment(root)
     done = []
-    for section in sections(parse(path)):
-        shell = Shell(root, env)
-        try:
-            for block in section:
-                if not block.runs:
-                    continue
-                results = run_block(block, shell, reuse)
-                done.append((block, results))
-                if on_block:
-                    on_block(block, results)
-                if failures(block, results):
-                    break
-        finally:
-            shell.close()
+    standin = None
+    try:
+        for section in sections(parse(path)):
+            shell = Shell(root, env)
+            try:
+                for block in section:
+                    if not block.runs:
+                        continue
+                    if "standin" in block.marks and standin is None:
+                        standin = start_standin(env, workdir)
+                    results = run_block(block, shell, reuse)
+                    done.append((block, results))
+                    if on_block:
+                        on_block(block, results)
+                    if failures(block, results):
+                        break
+            finally:
+                shell.close()
+    finally:
+        if standin is not None:
+            standin.stop()
     return done
 
 

@@ -2,6 +2,7 @@
 the library and prints; nothing outside this package imports it.
 
 ``cruxflow init``      write a starting project for one's own documents (docs/own-data.md)
+``cruxflow fetch``     download the field's released sets by name (docs/released-data.md)
 ``cruxflow ingest``    read a raw corpus into the CRUX data model (docs/data-model.md)
 ``cruxflow export``    a dataset's sub-questions and ratings as nuggets (docs/nuggets.md)
 ``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)

@@ -34,6 +34,30 @@ class OneLineParser(argparse.ArgumentParser):
         return namespace, extras
 
 
+def release_path(text: str):
+    """A folder or file that may be a registered set's name (``crux-mds-duc04``,
+    ``crux-labeling/annotator_1/crux_testb``): its place in the cache (``cruxflow fetch``); a
+    name not fetched is refused in one line naming the fetch to run."""
+    from cruxflow.data.errors import DataError
+    from cruxflow.datasets import resolve
+
+    try:
+        return resolve(text)
+    except DataError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def named_release_path(text: str) -> str:
+    """:func:`release_path` for ``[NAME=]PATH`` values (``--human ann1=crux-labeling/...``):
+    the path part resolved, the name kept."""
+    import os
+
+    label, sep, rest = text.partition("=")
+    if sep and "/" not in label and not os.path.lexists(text):
+        return f"{label}={release_path(rest)}"
+    return str(release_path(text))
+
+
 def _integer(text: str, low: int, high: int | None, what: str) -> int:
     try:
         value = int(text)

@@ -5,6 +5,7 @@ without importing any."""
 
 COMMANDS = {
     "init": "write a starting project for your own documents",
+    "fetch": "download the released sets (CRUX, CoverageBench, TREC RAG qrels) by name",
     "ingest": "read a corpus into the CRUX data model",
     "export": "write a dataset's sub-questions and ratings as AutoNuggetizer or NuggetBank "
               "nuggets",

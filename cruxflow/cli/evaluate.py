@@ -25,12 +25,13 @@ def _cmd_evaluate(args) -> int:
     if args.run_name is not None and len(inputs) > 1:
         raise DataError("--run-name names one run; several runs are named by their file names")
     names = _system_names(inputs, args.run_name)
+    if args.against is not None or args.measures is not None:
+        return _against(args, names, options_of(args))
     # --judge alone (no --dataset) names the authors' files; with --dataset, its ratings
     release = args.crux_root is not None or args.qrel is not None or (
         args.judge is not None and args.dataset is None)
     results, authors = [], []
-    options = MetricOptions(eta=args.eta, alpha=args.alpha, density_weight=args.density_weight,
-                            tokenizer=args.tokenizer, relevance_grades=args.relevance_grades)
+    options = options_of(args)
     if release:
         if args.run is None:
             raise DataError("--crux-root, --qrel and --judge score a --run")
@@ -110,6 +111,74 @@ def _cmd_evaluate(args) -> int:
             print(a.line())
     if authors_paired:
         _print_paired(authors_paired, policy, "measure of the authors' script")
+    if args.output is not None:
+        print(f"wrote {args.output}")
+    return 0
+
+
+def options_of(args) -> MetricOptions:
+    return MetricOptions(eta=args.eta, alpha=args.alpha, density_weight=args.density_weight,
+                         tokenizer=args.tokenizer, relevance_grades=args.relevance_grades)
+
+
+# ``--against relevance=FILE``: the part of cruxflow.Judgments a file is given as
+AGAINST_PARTS = ("relevance", "ratings", "qrels")
+
+
+def _judgments_against(text: str):
+    """``--against``'s value as cruxflow.evaluate's ``judgments``: ``relevance=FILE`` (and
+    ``ratings=``, ``qrels=``) as that part of :class:`~cruxflow.metrics.inputs.Judgments`, a
+    registered name as its set's judgments, anything else as cruxflow.evaluate reads it."""
+    from cruxflow.datasets import resolve, resolve_judgments
+    from cruxflow.metrics.inputs import Judgments
+
+    part, sep, rest = text.partition("=")
+    if sep and part in AGAINST_PARTS:
+        return Judgments(**{part: resolve(rest)}, source=rest)
+    return resolve_judgments(text)
+
+
+def _against(args, names: list[str], options: MetricOptions) -> int:
+    """``--against JUDGMENTS --measures NAME...``: each run scored by cruxflow.evaluate (the
+    Python API's values, its topics and its conventions), the means per run printed."""
+    import pandas as pd
+
+    from cruxflow.metrics.api import DEFAULT_MEASURES, evaluate
+    from cruxflow.metrics.inputs import as_judgments
+
+    if args.against is None:
+        raise DataError("--measures scores --run against --against JUDGMENTS")
+    other = [f for f in ("dataset", "crux_root", "qrel", "judge", "judgments", "contexts")
+             if getattr(args, f) is not None]
+    if other:
+        raise DataError(f"--against gives the judgments: not with --{other[0].replace('_', '-')}"
+                        " (score contexts as a run)")
+    judgments = as_judgments(_judgments_against(args.against), options.eta)   # read once
+    measures = args.measures or list(DEFAULT_MEASURES)
+    frames, rows = [], []
+    for name, run in zip(names, args.run, strict=True):
+        frame = evaluate(run, judgments, measures, options=options)
+        per = frame.reset_index()
+        per.insert(0, "system", name)
+        frames.append(per)
+        rows.append({"system": name, "topics": len(frame),
+                     "missing_in_run": len(frame.attrs["missing_in_run"]),
+                     **frame.mean().to_dict()})
+    per_query, table = pd.concat(frames, ignore_index=True), pd.DataFrame(rows)
+    if args.output is not None:
+        write_tsv(args.output / "per_query.tsv", per_query)
+        write_tsv(args.output / "aggregate.tsv", table)
+    if args.json:
+        print(json.dumps({"judgments": judgments.source, "measures": measures,
+                          "aggregate": [{k: nan_to_none(v) for k, v in r.items()}
+                                        for r in table.to_dict(orient="records")],
+                          "per_query": [{k: nan_to_none(v) for k, v in r.items()}
+                                        for r in per_query.to_dict(orient="records")]},
+                         indent=2))
+        return 0
+    print(table.to_markdown(index=False, floatfmt=".4f"))
+    print(f"\nagainst {args.against} (eta={options.eta}), as cruxflow.evaluate scores: the "
+          "mean of each measure over the topics it covers (docs/evaluate.md)")
     if args.output is not None:
         print(f"wrote {args.output}")
     return 0
@@ -261,6 +330,8 @@ def add_command(subparsers) -> None:
     add("tokenizer", detail="here Den's token counts")
     add("relevance-grades")
     add("judgments")
+    add("against", detail="here scores --run with cruxflow.evaluate, in place of --dataset")
+    add("measures", detail="here with --against")
     add("collection", detail="for a run that searched a corpus larger than the dataset's own "
                              "passages")
     add("run-name")

@@ -36,7 +36,12 @@ def options_from_args(args) -> registry.IngestOptions:
 
 
 def _cmd_ingest(args) -> int:
-    summary = ingest_to(args.format, args.input, args.output, options_from_args(args),
+    source = args.input
+    if args.format == "crux":   # a fetched set's name (crux-labeling/annotator_1/crux_testb)
+        from cruxflow.datasets import resolve
+
+        source = str(resolve(source))
+    summary = ingest_to(args.format, source, args.output, options_from_args(args),
                         eta=args.eta)
     if args.json:
         print(json.dumps(summary, indent=2))

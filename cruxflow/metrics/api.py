@@ -40,6 +40,7 @@ from collections.abc import Mapping
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import tie_warning
+from cruxflow.datasets import resolve_judgments
 from cruxflow.metrics import names as N
 from cruxflow.metrics.options import DEFAULTS, MetricOptions
 
@@ -63,7 +64,7 @@ def evaluate(run, judgments, measures=DEFAULT_MEASURES, *, options: MetricOption
     for name in wanted:
         if name.cutoff is None and not name.definition.cutoff_optional:
             raise ValueError(f"{name}: give a cutoff ({name}@10, or {name}@oracle for k = |Z*|)")
-    given = as_judgments(judgments, base.eta)
+    given = as_judgments(resolve_judgments(judgments), base.eta)   # a set's name: its judgments
     lines = as_run(run)
     if texts is not None and tokens is not None:
         raise ValueError("give texts or tokens, not both")

@@ -190,6 +190,7 @@ def compare(runs, judgments, measures=None, *, test: str | None = None,
     """
     import pandas as pd
 
+    from cruxflow.datasets import resolve_judgments
     from cruxflow.metrics import api
     from cruxflow.metrics.inputs import as_judgments
     from cruxflow.metrics.options import DEFAULTS
@@ -200,7 +201,7 @@ def compare(runs, judgments, measures=None, *, test: str | None = None,
         raise ValueError(f"compare needs two runs or more, got {len(named)}")
     policy = POLICY.with_(test=test, correction=correction, resamples=resamples, seed=seed)
     # read once, as cruxflow.evaluate reads them (any form it takes), not once per run
-    judgments = as_judgments(judgments, (options or DEFAULTS).eta)
+    judgments = as_judgments(resolve_judgments(judgments), (options or DEFAULTS).eta)
     kwargs = {"options": options, "texts": texts, "tokens": tokens}
     if measures is not None:
         kwargs["measures"] = measures

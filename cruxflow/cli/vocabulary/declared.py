@@ -18,6 +18,8 @@ from cruxflow.stages.holes import RATING_PROMPTS
 
 PAIRED_HOME = "cruxflow.metrics.policy.POLICY"
 NO_TEST = "none"     # --test none: compare nothing
+# a folder or file of the inputs may be a fetched set's name (or a path inside one)
+_PATH, _NAMED_PATH = types.release_path, types.named_release_path
 
 
 def _flags(*flags: Flag) -> None:
@@ -26,13 +28,12 @@ def _flags(*flags: Flag) -> None:
 
 
 # --- inputs: what a command reads ------------------------------------------------------------
-
 _flags(
     Flag("dataset", "a prepared dataset directory (topics.jsonl, passages/, answerability.jsonl, "
-                    "as `cruxflow ingest` or the workflow writes it)", type=Path, metavar="DIR",
+                    "as `cruxflow ingest` or the workflow writes it)", type=_PATH, metavar="DIR",
          default_text="none"),
     Flag("run", "TREC run file(s), `qid Q0 passage rank score tag`; several (--run a b, or --run "
-                "a --run b) are scored in one call", type=Path, nargs="+", action="extend",
+                "a --run b) are scored in one call", type=_PATH, nargs="+", action="extend",
          metavar="RUN", default_text="none"),
     Flag("contexts", 'contexts to score: JSONL, one line per topic, {"topic_id": ..., "passages": '
                      '[ids, best first]} ("context" is accepted for "passages"); several as --run',
@@ -48,7 +49,7 @@ _flags(
          short="the raw corpus that ingest reads"),
     Flag("judge", "the judge's 0-5 answerability ratings of (passage, question) pairs: ratings "
                   "files or folders in any ratings layout (the CRUX release's judge/, cruxflow's "
-                  "answerability.jsonl)", type=Path, nargs="+", action="extend", metavar="PATH",
+                  "answerability.jsonl)", type=_PATH, nargs="+", action="extend", metavar="PATH",
          default_text="none",
          short="the judge's answerability ratings"),
     Flag("judge-reports", "the judge's ratings of generated reports (the workflow's results/rag/"
@@ -58,25 +59,34 @@ _flags(
                   "paper's Task 2): the labeling tool's exports (qrels.jsonl), `cruxflow "
                   "annotate --export`'s passage_ratings.jsonl, or ratings in any judge layout; "
                   "NAME= names the annotator (else the file stem, else its folder)", nargs="+",
-         metavar="[NAME=]PATH", default_text="none",
+         type=_NAMED_PATH, metavar="[NAME=]PATH", default_text="none",
          short="the annotators' answerability ratings"),
     Flag("human-reports", "annotators' labels of RAG reports (the paper's Task 1): label files "
                           "or folders; NAME= names the annotator (else the file stem, else its "
-                          "folder)", nargs="+", metavar="[NAME=]PATH", default_text="none"),
+                          "folder)", nargs="+", metavar="[NAME=]PATH", type=_NAMED_PATH,
+         default_text="none"),
     Flag("judge-values", "a judge's value of every item: TSV item<TAB>value (e.g. a run's "
                          "per-topic Cov@10 from the judge's ratings)", metavar="J.tsv"),
     Flag("human-values", "human values of the labelled items: TSV item<TAB>value, the items a "
                          "subset of --judge-values'", metavar="H.tsv"),
     Flag("qrel", "the CRUX authors' diversity qrels, e.g. $CRUX_ROOT/crux-mds-duc04/qrels/"
-                 "div_qrels-tau3.txt", type=Path, metavar="FILE", default_text="none"),
+                 "div_qrels-tau3.txt", type=_PATH, metavar="FILE", default_text="none"),
     Flag("crux-root", "a CRUX release subset folder (crux-mds-duc04): its qrels/ and judge/ for "
                       "the authors' script, and the dataset they make when the passage texts "
-                      "are known", type=Path, metavar="DIR", default_text="none"),
+                      "are known", type=_PATH, metavar="DIR", default_text="none"),
     Flag("judgments", "a judgments.jsonl to use instead of deriving the judgments from the "
                       "dataset's ratings (derived with --eta: another eta is an error)",
-         type=Path, metavar="FILE", default_text="derived from the dataset's ratings"),
+         type=_PATH, metavar="FILE", default_text="derived from the dataset's ratings"),
+    Flag("against", "judgments as cruxflow.evaluate reads them, scored with --measures: a fetched "
+                    "set's name, a release subset, a judge folder, relevance=QRELS", metavar="J",
+         default_text="none"),
+    Flag("measures", "measures as cruxflow.evaluate names them (Cov@10, nDCG@10, ...)", nargs="+",
+         metavar="NAME", default_text="cruxflow.evaluate's"),
+    Flag("list", "list the registered sets, their sizes and what is cached", action="store_true"),
+    Flag("pin", "pin a set the registry leaves unpinned from the hub's listing, then fetch it",
+         action="store_true"),
     Flag("collection", "the passage texts of a corpus: a JSONL file (id/_id, contents/text; a "
-                       "JsonCollection) or a folder of them (passages.jsonl)", type=Path,
+                       "JsonCollection) or a folder of them (passages.jsonl)", type=_PATH,
          metavar="PATH", default_text="none",
          short="a passage corpus"),
     Flag("passages", "passage texts: a JSONL file (id/docid + contents/segment/text) or a "
@@ -107,7 +117,6 @@ _flags(
 )
 
 # --- outputs ----------------------------------------------------------------------------------
-
 _flags(
     Flag("output", "the directory the command writes its files to (made if missing; a file is "
                    "refused)", type=types.output_dir, metavar="DIR", default_text="none"),
@@ -116,7 +125,6 @@ _flags(
 )
 
 # --- what the metrics are told -----------------------------------------------------------------
-
 _flags(
     Flag("eta", "answerability threshold: the rating (1-5) from which a passage answers a "
                 "question", type=types.eta, metavar="ETA", default=DEFAULTS.eta),
@@ -149,7 +157,6 @@ _flags(
 )
 
 # --- statistics --------------------------------------------------------------------------------
-
 _flags(
     # the paired tests between runs: choices and defaults are the policy's (POLICY); the
     # commands add them with add_paired_options (below)
@@ -197,7 +204,6 @@ def paired_policy(args):
 
 
 # --- ingest, init, export ----------------------------------------------------------------------
-
 _flags(
     Flag("format", "the data format the command converts from (ingest) or to (export)",
          home="the command"),
@@ -238,8 +244,8 @@ _KINDS = {
     "encoding": {"type": types.encoding, "metavar": "NAME"},
     "count": {"type": types.positive_int, "metavar": "N"},
     "flag": {"action": "store_true"},
-    "path": {"type": Path, "metavar": "PATH"},
-    "paths": {"type": Path, "nargs": "+", "action": "extend", "metavar": "PATH"},
+    "path": {"type": _PATH, "metavar": "PATH"},
+    "paths": {"type": _PATH, "nargs": "+", "action": "extend", "metavar": "PATH"},
 }
 
 
@@ -283,7 +289,6 @@ def _register_ingest_options() -> None:
 _register_ingest_options()
 
 # --- annotate ----------------------------------------------------------------------------------
-
 _flags(
     Flag("task", "the annotation task: ratings (0-5 answerability of passage-question pairs on "
                  "the judge's rubric) or reports (which sub-questions a RAG report answers)",
@@ -325,7 +330,6 @@ _flags(
 )
 
 # --- the LLM: which model, how it is called ----------------------------------------------------
-
 _flags(
     Flag("model", "the LLM: a GGUF path or package:<module>/<file> for llama.cpp, or the served "
                   "model's name with --base-url", metavar="MODEL", home="the command"),
@@ -385,7 +389,6 @@ for _role, _what in ROLES.items():
     )
 
 # --- plan --------------------------------------------------------------------------------------
-
 _flags(
     Flag("gpus", "GPUs available: each backend runs as many instances as fit (its 'gpus' is "
                  "one instance, tensor parallel)", type=types.positive_int, metavar="N",
@@ -410,7 +413,6 @@ _flags(
 )
 
 # --- udcg --------------------------------------------------------------------------------------
-
 _flags(
     Flag("gamma", "the weight of the distracting effect in UDCG (Eq. 4)", type=types.fraction,
          metavar="GAMMA", home="cruxflow.beyond.udcg.UdcgOptions"),
@@ -456,7 +458,6 @@ _flags(
 )
 
 # --- support -----------------------------------------------------------------------------------
-
 _flags(
     Flag("judge-pairs", "judge with the LLM the cited (sentence, passage) pairs without a label "
                         "(--judge-pairs, or --judge-pairs missing) or all of them (all)",
@@ -473,7 +474,6 @@ _flags(
 )
 
 # --- kpr ---------------------------------------------------------------------------------------
-
 _flags(
     Flag("extract-only", "only extract key points (no response needed)", action="store_true"),
     Flag("pipeline", "how key points are made: fast (one round, no LLM de-duplication, no "
