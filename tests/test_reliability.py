@@ -32,7 +32,8 @@ from cruxflow.data.io import (
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1,localhost",
+       "no_proxy": "127.0.0.1,localhost"}
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +115,31 @@ def test_dev_zero_as_a_run_stops_in_bounded_memory(dataset):
     assert rc == 0
     print(f"peak RSS: /dev/zero {zero_mb:.0f} MB, a real run {base_mb:.0f} MB")
     assert zero_mb - base_mb < 100, (zero_mb, base_mb)
+
+
+def test_a_50_mb_llm_answer_stops_in_bounded_memory(tmp_path):
+    """Issue 55: a 50 MB answer took 1.16 GB and was stored in the cache. Now it is read up
+    to the bound on an answer (8 MiB) and refused; the peak memory of `cruxflow udcg` against
+    a real server sending it is measured against the same command given a small answer."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from llm_server import Misbehaving
+
+    (tmp_path / "u.json").write_text(json.dumps([{
+        "question": "who wrote it", "answers": ["someone"],
+        "passages": [{"doc_id": "d1", "text": "Someone wrote it.", "is_relevant": True}]}]))
+    peaks, errors = {}, {}
+    for mode in ("huge-undeclared", "ok"):
+        with Misbehaving(mode) as server:
+            rc, errors[mode], peaks[mode] = _peak_rss_mb([
+                sys.executable, "-m", "cruxflow.cli", "udcg", "--questions",
+                str(tmp_path / "u.json"), "--output", str(tmp_path / mode), "--base-url",
+                server.url, "--model", "m", "--max-retries", "0"])
+        assert rc == 2 and "Traceback" not in errors[mode], errors[mode]
+    assert "an answer longer than 8,388,608 bytes" in errors["huge-undeclared"]
+    assert "no logprobs" in errors["ok"]   # the small answer was read, used, and found wanting
+    print(f"peak RSS: a 50 MB answer {peaks['huge-undeclared']:.0f} MB, a small one "
+          f"{peaks['ok']:.0f} MB")
+    assert peaks["huge-undeclared"] - peaks["ok"] < 60, peaks
 
 
 # --- a full disk: outputs together or not at all --------------------------------------------
