@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import socket
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from llm_server import Misbehaving
 
 from cruxflow.cli import main
 from cruxflow.data.ingest import IngestOptions, ingest_to
@@ -165,7 +167,34 @@ def port_in_use(t, _):
     (t / "port").write_text(str(sock.getsockname()[1]))
 
 
-PORTS: list[socket.socket] = []
+PORTS: list = []   # what a case's setup opened (sockets, servers): closed after the case
+
+
+def llm_server(mode: str, redirect_to: str | None = None):
+    """The questions of udcg, an LLM cache for them (so that a failing command writes
+    nothing) and a real HTTP server on 127.0.0.1 answering as ``mode`` says
+    (tests/llm_server.py), its port in {port}; ``redirect_to``: the host a second server is
+    reached by, to which the first one redirects."""
+    def setup(t, d):
+        from cruxflow.llm import LLMCache
+
+        udcg_input(UDCG_ITEM)(t, d)
+        LLMCache(t / "c.sqlite").close()
+        location = ""
+        if redirect_to:
+            other = Misbehaving("ok").__enter__()
+            PORTS.append(other)
+            location = f"http://{redirect_to}:{other.port}/v1/chat/completions"
+            (t / "other").write_text(str(other.port))
+        server = Misbehaving(mode, location=location).__enter__()
+        PORTS.append(server)
+        (t / "port").write_text(str(server.port))
+    return setup
+
+
+UDCG_SERVED = ("udcg --questions {t}/u.json --output {t}/out --cache {t}/c.sqlite --base-url "
+               "http://127.0.0.1:{port}/v1 --model m --max-retries 0")
+LOCAL = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
 
 
 def nothing(t, _):
@@ -729,6 +758,70 @@ CASES = [
     Case("multinews-input-is-a-fifo", "ingest --format multinews --input {t}/fifo "
          "--output {t}/out", lambda t, d: os.mkfifo(t / "fifo"),
          ("{t}/fifo", "is a special file (a pipe or a device)")),
+    # ---- issue 55, class 1: a bound on every LLM answer, before it is parsed or cached
+    *[Case(f"llm-answer-{mode}", UDCG_SERVED, llm_server(mode),
+           ("LLM server http://127.0.0.1:{port}/v1", *expect), env=LOCAL)
+      for mode, expect in [
+          ("huge", ("an answer longer than 8,388,608 bytes", "CRUXFLOW_MAX_ANSWER_BYTES",
+                    "it declares 50,000,243")),
+          ("huge-undeclared", ("an answer longer than 8,388,608 bytes",)),
+          ("not-utf8", ("an answer that is not valid UTF-8 (byte 186",)),
+          ("deep", ("an answer nested more than 64 deep",)),
+          ("surrogate", ("half of a UTF-16 surrogate pair",)),
+      ]],
+    Case("llm-answer-bound-not-a-number", UDCG_SERVED, llm_server("ok"),
+         ("$CRUXFLOW_MAX_ANSWER_BYTES is 'lots'", "a positive number of bytes"),
+         env={**LOCAL, "CRUXFLOW_MAX_ANSWER_BYTES": "lots"}),
+    # ---- issue 55, class 8: no redirect followed (the prompt stays where it was sent)
+    Case("llm-redirect-to-another-host", UDCG_SERVED, llm_server("redirect", "localhost"),
+         ("HTTP 307 redirect from http://127.0.0.1:{port}/v1/chat/completions to "
+          "http://localhost:{other}/v1/chat/completions: not followed",), env=LOCAL),
+    Case("llm-redirect-on-the-same-host", UDCG_SERVED, llm_server("redirect", "127.0.0.1"),
+         ("HTTP 307 redirect from http://127.0.0.1:{port}/v1/chat/completions to "
+          "http://127.0.0.1:{other}/v1/chat/completions: not followed",), env=LOCAL),
+    # ---- issue 55, class 2: configs read strictly
+    Case("plan-config-duplicate-key", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets: {d: {format: crux}}\nmetrics: {eta: 3, eta: 5}\n"),
+         ("{t}/c.yaml", "line 2", "key 'eta' is given twice (on line 2)")),
+    Case("plan-config-dataset-defined-twice", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets:\n  d: {format: crux, input: a}\n"
+                          "  d: {format: crux, input: b}\n"),
+         ("{t}/c.yaml", "line 3", "key 'd' is given twice (lines 2 and 3)")),
+    Case("plan-config-dataset-named-yes", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets:\n  yes: {format: crux, input: crux}\n"),
+         ("{t}/c.yaml", "line 2", "key 'yes' is read by YAML as a boolean",
+          "quote it ('yes')")),
+    Case("plan-config-run-named-1.0", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nruns:\n  d:\n    1.0: r.run\n")),
+         ("{t}/c.yaml", "line 5", "key '1.0' is read by YAML as a number", "quote it")),
+    Case("plan-config-backend-named-on", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  backend: on\n")),
+         ("{t}/c.yaml", "llm.backend: True is not of type 'string'", "quote a name: 'yes'")),
+    Case("plan-config-nested-5000-deep", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets: {d: {format: crux}}\nx: " + "[" * 5000 + "]" * 5000
+                + "\n"), ("{t}/c.yaml", "line 2", "nested more than 100 deep")),
+    Case("plan-config-cache-is-a-dataset-file", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  cache: crux/topics.jsonl"
+             "\n")),
+         ("{t}/c.yaml", "llm.cache: crux/topics.jsonl lies inside the input datasets.d.input")),
+    Case("plan-config-cache-is-a-run", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: ((c.parent / "r.run").write_text("q Q0 d 1 1 r\n"),
+                              (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nruns: {d: {mine: r.run}}\n"
+             "llm:\n  cache: r.run\n"))),
+         ("{t}/c.yaml", "llm.cache: r.run is the input runs.d.mine")),
+    Case("plan-config-cache-is-not-sqlite", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: ((c.parent / "notes.txt").write_text("my notes\n"),
+                              (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  cache: notes.txt\n"))),
+         ("{t}/c.yaml", "llm.cache: is not an SQLite database (an LLM cache): notes.txt")),
+    Case("plan-config-cache-is-a-folder", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: ((c.parent / "cache").mkdir(), (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  cache: cache\n"))),
+         ("{t}/c.yaml", "llm.cache: is a folder, expected an SQLite file")),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -737,6 +830,9 @@ CASES = [
     Case("llm-serve-missing-model", "llm-serve --model {t}/nope.gguf --port 1", nothing,
          ("{t}/nope.gguf",)),
 ]
+
+
+PROGRESS = re.compile(r"(\r[^\r]*\|[^\r]*)+")
 
 
 def snapshot(root: Path) -> dict[str, tuple]:
@@ -770,7 +866,9 @@ def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys,
     demo = request.getfixturevalue("demo_dataset") if case.needs_demo else None
     case.setup(t, demo)
     port = (t / "port").read_text() if (t / "port").exists() else ""
-    fill = lambda s: s.replace("{t}", str(t)).replace("{port}", port)  # noqa: E731
+    other = (t / "other").read_text() if (t / "other").exists() else ""
+    fill = lambda s: s.replace("{t}", str(t)).replace("{port}", port).replace(  # noqa: E731
+        "{other}", other)
     before = snapshot(tmp_path)
     capsys.readouterr()
     try:
@@ -780,7 +878,9 @@ def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys,
     finally:
         while PORTS:
             PORTS.pop().close()
-    err = capsys.readouterr().err
+    # a progress bar (redrawn after a carriage return) is no line of the error
+    err = "\n".join(line for line in capsys.readouterr().err.split("\n")
+                    if not PROGRESS.fullmatch(line))
     assert rc == 2, err
     assert "Traceback" not in err
     error = err.strip()

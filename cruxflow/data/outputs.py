@@ -217,18 +217,51 @@ _SQLITE_SYSTEM = {13: errno.ENOSPC, 8: errno.EROFS, 3: errno.EACCES, 14: errno.E
 _SQLITE_NOT_A_DATABASE = {26, 11}   # SQLITE_NOTADB, SQLITE_CORRUPT
 
 
+def read_only_file_system(path) -> bool:
+    """Whether ``path`` (or, where it is not there yet, its nearest folder that is) lies on a
+    file system mounted read-only."""
+    for candidate in (Path(path), *Path(path).absolute().parents):
+        try:
+            return bool(os.statvfs(candidate).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
+
+
+def connect_sqlite(path, *, timeout: float = 5.0):
+    """A connection to the SQLite database ``path`` (autocommit) and whether it may write:
+    read-write, except on a read-only file system, where it is opened immutable (read-only,
+    no lock and no ``-wal``/``-shm`` files, which that system could not hold; nothing can
+    change the file there), so that work that only reads runs."""
+    import sqlite3
+    from urllib.parse import quote
+
+    if read_only_file_system(path) and Path(path).is_file():
+        uri = f"file:{quote(str(Path(path).absolute()))}?mode=ro&immutable=1"
+        return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                               check_same_thread=False), False
+    return sqlite3.connect(path, timeout=timeout, isolation_level=None,
+                           check_same_thread=False), True
+
+
 def sqlite_error(exc, path, what: str, option: str) -> DataError | Exception:
     """One line for an SQLite error on a database the user named (``what``: "an LLM cache",
     given as ``option``): the system's refusal as "cannot write: No space left on device"
-    (a database a full disk left empty is no reason to move it away), a file that is no
-    database as such; anything else is returned as it is (a bug: its traceback)."""
+    (a database a full disk left empty is no reason to move it away; a read-only file system
+    said as such, whatever SQLite's code), a file that is no database as such; anything else
+    is returned as it is (a bug: its traceback)."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None:   # before Python 3.11, or no code: SQLite's words
         text = str(exc)
         code = (13 if "full" in text else 8 if "readonly" in text else
                 26 if "not a database" in text else None)
+    else:
+        code &= 0xFF   # the primary code of an extended one (SQLITE_IOERR_WRITE is an IOERR)
     if code in _SQLITE_SYSTEM:
-        reason = os.strerror(_SQLITE_SYSTEM[code])
+        refused = _SQLITE_SYSTEM[code]
+        if refused != errno.ENOSPC and read_only_file_system(path):
+            refused = errno.EROFS
+        reason = os.strerror(refused)
         return DataError(f"cannot write: {reason} (SQLite: {exc}); what was stored before "
                          "stays", path=path)
     if code in _SQLITE_NOT_A_DATABASE:

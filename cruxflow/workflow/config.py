@@ -86,10 +86,27 @@ def with_defaults(config: dict, schema: dict | None = None) -> dict:
     return config
 
 
+# What to say where a name (a string) is wanted and YAML read the value as something else.
+NOT_A_NAME = ("YAML reads yes, no, on, off, true and false unquoted as booleans and 1.0 as a "
+              "number: quote a name")
+
+
 def _one_line(error) -> str:
-    """A schema error's message, short: a long instance (a whole section) is cut."""
+    """A schema error's message, short: a long instance (a whole section) is cut; a boolean or
+    a number where a string belongs says why YAML read it so."""
     message = " ".join(error.message.split())
-    return message if len(message) <= 200 else message[:197] + "..."
+    message = message if len(message) <= 200 else message[:197] + "..."
+    wanted = error.validator_value if error.validator == "type" else None
+    if (wanted == "string" or isinstance(wanted, list) and "string" in wanted) \
+            and isinstance(error.instance, bool | int | float):
+        message += f" ({NOT_A_NAME}: '{_yaml_text(error.instance)}')"
+    return message
+
+
+def _yaml_text(value) -> str:
+    """How ``value`` was probably written in YAML (True: yes or true; 1.0)."""
+    return {True: "yes", False: "no"}.get(value, str(value)) if isinstance(value, bool) \
+        else str(value)
 
 
 # --- format-dependent defaults and derived lists
@@ -365,6 +382,49 @@ def _llm_problems(config: dict) -> Iterator[tuple[str, str]]:
                 yield f"llm.backends.{name}.base_url", problem
 
 
+def key_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
+    """Every mapping key of the config that is not a string: YAML reads ``yes:`` as the key
+    True and ``1.0:`` as a number, which no schema pattern checks (a pattern applies to strings
+    only) and which breaks the workflow later (a dataset name True has no ``.replace``).
+    Snakemake reads the config with its own loader; this check holds whatever read it."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            where = f"{key}.{k}" if key else str(k)
+            if not isinstance(k, str):
+                yield where, (f"the key {k!r} is not a string ({NOT_A_NAME}: "
+                              f"'{_yaml_text(k)}')")
+            yield from key_problems(v, where)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from key_problems(v, f"{key}[{i}]")
+
+
+def nesting_depth(value, stop: int) -> int:
+    """How deep the mappings and lists of ``value`` nest (a config built in Python may nest
+    deeper than a YAML file could), counted without recursion and once per shared object (an
+    alias bomb is measured in a few steps), up to ``stop + 1``."""
+    heights: dict[int, int] = {}
+    open_: set[int] = set()   # being measured: a cycle (a recursive alias) counts once
+    todo = [(value, False)]
+    while todo:
+        item, done = todo.pop()
+        if not isinstance(item, dict | list) or id(item) in heights:
+            continue
+        children = [c for c in (item.values() if isinstance(item, dict) else item)
+                    if isinstance(c, dict | list)]
+        if done:
+            open_.discard(id(item))
+            heights[id(item)] = 1 + max((heights.get(id(c), 0) for c in children), default=0)
+            if heights[id(item)] > stop:
+                return heights[id(item)]
+        elif id(item) not in open_:
+            open_.add(id(item))
+            todo.append((item, True))
+            todo += [(c, False) for c in children
+                     if id(c) not in heights and id(c) not in open_]
+    return heights.get(id(value), 0)
+
+
 def _number_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
     """NaN and infinities pass the schema's "number" and its bounds (NaN compares false with
     everything): every float of the config must be finite."""
@@ -387,18 +447,17 @@ def file_problems(config: dict, basedir=".", *,
     it assumed."""
     from cruxflow.data.ingest import formats
 
-    named: list[tuple[str, str | None]] = []
+    brought: list[tuple[str, str | None]] = []   # what a user brings: may be missing for plan
     for name, d in config["datasets"].items():
-        if not data_optional:
-            named.append((f"datasets.{name}.input", d.get("input")))
-            for option, spec in formats.options().items():
-                value = d.get(option) if spec.workflow is None else None
-                if spec.kind == "path":
-                    named.append((f"datasets.{name}.{option}", value))
-                elif spec.kind == "paths" and value:
-                    values = [value] if isinstance(value, str) else value
-                    named += [(f"datasets.{name}.{option}[{i}]", v)
-                              for i, v in enumerate(values)]
+        brought.append((f"datasets.{name}.input", d.get("input")))
+        for option, spec in formats.options().items():
+            value = d.get(option) if spec.workflow is None else None
+            if spec.kind == "path":
+                brought.append((f"datasets.{name}.{option}", value))
+            elif spec.kind == "paths" and value:
+                values = [value] if isinstance(value, str) else value
+                brought += [(f"datasets.{name}.{option}[{i}]", v) for i, v in enumerate(values)]
+    named: list[tuple[str, str | None]] = [] if data_optional else list(brought)
     for dataset, runs in config["runs"].items():
         named += [(f"runs.{dataset}.{run}", path) for run, path in runs.items()]
     for metric, key in BEYOND_INPUT.items():
@@ -406,17 +465,82 @@ def file_problems(config: dict, basedir=".", *,
             named.append((f"beyond.{metric}.{job}.{key}", spec.get(key)))
     if not data_optional:
         named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
+    for name, d in config["datasets"].items():
+        labels = d.get("human_labels") or {}
+        named += [(f"datasets.{name}.human_labels.{k}", labels.get(k))
+                  for k in ("reports", "passages")]
     out = []
     files = ("runs.", "beyond.")   # read as one file each: a folder there would be dropped late
+    inputs: list[tuple[str, Path]] = []
     for key, path in named:
         if not (isinstance(path, str) and path):
             continue
         found = Path(locate(path, basedir))
+        inputs.append((key, found))
         if not found.exists():
             out.append((key, f"no such file or directory: {path}"))
         elif key.startswith(files) and not found.is_file():
             out.append((key, f"is a folder or a special file, expected a file: {path}"))
+        elif key == "metrics.tokenizer" and found.is_dir() \
+                and not (found / "tokenizer.json").is_file():
+            out.append((key, f"a folder without tokenizer.json: {path}"))
+    for name, d in config["datasets"].items():
+        folder = (d.get("human_labels") or {}).get("annotations")
+        if isinstance(folder, str) and folder and Path(locate(folder, basedir)).exists() \
+                and not Path(locate(folder, basedir)).is_dir():
+            out.append((f"datasets.{name}.human_labels.annotations",
+                        f"is a file, expected a `cruxflow annotate --export` folder: {folder}"))
+    if data_optional:   # the inputs that are there: no cache may be one of them
+        inputs += [(key, Path(locate(path, basedir))) for key, path in brought
+                   if isinstance(path, str) and path and Path(locate(path, basedir)).exists()]
+    out += _cache_problems(config["llm"].get("cache"), basedir, inputs)
     return out
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _cache_problems(path, basedir, inputs: list[tuple[str, Path]]) -> list[tuple[str, str]]:
+    """``llm.cache`` is an SQLite database the workflow may write, or not there yet: never a
+    folder, another kind of file, or one of the config's inputs (which the cache would
+    destroy), nor inside a folder that an input names."""
+    from cruxflow.data.io import same_file
+
+    if not (isinstance(path, str) and path):
+        return []
+    found = Path(locate(path, basedir))
+    for key, given in inputs:
+        if same_file(found, given) or (given.is_dir() and any(
+                same_file(parent, given) for parent in found.absolute().parents)):
+            where = "is" if same_file(found, given) else "lies inside"
+            return [("llm.cache", f"{path} {where} the input {key} ({given}): the cache is a "
+                                  "file of its own, which the workflow writes")]
+    if found.is_dir():
+        return [("llm.cache", f"is a folder, expected an SQLite file (or none yet): {path}")]
+    if found.exists():
+        if not found.is_file():
+            return [("llm.cache", f"is a special file, expected an SQLite file: {path}")]
+        with open(found, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+        if head and head != SQLITE_HEADER:
+            return [("llm.cache", f"is not an SQLite database (an LLM cache): {path}; name "
+                                  "another file, or move this one away")]
+    elif any(p.exists() and not p.is_dir() for p in found.parents):
+        return [("llm.cache", f"a file stands where its folder should be: {path}")]
+    return []
+
+
+def read_config_files(paths) -> None:
+    """Read each config file of ``paths`` that exists strictly (:func:`cruxflow.data.io.
+    read_yaml`: no key given twice, no key that is not a string, bounded nesting), as
+    ``cruxflow plan`` reads its config; the workflow calls it before Snakemake's own reader,
+    which lets the last of two keys win and fails on deep nesting with a traceback. Raises
+    :class:`cruxflow.data.errors.DataError` naming the file, line and key."""
+    from cruxflow.data.io import read_yaml
+
+    for path in paths:
+        if Path(path).is_file():
+            read_yaml(path)
 
 
 def problems(config: dict) -> list[tuple[str, str]]:
@@ -446,11 +570,16 @@ def check(config: dict, basedir=".", *, data_optional: bool = False) -> dict:
     and the files it names. :class:`ConfigError` lists every problem under its key path."""
     if not isinstance(config, dict):
         raise ConfigError([("(top level)", "expected a mapping of sections (datasets:, ...)")])
-    from cruxflow.data.io import MAX_YAML_VALUES, expanded_size
+    from cruxflow.data.io import MAX_YAML_DEPTH, MAX_YAML_VALUES, expanded_size
 
+    if nesting_depth(config, MAX_YAML_DEPTH) > MAX_YAML_DEPTH:   # before anything recurses
+        raise ConfigError([("(top level)", f"nested more than {MAX_YAML_DEPTH} deep (mappings "
+                                           "or lists inside each other)")])
     if expanded_size(config) > MAX_YAML_VALUES:  # before the schema walks it for minutes
         raise ConfigError([("(top level)", f"its YAML aliases expand to more than "
                                            f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
+    if keys := list(key_problems(config)):   # before the schema, whose patterns skip them
+        raise ConfigError(keys)
     rename_old_keys(config)
     with_defaults(config)
     if "datasets" not in config:   # the schema leaves it to the merged config files
