@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +190,31 @@ def llm_server(mode: str, redirect_to: str | None = None):
         server = Misbehaving(mode, location=location).__enter__()
         PORTS.append(server)
         (t / "port").write_text(str(server.port))
+    return setup
+
+
+class FullDisk:
+    """A small tmpfs mounted on ``{t}/disk`` and filled, unmounted by :meth:`close` (after the
+    case); a machine that cannot mount one (not root) skips the case."""
+
+    def __init__(self, disk: Path):
+        self.disk = disk
+        disk.mkdir()
+        if os.geteuid() != 0 or shutil.which("mount") is None or subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                capture_output=True).returncode != 0:
+            pytest.skip("no tmpfs can be mounted here (not root)")
+        with open(disk / "filler", "wb") as f:
+            f.write(b"\0" * shutil.disk_usage(disk).free)
+
+    def close(self) -> None:
+        subprocess.run(["umount", "-l", str(self.disk)], check=False)
+
+
+def full_disk(then=lambda t, d: None):
+    def setup(t, d):
+        then(t, d)
+        PORTS.append(FullDisk(t / "disk"))
     return setup
 
 
@@ -822,6 +848,13 @@ CASES = [
          crux_with(lambda c: ((c.parent / "cache").mkdir(), (c.parent / "c.yaml").write_text(
              "datasets:\n  d: {format: crux, input: crux}\nllm:\n  cache: cache\n"))),
          ("{t}/c.yaml", "llm.cache: is a folder, expected an SQLite file")),
+    # ---- issue 55, class 3: the annotation app on a full disk (its labels: 507, in
+    # tests/test_reliability.py, with a real server)
+    Case("annotate-new-database-on-a-full-disk", "annotate --dataset {t}/data --task ratings "
+         "--annotators a,b --db {t}/disk/a.sqlite",
+         full_disk(lambda t, d: data(t, d)),
+         ("{t}/disk/a.sqlite", "cannot create the annotation database", "cannot write: No "
+          "space left on device"), needs_demo=True),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -864,6 +897,14 @@ def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys,
     t = tmp_path / "case"
     t.mkdir()
     demo = request.getfixturevalue("demo_dataset") if case.needs_demo else None
+    try:
+        _run_case(case, t, tmp_path, demo, capsys)
+    finally:   # what the setup opened (a socket, a server, a mounted disk)
+        while PORTS:
+            PORTS.pop().close()
+
+
+def _run_case(case: Case, t: Path, tmp_path: Path, demo, capsys) -> None:
     case.setup(t, demo)
     port = (t / "port").read_text() if (t / "port").exists() else ""
     other = (t / "other").read_text() if (t / "other").exists() else ""
@@ -875,9 +916,6 @@ def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys,
         rc = main(fill(case.argv).split())
     except SystemExit as exc:   # argparse
         rc = exc.code
-    finally:
-        while PORTS:
-            PORTS.pop().close()
     # a progress bar (redrawn after a carriage return) is no line of the error
     err = "\n".join(line for line in capsys.readouterr().err.split("\n")
                     if not PROGRESS.fullmatch(line))

@@ -6,6 +6,7 @@ counted, an unreadable topic folder, and the suite's own check for processes lef
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -14,6 +15,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -145,23 +148,30 @@ def test_a_50_mb_llm_answer_stops_in_bounded_memory(tmp_path):
 # --- a full disk: outputs together or not at all --------------------------------------------
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 64 KiB tmpfs where this machine lets us mount one (root), else None (and with
-    CRUXFLOW_TEST_NO_TMPFS=1, to run the simulated full disk where a tmpfs would do)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
+@contextlib.contextmanager
+def tmpfs(disk: Path, size: str = "64k", options: str = ""):
+    """A tmpfs of ``size`` mounted on ``disk`` where this machine lets us mount one (root),
+    else None (and with CRUXFLOW_TEST_NO_TMPFS=1, to run the simulated full disk where a tmpfs
+    would do); unmounted on exit."""
+    disk.mkdir(exist_ok=True)
     if os.geteuid() != 0 or shutil.which("mount") is None or \
             os.environ.get("CRUXFLOW_TEST_NO_TMPFS") == "1":
         yield None
         return
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
-                             capture_output=True).returncode == 0
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}{options}", "tmpfs",
+                              str(disk)], capture_output=True).returncode == 0
     try:
         yield disk if mounted else None
     finally:
         if mounted:
             subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs where this machine lets us mount one, else None (:func:`tmpfs`)."""
+    with tmpfs(tmp_path / "disk") as disk:
+        yield disk
 
 
 def _fill(disk: Path, leave: int) -> None:
@@ -402,3 +412,109 @@ def test_a_run_in_the_config_that_is_a_folder_is_refused_up_front(tmp_path):
                                    "runs/mine.run") in err.value.problems
     assert ("llm.backends.srv.base_url", "base URL 'ftp://host/v1': an OpenAI-compatible server "
             "is an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1") in err.value.problems
+
+
+# --- issue 55, class 3: the annotation app on a full disk ------------------------------------
+
+
+def test_the_annotation_app_on_a_full_disk_answers_507_with_one_log_line(tmp_path):
+    """A real `cruxflow annotate` with its database on a real tmpfs, then filled: each label
+    is a 507 saying the disk is full, each page a 507, with one line in the server's log each
+    and no traceback (they were 500s with one each); once space is freed, labels are stored
+    again, and nothing refused was stored."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from annotate_helpers import Server, make_dataset, request
+
+    from cruxflow.annotate.store import Store
+
+    make_dataset(tmp_path / "data")
+    with tmpfs(tmp_path / "disk", "1m") as disk:
+        if disk is None:
+            pytest.skip("no tmpfs can be mounted here (not root): SQLite writes in C")
+        server = Server("--dataset", str(tmp_path / "data"), "--task", "ratings",
+                        "--annotators", "a,b", "--db", str(disk / "a.sqlite"), cwd=tmp_path)
+        try:
+            api = server.links["a"] + "api/label"
+            assert request(api, {"item": 0, "question": 0, "value": 5})[0] == 200
+            _fill(disk, 0)
+            refused = [request(api, {"item": 0, "question": 0, "value": v}) for v in (1, 2)]
+            try:
+                urllib.request.urlopen(server.links["a"] + "item/1", timeout=30)
+                page = 200
+            except urllib.error.HTTPError as exc:
+                page = exc.code
+            (disk / "filler").unlink()
+            assert request(api, {"item": 0, "question": 0, "value": 4})[0] == 200
+        finally:
+            server.stop()
+        log = server.proc.stderr.read()
+        labels = Store(disk / "a.sqlite").labels()
+    for status, answer in refused:
+        assert status == 507, answer
+        assert answer["error"].startswith("the label was not stored: cannot write: No space "
+                                          "left on device"), answer
+    assert "Traceback" not in log and "Exception" not in log, log
+    lines = [line for line in log.splitlines() if line.strip()]
+    assert len(lines) == 2 + (page == 507), log   # one line per refusal, nothing else
+    assert all(line.startswith("cruxflow annotate: ") and line.endswith("(507)")
+               for line in lines), log
+    assert page in (200, 507)
+    assert [(x.value, x.annotator) for x in labels] == [(4, "a")]
+
+
+def test_a_new_annotation_database_on_a_full_disk_is_one_line_and_no_file(tmp_path, capsys):
+    sys.path.insert(0, str(REPO / "tests"))
+    from annotate_helpers import make_dataset
+
+    make_dataset(tmp_path / "data")
+    with tmpfs(tmp_path / "disk", "256k") as disk:
+        if disk is None:
+            pytest.skip("no tmpfs can be mounted here (not root): SQLite writes in C")
+        _fill(disk, 0)
+        capsys.readouterr()
+        rc = main(["annotate", "--dataset", str(tmp_path / "data"), "--task", "ratings",
+                   "--annotators", "a,b", "--db", str(disk / "a.sqlite")])
+        err = capsys.readouterr().err.strip()
+        left = sorted(p.name for p in disk.iterdir())
+    assert rc == 2 and err.startswith(f"cruxflow: error: {disk / 'a.sqlite'}: cannot create "
+                                      "the annotation database: cannot write: No space left "
+                                      "on device"), err
+    assert len(err.splitlines()) == 1 and left == ["filler"]
+
+
+def test_a_label_past_sqlites_own_limit_is_a_507_and_nothing_is_stored(tmp_path, monkeypatch):
+    """SQLite's own SQLITE_FULL ("database or disk is full"), raised by SQLite itself on a
+    database capped by PRAGMA max_page_count: the condition a full disk gives, on any
+    machine."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from annotate_helpers import make_dataset
+
+    from cruxflow.annotate import store as store_module
+    from cruxflow.annotate.assign import assign, rating_items, rating_pairs
+    from cruxflow.annotate.store import LabelError, Span, Store
+    from cruxflow.data.model import Dataset
+
+    dataset = Dataset.load(make_dataset(tmp_path / "data"))
+    items = rating_items(dataset, rating_pairs(dataset, 3))
+    store = Store.create(tmp_path / "a.sqlite", {"task": "ratings", "eta": 3},
+                         items, assign(len(items), ["a", "b"], 2))
+    store.save("a", 0, 0, value=5)
+    real = store_module.connect_sqlite
+
+    def capped(path, **kwargs):
+        con, writable = real(path, **kwargs)
+        pages = con.execute("PRAGMA page_count").fetchone()[0]
+        con.execute(f"PRAGMA max_page_count = {pages}")
+        return con, writable
+
+    monkeypatch.setattr(store_module, "connect_sqlite", capped)
+    text = items[0].text
+    with pytest.raises(LabelError) as caught:
+        for _ in range(1000):   # events fill the page left, then one needs a new page
+            store.save("a", 0, 1, span=Span(0, len(text), text))
+    assert caught.value.status == 507
+    assert str(caught.value).startswith("the label was not stored: cannot write: No space "
+                                        "left on device (SQLite: database or disk is full)")
+    n_events = store.n_events()
+    monkeypatch.setattr(store_module, "connect_sqlite", real)
+    assert store.n_events() == n_events   # the refused label left no event

@@ -228,6 +228,17 @@ def read_only_file_system(path) -> bool:
     return False
 
 
+def _almost_full(path) -> bool:
+    """Whether the file system holding ``path`` has less than a MiB left to write."""
+    for candidate in (Path(path), *Path(path).absolute().parents):
+        try:
+            fs = os.statvfs(candidate)
+        except OSError:
+            continue
+        return fs.f_bavail * fs.f_frsize < 1 << 20
+    return False
+
+
 def connect_sqlite(path, *, timeout: float = 5.0):
     """A connection to the SQLite database ``path`` (autocommit) and whether it may write:
     read-write, except on a read-only file system, where it is opened immutable (read-only,
@@ -261,6 +272,8 @@ def sqlite_error(exc, path, what: str, option: str) -> DataError | Exception:
         refused = _SQLITE_SYSTEM[code]
         if refused != errno.ENOSPC and read_only_file_system(path):
             refused = errno.EROFS
+        elif refused == errno.EIO and _almost_full(path):   # SQLite's "disk I/O error" when
+            refused = errno.ENOSPC                           # its -shm file cannot grow
         reason = os.strerror(refused)
         return DataError(f"cannot write: {reason} (SQLite: {exc}); what was stored before "
                          "stays", path=path)
