@@ -14,6 +14,7 @@ outputs get the mode the umask says, and the workflow config's checks of names.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import hashlib
 import json
@@ -23,6 +24,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,28 +195,45 @@ def llm_server(mode: str, redirect_to: str | None = None):
     return setup
 
 
-class FullDisk:
-    """A small tmpfs mounted on ``{t}/disk`` and filled, unmounted by :meth:`close` (after the
-    case); a machine that cannot mount one (not root) skips the case."""
+class SmallDisk:
+    """A 64 KiB tmpfs mounted on ``disk``, filled (``full``) or remounted read-only once
+    ``then`` has put files there, unmounted by :meth:`close` (after the case); a machine that
+    cannot mount one (not root) skips the case."""
 
-    def __init__(self, disk: Path):
+    def __init__(self, disk: Path, full: bool, then=None):
         self.disk = disk
         disk.mkdir()
         if os.geteuid() != 0 or shutil.which("mount") is None or subprocess.run(
                 ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
                 capture_output=True).returncode != 0:
             pytest.skip("no tmpfs can be mounted here (not root)")
-        with open(disk / "filler", "wb") as f:
-            f.write(b"\0" * shutil.disk_usage(disk).free)
+        PORTS.append(self)
+        if then is not None:
+            then(disk)
+        if full:
+            with open(disk / "filler", "wb") as f:
+                f.write(b"\0" * shutil.disk_usage(disk).free)
+        else:
+            subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
 
     def close(self) -> None:
         subprocess.run(["umount", "-l", str(self.disk)], check=False)
 
 
 def full_disk(then=lambda t, d: None):
+    """``then``'s inputs, and a full disk on {t}/disk."""
     def setup(t, d):
         then(t, d)
-        PORTS.append(FullDisk(t / "disk"))
+        SmallDisk(t / "disk", full=True)
+    return setup
+
+
+def read_only_disk(then=lambda t, d: None, on_disk=None):
+    """``then``'s inputs, and a read-only disk on {t}/ro (holding what ``on_disk`` put
+    there)."""
+    def setup(t, d):
+        then(t, d)
+        SmallDisk(t / "ro", full=False, then=on_disk)
     return setup
 
 
@@ -250,6 +269,7 @@ class Case:
     needs_demo: bool = False
     xfail: str | None = None
     env: dict[str, str] | None = None   # environment variables for the command
+    stdout: str | None = None    # a file standard output goes to (/dev/full)
 
 
 INGEST_CRUX = "ingest --format crux --input {t}/crux --output {t}/out"
@@ -855,6 +875,24 @@ CASES = [
          full_disk(lambda t, d: data(t, d)),
          ("{t}/disk/a.sqlite", "cannot create the annotation database", "cannot write: No "
           "space left on device"), needs_demo=True),
+    # ---- issue 55, class 7: a full standard output, a read-only file system
+    Case("evaluate-standard-output-full", EVAL_ORACLE, data_with(),
+         ("standard output: cannot write: No space left on device",), needs_demo=True,
+         stdout="/dev/full"),
+    Case("crux-eval-standard-output-full", "crux-eval --run " + ORACLE + " --qrel "
+         "{t}/data/judgments/eta3/qrels.relevance.txt --judge {t}/data/answerability.jsonl",
+         data_with(), ("standard output: cannot write: No space left on device",),
+         needs_demo=True, stdout="/dev/full"),
+    Case("evaluate-output-on-a-read-only-disk", EVAL_ORACLE + " --output {t}/ro/scores",
+         read_only_disk(lambda t, d: data(t, d)),
+         ("{t}/ro/scores", "cannot write: Read-only file system"), needs_demo=True),
+    Case("udcg-new-cache-on-a-read-only-disk", "udcg --questions {t}/u.json --output "
+         "{t}/out --cache {t}/ro/c.sqlite", read_only_disk(udcg_input(UDCG_ITEM)),
+         ("{t}/ro/c.sqlite", "cannot write: Read-only file system")),
+    Case("annotate-new-database-on-a-read-only-disk", "annotate --dataset {t}/data --task "
+         "ratings --annotators a,b --db {t}/ro/a.sqlite", read_only_disk(lambda t, d: data(t, d)),
+         ("{t}/ro/a.sqlite", "cannot create the annotation database: cannot write: Read-only "
+          "file system"), needs_demo=True),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -912,10 +950,18 @@ def _run_case(case: Case, t: Path, tmp_path: Path, demo, capsys) -> None:
         "{other}", other)
     before = snapshot(tmp_path)
     capsys.readouterr()
+    stdout = sys.stdout
     try:
+        if case.stdout:
+            sys.stdout = open(case.stdout, "w")   # noqa: SIM115 (closed below)
         rc = main(fill(case.argv).split())
     except SystemExit as exc:   # argparse
         rc = exc.code
+    finally:
+        if case.stdout:
+            with contextlib.suppress(OSError):
+                sys.stdout.close()
+            sys.stdout = stdout
     # a progress bar (redrawn after a carriage return) is no line of the error
     err = "\n".join(line for line in capsys.readouterr().err.split("\n")
                     if not PROGRESS.fullmatch(line))

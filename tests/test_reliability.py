@@ -10,6 +10,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -455,9 +456,11 @@ def test_the_annotation_app_on_a_full_disk_answers_507_with_one_log_line(tmp_pat
                                           "left on device"), answer
     assert "Traceback" not in log and "Exception" not in log, log
     lines = [line for line in log.splitlines() if line.strip()]
-    assert len(lines) == 2 + (page == 507), log   # one line per refusal, nothing else
+    # one line per refusal, and the one line of SIGTERM (how the test stops the server)
+    assert lines[-1] == "cruxflow: terminated; outputs written before stay as they were", log
+    assert len(lines) == 2 + (page == 507) + 1, log
     assert all(line.startswith("cruxflow annotate: ") and line.endswith("(507)")
-               for line in lines), log
+               for line in lines[:-1]), log
     assert page in (200, 507)
     assert [(x.value, x.annotator) for x in labels] == [(4, "a")]
 
@@ -518,3 +521,166 @@ def test_a_label_past_sqlites_own_limit_is_a_507_and_nothing_is_stored(tmp_path,
     n_events = store.n_events()
     monkeypatch.setattr(store_module, "connect_sqlite", real)
     assert store.n_events() == n_events   # the refused label left no event
+
+
+# --- issue 55, class 7: what a killed command leaves, SIGTERM, a full standard output, and a
+# read-only file system --------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    """The id of a process that has ended (a temporary named for it is a killed writer's)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_temporaries_of_a_killed_ingest_are_removed_by_the_next_ingest(tmp_path):
+    """kill -9 of a real `cruxflow ingest` while it writes a dataset over an old one leaves
+    its temporary folder beside the output; the next ingest of that output removes it (and a
+    folder moved aside by a writer killed between its two renames is put back first)."""
+    out = tmp_path / "out"
+    ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+    row = json.dumps({"document": "An article about the flood. " * 20 + " ||||| "
+                      + "Another article about it. " * 20, "summary": "A summary."})
+    (tmp_path / "mn.jsonl").write_text((row + "\n") * 20_000)
+    proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "ingest", "--format",
+                             "multinews", "--input", str(tmp_path / "mn.jsonl"), "--output",
+                             str(out)], env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".out.*.tmp/*")):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    left = sorted(p.name for p in tmp_path.glob(".out.*"))
+    assert len(left) == 1 and left[0].endswith(".tmp")
+    # a writer killed between its renames: the old dataset aside, the output gone
+    host = left[0].split(".")[2].rsplit("-", 1)[0]
+    aside = tmp_path / f".out.old-{host}-{_dead_pid()}.x1y2"
+    aside.mkdir()
+    out.rename(aside / "out")
+    assert main(["ingest", "--format", "crux", "--input", str(DEMO / "crux"), "--output",
+                 str(out), "--max-topics", "2"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mn.jsonl", "out"]
+    topics = (out / "topics.jsonl").read_text().splitlines()
+    assert len(topics) == 2
+
+
+def test_a_live_writers_temporaries_are_left_alone_and_a_dead_ones_removed(tmp_path):
+    from cruxflow.data.outputs import remove_stale, write_json
+
+    out = tmp_path / "export"
+    out.mkdir()
+    write_json(out / "summary.json", {"a": 1})
+    name = next(iter(out.iterdir())).name
+    assert name == "summary.json"
+    from cruxflow.data.outputs import _owner  # noqa: PLC2701 (the test reads the name rule)
+
+    host, pid = _owner().rsplit("-", 1)
+    mine = out / f".summary.json.{host}-{pid}.abc.tmp"            # this process: alive
+    dead = out / f".summary.json.{host}-{_dead_pid()}.abc.tmp"    # a killed writer's
+    elsewhere = out / ".summary.json.otherhost-1.abc.tmp"        # another host's
+    other_file = out / f".labels.jsonl.{host}-{_dead_pid()}.abc.tmp"   # another output's
+    for p in (mine, dead, elsewhere, other_file):
+        p.write_text("half")
+    assert remove_stale(out / "summary.json") == [dead]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["summary.json", mine.name, elsewhere.name, other_file.name])
+
+
+def test_sigterm_is_one_line_exit_143_and_the_old_dataset_stays(tmp_path):
+    out = tmp_path / "out"
+    ingest_to("crux", DEMO / "crux", out, IngestOptions(prefix="crux"))
+    row = json.dumps({"document": "An article about the flood. " * 20 + " ||||| "
+                      + "Another article about it. " * 20, "summary": "A summary."})
+    (tmp_path / "mn.jsonl").write_text((row + "\n") * 20_000)
+    before = snapshot(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "cruxflow.cli", "ingest", "--format",
+                             "multinews", "--input", str(tmp_path / "mn.jsonl"), "--output",
+                             str(out)], env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".out.*.tmp/*")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.01)
+    proc.terminate()
+    err = proc.communicate(timeout=60)[1].strip()
+    assert proc.returncode == 143, err
+    assert err == "cruxflow: terminated; outputs written before stay as they were"
+    assert snapshot(tmp_path) == before
+
+
+def test_a_full_standard_output_is_one_line_and_exit_2(dataset):
+    """`> /dev/full`: the table cannot be printed; one line naming standard output, exit 2
+    (it was exit 1 naming no file)."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "cruxflow.cli", "evaluate", "--dataset",
+                               str(dataset), "--run", str(dataset / "judgments/eta3/oracle.run")],
+                              env=ENV, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("cruxflow: error: standard output: cannot write: No space "
+                                   "left on device")
+
+
+def test_on_a_read_only_file_system_reading_runs_and_writing_says_read_only(
+        tmp_path, dataset, capsys, monkeypatch):
+    """A real tmpfs remounted read-only: a udcg run that its LLM cache there answers whole
+    runs (the cache opened immutable) and writes the same outputs elsewhere, an annotation
+    database there exports, and a write there says "Read-only file system" (a database said
+    "Permission denied")."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from annotate_helpers import make_dataset
+    from llm_server import Misbehaving
+
+    from cruxflow.annotate.assign import assign, rating_items, rating_pairs
+    from cruxflow.annotate.store import Store
+    from cruxflow.data.model import Dataset
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    question = {"question": "who wrote it", "answers": ["someone"],
+                "passages": [{"doc_id": "d1", "text": "Someone wrote it.", "is_relevant": True}]}
+    (tmp_path / "u.json").write_text(json.dumps([question]))
+    (tmp_path / "v.json").write_text(json.dumps([{**question, "question": "who read it"}]))
+    labelled = Dataset.load(make_dataset(tmp_path / "labels-data"))
+    items = rating_items(labelled, rating_pairs(labelled, 3))
+
+    def udcg(out, questions="u.json"):
+        return main(["udcg", "--questions", str(tmp_path / questions), "--output",
+                     str(tmp_path / out), "--cache", str(disk / "c.sqlite"), "--base-url",
+                     server.url, "--model", "m", "--utility", "sampling", "--samples", "2"])
+
+    with tmpfs(tmp_path / "disk", "1m") as disk, Misbehaving("ok") as server:
+        if disk is None:
+            pytest.skip("no tmpfs can be mounted here (not root)")
+        assert udcg("first") == 0 and len(server.hits) == 2
+        store = Store.create(disk / "a.sqlite", {"task": "ratings", "eta": 3},
+                             items, assign(len(items), ["a", "b"], 2))
+        store.save("a", 0, 0, value=4)
+        assert subprocess.run(["mount", "-o", "remount,ro", str(disk)]).returncode == 0
+        capsys.readouterr()
+        assert udcg("second") == 0 and len(server.hits) == 2   # no call: all cached
+        assert "LLM (m): 2 requests, 2 from the cache, 0 calls" in capsys.readouterr().out
+        for name in ("passages.jsonl", "contexts.tsv"):
+            assert (tmp_path / "second" / name).read_bytes() == \
+                (tmp_path / "first" / name).read_bytes()
+        assert main(["annotate", "--db", str(disk / "a.sqlite"), "--export",
+                     str(tmp_path / "labels")]) == 0
+        exported = [json.loads(x) for x in
+                    (tmp_path / "labels" / "passage_ratings.jsonl").read_text().splitlines()]
+        assert [r["rating"] for r in exported] == [4]
+        capsys.readouterr()
+        # writes there: one line each, saying the file system is read-only
+        assert udcg("third", "v.json") == 2   # a new question: its answer cannot be kept
+        assert main(["evaluate", "--dataset", str(dataset), "--run",
+                     str(dataset / "judgments/eta3/oracle.run"), "--output",
+                     str(disk / "scores")]) == 2
+        assert main(["annotate", "--dataset", str(tmp_path / "labels-data"), "--task",
+                     "ratings", "--annotators", "a,b", "--db", str(disk / "b.sqlite")]) == 2
+        errors = re.findall(r"cruxflow: error: [^\n]*", capsys.readouterr().err)
+    assert len(server.hits) == 2   # the new question was refused before its call
+    assert len(errors) == 3, errors
+    assert "2 of the requests are not in this cache" in errors[0]   # its 2 samples
+    assert all("Read-only file system" in line and "ermission denied" not in line
+               for line in errors), errors

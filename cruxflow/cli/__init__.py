@@ -20,9 +20,13 @@ the library and prints; nothing outside this package imports it.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from cruxflow._extras import extra_for
@@ -152,6 +156,78 @@ def _user_errors() -> tuple[type[Exception], ...]:
     return (DataError,) if llm is None else (DataError, llm.LLMError)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, as Ctrl-C is: every writer cleans up the same."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """For the command: SIGTERM (``kill``, a scheduler's time limit) ends it as Ctrl-C does,
+    its temporaries removed, with one line (exit 143); the handler before is put back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+class _Stdout:
+    """Standard output for the length of a command: a write the system refuses (``>
+    /dev/full``, a full disk) is one line naming standard output (exit 2), where it was an
+    ``OSError`` naming no file; a closed pipe stays as it was."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guarded(self, method, *args):
+        try:
+            return getattr(self._stream, method)(*args)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise
+            raise _stdout_error(exc) from None
+
+    def write(self, text):
+        return self._guarded("write", text)
+
+    def flush(self):
+        return self._guarded("flush")
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _stdout_error(exc: OSError) -> DataError:
+    """A failed write to standard output as one line; what it still holds is dropped (the
+    descriptor now writes to /dev/null), so that Python says nothing more at exit."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return DataError(f"cannot write: {exc.strerror or exc}", path="standard output")
+
+
+@contextlib.contextmanager
+def _guarded_stdout():
+    """:class:`_Stdout` in place for the block; flushed at its end, so that a full disk is
+    found before the command's files are moved into place, not at exit."""
+    stream = sys.stdout
+    sys.stdout = _Stdout(stream)
+    try:
+        yield
+        sys.stdout.flush()
+    finally:
+        if isinstance(sys.stdout, _Stdout):
+            sys.stdout = stream
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command(argv)
@@ -162,7 +238,8 @@ def main(argv=None) -> int:
         inputs, outputs = _inputs_and_outputs(args)
         check_outputs(outputs, inputs)
         _refuse_outputs_inside_datasets(outputs, inputs)
-        with inputs_protected(inputs), outputs_together():
+        with _sigterm_as_interrupt(), inputs_protected(inputs), outputs_together(), \
+                _guarded_stdout():
             return args.func(args)
     except _user_errors() as exc:
         print(f"cruxflow: error: {exc}", file=sys.stderr)
@@ -180,14 +257,15 @@ def main(argv=None) -> int:
             print(exc.code, file=sys.stderr)
             exc.code = 2
         raise
-    except KeyboardInterrupt:  # Ctrl-C: every writer is atomic, so nothing half-written
-        print("cruxflow: interrupted; outputs written before stay as they were",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: every writer is atomic
+        what, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"cruxflow: {what}; outputs written before stay as they were", file=sys.stderr)
+        return code
     except OSError as exc:  # the system refused (disk full, read-only, ...): not a bug
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"cruxflow: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
+
 
 
 if __name__ == "__main__":

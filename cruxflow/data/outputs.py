@@ -8,7 +8,9 @@ are moved into place together when it succeeds. Outputs get the mode a plain ``o
 give them (the umask's, or the mode of the file they replace), so colleagues on a shared file
 system can read them. No writer replaces an input of the running command
 (:func:`inputs_protected`), and the system's refusal (a full disk, a read-only file system)
-is one line naming the output. :mod:`cruxflow.data.io` re-exports all of it with its readers.
+is one line naming the output. A temporary file or folder carries its writer's host and process
+id in its name, so that the next writer of the same output removes what a killed one left
+(:func:`remove_stale`). :mod:`cruxflow.data.io` re-exports all of it with its readers.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -123,6 +127,61 @@ def _write_failed(exc: OSError, path) -> DataError:
     return DataError(f"cannot write: {reason}; nothing was replaced", path=path)
 
 
+# --- temporaries a killed writer left ---------------------------------------------------------
+
+
+def _owner() -> str:
+    """This process as the name of its temporaries say it: ``<host>-<pid>``."""
+    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
+    return f"{host}-{os.getpid()}"
+
+
+def _temporary_prefix(path: Path, old: bool = False) -> str:
+    """The name a temporary of ``path`` begins with: ``.<name>.<host>-<pid>.`` (a file or a
+    folder being written) or ``.<name>.old-<host>-<pid>.`` (the folder replaced, moved aside)."""
+    return f".{path.name}.{'old-' if old else ''}{_owner()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:   # another user's process
+        return True
+    return True
+
+
+def remove_stale(path) -> list[Path]:
+    """Remove the temporaries of ``path`` that a writer killed before it finished left beside
+    it (``kill -9``, out of memory): those named for a process of this host that no longer
+    runs; a folder killed between its two renames (``path`` gone, the old one aside) is put
+    back first. A live writer's temporaries (another process writing the same output) and
+    another host's (a shared file system) are left alone. Returns what was removed."""
+    path = Path(path)
+    host = _owner().rsplit("-", 1)[0]
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:old-)?{re.escape(host)}-(\d+)\.")
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if match is None or _alive(int(match[1])):
+            continue
+        with contextlib.suppress(OSError):
+            aside = Path(entry.path) / path.name
+            if ".old-" in entry.name and not os.path.lexists(path) and aside.is_dir():
+                os.rename(aside, path)   # killed between its two renames: the old one back
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
 # --- a command's outputs together -----------------------------------------------------------
 
 # The open stage (at most one): the finished temporaries of atomic_write, each with its target,
@@ -186,8 +245,10 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
     ensure_dir(path.parent)
     if path.is_dir():
         raise DataError("is a directory: cannot write a file there", path=path)
+    remove_stale(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                   dir=path.parent)
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path) from None
     except OSError as exc:
@@ -295,16 +356,19 @@ def atomic_directory(path):
     it is removed and ``path`` is left as it was.
 
     The swap is two renames (old aside, new in); a crash between them leaves ``path`` missing
-    and the old one beside it as ``.<name>.old-*``, never a mix of both. The caller decides
-    whether ``path`` may be replaced at all.
+    and the old one beside it as ``.<name>.old-*``, never a mix of both; the next writer of
+    ``path`` removes it (:func:`remove_stale`). The caller decides whether ``path`` may be
+    replaced at all.
     """
     path = Path(path)
     refuse_input(path)
     ensure_dir(path.parent)
     if path.exists() and not path.is_dir():
         raise DataError("is a file, not a directory", path=path)
+    remove_stale(path)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                    dir=path.parent))
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path.parent) from None
     except OSError as exc:
@@ -315,7 +379,8 @@ def atomic_directory(path):
         yield tmp
         _OPEN_DIRECTORIES.remove(tmp)
         if path.is_dir() and any(path.iterdir()):
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path, old=True),
+                                        dir=path.parent))
             os.rename(path, old / path.name)
             os.rename(tmp, path)
             shutil.rmtree(old)

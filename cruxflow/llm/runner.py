@@ -64,6 +64,8 @@ class LLMRunner:
                 todo[k] = r
         self.stats.cache_hits += sum(k in found for k in keys)
         pending = list(todo.items())
+        if self.cache is not None:   # a read-only cache: refused before any call is paid
+            self.cache.check_writable(len(pending))
         bar = None
         if self.progress and pending:
             with extra(__name__, "llm"):
