@@ -893,6 +893,39 @@ CASES = [
          "ratings --annotators a,b --db {t}/ro/a.sqlite", read_only_disk(lambda t, d: data(t, d)),
          ("{t}/ro/a.sqlite", "cannot create the annotation database: cannot write: Read-only "
           "file system"), needs_demo=True),
+    # ---- issue 55, class 5: every count bounded by what it computes
+    Case("evaluate-resamples-a-billion", EVAL_ORACLE + " --run " + ORACLE + " --resamples "
+         "1000000000", data_with(), ("argument --resamples", "must be at most 1,000,000",
+                                     "got 1000000000"), needs_demo=True),
+    Case("crux-eval-resamples-two-to-the-64-plus-1", CRUX_EVAL + " --run-b {t}/r.run "
+         "--resamples 18446744073709551617", CRUX_EVAL_FILES,
+         ("argument --resamples", "at most 1,000,000", "got 18446744073709551617")),
+    Case("meta-eval-bootstrap-a-billion", "meta-eval --judge {t}/j.jsonl --human {t}/h.jsonl "
+         "--bootstrap 1000000000", files("j.jsonl", "h.jsonl"),
+         ("argument --bootstrap", "must be at most 100,000", "resamples x topics x 8 bytes")),
+    Case("support-bootstrap-a-billion", "support --answers {t}/answers.jsonl --output {t}/out "
+         "--bootstrap 1000000000", support_input(SUPPORT_ROW),
+         ("argument --bootstrap", "at most 100,000")),
+    Case("udcg-attempts-a-million", "udcg --questions {t}/u.json --output {t}/out --attempts "
+         "1000000", udcg_input(UDCG_ITEM), ("argument --attempts", "at most 100")),
+    Case("udcg-threads-a-million", "udcg --questions {t}/u.json --output {t}/out --threads "
+         "1000000", udcg_input(UDCG_ITEM), ("argument --threads", "at most 1,024")),
+    Case("udcg-logprobs-past-the-api", "udcg --questions {t}/u.json --output {t}/out "
+         "--logprobs 21", udcg_input(UDCG_ITEM), ("argument --logprobs", "at most 20")),
+    Case("kpr-rounds-a-thousand", "kpr --questions {t}/q.jsonl --output {t}/out --rounds 1000",
+         files("q.jsonl"), ("argument --rounds", "at most 100")),
+    Case("annotate-sample-past-any-round", "annotate --dataset {t}/data --task ratings "
+         "--annotators a,b --sample 99999999999 --db {t}/a.sqlite", data_with(),
+         ("argument --sample", "at most 10,000,000"), needs_demo=True),
+    Case("ingest-max-topics-past-the-bound", INGEST_CRUX + " --max-topics 999999999999",
+         crux_with(lambda c: None), ("argument --max-topics", "at most 100,000,000")),
+    Case("plan-calibrate-requests-a-million", f"plan --config {REPO}/config.yaml --workdir "
+         f"{REPO} --calibrate-requests 1000000", nothing,
+         ("argument --calibrate-requests", "at most 10,000")),
+    Case("plan-config-bootstrap-a-billion", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nrag:\n  bootstrap: 1000000000\n")),
+         ("rag.bootstrap: must be at most 100,000",)),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -923,7 +956,7 @@ def test_the_table_is_large_enough():
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.argv.split()[0] for c in CASES}
     assert commands == {"ingest", "evaluate", "crux-eval", "agreement", "annotate", "udcg",
-                        "support", "kpr", "plan", "llm-serve", "init", "export"}
+                        "support", "kpr", "plan", "llm-serve", "init", "export", "meta-eval"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(

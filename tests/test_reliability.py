@@ -684,3 +684,75 @@ def test_on_a_read_only_file_system_reading_runs_and_writing_says_read_only(
     assert "2 of the requests are not in this cache" in errors[0]   # its 2 samples
     assert all("Read-only file system" in line and "ermission denied" not in line
                for line in errors), errors
+
+
+# --- issue 55, class 5: every count bounded by what it computes --------------------------------
+
+
+def test_every_integer_flag_is_a_declared_count_and_the_api_says_the_same():
+    """Each flag that takes a count has its bounds from cruxflow/data/limits.py (none is a
+    plain int), and the public functions refuse what the flag refuses, in the same words."""
+    import argparse
+
+    from cruxflow.beyond.kpr.options import KprOptions
+    from cruxflow.beyond.support.options import SupportOptions
+    from cruxflow.beyond.udcg.options import UdcgOptions
+    from cruxflow.cli import vocabulary
+    from cruxflow.data.limits import COUNTS
+    from cruxflow.metrics.policy import Policy
+
+    counted = {name for name, flag in vocabulary.VOCABULARY.items()
+               if getattr(flag.type, "__name__", "").startswith("count(")}
+    assert {"resamples", "bootstrap", "attempts", "threads", "sample", "samples", "seed",
+            "max-topics", "n-ctx", "logprobs"} <= counted
+    assert all(name.replace("-", "_") in COUNTS for name in counted)
+    for name, flag in vocabulary.VOCABULARY.items():
+        assert flag.type is not int, name
+    with pytest.raises(argparse.ArgumentTypeError) as by_flag:
+        vocabulary.VOCABULARY["resamples"].type("1000000000")
+    with pytest.raises(ValueError) as by_api:
+        Policy(resamples=1_000_000_000)
+    assert str(by_api.value) == f"resamples {by_flag.value}"
+    assert str(by_flag.value) == (
+        "must be at most 1,000,000 (a p-value moves in steps of 1/(resamples + 1): a million "
+        "resolve 1e-6, below any corrected level; the work is resamples x topics x tests), got "
+        "1000000000")
+    for options, field, value in ((UdcgOptions, "samples", 10_001), (KprOptions, "rounds", 101),
+                                  (SupportOptions, "bootstrap", 100_001),
+                                  (UdcgOptions, "logprobs", 21)):
+        with pytest.raises(ValueError, match=f"{field} must be at most"):
+            options(**{field: value}).check()
+    Policy(resamples=1_000_000)   # the bound itself is allowed
+
+
+def test_a_bootstrap_that_would_not_fit_in_memory_is_refused_before_its_draws():
+    """meta-eval's bootstrap asked numpy for 29.8 GiB at 10^9 resamples: the count's bound
+    refuses that, and within it the draws' memory (resamples x topics x 8 bytes) is checked
+    before they are made."""
+    from cruxflow.data.errors import DataError
+    from cruxflow.data.limits import bootstrap_bytes, check_bootstrap
+
+    assert bootstrap_bytes(1_000_000_000, 4) == 32_000_000_000   # 29.8 GiB, the issue's
+    check_bootstrap(100_000, 2_684)             # 2.0 GiB: allowed
+    # 2^31 bytes / (8 x 4,986) = 53,837.9 resamples
+    with pytest.raises(DataError, match=r"n_resamples 100,000 of 4,986 topics would draw "
+                                        r"3\.7 GiB of indices \(more than 2 GiB\): at most "
+                                        r"53,837 here"):
+        check_bootstrap(100_000, 4_986, "n_resamples")
+
+
+def test_long_paired_tests_say_their_estimate_before_they_start(capsys):
+    from cruxflow.cli.args import say_paired_work
+    from cruxflow.data.limits import paired_test_seconds
+    from cruxflow.metrics.policy import Policy
+
+    # 977 blocks x 0.5 ms + 10^6 x 5,000 x (2.5e-8 + 100 x 1.5e-10) s = 0.49 + 200 s
+    assert paired_test_seconds(1_000_000, 5000, 100) == pytest.approx(200.49, abs=0.01)
+    # exact where 2^topics <= resamples: 2^10 patterns, whatever the resamples
+    assert paired_test_seconds(1_000_000, 10, 5) == paired_test_seconds(1024, 10, 5)
+    say_paired_work(Policy(resamples=1_000_000), 5000, 100)
+    say_paired_work(Policy(resamples=9999), 50, 10)       # short: nothing said
+    say_paired_work(Policy(test="t-test"), 5000, 100)     # no resamples: nothing said
+    assert capsys.readouterr().err == (
+        "cruxflow: note: the paired tests (1,000,000 resamples of 5,000 topics for 100 tests): "
+        "about 3 minutes; --resamples sets it\n")

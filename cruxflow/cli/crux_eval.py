@@ -59,6 +59,8 @@ def _crux_eval(args) -> int:
     policy = types.paired_policy(args)
     if len(results) > 1 and policy is not None and not args.authors_line:
         out["paired_policy"] = policy.to_json()
+        types.say_paired_work(policy, max(len(r.per_topic) for r in results),
+                        len(results[0].measures) * len(results) * (len(results) - 1) // 2)
         out["paired"] = compare_runs(results, policy)
     for r in results:
         for w in r.warnings:

@@ -143,7 +143,10 @@ def _paired(results, policy) -> list[dict]:
         families += [({"k": str(k), "measure": m},
                       {name: frame[m].to_dict() for name, frame in frames.items()})
                      for m in metrics]
+    topics = max(r.per_query["topic"].nunique() for r in results)
+    types.say_paired_work(policy, topics, len(families) * len(results) * (len(results) - 1) // 2)
     return pairwise_tests(families, policy)
+
 
 
 def _print_paired(rows, policy, family: str) -> None:

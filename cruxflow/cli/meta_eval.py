@@ -5,10 +5,12 @@ annotators' agreement with each other, and the system rankings both give (docs/j
 from __future__ import annotations
 
 import json
+import sys
 from functools import partial
 from pathlib import Path
 
 from cruxflow.cli import vocabulary
+from cruxflow.data.limits import bootstrap_seconds, long_work_note
 
 
 def error_level(confidence: float) -> float:
@@ -127,6 +129,10 @@ def _cmd_meta_eval(args) -> int:
 
     judge = read_ratings(list(args.judge))
     humans = read_human_ratings(args.human)
+    if args.run and (note := long_work_note(
+            f"the rank correlations' bootstrap ({args.bootstrap:,} resamples, 2 measures)",
+            bootstrap_seconds(args.bootstrap, 2), "--bootstrap")):
+        print(note, file=sys.stderr)
     result = meta_eval(judge, humans, eta=args.eta, runs=_runs(args.run or ()), k=args.k,
                        alpha=error_level(args.confidence), n_resamples=args.bootstrap,
                        seed=args.seed)

@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from urllib.parse import urlsplit
 
 from cruxflow._extras import extra_hint
+from cruxflow.data.limits import check_count
 from cruxflow.llm.answers import body_problem, max_answer_bytes, too_long
 from cruxflow.llm.base import (
     Backend,
@@ -299,7 +300,7 @@ class OpenAIBackend(Backend):
         key = key or "EMPTY"
         self.base_url = base_url
         self.timeout_s = float(timeout_s)
-        self.max_retries = max(0, int(max_retries))
+        self.max_retries = check_count("max_retries", max_retries)
         self.deadline_s = (float(deadline_s) if deadline_s is not None
                            else default_deadline(self.timeout_s, self.max_retries))
         if not (self.timeout_s > 0 and self.deadline_s > 0):
@@ -316,7 +317,7 @@ class OpenAIBackend(Backend):
         # max_retries=0: the client's own retries say nothing about why or how long they wait
         self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s,
                                     max_retries=0, http_client=http_client)
-        self.concurrency = max(1, int(concurrency))
+        self.concurrency = check_count("concurrency", concurrency)
         self.constrain = constrain
         self.extra_body = dict(extra_body or {})
         self.prompt_cache = prompt_cache

@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from cruxflow.data.limits import check_bootstrap, check_count
 from cruxflow.metrics.stats import nan_if_none, system_correlation
 from cruxflow.paper.labels import (  # noqa: F401 - part of this module's API
     BASELINES,
@@ -126,6 +127,8 @@ def _tau(frame: pd.DataFrame, x: str, y: str, *, n_resamples: int, confidence: f
     least = MIN_TAU_TOPICS if min_topics is None else min_topics
     if len(keep) < 2 or rows["topic"].nunique() < least:
         return {**empty, "n_systems": len(keep), "n_topics": rows["topic"].nunique()}
+    check_count("bootstrap", n_resamples, "n_resamples")
+    check_bootstrap(n_resamples, rows["topic"].nunique(), "n_resamples")
     c = system_correlation(rows, x, y, method="kendall", n_resamples=n_resamples,
                            confidence=confidence, seed=seed)
     return {"value": nan_if_none(c.value), "low": nan_if_none(c.low),

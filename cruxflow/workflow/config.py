@@ -425,6 +425,26 @@ def nesting_depth(value, stop: int) -> int:
     return heights.get(id(value), 0)
 
 
+def _count_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
+    """Every count of the config (an integer whose key names one of
+    :data:`cruxflow.data.limits.COUNTS`: resamples, bootstrap, attempts, threads, ...) at most
+    what the command line's flags and the public functions allow (its least is the schema's
+    minimum: ``gpus: 0`` is a CPU job here, where ``plan --gpus`` counts GPUs to plan on)."""
+    from cruxflow.data.limits import COUNTS
+
+    if isinstance(value, dict):
+        for k, v in value.items():
+            where = f"{key}.{k}" if key else str(k)
+            if k in COUNTS and isinstance(v, int) and not isinstance(v, bool):
+                if v > COUNTS[k].most:
+                    yield where, COUNTS[k].problem(v)
+            else:
+                yield from _count_problems(v, where)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _count_problems(v, f"{key}[{i}]")
+
+
 def _number_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
     """NaN and infinities pass the schema's "number" and its bounds (NaN compares false with
     everything): every float of the config must be finite."""
@@ -546,7 +566,7 @@ def read_config_files(paths) -> None:
 def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
-    checks = (_number_problems, _dataset_problems, _corpus_problems, _rag_problems,
+    checks = (_number_problems, _count_problems, _dataset_problems, _corpus_problems, _rag_problems,
               _passage_problems, _reranker_problems, _backend_user_problems, _llm_problems,
               _holes_problems)
     return [p for check in checks for p in check(config)]
