@@ -1314,3 +1314,79 @@ def test_a_failed_read_leaves_the_garbage_collector_on(tmp_path):
     with pytest.raises(DataError, match="whitespace"):
         Dataset.load(tmp_path)
     assert gc.isenabled()
+
+
+# --- issue 55, class 6: text from the inputs is shown escaped, never sent ----------------------
+
+RAW = "\x1b]0;pwned\x07\x1b[31mred\u202e"   # sets the terminal's title, rings, turns it red
+SHOWN = "\\x1b]0;pwned\\x07\\x1b[31mred\\u202e"
+
+
+def _no_control(text: str) -> bool:
+    return not any(c in text for c in "\x1b\x07\u202e")
+
+
+def test_a_run_name_holding_esc_and_bel_is_shown_escaped(tmp_path, demo_dataset, capsys):
+    """A run file whose name holds ESC and BEL (its name is the run's name in every table):
+    the printed tables, the warnings and the TSV outputs show ``\\x1b``, never the byte; the
+    run name given with --run-name alike; crux-eval's table too."""
+    oracle = demo_dataset / "judgments" / "eta3" / "oracle.run"
+    evil = tmp_path / f"{RAW}.run"
+    shutil.copy(oracle, evil)
+    other = tmp_path / "mine.run"
+    rows = oracle.read_text().splitlines()
+    other.write_text("\n".join(rows[::2]) + "\n")   # another run: half of the oracle's lines
+    capsys.readouterr()
+    assert main(["evaluate", "--dataset", str(demo_dataset), "--run", str(evil), str(other),
+                 "--output", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr()
+    assert _no_control(printed.out + printed.err)
+    assert f"| {SHOWN} " in printed.out   # the table's row, aligned on the shown name
+    for name in ("per_query.tsv", "aggregate.tsv", "paired.tsv"):
+        text = (tmp_path / "out" / name).read_text()
+        assert _no_control(text) and SHOWN in text, name
+    assert main(["evaluate", "--dataset", str(demo_dataset), "--run", str(oracle),
+                 "--run-name", RAW]) == 0
+    printed = capsys.readouterr()
+    assert _no_control(printed.out + printed.err) and SHOWN in printed.out
+    assert main(["crux-eval", "--run", str(evil), str(other), "--qrel",
+                 str(demo_dataset / "judgments" / "eta3" / "qrels.relevance.txt"),
+                 "--judge", str(demo_dataset / "answerability.jsonl")]) == 0
+    printed = capsys.readouterr()
+    assert _no_control(printed.out + printed.err) and SHOWN in printed.out
+
+
+def test_an_error_naming_a_control_character_is_one_escaped_line(tmp_path, capsys):
+    bad = tmp_path / f"{RAW}\nsecond line.run"
+    bad.write_text("q Q0 d 1 1.0\n")   # 5 columns: refused, naming the file
+    assert main(["crux-eval", "--run", str(bad), "--qrel", str(bad), "--judge", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and _no_control(err), err
+    assert f"{SHOWN}\\nsecond line.run" in err
+
+
+def test_log_lines_show_control_characters_escaped(tmp_path):
+    """The workflow's log lines (cruxflow.workflow.job.setup_logging): a name from the inputs
+    is escaped, a traceback keeps its lines."""
+    import logging
+    from types import SimpleNamespace
+
+    from cruxflow.workflow.job import setup_logging
+
+    log_file = tmp_path / "rule.log"
+    before = logging.getLogger().handlers[:]
+    try:
+        log = setup_logging(SimpleNamespace(log=[str(log_file)], rule="r"))
+        log.info("scored run %s", RAW)
+        try:
+            raise ValueError("x")
+        except ValueError:
+            log.exception("with its traceback")
+    finally:
+        for handler in logging.getLogger().handlers:
+            handler.close()
+        logging.getLogger().handlers[:] = before
+        sys.excepthook = sys.__excepthook__
+    text = log_file.read_text()
+    assert _no_control(text) and f"scored run {SHOWN}" in text
+    assert "Traceback (most recent call last):\n" in text

@@ -34,6 +34,7 @@ from cruxflow.cli import vocabulary
 from cruxflow.cli.args import OneLineParser
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import check_outputs, inputs_protected, outputs_together, same_file
+from cruxflow.data.text import printable
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help; a flag means the same in every command "
@@ -178,23 +179,29 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, before)
 
 
-class _Stdout:
-    """Standard output for the length of a command: a write the system refuses (``>
-    /dev/full``, a full disk) is one line naming standard output (exit 2), where it was an
-    ``OSError`` naming no file; a closed pipe stays as it was."""
+class _Terminal:
+    """Standard output or error for the length of a command. Text from the inputs (a run
+    file's name holding ESC and BEL) is shown escaped, never sent: no control character but
+    newline and tab (and, on standard error, the carriage return a progress bar begins its
+    redraw with) reaches the terminal (:func:`cruxflow.data.text.printable`). On standard
+    output, a write the system refuses (``> /dev/full``, a full disk) is one line naming it
+    (exit 2), where it was an ``OSError`` naming no file; a closed pipe stays as it was."""
 
-    def __init__(self, stream):
-        self._stream = stream
+    def __init__(self, stream, *, bar: bool):
+        self._stream, self._bar = stream, bar
 
     def _guarded(self, method, *args):
         try:
             return getattr(self._stream, method)(*args)
         except OSError as exc:
-            if exc.errno == errno.EPIPE:
+            if exc.errno == errno.EPIPE or self._bar:
                 raise
             raise _stdout_error(exc) from None
 
     def write(self, text):
+        if isinstance(text, str):
+            head = "\r" if self._bar and text.startswith("\r") else ""
+            text = head + printable(text[len(head):], keep="\n\t")
         return self._guarded("write", text)
 
     def flush(self):
@@ -215,17 +222,17 @@ def _stdout_error(exc: OSError) -> DataError:
 
 
 @contextlib.contextmanager
-def _guarded_stdout():
-    """:class:`_Stdout` in place for the block; flushed at its end, so that a full disk is
-    found before the command's files are moved into place, not at exit."""
-    stream = sys.stdout
-    sys.stdout = _Stdout(stream)
+def _terminal():
+    """:class:`_Terminal` in place of standard output and error for the block; standard
+    output flushed at its end, so that a full disk is found before the command's files are
+    moved into place, not at exit."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Terminal(out, bar=False), _Terminal(err, bar=True)
     try:
         yield
         sys.stdout.flush()
     finally:
-        if isinstance(sys.stdout, _Stdout):
-            sys.stdout = stream
+        sys.stdout, sys.stderr = out, err
 
 
 def main(argv=None) -> int:
@@ -239,22 +246,22 @@ def main(argv=None) -> int:
         check_outputs(outputs, inputs)
         _refuse_outputs_inside_datasets(outputs, inputs)
         with _sigterm_as_interrupt(), inputs_protected(inputs), outputs_together(), \
-                _guarded_stdout():
+                _terminal():
             return args.func(args)
     except _user_errors() as exc:
-        print(f"cruxflow: error: {exc}", file=sys.stderr)
+        print(f"cruxflow: error: {printable(exc)}", file=sys.stderr)
         return 2
     except ImportError as exc:   # an optional dependency missing: say which extra, no traceback
         message = extra_for(exc, f"cruxflow {args.command}")
         if message is None:
             raise
-        print(f"cruxflow: error: {message}", file=sys.stderr)
+        print(f"cruxflow: error: {printable(message)}", file=sys.stderr)
         return 2
     except SystemExit as exc:
         # A command's usage error, raised as SystemExit("cruxflow X: ..."): one line and exit 2
         # like argparse's, not Python's exit 1 for a message
         if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
+            print(printable(exc.code), file=sys.stderr)
             exc.code = 2
         raise
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: every writer is atomic
@@ -263,7 +270,8 @@ def main(argv=None) -> int:
         return code
     except OSError as exc:  # the system refused (disk full, read-only, ...): not a bug
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"cruxflow: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"cruxflow: error: {printable(where)}{printable(exc.strerror or exc)}",
+              file=sys.stderr)
         return 1
 
 

@@ -12,6 +12,7 @@ from functools import partial
 from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.data.io import paused_gc
+from cruxflow.data.text import printable
 
 OUTPUT_FILE = "crux_eval.json"
 
@@ -64,7 +65,7 @@ def _crux_eval(args) -> int:
         out["paired"] = compare_runs(results, policy)
     for r in results:
         for w in r.warnings:
-            print(f"cruxflow: warning: {r.run}: {w}", file=sys.stderr)
+            print(f"cruxflow: warning: {printable(r.run)}: {w}", file=sys.stderr)
     if args.output is not None:
         from cruxflow.data.io import write_json
 
@@ -76,7 +77,7 @@ def _crux_eval(args) -> int:
         for r in results:
             print(r.line())
         return 0
-    _print_table(results, run_labels(results))
+    _print_table(results, [printable(label) for label in run_labels(results)])
     if "paired" in out:
         _print_paired(out["paired"], policy)
     if args.output is not None:
@@ -129,8 +130,9 @@ def _print_paired(rows, policy) -> None:
     header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p",
               policy.adjusted_header)
     table = [header] + [
-        (r["measure"], r["a"], r["b"], str(r["topics"]), _num(r["mean_a"]), _num(r["mean_b"]),
-         _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
+        (r["measure"], printable(r["a"]), printable(r["b"]), str(r["topics"]),
+         _num(r["mean_a"]), _num(r["mean_b"]), _num(r["diff"]), _num(r["p"]),
+         _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(c.ljust(w) if i < 3 else c.rjust(w)

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
+from cruxflow.data.text import printable_cells
 
 
 def current_umask() -> int:
@@ -416,9 +417,11 @@ def write_json(path, obj) -> None:
 
 
 def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -> None:
-    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell)."""
+    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell);
+    a control character in its text (a run's name holding ESC) is written as its escape
+    (:func:`cruxflow.data.text.printable`), never raw."""
     with atomic_write(path) as out:
-        frame.to_csv(out, sep="\t", index=index, float_format=float_format)
+        printable_cells(frame).to_csv(out, sep="\t", index=index, float_format=float_format)
 
 
 def nan_to_none(value):
