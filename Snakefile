@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, workflow.basedir)
 from cruxflow.data.errors import DataError
-from cruxflow.workflow.config import read_config_files
+from cruxflow.workflow.config_values import read_config_files
 
 try:
     read_config_files(["config.yaml", *workflow.overwrite_configfiles])

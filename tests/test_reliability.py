@@ -575,9 +575,9 @@ def test_a_live_writers_temporaries_are_left_alone_and_a_dead_ones_removed(tmp_p
     write_json(out / "summary.json", {"a": 1})
     name = next(iter(out.iterdir())).name
     assert name == "summary.json"
-    from cruxflow.data.outputs import _owner  # noqa: PLC2701 (the test reads the name rule)
+    from cruxflow.data.outputs import owner_tag
 
-    host, pid = _owner().rsplit("-", 1)
+    host, pid = owner_tag().rsplit("-", 1)
     mine = out / f".summary.json.{host}-{pid}.abc.tmp"            # this process: alive
     dead = out / f".summary.json.{host}-{_dead_pid()}.abc.tmp"    # a killed writer's
     elsewhere = out / ".summary.json.otherhost-1.abc.tmp"        # another host's

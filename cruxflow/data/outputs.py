@@ -131,7 +131,7 @@ def _write_failed(exc: OSError, path) -> DataError:
 # --- temporaries a killed writer left ---------------------------------------------------------
 
 
-def _owner() -> str:
+def owner_tag() -> str:
     """This process as the name of its temporaries say it: ``<host>-<pid>``."""
     host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
     return f"{host}-{os.getpid()}"
@@ -140,7 +140,7 @@ def _owner() -> str:
 def _temporary_prefix(path: Path, old: bool = False) -> str:
     """The name a temporary of ``path`` begins with: ``.<name>.<host>-<pid>.`` (a file or a
     folder being written) or ``.<name>.old-<host>-<pid>.`` (the folder replaced, moved aside)."""
-    return f".{path.name}.{'old-' if old else ''}{_owner()}."
+    return f".{path.name}.{'old-' if old else ''}{owner_tag()}."
 
 
 def _alive(pid: int) -> bool:
@@ -160,7 +160,7 @@ def remove_stale(path) -> list[Path]:
     back first. A live writer's temporaries (another process writing the same output) and
     another host's (a shared file system) are left alone. Returns what was removed."""
     path = Path(path)
-    host = _owner().rsplit("-", 1)[0]
+    host = owner_tag().rsplit("-", 1)[0]
     pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:old-)?{re.escape(host)}-(\d+)\.")
     removed = []
     try:
