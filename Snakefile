@@ -5,6 +5,20 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
+# The config files read strictly before Snakemake reads them (a key given twice, a name YAML
+# reads as a boolean, nesting past a bound: one line each): Snakemake's own reader lets the
+# last of two keys win and fails on deep nesting with a traceback.
+import sys
+
+sys.path.insert(0, workflow.basedir)
+from cruxflow.data.errors import DataError
+from cruxflow.workflow.config_values import read_config_files
+
+try:
+    read_config_files(["config.yaml", *workflow.overwrite_configfiles])
+except DataError as e:
+    sys.exit(f"cruxflow: invalid config: {e}")
+
 
 configfile: "config.yaml"
 

@@ -14,18 +14,23 @@ outputs get the mode the umask says, and the workflow config's checks of names.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from llm_server import Misbehaving
 
 from cruxflow.cli import main
 from cruxflow.data.ingest import IngestOptions, ingest_to
@@ -165,7 +170,76 @@ def port_in_use(t, _):
     (t / "port").write_text(str(sock.getsockname()[1]))
 
 
-PORTS: list[socket.socket] = []
+PORTS: list = []   # what a case's setup opened (sockets, servers): closed after the case
+
+
+def llm_server(mode: str, redirect_to: str | None = None):
+    """The questions of udcg, an LLM cache for them (so that a failing command writes
+    nothing) and a real HTTP server on 127.0.0.1 answering as ``mode`` says
+    (tests/llm_server.py), its port in {port}; ``redirect_to``: the host a second server is
+    reached by, to which the first one redirects."""
+    def setup(t, d):
+        from cruxflow.llm import LLMCache
+
+        udcg_input(UDCG_ITEM)(t, d)
+        LLMCache(t / "c.sqlite").close()
+        location = ""
+        if redirect_to:
+            other = Misbehaving("ok").__enter__()
+            PORTS.append(other)
+            location = f"http://{redirect_to}:{other.port}/v1/chat/completions"
+            (t / "other").write_text(str(other.port))
+        server = Misbehaving(mode, location=location).__enter__()
+        PORTS.append(server)
+        (t / "port").write_text(str(server.port))
+    return setup
+
+
+class SmallDisk:
+    """A 64 KiB tmpfs mounted on ``disk``, filled (``full``) or remounted read-only once
+    ``then`` has put files there, unmounted by :meth:`close` (after the case); a machine that
+    cannot mount one (not root) skips the case."""
+
+    def __init__(self, disk: Path, full: bool, then=None):
+        self.disk = disk
+        disk.mkdir()
+        if os.geteuid() != 0 or shutil.which("mount") is None or subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                capture_output=True).returncode != 0:
+            pytest.skip("no tmpfs can be mounted here (not root)")
+        PORTS.append(self)
+        if then is not None:
+            then(disk)
+        if full:
+            with open(disk / "filler", "wb") as f:
+                f.write(b"\0" * shutil.disk_usage(disk).free)
+        else:
+            subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+
+    def close(self) -> None:
+        subprocess.run(["umount", "-l", str(self.disk)], check=False)
+
+
+def full_disk(then=lambda t, d: None):
+    """``then``'s inputs, and a full disk on {t}/disk."""
+    def setup(t, d):
+        then(t, d)
+        SmallDisk(t / "disk", full=True)
+    return setup
+
+
+def read_only_disk(then=lambda t, d: None, on_disk=None):
+    """``then``'s inputs, and a read-only disk on {t}/ro (holding what ``on_disk`` put
+    there)."""
+    def setup(t, d):
+        then(t, d)
+        SmallDisk(t / "ro", full=False, then=on_disk)
+    return setup
+
+
+UDCG_SERVED = ("udcg --questions {t}/u.json --output {t}/out --cache {t}/c.sqlite --base-url "
+               "http://127.0.0.1:{port}/v1 --model m --max-retries 0")
+LOCAL = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
 
 
 def nothing(t, _):
@@ -195,6 +269,7 @@ class Case:
     needs_demo: bool = False
     xfail: str | None = None
     env: dict[str, str] | None = None   # environment variables for the command
+    stdout: str | None = None    # a file standard output goes to (/dev/full)
 
 
 INGEST_CRUX = "ingest --format crux --input {t}/crux --output {t}/out"
@@ -729,6 +804,128 @@ CASES = [
     Case("multinews-input-is-a-fifo", "ingest --format multinews --input {t}/fifo "
          "--output {t}/out", lambda t, d: os.mkfifo(t / "fifo"),
          ("{t}/fifo", "is a special file (a pipe or a device)")),
+    # ---- issue 55, class 1: a bound on every LLM answer, before it is parsed or cached
+    *[Case(f"llm-answer-{mode}", UDCG_SERVED, llm_server(mode),
+           ("LLM server http://127.0.0.1:{port}/v1", *expect), env=LOCAL)
+      for mode, expect in [
+          ("huge", ("an answer longer than 8,388,608 bytes", "CRUXFLOW_MAX_ANSWER_BYTES",
+                    "it declares 50,000,243")),
+          ("huge-undeclared", ("an answer longer than 8,388,608 bytes",)),
+          ("not-utf8", ("an answer that is not valid UTF-8 (byte 186",)),
+          ("deep", ("an answer nested more than 64 deep",)),
+          ("surrogate", ("half of a UTF-16 surrogate pair",)),
+      ]],
+    Case("llm-answer-bound-not-a-number", UDCG_SERVED, llm_server("ok"),
+         ("$CRUXFLOW_MAX_ANSWER_BYTES is 'lots'", "a positive number of bytes"),
+         env={**LOCAL, "CRUXFLOW_MAX_ANSWER_BYTES": "lots"}),
+    # ---- issue 55, class 8: no redirect followed (the prompt stays where it was sent)
+    Case("llm-redirect-to-another-host", UDCG_SERVED, llm_server("redirect", "localhost"),
+         ("HTTP 307 redirect from http://127.0.0.1:{port}/v1/chat/completions to "
+          "http://localhost:{other}/v1/chat/completions: not followed",), env=LOCAL),
+    Case("llm-redirect-on-the-same-host", UDCG_SERVED, llm_server("redirect", "127.0.0.1"),
+         ("HTTP 307 redirect from http://127.0.0.1:{port}/v1/chat/completions to "
+          "http://127.0.0.1:{other}/v1/chat/completions: not followed",), env=LOCAL),
+    # ---- issue 55, class 2: configs read strictly
+    Case("plan-config-duplicate-key", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets: {d: {format: crux}}\nmetrics: {eta: 3, eta: 5}\n"),
+         ("{t}/c.yaml", "line 2", "key 'eta' is given twice (on line 2)")),
+    Case("plan-config-dataset-defined-twice", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets:\n  d: {format: crux, input: a}\n"
+                          "  d: {format: crux, input: b}\n"),
+         ("{t}/c.yaml", "line 3", "key 'd' is given twice (lines 2 and 3)")),
+    Case("plan-config-dataset-named-yes", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets:\n  yes: {format: crux, input: crux}\n"),
+         ("{t}/c.yaml", "line 2", "key 'yes' is read by YAML as a boolean",
+          "quote it ('yes')")),
+    Case("plan-config-run-named-1.0", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nruns:\n  d:\n    1.0: r.run\n")),
+         ("{t}/c.yaml", "line 5", "key '1.0' is read by YAML as a number", "quote it")),
+    Case("plan-config-backend-named-on", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  backend: on\n")),
+         ("{t}/c.yaml", "llm.backend: True is not of type 'string'", "quote a name: 'yes'")),
+    Case("plan-config-nested-5000-deep", "plan --config {t}/c.yaml",
+         a_file("c.yaml", "datasets: {d: {format: crux}}\nx: " + "[" * 5000 + "]" * 5000
+                + "\n"), ("{t}/c.yaml", "line 2", "nested more than 100 deep")),
+    Case("plan-config-cache-is-a-dataset-file", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  cache: crux/topics.jsonl"
+             "\n")),
+         ("{t}/c.yaml", "llm.cache: crux/topics.jsonl lies inside the input datasets.d.input")),
+    Case("plan-config-cache-is-a-run", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: ((c.parent / "r.run").write_text("q Q0 d 1 1 r\n"),
+                              (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nruns: {d: {mine: r.run}}\n"
+             "llm:\n  cache: r.run\n"))),
+         ("{t}/c.yaml", "llm.cache: r.run is the input runs.d.mine")),
+    Case("plan-config-cache-is-not-sqlite", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: ((c.parent / "notes.txt").write_text("my notes\n"),
+                              (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  cache: notes.txt\n"))),
+         ("{t}/c.yaml", "llm.cache: is not an SQLite database (an LLM cache): notes.txt")),
+    Case("plan-config-cache-is-a-folder", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: ((c.parent / "cache").mkdir(), (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nllm:\n  cache: cache\n"))),
+         ("{t}/c.yaml", "llm.cache: is a folder, expected an SQLite file")),
+    # ---- issue 55, class 3: the annotation app on a full disk (its labels: 507, in
+    # tests/test_reliability.py, with a real server)
+    Case("annotate-new-database-on-a-full-disk", "annotate --dataset {t}/data --task ratings "
+         "--annotators a,b --db {t}/disk/a.sqlite",
+         full_disk(lambda t, d: data(t, d)),
+         ("{t}/disk/a.sqlite", "cannot create the annotation database", "cannot write: No "
+          "space left on device"), needs_demo=True),
+    # ---- issue 55, class 7: a full standard output, a read-only file system
+    Case("evaluate-standard-output-full", EVAL_ORACLE, data_with(),
+         ("standard output: cannot write: No space left on device",), needs_demo=True,
+         stdout="/dev/full"),
+    Case("crux-eval-standard-output-full", "crux-eval --run " + ORACLE + " --qrel "
+         "{t}/data/judgments/eta3/qrels.relevance.txt --judge {t}/data/answerability.jsonl",
+         data_with(), ("standard output: cannot write: No space left on device",),
+         needs_demo=True, stdout="/dev/full"),
+    Case("evaluate-output-on-a-read-only-disk", EVAL_ORACLE + " --output {t}/ro/scores",
+         read_only_disk(lambda t, d: data(t, d)),
+         ("{t}/ro/scores", "cannot write: Read-only file system"), needs_demo=True),
+    Case("udcg-new-cache-on-a-read-only-disk", "udcg --questions {t}/u.json --output "
+         "{t}/out --cache {t}/ro/c.sqlite", read_only_disk(udcg_input(UDCG_ITEM)),
+         ("{t}/ro/c.sqlite", "cannot write: Read-only file system")),
+    Case("annotate-new-database-on-a-read-only-disk", "annotate --dataset {t}/data --task "
+         "ratings --annotators a,b --db {t}/ro/a.sqlite", read_only_disk(lambda t, d: data(t, d)),
+         ("{t}/ro/a.sqlite", "cannot create the annotation database: cannot write: Read-only "
+          "file system"), needs_demo=True),
+    # ---- issue 55, class 5: every count bounded by what it computes
+    Case("evaluate-resamples-a-billion", EVAL_ORACLE + " --run " + ORACLE + " --resamples "
+         "1000000000", data_with(), ("argument --resamples", "must be at most 1,000,000",
+                                     "got 1000000000"), needs_demo=True),
+    Case("crux-eval-resamples-two-to-the-64-plus-1", CRUX_EVAL + " --run-b {t}/r.run "
+         "--resamples 18446744073709551617", CRUX_EVAL_FILES,
+         ("argument --resamples", "at most 1,000,000", "got 18446744073709551617")),
+    Case("meta-eval-bootstrap-a-billion", "meta-eval --judge {t}/j.jsonl --human {t}/h.jsonl "
+         "--bootstrap 1000000000", files("j.jsonl", "h.jsonl"),
+         ("argument --bootstrap", "must be at most 100,000", "resamples x topics x 8 bytes")),
+    Case("support-bootstrap-a-billion", "support --answers {t}/answers.jsonl --output {t}/out "
+         "--bootstrap 1000000000", support_input(SUPPORT_ROW),
+         ("argument --bootstrap", "at most 100,000")),
+    Case("udcg-attempts-a-million", "udcg --questions {t}/u.json --output {t}/out --attempts "
+         "1000000", udcg_input(UDCG_ITEM), ("argument --attempts", "at most 100")),
+    Case("udcg-threads-a-million", "udcg --questions {t}/u.json --output {t}/out --threads "
+         "1000000", udcg_input(UDCG_ITEM), ("argument --threads", "at most 1,024")),
+    Case("udcg-logprobs-past-the-api", "udcg --questions {t}/u.json --output {t}/out "
+         "--logprobs 21", udcg_input(UDCG_ITEM), ("argument --logprobs", "at most 20")),
+    Case("kpr-rounds-a-thousand", "kpr --questions {t}/q.jsonl --output {t}/out --rounds 1000",
+         files("q.jsonl"), ("argument --rounds", "at most 100")),
+    Case("annotate-sample-past-any-round", "annotate --dataset {t}/data --task ratings "
+         "--annotators a,b --sample 99999999999 --db {t}/a.sqlite", data_with(),
+         ("argument --sample", "at most 10,000,000"), needs_demo=True),
+    Case("ingest-max-topics-past-the-bound", INGEST_CRUX + " --max-topics 999999999999",
+         crux_with(lambda c: None), ("argument --max-topics", "at most 100,000,000")),
+    Case("plan-calibrate-requests-a-million", f"plan --config {REPO}/config.yaml --workdir "
+         f"{REPO} --calibrate-requests 1000000", nothing,
+         ("argument --calibrate-requests", "at most 10,000")),
+    Case("plan-config-bootstrap-a-billion", "plan --config {t}/c.yaml --workdir {t}",
+         crux_with(lambda c: (c.parent / "c.yaml").write_text(
+             "datasets:\n  d: {format: crux, input: crux}\nrag:\n  bootstrap: 1000000000\n")),
+         ("rag.bootstrap: must be at most 100,000",)),
     # ---- llm-serve
     Case("llm-serve-port-in-use", "llm-serve --port {port}", port_in_use,
          ("port {port} on 127.0.0.1 is in use", "--port")),
@@ -737,6 +934,9 @@ CASES = [
     Case("llm-serve-missing-model", "llm-serve --model {t}/nope.gguf --port 1", nothing,
          ("{t}/nope.gguf",)),
 ]
+
+
+PROGRESS = re.compile(r"(\r[^\r]*\|[^\r]*)+")
 
 
 def snapshot(root: Path) -> dict[str, tuple]:
@@ -756,7 +956,7 @@ def test_the_table_is_large_enough():
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.argv.split()[0] for c in CASES}
     assert commands == {"ingest", "evaluate", "crux-eval", "agreement", "annotate", "udcg",
-                        "support", "kpr", "plan", "llm-serve", "init", "export"}
+                        "support", "kpr", "plan", "llm-serve", "init", "export", "meta-eval"}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(
@@ -768,19 +968,36 @@ def test_bad_input_is_one_clean_error_and_writes_nothing(case, tmp_path, capsys,
     t = tmp_path / "case"
     t.mkdir()
     demo = request.getfixturevalue("demo_dataset") if case.needs_demo else None
+    try:
+        _run_case(case, t, tmp_path, demo, capsys)
+    finally:   # what the setup opened (a socket, a server, a mounted disk)
+        while PORTS:
+            PORTS.pop().close()
+
+
+def _run_case(case: Case, t: Path, tmp_path: Path, demo, capsys) -> None:
     case.setup(t, demo)
     port = (t / "port").read_text() if (t / "port").exists() else ""
-    fill = lambda s: s.replace("{t}", str(t)).replace("{port}", port)  # noqa: E731
+    other = (t / "other").read_text() if (t / "other").exists() else ""
+    fill = lambda s: s.replace("{t}", str(t)).replace("{port}", port).replace(  # noqa: E731
+        "{other}", other)
     before = snapshot(tmp_path)
     capsys.readouterr()
+    stdout = sys.stdout
     try:
+        if case.stdout:
+            sys.stdout = open(case.stdout, "w")   # noqa: SIM115 (closed below)
         rc = main(fill(case.argv).split())
     except SystemExit as exc:   # argparse
         rc = exc.code
     finally:
-        while PORTS:
-            PORTS.pop().close()
-    err = capsys.readouterr().err
+        if case.stdout:
+            with contextlib.suppress(OSError):
+                sys.stdout.close()
+            sys.stdout = stdout
+    # a progress bar (redrawn after a carriage return) is no line of the error
+    err = "\n".join(line for line in capsys.readouterr().err.split("\n")
+                    if not PROGRESS.fullmatch(line))
     assert rc == 2, err
     assert "Traceback" not in err
     error = err.strip()
@@ -1098,3 +1315,79 @@ def test_a_failed_read_leaves_the_garbage_collector_on(tmp_path):
     with pytest.raises(DataError, match="whitespace"):
         Dataset.load(tmp_path)
     assert gc.isenabled()
+
+
+# --- issue 55, class 6: text from the inputs is shown escaped, never sent ----------------------
+
+RAW = "\x1b]0;pwned\x07\x1b[31mred\u202e"   # sets the terminal's title, rings, turns it red
+SHOWN = "\\x1b]0;pwned\\x07\\x1b[31mred\\u202e"
+
+
+def _no_control(text: str) -> bool:
+    return not any(c in text for c in "\x1b\x07\u202e")
+
+
+def test_a_run_name_holding_esc_and_bel_is_shown_escaped(tmp_path, demo_dataset, capsys):
+    """A run file whose name holds ESC and BEL (its name is the run's name in every table):
+    the printed tables, the warnings and the TSV outputs show ``\\x1b``, never the byte; the
+    run name given with --run-name alike; crux-eval's table too."""
+    oracle = demo_dataset / "judgments" / "eta3" / "oracle.run"
+    evil = tmp_path / f"{RAW}.run"
+    shutil.copy(oracle, evil)
+    other = tmp_path / "mine.run"
+    rows = oracle.read_text().splitlines()
+    other.write_text("\n".join(rows[::2]) + "\n")   # another run: half of the oracle's lines
+    capsys.readouterr()
+    assert main(["evaluate", "--dataset", str(demo_dataset), "--run", str(evil), str(other),
+                 "--output", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr()
+    assert _no_control(printed.out + printed.err)
+    assert f"| {SHOWN} " in printed.out   # the table's row, aligned on the shown name
+    for name in ("per_query.tsv", "aggregate.tsv", "paired.tsv"):
+        text = (tmp_path / "out" / name).read_text()
+        assert _no_control(text) and SHOWN in text, name
+    assert main(["evaluate", "--dataset", str(demo_dataset), "--run", str(oracle),
+                 "--run-name", RAW]) == 0
+    printed = capsys.readouterr()
+    assert _no_control(printed.out + printed.err) and SHOWN in printed.out
+    assert main(["crux-eval", "--run", str(evil), str(other), "--qrel",
+                 str(demo_dataset / "judgments" / "eta3" / "qrels.relevance.txt"),
+                 "--judge", str(demo_dataset / "answerability.jsonl")]) == 0
+    printed = capsys.readouterr()
+    assert _no_control(printed.out + printed.err) and SHOWN in printed.out
+
+
+def test_an_error_naming_a_control_character_is_one_escaped_line(tmp_path, capsys):
+    bad = tmp_path / f"{RAW}\nsecond line.run"
+    bad.write_text("q Q0 d 1 1.0\n")   # 5 columns: refused, naming the file
+    assert main(["crux-eval", "--run", str(bad), "--qrel", str(bad), "--judge", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and _no_control(err), err
+    assert f"{SHOWN}\\nsecond line.run" in err
+
+
+def test_log_lines_show_control_characters_escaped(tmp_path):
+    """The workflow's log lines (cruxflow.workflow.job.setup_logging): a name from the inputs
+    is escaped, a traceback keeps its lines."""
+    import logging
+    from types import SimpleNamespace
+
+    from cruxflow.workflow.job import setup_logging
+
+    log_file = tmp_path / "rule.log"
+    before = logging.getLogger().handlers[:]
+    try:
+        log = setup_logging(SimpleNamespace(log=[str(log_file)], rule="r"))
+        log.info("scored run %s", RAW)
+        try:
+            raise ValueError("x")
+        except ValueError:
+            log.exception("with its traceback")
+    finally:
+        for handler in logging.getLogger().handlers:
+            handler.close()
+        logging.getLogger().handlers[:] = before
+        sys.excepthook = sys.__excepthook__
+    text = log_file.read_text()
+    assert _no_control(text) and f"scored run {SHOWN}" in text
+    assert "Traceback (most recent call last):\n" in text

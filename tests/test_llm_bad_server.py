@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from llm_server import Misbehaving
 
 REPO = Path(__file__).resolve().parents[1]
 UDCG_ITEM = {"question": "who wrote it", "answers": ["someone"],
@@ -91,92 +92,6 @@ def test_server_options_that_cannot_work_fail_at_once(argv, expect, tmp_path, ca
 
 
 # --- issue 40: a deadline on every call, and answers that are not the API's shape ------------
-
-ANSWER = json.dumps({"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
-                     "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                                  "message": {"role": "assistant", "content": "yes"}}],
-                     "usage": {"prompt_tokens": 7, "completion_tokens": 1}}).encode()
-
-
-class Misbehaving:
-    """A real HTTP server on 127.0.0.1 that answers every POST the way ``mode`` says: ``drip``
-    (a valid answer, one byte every 0.1 s), ``drip-head`` (the status line and headers just as
-    slowly), ``retry-after`` (503 asking for 100,000 s), ``short`` (declares 1,000 bytes, sends
-    10 and hangs up), ``logprobs-string`` (a 200 whose logprobs.content is a string).
-    Everything it starts stops on exit: the serving thread, and every dripping handler (it
-    stops at the next byte once the server is closing)."""
-
-    def __init__(self, mode: str):
-        self.mode, self.hits, self.closing = mode, [], threading.Event()
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def drip(self, data: bytes) -> None:
-                for i in range(len(data)):
-                    if outer.closing.wait(0.1):
-                        return
-                    self.wfile.write(data[i:i + 1])
-                    self.wfile.flush()
-
-            def do_POST(self):  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.hits.append(self.path)
-                try:
-                    self.answer()
-                except OSError:  # the client gave up: what the deadline is for
-                    pass
-
-            def answer(self):
-                body = ANSWER
-                if outer.mode == "drip-head":
-                    self.drip(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                              + b"X-Padding: " + b"x" * 400 + b"\r\n")
-                    return
-                if outer.mode == "retry-after":
-                    self.send_response(503)
-                    self.send_header("Retry-After", "100000")
-                    body = b'{"error": {"message": "come back tomorrow"}}'
-                elif outer.mode == "logprobs-string":
-                    answer = json.loads(ANSWER)
-                    answer["choices"][0]["logprobs"] = {"content": "not a list"}
-                    body = json.dumps(answer).encode()
-                    self.send_response(200)
-                else:
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                if outer.mode == "short":
-                    self.send_header("Content-Length", "1000")
-                    self.end_headers()
-                    self.wfile.write(body[:10])
-                    self.close_connection = True
-                    return
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if outer.mode == "drip":
-                    self.drip(body)
-                else:
-                    self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
-
-    def __enter__(self):
-        self.thread = threading.Thread(target=self.server.serve_forever)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.closing.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
-
 
 def _udcg(tmp_path, url, *options) -> tuple[int, float]:
     """`cruxflow udcg` in this process against ``url``: exit status and seconds."""
@@ -256,5 +171,103 @@ def test_every_connection_pool_of_the_client_is_bounded():
     from cruxflow.llm.openai_compat import OpenAIBackend
 
     backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1")
-    assert backend.bounded_pools >= 1
+    assert backend.bounded_pools >= 1 and backend.bounded_transports >= 1
     backend.close()
+
+
+# --- issue 55: a bound on every answer, and no redirect followed --------------------------------
+
+
+@pytest.mark.parametrize("mode, expect", [
+    ("huge", "an answer longer than 8,388,608 bytes (the bound on an LLM answer; raise it "
+             "with CRUXFLOW_MAX_ANSWER_BYTES) (it declares 50,000,243)"),
+    ("huge-undeclared", "an answer longer than 8,388,608 bytes (the bound on an LLM answer"),
+    ("not-utf8", "an answer that is not valid UTF-8 (byte 186: b'\\xff\\xfe\"}}], ')"),
+    ("deep", "an answer nested more than 64 deep"),
+    ("surrogate", "an answer holding '\\ud800', half of a UTF-16 surrogate pair"),
+    ("gzip", "an answer compressed as 'gzip', though cruxflow asks for none"),
+])
+def test_an_answer_past_the_bound_is_a_failed_attempt_then_one_line(mode, expect, tmp_path,
+                                                                    capsys, caplog, no_proxy):
+    """Issue 55: a 50 MB answer (its length declared, or not), content that is not UTF-8 or
+    holds half a surrogate pair, JSON nested 200,000 deep: each attempt fails naming the bound
+    (retried with the reason logged), the last ends the command in one line, and nothing is
+    stored in the cache."""
+    import sqlite3
+
+    from cruxflow.llm import LLMCache
+
+    cache = tmp_path / "c.sqlite"
+    LLMCache(cache).close()
+    with Misbehaving(mode) as server:
+        rc, seconds = _udcg(tmp_path, server.url, "--max-retries", "1", "--cache", str(cache))
+        assert len(server.hits) == 2
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err, err
+    retries = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert len(retries) == 1 and expect in retries[0] and "(attempt 1 of 2)" in retries[0], \
+        retries
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"cruxflow: error: LLM server {server.url}: ") and expect in last
+    assert "(gave up after 2 attempts: max_retries 1)" in last, last
+    assert sqlite3.connect(cache).execute("SELECT COUNT(*) FROM calls").fetchone() == (0,)
+    assert seconds < 10, seconds   # 50 MB are not read: stopped at the bound
+
+
+def test_the_bound_is_the_environments_and_a_bad_one_is_one_line(tmp_path, capsys, no_proxy,
+                                                                 monkeypatch):
+    monkeypatch.setenv("CRUXFLOW_MAX_ANSWER_BYTES", "100")
+    with Misbehaving("ok") as server:   # 230 bytes: past a bound of 100
+        rc, _ = _udcg(tmp_path, server.url, "--max-retries", "0")
+    assert rc == 2
+    assert "an answer longer than 100 bytes" in capsys.readouterr().err.strip().splitlines()[-1]
+    monkeypatch.setenv("CRUXFLOW_MAX_ANSWER_BYTES", "lots")
+    with Misbehaving("ok") as server:
+        rc, _ = _udcg(tmp_path, server.url, "--max-retries", "0")
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert rc == 2 and "$CRUXFLOW_MAX_ANSWER_BYTES is 'lots'" in last, last
+
+
+@pytest.mark.parametrize("target", ["localhost", "127.0.0.1"])
+def test_a_redirect_is_not_followed_and_named(target, tmp_path, capsys, no_proxy):
+    """Issue 55: a 307 to another host (localhost on another port) or to another port of the
+    same one: the prompt goes nowhere but where the user sent it (the other server is asked
+    nothing), the redirect is not retried, and the error names its status, from and to."""
+    with Misbehaving("ok") as other:
+        to = f"http://{target}:{other.port}/v1/chat/completions"
+        with Misbehaving("redirect", location=to) as server:
+            rc, _ = _udcg(tmp_path, server.url, "--max-retries", "3")
+            assert len(server.hits) == 1
+        assert other.hits == []
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "retrying" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert (f"HTTP 307 redirect from {server.url}/chat/completions to {to}: not followed (a "
+            "redirect would send the prompt there)") in last, last
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("x" * 101, "an answer longer than 100 bytes"),
+    ("\u00e9" * 51, "an answer longer than 100 bytes"),     # 102 bytes in UTF-8
+    ("a \\ud800 b", "an answer holding .\\\\ud800., half of a UTF-16 surrogate pair"),
+])
+def test_the_runner_neither_uses_nor_stores_an_answer_past_the_bound(text, expect, tmp_path,
+                                                                     monkeypatch):
+    """What an in-process backend (llama.cpp, vLLM) returns is held to the same bound before
+    a stage parses it or the cache stores it."""
+    from cruxflow.llm import Backend, Completion, LLMCache, LLMError, LLMRunner, Request
+
+    monkeypatch.setenv("CRUXFLOW_MAX_ANSWER_BYTES", "100")
+    answer = json.loads(f'"{text}"')
+
+    class Verbose(Backend):
+        kind = "fake"
+
+        def generate(self, requests):
+            return [Completion(answer) for _ in requests]
+
+    runner = LLMRunner(Verbose("m"), LLMCache(tmp_path / "c.sqlite"))
+    with pytest.raises(LLMError, match=f"LLM fake m: {expect}"):
+        runner.generate([Request("p")])
+    assert len(runner.cache) == 0 and runner.stats.calls == 0
+    runner.close()

@@ -382,3 +382,97 @@ def test_an_alias_bomb_is_refused_before_the_schema_walks_it():
     with pytest.raises(ConfigError, match="alias bomb"):
         check(config)
     assert time.perf_counter() - start < 5
+
+
+# --- issue 55: configs read strictly ---------------------------------------------------------
+
+
+def test_a_key_that_is_not_a_string_is_refused_whatever_read_the_config():
+    """Snakemake reads the config with its own loader: a dataset named yes reaches the check
+    as the key True, which the schema's name pattern (strings only) lets through."""
+    from cruxflow.workflow.config import check
+
+    config = {"datasets": {True: {"format": "crux", "input": "crux"}},
+              "runs": {"d": {1.0: "r.run"}}}
+    with pytest.raises(ConfigError) as caught:
+        check(config)
+    assert caught.value.problems == [
+        ("datasets.True", "the key True is not a string (YAML reads yes, no, on, off, true and "
+                          "false unquoted as booleans and 1.0 as a number: quote a name: 'yes')"),
+        ("runs.d.1.0", "the key 1.0 is not a string (YAML reads yes, no, on, off, true and "
+                       "false unquoted as booleans and 1.0 as a number: quote a name: '1.0')")]
+
+
+def test_a_config_nested_5000_deep_is_one_problem_not_a_recursion_error():
+    from cruxflow.workflow.config import check
+
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ConfigError, match=r"\(top level\): nested more than 100 deep"):
+        check({"datasets": {}, "x": deep})
+
+
+@pytest.mark.parametrize("cache, problem", [
+    ("crux/topics.jsonl", "crux/topics.jsonl lies inside the input datasets.d.input (crux)"),
+    ("crux", "crux is the input datasets.d.input (crux)"),
+    ("notes.txt", "is not an SQLite database (an LLM cache): notes.txt"),
+    ("folder", "is a folder, expected an SQLite file (or none yet): folder"),
+    ("notes.txt/c.sqlite", "a file stands where its folder should be: notes.txt/c.sqlite"),
+    ("new/c.sqlite", None),      # not there yet: the workflow makes it
+    ("empty.sqlite", None),      # a 0-byte file SQLite makes a database of
+    ("cache.sqlite", None),      # an SQLite file
+])
+def test_llm_cache_is_an_sqlite_database_or_absent_never_an_input(cache, problem, tmp_path,
+                                                                   monkeypatch):
+    import shutil
+    import sqlite3
+
+    from cruxflow.workflow.config import check
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(REPO / "resources" / "demo" / "crux", tmp_path / "crux")
+    (tmp_path / "notes.txt").write_text("my notes\n")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    sqlite3.connect(tmp_path / "cache.sqlite").execute("CREATE TABLE t (x)").connection.close()
+    config = {"datasets": {"d": {"format": "crux", "input": "crux"}}, "llm": {"cache": cache}}
+    for data_optional in (False, True):   # the workflow's check, and plan's
+        if problem is None:
+            check(copy.deepcopy(config), tmp_path, data_optional=data_optional)
+            continue
+        with pytest.raises(ConfigError) as caught:
+            check(copy.deepcopy(config), tmp_path, data_optional=data_optional)
+        [(key, message)] = caught.value.problems
+        assert key == "llm.cache" and message.startswith(problem), message
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("text, expect", [
+    ("datasets:\n  demo-crux: {format: crux, input: resources/demo/crux}\nmetrics:\n  eta: 3\n"
+     "  eta: 5\n", "line 5, column 3: invalid YAML: key 'eta' is given twice (lines 4 and 5)"),
+    ("datasets:\n  yes: {format: crux, input: resources/demo/crux}\n",
+     "line 2, column 3: invalid YAML: key 'yes' is read by YAML as a boolean, not as a name: "
+     "quote it ('yes')"),
+    ("datasets:\n  demo-crux: {format: crux, input: resources/demo/crux}\nx: "
+     + "[" * 5000 + "]" * 5000 + "\n", "invalid YAML: nested more than 100 deep"),
+])
+def test_the_workflow_reads_its_config_as_strictly_as_plan(text, expect, tmp_path):
+    """The real Snakemake on the workflow, its config.yaml with a key given twice, a dataset
+    named yes, a list nested 5,000 deep: one line before Snakemake's own reader (which lets
+    the last key win, and fails on the nesting with a RecursionError)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "config.yaml").write_text(text)
+    (tmp_path / "resources").symlink_to(REPO / "resources")
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+                           "--directory", str(tmp_path), "-n", "--cores", "1"], cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                          text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out and "RecursionError" not in out, out
+    ours = [line for line in out.splitlines() if line.startswith("cruxflow")]
+    assert ours == [f"cruxflow: invalid config: config.yaml: {expect}"] or (
+        len(ours) == 1 and expect in ours[0]), out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import socket
 from pathlib import Path
 
@@ -29,6 +30,9 @@ from starlette.templating import Jinja2Templates  # noqa: E402
 
 from cruxflow.annotate.export import agreement, disagreements  # noqa: E402
 from cruxflow.annotate.store import UNSET, LabelError, Span, Store  # noqa: E402
+from cruxflow.data.errors import DataError  # noqa: E402
+
+log = logging.getLogger(__name__)
 from cruxflow.stages.prompts import RATING  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -313,7 +317,18 @@ def make_app(store: Store, *, review: bool = False, show_system: bool = False,
                     title=f"{exc.status_code}", message=exc.detail)
 
     async def label_error(request: Request, exc: LabelError) -> Response:
+        if exc.status == 507:   # the disk is full: one line in the log, no traceback
+            log.warning("cruxflow annotate: %s (507)", exc)
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    async def storage_error(request: Request, exc: DataError) -> Response:
+        """The database cannot be read or written (a full disk: SQLite cannot grow its -shm
+        file even to read): 507 and one line in the log, not a 500 and a traceback."""
+        log.warning("cruxflow annotate: %s (507)", exc)
+        if "/api/" in request.url.path:
+            return JSONResponse({"error": str(exc)}, status_code=507)
+        return page(request, "message.html", status=507, title="507",
+                    message=f"The annotation database cannot be used now: {exc.reason}")
 
     routes = [
         Route("/", index),
@@ -327,7 +342,8 @@ def make_app(store: Store, *, review: bool = False, show_system: bool = False,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error,
-                                                       LabelError: label_error},
+                                                       LabelError: label_error,
+                                                       DataError: storage_error},
                     middleware=[Middleware(GuardMiddleware, hosts=frozenset(hosts))])
     app.state.store = store
     return app

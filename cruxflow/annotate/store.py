@@ -23,7 +23,7 @@ from pathlib import Path
 
 from cruxflow.annotate.assign import RATINGS, REPORTS, Item, Question
 from cruxflow.data.errors import DataError
-from cruxflow.data.outputs import sqlite_error
+from cruxflow.data.outputs import connect_sqlite, sqlite_error
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -157,6 +157,23 @@ class Store:
         path = Path(path)
         if path.exists():
             raise DataError("exists already: open it to resume, or remove it", path=path)
+        try:
+            cls._make(path, settings, items, queues)
+        except (OSError, sqlite3.Error) as exc:   # a full disk, a read-only file system
+            error = (sqlite_error(exc, path, "an annotation database", "--db")
+                     if isinstance(exc, sqlite3.Error) else exc)
+            if isinstance(error, OSError) and error.errno is not None:
+                error = DataError(f"cannot write: {os.strerror(error.errno)}", path=path)
+            if not isinstance(error, DataError):
+                raise
+            reason = error.reason.split("; what was stored before")[0]
+            raise DataError(f"cannot create the annotation database: {reason}",
+                            path=path) from None
+        return cls(path)
+
+    @staticmethod
+    def _make(path: Path, settings: Mapping, items: Sequence[Item],
+              queues: Mapping[str, Sequence[int]]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         # The tokens are the only key to the app: the file is the owner's alone whatever the
         # umask. Made empty with that mode first (SQLite gives its -wal and -shm files the
@@ -188,20 +205,30 @@ class Store:
                 leftover.unlink(missing_ok=True)
             raise
         con.close()
-        return cls(path)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection (read-only and immutable on a read-only file system, so that an export
+        still runs); what the system refuses (a full disk) is a :class:`DataError` saying so."""
         if not self.path.is_file():
             raise DataError("no such annotation database", path=self.path)
-        con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         try:
+            con, writable = connect_sqlite(self.path, timeout=60)
             # FULL: a label is on disk when its request is answered, not only after a checkpoint
-            con.execute("PRAGMA synchronous=FULL")
+            if writable:
+                con.execute("PRAGMA synchronous=FULL")
             con.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.OperationalError as exc:   # a full disk: its -shm file cannot grow
+            raise self._refused(exc) from None
+        try:
             yield con
         finally:
             con.close()
+
+    def _refused(self, exc: sqlite3.Error) -> Exception:
+        """What the system refused (a full disk, a read-only file system) as a one-line
+        :class:`DataError`; another SQLite error as it is (a bug)."""
+        return sqlite_error(exc, self.path, "an annotation database", "--db")
 
     # --- who is asking
 
@@ -276,43 +303,53 @@ class Store:
         given (None clears it)."""
         self._check(annotator, item_id, question, value, cannot_judge, span)
         at = _now()
-        with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                row = con.execute(
-                    "SELECT value, cannot_judge, span_start, span_end, span_text FROM labels "
-                    "WHERE item_id = ? AND question = ? AND annotator = ?",
-                    (item_id, question, annotator)).fetchone()
-                old_value, old_cannot, *old_span = row or (None, 0, None, None, None)
-                new_value, new_cannot = old_value, bool(old_cannot)
-                if value is not UNSET:
-                    new_value, new_cannot = value, False
-                if cannot_judge is not None:
-                    new_cannot = cannot_judge
-                    if cannot_judge:
-                        new_value = None
-                new_span = (old_span if span is UNSET else
-                            (None, None, None) if span is None else
-                            (span.start, span.end, span.text))
-                con.execute("INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (item_id, question, annotator, new_value, int(new_cannot),
-                             *new_span, int(review), at))
-                con.execute("INSERT INTO events (at, annotator, item_id, question, value, "
-                            "cannot_judge, span_start, span_end, review) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (at, annotator, item_id, question, new_value, int(new_cannot),
-                             new_span[0], new_span[1], int(review)))
-                con.execute("COMMIT")
-            except BaseException as exc:
-                with suppress(sqlite3.Error):
-                    con.execute("ROLLBACK")
-                error = (sqlite_error(exc, self.path, "", "")
-                         if isinstance(exc, sqlite3.OperationalError) else exc)
-                if isinstance(error, DataError):   # a full disk: the client may try again
-                    raise LabelError(507, f"the label was not stored: {error.reason}") from None
-                raise
+        try:
+            with self._connect() as con:
+                new_value, new_cannot, new_span = self._write(
+                    con, annotator, item_id, question, at, value=value,
+                    cannot_judge=cannot_judge, span=span, review=review)
+        except DataError as error:   # a full disk: the client may try again
+            raise LabelError(507, f"the label was not stored: {error.reason}") from None
         return Label(item_id, question, annotator, new_value, new_cannot,
                      None if new_span[0] is None else Span(*new_span), review, at)
+
+    def _write(self, con, annotator: str, item_id: int, question: int, at: str, *, value,
+               cannot_judge, span, review: bool):
+        """The label's row and its event in one transaction; what the system refuses is a
+        :class:`DataError` (nothing written), another error is raised as it is."""
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            row = con.execute(
+                "SELECT value, cannot_judge, span_start, span_end, span_text FROM labels "
+                "WHERE item_id = ? AND question = ? AND annotator = ?",
+                (item_id, question, annotator)).fetchone()
+            old_value, old_cannot, *old_span = row or (None, 0, None, None, None)
+            new_value, new_cannot = old_value, bool(old_cannot)
+            if value is not UNSET:
+                new_value, new_cannot = value, False
+            if cannot_judge is not None:
+                new_cannot = cannot_judge
+                if cannot_judge:
+                    new_value = None
+            new_span = (old_span if span is UNSET else
+                        (None, None, None) if span is None else
+                        (span.start, span.end, span.text))
+            con.execute("INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (item_id, question, annotator, new_value, int(new_cannot),
+                         *new_span, int(review), at))
+            con.execute("INSERT INTO events (at, annotator, item_id, question, value, "
+                        "cannot_judge, span_start, span_end, review) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (at, annotator, item_id, question, new_value, int(new_cannot),
+                         new_span[0], new_span[1], int(review)))
+            con.execute("COMMIT")
+        except BaseException as exc:
+            with suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise self._refused(exc) from None
+            raise
+        return new_value, new_cannot, new_span
 
     # --- progress
 

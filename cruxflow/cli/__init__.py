@@ -21,9 +21,13 @@ the library and prints; nothing outside this package imports it.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from cruxflow._extras import extra_for
@@ -32,6 +36,7 @@ from cruxflow.cli.args import OneLineParser
 from cruxflow.cli.commands import COMMANDS
 from cruxflow.data.errors import DataError
 from cruxflow.data.outputs import check_outputs, inputs_protected, outputs_together, same_file
+from cruxflow.data.text import printable
 
 DESCRIPTION = ("cruxflow: evaluate retrieval for long-form RAG (CRUX and beyond). Each command "
                "has its own --help; a flag means the same in every command "
@@ -132,6 +137,84 @@ def _user_errors() -> tuple[type[Exception], ...]:
     return (DataError,) if llm is None else (DataError, llm.LLMError)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, as Ctrl-C is: every writer cleans up the same."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """For the command: SIGTERM (``kill``, a scheduler's time limit) ends it as Ctrl-C does,
+    its temporaries removed, with one line (exit 143); the handler before is put back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+class _Terminal:
+    """Standard output or error for the length of a command. Text from the inputs (a run
+    file's name holding ESC and BEL) is shown escaped, never sent: no control character but
+    newline and tab (and, on standard error, the carriage return a progress bar begins its
+    redraw with) reaches the terminal (:func:`cruxflow.data.text.printable`). On standard
+    output, a write the system refuses (``> /dev/full``, a full disk) is one line naming it
+    (exit 2), where it was an ``OSError`` naming no file; a closed pipe stays as it was."""
+
+    def __init__(self, stream, *, bar: bool):
+        self._stream, self._bar = stream, bar
+
+    def _guarded(self, method, *args):
+        try:
+            return getattr(self._stream, method)(*args)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE or self._bar:
+                raise
+            raise _stdout_error(exc) from None
+
+    def write(self, text):
+        if isinstance(text, str):
+            head = "\r" if self._bar and text.startswith("\r") else ""
+            text = head + printable(text[len(head):], keep="\n\t")
+        return self._guarded("write", text)
+
+    def flush(self):
+        return self._guarded("flush")
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _stdout_error(exc: OSError) -> DataError:
+    """A failed write to standard output as one line; what it still holds is dropped (the
+    descriptor now writes to /dev/null), so that Python says nothing more at exit."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return DataError(f"cannot write: {exc.strerror or exc}", path="standard output")
+
+
+@contextlib.contextmanager
+def _terminal():
+    """:class:`_Terminal` in place of standard output and error for the block; standard
+    output flushed at its end, so that a full disk is found before the command's files are
+    moved into place, not at exit."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Terminal(out, bar=False), _Terminal(err, bar=True)
+    try:
+        yield
+        sys.stdout.flush()
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command(argv)
@@ -142,32 +225,35 @@ def main(argv=None) -> int:
         inputs, outputs = _inputs_and_outputs(args)
         check_outputs(outputs, inputs)
         _refuse_outputs_inside_datasets(outputs, inputs)
-        with inputs_protected(inputs), outputs_together():
+        with _sigterm_as_interrupt(), inputs_protected(inputs), outputs_together(), \
+                _terminal():
             return args.func(args)
     except _user_errors() as exc:
-        print(f"cruxflow: error: {exc}", file=sys.stderr)
+        print(f"cruxflow: error: {printable(exc)}", file=sys.stderr)
         return 2
     except ImportError as exc:   # an optional dependency missing: say which extra, no traceback
         message = extra_for(exc, f"cruxflow {args.command}")
         if message is None:
             raise
-        print(f"cruxflow: error: {message}", file=sys.stderr)
+        print(f"cruxflow: error: {printable(message)}", file=sys.stderr)
         return 2
     except SystemExit as exc:
         # A command's usage error, raised as SystemExit("cruxflow X: ..."): one line and exit 2
         # like argparse's, not Python's exit 1 for a message
         if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
+            print(printable(exc.code), file=sys.stderr)
             exc.code = 2
         raise
-    except KeyboardInterrupt:  # Ctrl-C: every writer is atomic, so nothing half-written
-        print("cruxflow: interrupted; outputs written before stay as they were",
-              file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: every writer is atomic
+        what, code = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"cruxflow: {what}; outputs written before stay as they were", file=sys.stderr)
+        return code
     except OSError as exc:  # the system refused (disk full, read-only, ...): not a bug
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"cruxflow: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"cruxflow: error: {printable(where)}{printable(exc.strerror or exc)}",
+              file=sys.stderr)
         return 1
+
 
 
 if __name__ == "__main__":

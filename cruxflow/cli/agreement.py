@@ -9,6 +9,7 @@ import math
 from functools import partial
 
 from cruxflow.cli import vocabulary
+from cruxflow.data.text import printable, printable_cells
 
 
 def _num(value, digits: int = 3) -> str:
@@ -42,16 +43,16 @@ def _cmd_agreement(args) -> int:
         wide = cov.pivot(index=["topic", "system"], columns="annotator", values="Cov")
         print(f"Task 1, report coverage: {t1['reports']} reports, {wide.shape[1]} annotators; "
               f"questions counted: {inputs.kept_from}")
-        print(wide.reset_index().to_markdown(index=False, floatfmt=".3f"))
+        print(printable_cells(wide.reset_index()).to_markdown(index=False, floatfmt=".3f"))
         if "fleiss" in t1:
             f = t1["fleiss"]
             print(f"Fleiss' kappa: {_num(f['kappa'])} over {f['n_items']} (report, question) "
                   f"items every annotator labelled ({f['n_dropped']} left out)")
         for row in t1["annotator_spearman"]:
-            print(f"Spearman {row['annotator_a']} ~ {row['annotator_b']}: "
+            print(f"Spearman {printable(row['annotator_a'])} ~ {printable(row['annotator_b'])}: "
                   f"{_num(row['rho'])} (p {_num(row['p_value'])}, {row['n']} reports)")
         for name, row in t1.get("spearman", {}).items():
-            who = "annotators' mean" if name == MEAN else name
+            who = "annotators' mean" if name == MEAN else printable(name)
             print(f"Spearman judge ~ {who}: {_num(row['rho'])} (p {_num(row['p_value'])}, "
                   f"{row['n']} reports)")
         if "spearman" not in t1:
@@ -62,7 +63,7 @@ def _cmd_agreement(args) -> int:
         print(f"\nTask 2, passage ratings: {t2['examples']} human ratings "
               f"({inputs.counts.get('t2_not_labelled', 0)} not labelled), exact 0-5 agreement "
               f"{_num(t2['exact_agreement'])}; the judge per class at eta={args.eta}:")
-        print(table.to_markdown(index=False, floatfmt=".3f"))
+        print(printable_cells(table).to_markdown(index=False, floatfmt=".3f"))
     if args.output is not None:
         print(f"\nwrote {args.output}")
     return 0

@@ -7,6 +7,7 @@ import argparse
 import codecs
 import math
 import re
+import sys
 
 from cruxflow.data.model import RATING_MAX, RATING_MIN
 
@@ -68,12 +69,25 @@ def _integer(text: str, low: int, high: int | None, what: str) -> int:
     return value
 
 
-def positive_int(text: str) -> int:
-    return _integer(text, 1, None, "must be at least 1")
+def count(name: str):
+    """The argument type of the count ``name`` (``resamples``, ``attempts``, ...): an integer
+    within the bounds :data:`cruxflow.data.limits.COUNTS` declares for it, which the public
+    functions and the config check apply too."""
+    from cruxflow.data.limits import COUNTS
 
+    bound = COUNTS[name.replace("-", "_")]
 
-def non_negative_int(text: str) -> int:
-    return _integer(text, 0, None, "must be at least 0")
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if problem := bound.problem(value):
+            raise argparse.ArgumentTypeError(problem)
+        return value
+
+    parse.__name__ = parse.__qualname__ = f"count({name!r})"
+    return parse
 
 
 def shard(text: str) -> tuple[int, int]:
@@ -85,6 +99,20 @@ def shard(text: str) -> tuple[int, int]:
     if n < 1 or i >= n:
         raise argparse.ArgumentTypeError(f"shard I of N needs 0 <= I < N, got {text!r}")
     return i, n
+
+
+def say_paired_work(policy, topics: int, tests: int) -> None:
+    """One line before paired tests that will take long: what they are and about how long
+    (:func:`cruxflow.data.limits.paired_test_seconds`)."""
+    from cruxflow.data.limits import long_work_note, paired_test_seconds
+
+    if policy.test != "randomization":
+        return
+    note = long_work_note(f"the paired tests ({policy.resamples:,} resamples of {topics:,} "
+                          f"topics for {tests:,} tests)",
+                          paired_test_seconds(policy.resamples, topics, tests), "--resamples")
+    if note:
+        print(note, file=sys.stderr, flush=True)
 
 
 def context_sizes(text: str) -> list[int | str]:

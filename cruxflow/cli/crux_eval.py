@@ -9,8 +9,10 @@ import os
 import sys
 from functools import partial
 
+from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.data.io import paused_gc
+from cruxflow.data.text import printable
 
 OUTPUT_FILE = "crux_eval.json"
 
@@ -57,10 +59,12 @@ def _crux_eval(args) -> int:
     policy = vocabulary.paired_policy(args)
     if len(results) > 1 and policy is not None and not args.authors_line:
         out["paired_policy"] = policy.to_json()
+        types.say_paired_work(policy, max(len(r.per_topic) for r in results),
+                        len(results[0].measures) * len(results) * (len(results) - 1) // 2)
         out["paired"] = compare_runs(results, policy)
     for r in results:
         for w in r.warnings:
-            print(f"cruxflow: warning: {r.run}: {w}", file=sys.stderr)
+            print(f"cruxflow: warning: {printable(r.run)}: {w}", file=sys.stderr)
     if args.output is not None:
         from cruxflow.data.io import write_json
 
@@ -72,7 +76,7 @@ def _crux_eval(args) -> int:
         for r in results:
             print(r.line())
         return 0
-    _print_table(results, run_labels(results))
+    _print_table(results, [printable(label) for label in run_labels(results)])
     if "paired" in out:
         _print_paired(out["paired"], policy)
     if args.output is not None:
@@ -125,8 +129,9 @@ def _print_paired(rows, policy) -> None:
     header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p",
               policy.adjusted_header)
     table = [header] + [
-        (r["measure"], r["a"], r["b"], str(r["topics"]), _num(r["mean_a"]), _num(r["mean_b"]),
-         _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
+        (r["measure"], printable(r["a"]), printable(r["b"]), str(r["topics"]),
+         _num(r["mean_a"]), _num(r["mean_b"]), _num(r["diff"]), _num(r["p"]),
+         _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(c.ljust(w) if i < 3 else c.rjust(w)

@@ -10,9 +10,11 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
+from cruxflow.data.text import printable, printable_cells
 from cruxflow.metrics.evaluate import evaluate_runs
 from cruxflow.metrics.options import MetricOptions
 
@@ -60,7 +62,7 @@ def _cmd_evaluate(args) -> int:
     scored = [r for r in results if r is not None]
     for r in scored:   # the tie warning, once per run
         for line in r.info.get("warnings", []):
-            print(f"cruxflow: warning: {r.info['system']}: {line}", file=sys.stderr)
+            print(f"cruxflow: warning: {printable(r.info['system'])}: {line}", file=sys.stderr)
     policy = vocabulary.paired_policy(args)
     paired = _paired(scored, policy) if len(scored) > 1 and policy is not None else None
     authors_paired = None
@@ -99,9 +101,9 @@ def _cmd_evaluate(args) -> int:
         print(json.dumps(out, indent=2))
         return 0
     if table is not None:
-        print(table.to_markdown(index=False, floatfmt=".4f"))
+        print(printable_cells(table).to_markdown(index=False, floatfmt=".4f"))
         for r in scored:
-            _print_notes(r.info, f"{r.info['system']}: ")
+            _print_notes(r.info, f"{printable(r.info['system'])}: ")
     _print_sources(scored[0] if scored else None, authors[0] if authors else None)
     if paired:
         _print_paired(paired, policy, "k and measure")
@@ -211,7 +213,10 @@ def _paired(results, policy) -> list[dict]:
         families += [({"k": str(k), "measure": m},
                       {name: frame[m].to_dict() for name, frame in frames.items()})
                      for m in metrics]
+    topics = max(r.per_query["topic"].nunique() for r in results)
+    types.say_paired_work(policy, topics, len(families) * len(results) * (len(results) - 1) // 2)
     return pairwise_tests(families, policy)
+
 
 
 def _print_paired(rows, policy, family: str) -> None:
@@ -220,8 +225,8 @@ def _print_paired(rows, policy, family: str) -> None:
     keys = ["k"] if "k" in rows[0] else []
     header = (*keys, "measure", "a", "b", "topics", "a - b", "p", policy.adjusted_header)
     table = [header] + [
-        (*(r[k] for k in keys), r["measure"], r["a"], r["b"], str(r["topics"]),
-         _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
+        (*(r[k] for k in keys), r["measure"], printable(r["a"]), printable(r["b"]),
+         str(r["topics"]), _num(r["diff"]), _num(r["p"]), _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(c.ljust(w) if i < len(keys) + 3 else c.rjust(w)
@@ -266,7 +271,7 @@ def _report_one(args, result, authors) -> int:
 
 
 def _print_evaluation(result) -> None:
-    print(result.aggregate.to_markdown(index=False, floatfmt=".4f"))
+    print(printable_cells(result.aggregate).to_markdown(index=False, floatfmt=".4f"))
     info = result.info
     print(f"\n{info['topics_evaluated']} topics evaluated (eta={info['eta']}, "
           f"judgments {info['judgments']}, tokens {info['tokenizer']}); a measure's column in "

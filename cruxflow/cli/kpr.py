@@ -11,6 +11,7 @@ from cruxflow.beyond.kpr.metric import FAILURES
 from cruxflow.beyond.kpr.options import PIPELINES, PRECISION_REFERENCES
 from cruxflow.cli import llm_options, vocabulary
 from cruxflow.data.errors import DataError
+from cruxflow.data.text import printable_cells
 
 DEFAULTS = KprOptions()
 
@@ -130,7 +131,8 @@ def _cmd_kpr(args) -> int:
         if summary["grouped"]:
             import pandas as pd
 
-            print(pd.DataFrame(summary["grouped"]).to_markdown(index=False, floatfmt=".4f"))
+            print(printable_cells(pd.DataFrame(summary["grouped"])).to_markdown(
+                index=False, floatfmt=".4f"))
     if summary["llm"] is not None:
         llm = summary["llm"]
         print(f"LLM: {llm['requests']} requests: {llm['cache_hits']} from the cache, "

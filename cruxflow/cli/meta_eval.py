@@ -5,10 +5,13 @@ annotators' agreement with each other, and the system rankings both give (docs/j
 from __future__ import annotations
 
 import json
+import sys
 from functools import partial
 from pathlib import Path
 
 from cruxflow.cli import vocabulary
+from cruxflow.data.limits import bootstrap_seconds, long_work_note
+from cruxflow.data.text import printable, printable_cells
 
 
 def error_level(confidence: float) -> float:
@@ -45,7 +48,7 @@ def _print(result, k: int) -> None:
                      "alpha (ordinal)": _fmt(a.alpha_ordinal), "precision": _fmt(a.precision),
                      "recall": _fmt(a.recall), "TP/FP/FN/TN": f"{a.tp}/{a.fp}/{a.fn}/{a.tn}",
                      "note": a.warning or ""})
-    print(pd.DataFrame(rows).to_markdown(index=False))
+    print(printable_cells(pd.DataFrame(rows)).to_markdown(index=False))
     skipped = result.counts["labels_of_pairs_the_judge_did_not_rate"]
     if any(skipped.values()):
         print("left out: labels of pairs the judge did not rate: "
@@ -60,6 +63,7 @@ def _print(result, k: int) -> None:
         _print_system_level(r)
     print(f"\nCov@{k} corrected by PPI (judge on every judged topic, humans on the labelled):")
     for system, res in result.ppi.items():
+        system = printable(system)
         if isinstance(res, str):
             print(f"  {system}: undefined ({res})")
         else:
@@ -81,10 +85,11 @@ def _print_system_level(r) -> None:
     if not r.topics:
         print("  no topic left: no ranking to compare")
         return
-    width = max(len(s) for s in r.systems + ["system"])
+    width = max(len(printable(s)) for s in r.systems + ["system"])
     print(f"  {'system':{width}s}   judge   human")
     for system in r.systems:
-        print(f"  {system:{width}s}  {r.judge_means[system]:.3f}   {r.human_means[system]:.3f}")
+        print(f"  {printable(system):{width}s}  {r.judge_means[system]:.3f}   "
+              f"{r.human_means[system]:.3f}")
     note = f" (only {r.n_topics} topics)" if r.n_topics < FEW_TOPICS else ""
     print(f"  Kendall tau {_fmt(r.tau)}{_why_undefined(r, r.tau)} "
           f"{_interval(r.tau_interval, r)}; tau_AP {_fmt(r.tau_ap)}"
@@ -128,6 +133,10 @@ def _cmd_meta_eval(args) -> int:
 
     judge = read_ratings(list(args.judge))
     humans = read_human_ratings(args.human)
+    if args.run and (note := long_work_note(
+            f"the rank correlations' bootstrap ({args.bootstrap:,} resamples, 2 measures)",
+            bootstrap_seconds(args.bootstrap, 2), "--bootstrap")):
+        print(note, file=sys.stderr)
     result = meta_eval(judge, humans, eta=args.eta, runs=_runs(args.run or ()), k=args.k,
                        alpha=error_level(args.confidence), n_resamples=args.bootstrap,
                        seed=args.seed)

@@ -24,6 +24,7 @@ from pathlib import Path
 from cruxflow.data.bounded import read_bytes, read_error, read_line_blocks
 from cruxflow.data.errors import DataError
 from cruxflow.data.outputs import atomic_write
+from cruxflow.data.text import printable_cells
 
 # --- files a reader recognises in a folder the user named -----------------------------------
 
@@ -189,15 +190,75 @@ def read_json(path, encoding: str = "utf-8"):
 # A YAML file whose aliases expand past this many values is refused: a "billion laughs" file is
 # a few hundred bytes that every later walk of the config (validation, Snakemake) would expand.
 MAX_YAML_VALUES = 1_000_000
+# Mappings and lists inside each other: a workflow config nests some six deep; PyYAML builds a
+# value recursing a few frames a level, and a list nested 5,000 deep was a RecursionError.
+MAX_YAML_DEPTH = 100
+# What YAML 1.1 reads as something other than a string when unquoted (yes, no, on, off, 1.0,
+# null): a key of a config is a name, and would become a boolean or a number.
+_NOT_A_STRING = {"tag:yaml.org,2002:bool": "a boolean", "tag:yaml.org,2002:int": "a number",
+                 "tag:yaml.org,2002:float": "a number", "tag:yaml.org,2002:null": "null",
+                 "tag:yaml.org,2002:timestamp": "a date"}
+
+
+def _strict_loader():
+    """PyYAML's safe loader made strict for the files cruxflow reads (configs): a key given
+    twice in one mapping is an error naming both lines (not the last one winning in silence),
+    a key YAML would read as something other than a string (``yes``, ``1.0``) is an error
+    saying to quote it, and values nested past :data:`MAX_YAML_DEPTH` are refused before they
+    are built."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    class StrictLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent, index):
+            self.depth += 1
+            try:
+                if self.depth > MAX_YAML_DEPTH:
+                    raise ConstructorError(None, None, f"nested more than {MAX_YAML_DEPTH} "
+                                           "deep (mappings or lists inside each other)",
+                                           self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+        def construct_mapping(self, node, deep=False):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue   # << merges are overridden by the mapping's own keys
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag in _NOT_A_STRING \
+                        and key_node.style is None:
+                    raise ConstructorError(
+                        None, None, f"key {key_node.value!r} is read by YAML as "
+                        f"{_NOT_A_STRING[key_node.tag]}, not as a name: quote it "
+                        f"('{key_node.value}')", key_node.start_mark)
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    first = seen.get(key)
+                    seen.setdefault(key, line)
+                except TypeError:   # an unhashable key: PyYAML's own error names it
+                    continue
+                if first is not None:
+                    lines = f"lines {first} and {line}" if first != line else f"on line {line}"
+                    raise ConstructorError(None, None, f"key {key!r} is given twice ({lines}): "
+                                           "remove one", key_node.start_mark)
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
 
 
 def read_yaml(path, encoding: str = "utf-8"):
-    """A YAML file's value; a syntax error (a tab in the indentation) names the file, line and
-    column and what YAML says, in one line; an alias bomb is refused before anyone walks it."""
+    """A YAML file's value, read strictly (:func:`_strict_loader`: no key given twice, no key
+    that is not a string, no nesting past :data:`MAX_YAML_DEPTH`); a syntax error (a tab in the
+    indentation) names the file, line and column and what YAML says, in one line; an alias
+    bomb is refused before anyone walks it."""
     import yaml
 
     try:
-        value = yaml.safe_load(read_text(path, encoding))
+        value = yaml.load(read_text(path, encoding), Loader=_strict_loader())  # noqa: S506
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -397,9 +458,11 @@ def write_json(path, obj) -> None:
 
 
 def write_tsv(path, frame, *, index: bool = False, float_format: str = "%.6f") -> None:
-    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell)."""
+    """Write a pandas DataFrame as a tab-separated table atomically (NaN as an empty cell);
+    a control character in its text (a run's name holding ESC) is written as its escape
+    (:func:`cruxflow.data.text.printable`), never raw."""
     with atomic_write(path) as out:
-        frame.to_csv(out, sep="\t", index=index, float_format=float_format)
+        printable_cells(frame).to_csv(out, sep="\t", index=index, float_format=float_format)
 
 
 def nan_to_none(value):

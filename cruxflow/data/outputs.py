@@ -8,8 +8,10 @@ are moved into place together when it succeeds. Outputs get the mode a plain ``o
 give them (the umask's, or the mode of the file they replace), so colleagues on a shared file
 system can read them. No writer replaces an input of the running command
 (:func:`inputs_protected`), and the system's refusal (a full disk, a read-only file system)
-is one line naming the output. The writers of file formats (:mod:`cruxflow.data.io`) write
-through :func:`atomic_write`.
+is one line naming the output. A temporary file or folder carries its writer's host and process
+id in its name, so that the next writer of the same output removes what a killed one left
+(:func:`remove_stale`). The writers of file formats (:mod:`cruxflow.data.io`) write through
+:func:`atomic_write`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterable
@@ -123,6 +127,61 @@ def _write_failed(exc: OSError, path) -> DataError:
     return DataError(f"cannot write: {reason}; nothing was replaced", path=path)
 
 
+# --- temporaries a killed writer left ---------------------------------------------------------
+
+
+def owner_tag() -> str:
+    """This process as the name of its temporaries say it: ``<host>-<pid>``."""
+    host = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname()) or "host"
+    return f"{host}-{os.getpid()}"
+
+
+def _temporary_prefix(path: Path, old: bool = False) -> str:
+    """The name a temporary of ``path`` begins with: ``.<name>.<host>-<pid>.`` (a file or a
+    folder being written) or ``.<name>.old-<host>-<pid>.`` (the folder replaced, moved aside)."""
+    return f".{path.name}.{'old-' if old else ''}{owner_tag()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:   # another user's process
+        return True
+    return True
+
+
+def remove_stale(path) -> list[Path]:
+    """Remove the temporaries of ``path`` that a writer killed before it finished left beside
+    it (``kill -9``, out of memory): those named for a process of this host that no longer
+    runs; a folder killed between its two renames (``path`` gone, the old one aside) is put
+    back first. A live writer's temporaries (another process writing the same output) and
+    another host's (a shared file system) are left alone. Returns what was removed."""
+    path = Path(path)
+    host = owner_tag().rsplit("-", 1)[0]
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:old-)?{re.escape(host)}-(\d+)\.")
+    removed = []
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if match is None or _alive(int(match[1])):
+            continue
+        with contextlib.suppress(OSError):
+            aside = Path(entry.path) / path.name
+            if ".old-" in entry.name and not os.path.lexists(path) and aside.is_dir():
+                os.rename(aside, path)   # killed between its two renames: the old one back
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
 # --- a command's outputs together -----------------------------------------------------------
 
 # The open stage (at most one): the finished temporaries of atomic_write, each with its target,
@@ -186,8 +245,10 @@ def atomic_write(path, mode: str = "w", encoding: str | None = "utf-8"):
     ensure_dir(path.parent)
     if path.is_dir():
         raise DataError("is a directory: cannot write a file there", path=path)
+    remove_stale(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                   dir=path.parent)
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path) from None
     except OSError as exc:
@@ -217,18 +278,64 @@ _SQLITE_SYSTEM = {13: errno.ENOSPC, 8: errno.EROFS, 3: errno.EACCES, 14: errno.E
 _SQLITE_NOT_A_DATABASE = {26, 11}   # SQLITE_NOTADB, SQLITE_CORRUPT
 
 
+def read_only_file_system(path) -> bool:
+    """Whether ``path`` (or, where it is not there yet, its nearest folder that is) lies on a
+    file system mounted read-only."""
+    for candidate in (Path(path), *Path(path).absolute().parents):
+        try:
+            return bool(os.statvfs(candidate).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
+
+
+def _almost_full(path) -> bool:
+    """Whether the file system holding ``path`` has less than a MiB left to write."""
+    for candidate in (Path(path), *Path(path).absolute().parents):
+        try:
+            fs = os.statvfs(candidate)
+        except OSError:
+            continue
+        return fs.f_bavail * fs.f_frsize < 1 << 20
+    return False
+
+
+def connect_sqlite(path, *, timeout: float = 5.0):
+    """A connection to the SQLite database ``path`` (autocommit) and whether it may write:
+    read-write, except on a read-only file system, where it is opened immutable (read-only,
+    no lock and no ``-wal``/``-shm`` files, which that system could not hold; nothing can
+    change the file there), so that work that only reads runs."""
+    import sqlite3
+    from urllib.parse import quote
+
+    if read_only_file_system(path) and Path(path).is_file():
+        uri = f"file:{quote(str(Path(path).absolute()))}?mode=ro&immutable=1"
+        return sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                               check_same_thread=False), False
+    return sqlite3.connect(path, timeout=timeout, isolation_level=None,
+                           check_same_thread=False), True
+
+
 def sqlite_error(exc, path, what: str, option: str) -> DataError | Exception:
     """One line for an SQLite error on a database the user named (``what``: "an LLM cache",
     given as ``option``): the system's refusal as "cannot write: No space left on device"
-    (a database a full disk left empty is no reason to move it away), a file that is no
-    database as such; anything else is returned as it is (a bug: its traceback)."""
+    (a database a full disk left empty is no reason to move it away; a read-only file system
+    said as such, whatever SQLite's code), a file that is no database as such; anything else
+    is returned as it is (a bug: its traceback)."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None:   # before Python 3.11, or no code: SQLite's words
         text = str(exc)
         code = (13 if "full" in text else 8 if "readonly" in text else
                 26 if "not a database" in text else None)
+    else:
+        code &= 0xFF   # the primary code of an extended one (SQLITE_IOERR_WRITE is an IOERR)
     if code in _SQLITE_SYSTEM:
-        reason = os.strerror(_SQLITE_SYSTEM[code])
+        refused = _SQLITE_SYSTEM[code]
+        if refused != errno.ENOSPC and read_only_file_system(path):
+            refused = errno.EROFS
+        elif refused == errno.EIO and _almost_full(path):   # SQLite's "disk I/O error" when
+            refused = errno.ENOSPC                           # its -shm file cannot grow
+        reason = os.strerror(refused)
         return DataError(f"cannot write: {reason} (SQLite: {exc}); what was stored before "
                          "stays", path=path)
     if code in _SQLITE_NOT_A_DATABASE:
@@ -249,16 +356,19 @@ def atomic_directory(path):
     it is removed and ``path`` is left as it was.
 
     The swap is two renames (old aside, new in); a crash between them leaves ``path`` missing
-    and the old one beside it as ``.<name>.old-*``, never a mix of both. The caller decides
-    whether ``path`` may be replaced at all.
+    and the old one beside it as ``.<name>.old-*``, never a mix of both; the next writer of
+    ``path`` removes it (:func:`remove_stale`). The caller decides whether ``path`` may be
+    replaced at all.
     """
     path = Path(path)
     refuse_input(path)
     ensure_dir(path.parent)
     if path.exists() and not path.is_dir():
         raise DataError("is a file, not a directory", path=path)
+    remove_stale(path)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".tmp",
+                                    dir=path.parent))
     except PermissionError:
         raise DataError("cannot write: permission denied", path=path.parent) from None
     except OSError as exc:
@@ -269,7 +379,8 @@ def atomic_directory(path):
         yield tmp
         _OPEN_DIRECTORIES.remove(tmp)
         if path.is_dir() and any(path.iterdir()):
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+            old = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path, old=True),
+                                        dir=path.parent))
             os.rename(path, old / path.name)
             os.rename(tmp, path)
             shutil.rmtree(old)

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
-from cruxflow.data.outputs import ensure_dir, refuse_input, sqlite_error
+from cruxflow.data.outputs import connect_sqlite, ensure_dir, refuse_input, sqlite_error
 from cruxflow.llm.base import Completion, Request
 
 _SCHEMA = """
@@ -62,11 +62,12 @@ class LLMCache:
                             "path (--cache)", path=self.path)
         try:
             # isolation_level=None: autocommit; writes are grouped in explicit transactions.
-            self._db = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None,
-                                       check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
+            # On a read-only file system, read-only: a run the cache answers whole still runs.
+            self._db, self.writable = connect_sqlite(self.path, timeout=timeout_s)
+            if self.writable:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute(_SCHEMA)
             self._db.execute("SELECT key, completion FROM calls LIMIT 0")
         except sqlite3.DatabaseError as exc:  # another file given as the cache, a full disk
             raise sqlite_error(exc, self.path, "an LLM cache", "--cache") from None
@@ -91,6 +92,7 @@ class LLMCache:
                 for key, identity, req, comp in items]
         if not rows:
             return {}
+        self.check_writable(len(rows))
         for attempt in range(5):
             try:
                 with self._db:
@@ -105,6 +107,14 @@ class LLMCache:
                     raise sqlite_error(e, self.path, "an LLM cache", "--cache") from None
                 time.sleep(1 + attempt)
         return {}   # not reached: the last attempt raises
+
+    def check_writable(self, missing: int) -> None:
+        """Refuse, before any call is paid for, to keep ``missing`` new answers in a cache on
+        a read-only file system (which answers only what it holds)."""
+        if missing and not self.writable:
+            raise DataError(f"cannot write: Read-only file system: {missing} of the requests "
+                            "are not in this cache, whose answers could not be kept; give a "
+                            "--cache where they can", path=self.path)
 
     def _stored(self, keys: list[str]) -> dict[str, str]:
         """The completions (JSON text) stored under any of ``keys``."""

@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from cruxflow._extras import extra, extra_hint
+from cruxflow.data.limits import check_count
 from cruxflow.llm.base import (
     Backend,
     Completion,
@@ -70,7 +71,8 @@ class LlamaCppBackend(Backend):
         except ImportError as e:
             raise LLMError(extra_hint("the llamacpp backend", "llm", "xllamacpp")) from e
         self._path = gguf_path(model)   # a missing model fails here, not at first use
-        self._settings = {"n_ctx": n_ctx, "threads": threads, "verbose": verbose}
+        self._settings = {"n_ctx": check_count("n_ctx", n_ctx),
+                          "threads": check_count("threads", threads), "verbose": verbose}
         self._xllamacpp = xllamacpp
         # The model is loaded on the first request: a job whose requests all come from the
         # cache never loads it. (It also avoids a hang in xllamacpp: destroying a Server

@@ -15,6 +15,12 @@ it cuts a server's long Retry-After short). The HTTP library's
 own timeout bounds each read of the socket only, so a server that sends one byte a second
 would hold an attempt for as long as its answer lasts: every socket operation is given the
 time left instead (:class:`_Deadlines`), and the error says which bound was hit.
+
+Every answer is read whole under the bound on an LLM answer (:mod:`cruxflow.llm.answers`:
+bytes, encoding, nesting) before the client parses it (:class:`_BoundedAnswers`); past it the
+attempt failed, and is retried like a timeout. No redirect is followed: every request is a
+POST carrying the prompt, which a redirect would send to wherever it points; the error names
+the redirect (its status, from and to).
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from urllib.parse import urlsplit
 
 from cruxflow._extras import extra_hint
+from cruxflow.data.limits import check_count
+from cruxflow.llm.answers import body_problem, max_answer_bytes, too_long
 from cruxflow.llm.base import (
     Backend,
     Completion,
@@ -183,6 +191,88 @@ def bound_http_client(http_client, deadlines: _Deadlines) -> int:
     return bounded
 
 
+class _BoundedAnswers:
+    """The HTTP library's transport, every answer read whole under the bound on an LLM answer
+    (:mod:`cruxflow.llm.answers`) before the client sees it: an answer past it is a transport
+    error of its own kind (:func:`_refusal`), which the client reports as a connection error
+    and :meth:`OpenAIBackend._retry` as the bound it broke. Uncompressed answers are asked for
+    (a compressed one could be small on the wire and huge in memory)."""
+
+    def __init__(self, transport, lib):
+        self._transport, self._lib = transport, lib
+
+    def handle_request(self, request):
+        request.headers["Accept-Encoding"] = "identity"
+        response = self._transport.handle_request(request)
+        try:
+            body, problem = self._read(response)
+        finally:
+            response.close()
+        if problem is None and 200 <= response.status_code < 300:
+            problem = body_problem(body)
+        if problem is not None:
+            raise _refusal(self._lib)(problem, request=request)
+        headers = [(k, v) for k, v in response.headers.raw
+                   if k.lower() not in (b"content-length", b"transfer-encoding")]
+        return self._lib.Response(response.status_code, headers=headers, content=body,
+                                  extensions=response.extensions, request=request)
+
+    @staticmethod
+    def _read(response) -> tuple[bytes, str | None]:
+        limit = max_answer_bytes()
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            return b"", (f"an answer compressed as {encoding!r}, though cruxflow asks for none "
+                         "(its size in memory would be unbounded)")
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return b"", too_long(limit) + f" (it declares {int(declared):,})"
+        chunks, size = [], 0
+        for chunk in response.stream:
+            size += len(chunk)
+            if size > limit:
+                return b"", too_long(limit)
+            chunks.append(chunk)
+        return b"".join(chunks), None
+
+    def close(self):
+        self._transport.close()
+
+    def __getattr__(self, name):   # __enter__, __exit__, the pool
+        return getattr(self._transport, name)
+
+
+_REFUSALS: dict[str, type] = {}
+
+
+def _refusal(lib) -> type:
+    """The error of an answer past the bound, a transport error of ``lib`` (httpx or httpx2,
+    whichever the client uses), so that the client wraps it as it wraps a broken
+    connection."""
+    if lib.__name__ not in _REFUSALS:
+        _REFUSALS[lib.__name__] = type("AnswerRefused", (lib.TransportError,),
+                                       {"answer_bound": True})
+    return _REFUSALS[lib.__name__]
+
+
+def bound_answers(http_client) -> int:
+    """Put :class:`_BoundedAnswers` around every transport of ``http_client``; return how many
+    (0: this library version keeps them elsewhere, and a test fails)."""
+    # the HTTP library the client is built on (the openai package subclasses its Client)
+    lib = next(importlib.import_module(c.__module__.split(".")[0])
+               for c in type(http_client).__mro__ if c.__module__.startswith("httpx"))
+    wrapped = 0
+    if getattr(http_client, "_transport", None) is not None:
+        http_client._transport = _BoundedAnswers(http_client._transport, lib)
+        wrapped += 1
+    mounts = getattr(http_client, "_mounts", {})
+    for pattern, transport in list(mounts.items()):
+        if transport is not None:
+            mounts[pattern] = _BoundedAnswers(transport, lib)
+            wrapped += 1
+    return wrapped
+
+
 class OpenAIBackend(Backend):
     kind = "openai"
 
@@ -210,22 +300,24 @@ class OpenAIBackend(Backend):
         key = key or "EMPTY"
         self.base_url = base_url
         self.timeout_s = float(timeout_s)
-        self.max_retries = max(0, int(max_retries))
+        self.max_retries = check_count("max_retries", max_retries)
         self.deadline_s = (float(deadline_s) if deadline_s is not None
                            else default_deadline(self.timeout_s, self.max_retries))
         if not (self.timeout_s > 0 and self.deadline_s > 0):
             raise LLMError(f"timeout_s ({timeout_s}) and deadline_s ({deadline_s}) must be "
                            "more than 0 seconds")
         self._deadlines = _Deadlines()
-        http_client = openai.DefaultHttpxClient()
+        # follow_redirects=False: a redirect would carry the prompt (a POST's body) elsewhere
+        http_client = openai.DefaultHttpxClient(follow_redirects=False)
         self.bounded_pools = bound_http_client(http_client, self._deadlines)
         if not self.bounded_pools:
             log.warning("this version of the HTTP library keeps its connections where cruxflow "
                         "cannot bound them: --timeout bounds each read, not a whole answer")
+        self.bounded_transports = bound_answers(http_client)
         # max_retries=0: the client's own retries say nothing about why or how long they wait
         self.client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s,
                                     max_retries=0, http_client=http_client)
-        self.concurrency = max(1, int(concurrency))
+        self.concurrency = check_count("concurrency", concurrency)
         self.constrain = constrain
         self.extra_body = dict(extra_body or {})
         self.prompt_cache = prompt_cache
@@ -347,6 +439,8 @@ class OpenAIBackend(Backend):
                 return f"cannot connect within {self.timeout_s:g} s (timeout)", backoff
             return f"no whole answer within {self.timeout_s:g} s (timeout)", backoff
         if isinstance(e, self._openai.APIConnectionError):
+            if getattr(e.__cause__, "answer_bound", False):   # past the bound on an answer
+                return str(e.__cause__), backoff
             if cause in ("RemoteProtocolError", "ReadError", "WriteError"):
                 # it connected: the answer (or the request) broke off half way
                 return (f"the connection broke during the exchange after {took:.1f} s "
@@ -354,6 +448,8 @@ class OpenAIBackend(Backend):
             return f"cannot connect ({e.__cause__ or e})", backoff
         if isinstance(e, self._openai.APIStatusError):
             status = e.status_code
+            if 300 <= status < 400:
+                return _redirect(e.response), None
             body = e.body if isinstance(e.body, dict) else {}
             reason = f"HTTP {status}: {body.get('message') or e.message}"
             if status in RETRY_STATUS or status >= 500:
@@ -383,6 +479,15 @@ class OpenAIBackend(Backend):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _redirect(response) -> str:
+    """A redirect, not followed: its status, where from and where to."""
+    location = response.headers.get("location")
+    to = str(response.url.join(location)) if location else "nowhere (no Location header)"
+    return (f"HTTP {response.status_code} redirect from {response.url} to {to}: not followed (a "
+            "redirect would send the prompt there); give the server's own address as the base "
+            "URL")
 
 
 def _retry_after(headers) -> float | None:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from cruxflow.data.limits import check_count
 from cruxflow.llm.base import Request, Sampling
 from cruxflow.llm.parsing import TextCheck
 
@@ -70,6 +71,7 @@ def ask_with_retries(runner, prompts: Sequence[str], sampling: Sampling,
     """One :class:`Answer` per prompt, in order (see the module docstring). No prompt, no use of
     ``runner`` (a lazy runner then loads no model). ``system``: the system message of every
     request."""
+    check_count("attempts", attempts)
     if not prompts:
         return []
     parsers = list(parse) if not callable(parse) else [parse] * len(prompts)
@@ -77,7 +79,7 @@ def ask_with_retries(runner, prompts: Sequence[str], sampling: Sampling,
         raise ValueError(f"{len(parsers)} parsers for {len(prompts)} prompts")
     answers: list[Answer[T] | None] = [None] * len(prompts)
     todo = list(range(len(prompts)))
-    for attempt in range(1, max(1, attempts) + 1):
+    for attempt in range(1, attempts + 1):
         s = retry_sampling(sampling, attempt, retry_temperature)
         if not todo or s is None:
             break

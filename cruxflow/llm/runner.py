@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cruxflow._extras import extra
+from cruxflow.llm.answers import completion_problem
 from cruxflow.llm.base import Backend, Completion, LLMError, Request
 from cruxflow.llm.cache import LLMCache, cache_key
 
@@ -39,7 +40,8 @@ class CallStats:
 class LLMRunner:
     """Answers requests from the cache and sends the rest to the backend, ``batch_size`` at a
     time, committing each output to the cache as soon as the backend hands it over (one at a
-    time for llama.cpp and servers, a whole batch for vLLM's offline batching)."""
+    time for llama.cpp and servers, a whole batch for vLLM's offline batching). An output past
+    the bound on an LLM answer (:mod:`cruxflow.llm.answers`) is neither used nor stored."""
 
     def __init__(self, backend: Backend, cache: LLMCache | None, *, batch_size: int = 16,
                  progress: bool = False, desc: str = "LLM"):
@@ -62,6 +64,8 @@ class LLMRunner:
                 todo[k] = r
         self.stats.cache_hits += sum(k in found for k in keys)
         pending = list(todo.items())
+        if self.cache is not None:   # a read-only cache: refused before any call is paid
+            self.cache.check_writable(len(pending))
         bar = None
         if self.progress and pending:
             with extra(__name__, "llm"):
@@ -75,6 +79,9 @@ class LLMRunner:
             try:
                 for j, out in self.backend.generate_iter([r for _, r in batch]):
                     key, req = batch[j]
+                    if problem := completion_problem(out):   # before it is parsed or stored
+                        raise LLMError(f"LLM {self.backend.kind} {self.backend.model}: "
+                                       f"{problem}")
                     self.stats.calls += 1
                     self.stats.prompt_tokens += out.prompt_tokens or 0
                     self.stats.cached_tokens += out.cached_tokens or 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+from cruxflow.data.limits import check_count
+
 TESTS = {
     "randomization": "paired randomization test (sign flips) of the mean difference",
     "t-test": "paired t-test",
@@ -40,8 +42,8 @@ class Policy:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name} {getattr(self, name)!r} "
                                  f"({', '.join(allowed)})")
-        if int(self.resamples) < 1 or int(self.seed) < 0:
-            raise ValueError("resamples must be at least 1 and the seed at least 0")
+        for name in ("resamples", "seed"):   # the bounds every door applies (data/limits.py)
+            check_count(name, getattr(self, name))
 
     def with_(self, **changes) -> Policy:
         """A copy with ``changes`` (None values keep the policy's own, as

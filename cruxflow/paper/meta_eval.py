@@ -31,6 +31,7 @@ import pandas as pd
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.ingest.crux_common import JudgeRatings
+from cruxflow.data.limits import check_bootstrap, check_count
 from cruxflow.data.model import RATING_UNRATED
 from cruxflow.metrics.inputs import Judgments
 from cruxflow.metrics.options import MetricOptions
@@ -301,6 +302,8 @@ def system_level(judge: pd.DataFrame, human: pd.DataFrame, metric: str,
             topics.append(t)
     jt = tables["judge"].reindex(index=topics, columns=systems).to_numpy(float)
     ht = tables["human"].reindex(index=topics, columns=systems).to_numpy(float)
+    check_count("bootstrap", n_resamples, "n_resamples")
+    check_bootstrap(n_resamples, len(topics), "n_resamples")   # before the draws are made
     agreement = rank_agreement(ht, jt, n_resamples=n_resamples, seed=seed)
     return SystemLevel(metric, systems, topics, len(labelled), left_out,
                        dict(zip(systems, agreement.estimate_means, strict=True)),
@@ -340,6 +343,7 @@ def meta_eval(judge: JudgeRatings, human_frame: pd.DataFrame, *, eta: int = 3,
               runs: Mapping[str, Mapping[str, Sequence[str]]] | None = None, k: int = 10,
               alpha: float = 0.05, n_resamples: int = 1000, seed: int = 0) -> MetaEval:
     """Everything ``cruxflow meta-eval`` reports (see the module's docstring)."""
+    check_count("bootstrap", n_resamples, "n_resamples")
     n_questions = judge.n_questions()
     for row in human_frame.itertuples(index=False):
         if row.topic_id in n_questions and row.question >= n_questions[row.topic_id]:

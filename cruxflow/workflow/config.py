@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 from cruxflow.data.errors import ConfigError
+from cruxflow.workflow.config_values import (
+    NOT_A_NAME,
+    cache_problems,
+    count_problems,
+    key_problems,
+    nesting_depth,
+    number_problems,
+    yaml_text,
+)
 
 SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
 
@@ -93,9 +101,15 @@ def with_defaults(config: dict, schema: dict | None = None) -> dict:
 
 
 def _one_line(error) -> str:
-    """A schema error's message, short: a long instance (a whole section) is cut."""
+    """A schema error's message, short: a long instance (a whole section) is cut; a boolean or
+    a number where a string belongs says why YAML read it so."""
     message = " ".join(error.message.split())
-    return message if len(message) <= 200 else message[:197] + "..."
+    message = message if len(message) <= 200 else message[:197] + "..."
+    wanted = error.validator_value if error.validator == "type" else None
+    if (wanted == "string" or isinstance(wanted, list) and "string" in wanted) \
+            and isinstance(error.instance, bool | int | float):
+        message += f" ({NOT_A_NAME}: '{yaml_text(error.instance)}')"
+    return message
 
 
 # --- format-dependent defaults and derived lists
@@ -371,19 +385,6 @@ def _llm_problems(config: dict) -> Iterator[tuple[str, str]]:
                 yield f"llm.backends.{name}.base_url", problem
 
 
-def _number_problems(value, key: str = "") -> Iterator[tuple[str, str]]:
-    """NaN and infinities pass the schema's "number" and its bounds (NaN compares false with
-    everything): every float of the config must be finite."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _number_problems(v, f"{key}.{k}" if key else str(k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _number_problems(v, f"{key}[{i}]")
-    elif isinstance(value, float) and not math.isfinite(value):
-        yield key, f"{value} is not a finite number"
-
-
 def file_problems(config: dict, basedir=".", *,
                   data_optional: bool = False) -> list[tuple[str, str]]:
     """The files and folders the config names that are not there, each under its key (found
@@ -393,18 +394,17 @@ def file_problems(config: dict, basedir=".", *,
     it assumed."""
     from cruxflow.data.ingest import formats
 
-    named: list[tuple[str, str | None]] = []
+    brought: list[tuple[str, str | None]] = []   # what a user brings: may be missing for plan
     for name, d in config["datasets"].items():
-        if not data_optional:
-            named.append((f"datasets.{name}.input", d.get("input")))
-            for option, spec in formats.options().items():
-                value = d.get(option) if spec.workflow is None else None
-                if spec.kind == "path":
-                    named.append((f"datasets.{name}.{option}", value))
-                elif spec.kind == "paths" and value:
-                    values = [value] if isinstance(value, str) else value
-                    named += [(f"datasets.{name}.{option}[{i}]", v)
-                              for i, v in enumerate(values)]
+        brought.append((f"datasets.{name}.input", d.get("input")))
+        for option, spec in formats.options().items():
+            value = d.get(option) if spec.workflow is None else None
+            if spec.kind == "path":
+                brought.append((f"datasets.{name}.{option}", value))
+            elif spec.kind == "paths" and value:
+                values = [value] if isinstance(value, str) else value
+                brought += [(f"datasets.{name}.{option}[{i}]", v) for i, v in enumerate(values)]
+    named: list[tuple[str, str | None]] = [] if data_optional else list(brought)
     for dataset, runs in config["runs"].items():
         named += [(f"runs.{dataset}.{run}", path) for run, path in runs.items()]
     for metric, key in BEYOND_INPUT.items():
@@ -412,23 +412,44 @@ def file_problems(config: dict, basedir=".", *,
             named.append((f"beyond.{metric}.{job}.{key}", spec.get(key)))
     if not data_optional:
         named.append(("metrics.tokenizer", config["metrics"].get("tokenizer")))
+    for name, d in config["datasets"].items():
+        labels = d.get("human_labels") or {}
+        named += [(f"datasets.{name}.human_labels.{k}", labels.get(k))
+                  for k in ("reports", "passages")]
     out = []
     files = ("runs.", "beyond.")   # read as one file each: a folder there would be dropped late
+    inputs: list[tuple[str, Path]] = []
     for key, path in named:
         if not (isinstance(path, str) and path):
             continue
         found = Path(locate(path, basedir))
+        inputs.append((key, found))
         if not found.exists():
             out.append((key, f"no such file or directory: {path}"))
         elif key.startswith(files) and not found.is_file():
             out.append((key, f"is a folder or a special file, expected a file: {path}"))
+        elif key == "metrics.tokenizer" and found.is_dir() \
+                and not (found / "tokenizer.json").is_file():
+            out.append((key, f"a folder without tokenizer.json: {path}"))
+    for name, d in config["datasets"].items():
+        folder = (d.get("human_labels") or {}).get("annotations")
+        if isinstance(folder, str) and folder and Path(locate(folder, basedir)).exists() \
+                and not Path(locate(folder, basedir)).is_dir():
+            out.append((f"datasets.{name}.human_labels.annotations",
+                        f"is a file, expected a `cruxflow annotate --export` folder: {folder}"))
+    if data_optional:   # the inputs that are there: no cache may be one of them
+        inputs += [(key, Path(locate(path, basedir))) for key, path in brought
+                   if isinstance(path, str) and path and Path(locate(path, basedir)).exists()]
+    cache = config["llm"].get("cache")
+    if isinstance(cache, str) and cache:
+        out += cache_problems(cache, Path(locate(cache, basedir)), inputs)
     return out
 
 
 def problems(config: dict) -> list[tuple[str, str]]:
     """Every problem across keys of a schema-valid config with its format defaults filled in,
     as (key path, what is wrong)."""
-    checks = (_number_problems, _dataset_problems, _corpus_problems, _rag_problems,
+    checks = (number_problems, count_problems, _dataset_problems, _corpus_problems, _rag_problems,
               _passage_problems, _reranker_problems, _backend_user_problems, _llm_problems,
               _holes_problems)
     return [p for check in checks for p in check(config)]
@@ -452,11 +473,16 @@ def check(config: dict, basedir=".", *, data_optional: bool = False) -> dict:
     and the files it names. :class:`ConfigError` lists every problem under its key path."""
     if not isinstance(config, dict):
         raise ConfigError([("(top level)", "expected a mapping of sections (datasets:, ...)")])
-    from cruxflow.data.io import MAX_YAML_VALUES, expanded_size
+    from cruxflow.data.io import MAX_YAML_DEPTH, MAX_YAML_VALUES, expanded_size
 
+    if nesting_depth(config, MAX_YAML_DEPTH) > MAX_YAML_DEPTH:   # before anything recurses
+        raise ConfigError([("(top level)", f"nested more than {MAX_YAML_DEPTH} deep (mappings "
+                                           "or lists inside each other)")])
     if expanded_size(config) > MAX_YAML_VALUES:  # before the schema walks it for minutes
         raise ConfigError([("(top level)", f"its YAML aliases expand to more than "
                                            f"{MAX_YAML_VALUES:,} values (an alias bomb?)")])
+    if keys := list(key_problems(config)):   # before the schema, whose patterns skip them
+        raise ConfigError(keys)
     rename_old_keys(config)
     with_defaults(config)
     if "datasets" not in config:   # the schema leaves it to the merged config files

@@ -19,11 +19,23 @@ def setup_logging(snakemake) -> logging.Logger:
         main = getattr(snakemake.log, "main", None) or snakemake.log[0]
         Path(main).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(main, mode="w"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in handlers:   # text from the inputs shown escaped, never sent (ESC, BEL)
+        handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: "
+                                                 "%(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True)
     log = logging.getLogger(f"cruxflow.rule.{snakemake.rule}")
     sys.excepthook = _failure_hook(log, handlers[1:], sys.excepthook)
     return log
+
+
+class _PrintableFormatter(logging.Formatter):
+    """A log line whose control characters (a run's name holding ESC) are shown escaped
+    (:func:`cruxflow.data.text.printable`); the newlines of a traceback stay."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from cruxflow.data.text import printable
+
+        return printable(super().format(record), keep="\n\t")
 
 
 def _failure_hook(log: logging.Logger, files: list[logging.Handler], previous):
@@ -42,7 +54,9 @@ def _failure_hook(log: logging.Logger, files: list[logging.Handler], previous):
             handler.handle(record)
             handler.flush()
         if expected:
-            print(f"error: {exc}", file=sys.stderr)
+            from cruxflow.data.text import printable
+
+            print(f"error: {printable(exc)}", file=sys.stderr)
         else:
             previous(kind, exc, tb)
 

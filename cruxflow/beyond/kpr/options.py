@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from cruxflow.beyond.kpr.metric import FAILURES
 from cruxflow.beyond.kpr.prompts import EXTRACT_SAMPLING, FILTER_THRESHOLD, JUDGE_SAMPLING
+from cruxflow.data.limits import check_count
 
 PRECISION_REFERENCES = ("key_points", "documents")
 # The paper does not say how many rounds it ran ("multiple rounds of extraction"): 3 is ours;
@@ -65,14 +66,13 @@ class KprOptions:
             raise ValueError(f"failures must be one of {', '.join(FAILURES)}, "
                              f"got {self.failures!r}")
         for name in ("extract_max_tokens", "judge_max_tokens", "attempts"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.rounds is not None and self.rounds < 1:
-            raise ValueError(f"rounds must be at least 1, got {self.rounds}")
+            check_count(name, getattr(self, name))   # within its bounds (data/limits.py)
+        if self.rounds is not None:
+            check_count("rounds", self.rounds)
         if self.aggregate is not None and not isinstance(self.aggregate, bool):
             raise ValueError(f"aggregate must be true, false or null, got {self.aggregate!r}")
-        if self.max_words is not None and self.max_words < 1:
-            raise ValueError(f"max_words must be at least 1, got {self.max_words}")
+        if self.max_words is not None:
+            check_count("max_words", self.max_words)
         t = self.filter_threshold
         if t is not None and not (math.isfinite(t) and 0 <= t <= 1):
             raise ValueError(f"filter_threshold must be between 0 and 1, got {t}")

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from cruxflow.beyond.support.data import FS, NAMES, NOT_JUDGED, NS, PS, Item
 from cruxflow.beyond.support.metric import average_runs, check_labels, score_answers
 from cruxflow.beyond.support.options import DEFAULTS
+from cruxflow.data.limits import check_count
 from cruxflow.metrics import stats
 
 ORDER = [FS, PS, NS]   # rows and columns of the confusion matrix, as in the paper's Figure 2
@@ -114,6 +115,7 @@ def rank_agreement(per_topic_a: Sequence[dict], per_topic_b: Sequence[dict],
 
     A row's undefined value (nothing judged) is 0 under ``over-all-topics`` and left out under
     ``over-run-topics`` (:func:`_row_value`). Also ``topic_taus``: every topic's tau."""
+    check_count("bootstrap", n_resamples, "n_resamples")
     inside = set(universe)
     rows_a = {(r["topic_id"], r["run_id"]): r for r in per_topic_a if r["topic_id"] in inside}
     rows_b = {(r["topic_id"], r["run_id"]): r for r in per_topic_b if r["topic_id"] in inside}
@@ -164,6 +166,7 @@ def compare_label_sets(items_a: Sequence[Item], items_b: Sequence[Item],
     position) (sentences without citation are No Support by rule in both and left out), and
     :func:`rank_agreement` of the weighted precision and recall each set gives, over the
     topics ``topics`` (default: every topic of either set)."""
+    check_count("bootstrap", n_resamples, "n_resamples")
     b_by_key = {it.key: it for it in items_b}
     both, only_a, only_b = [], 0, 0
     for it in items_a:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cruxflow.beyond.support.prompts import JUDGE_PROMPTS, TREC2024_TEMPERATURE
+from cruxflow.data.limits import check_count
 
 # How a run's per-topic values become its score (see metric.average_runs).
 AVERAGES = ("over-all-topics", "over-run-topics")
@@ -46,17 +47,10 @@ class SupportOptions:
             raise ValueError(f"temperature must be a number from 0 to 2, not {t!r}")
         if not isinstance(self.all_citations, bool):
             raise ValueError(f"all_citations must be true or false, not {self.all_citations!r}")
-        if isinstance(self.attempts, bool) or not isinstance(self.attempts, int) \
-                or self.attempts < 1:
-            raise ValueError(f"attempts must be an integer of at least 1, not {self.attempts!r}")
-        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) \
-                or self.bootstrap < 0:
-            raise ValueError(f"bootstrap must be an integer of at least 0, not {self.bootstrap!r}")
-        words = self.max_passage_words
-        if words is not None and (isinstance(words, bool) or not isinstance(words, int)
-                                  or words < 1):
-            raise ValueError(f"max_passage_words must be an integer of at least 1 or None, "
-                             f"not {words!r}")
+        for name in ("attempts", "bootstrap"):   # within its bounds (data/limits.py)
+            check_count(name, getattr(self, name))
+        if self.max_passage_words is not None:
+            check_count("max_passage_words", self.max_passage_words)
 
 
 DEFAULTS = SupportOptions()

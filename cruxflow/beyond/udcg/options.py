@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from cruxflow.beyond.udcg.protocol import GRADINGS
+from cruxflow.data.limits import check_count
 
 # How p(NO-RESPONSE) is had (docs/udcg.md): the authors' single first token (their prompt
 # layout), the summed mass of the first tokens that begin NO-RESPONSE (Fig. 4's prompt),
@@ -57,6 +58,5 @@ class UdcgOptions:
             raise ValueError(f"theta_c must be positive, got {self.theta_c}")
         for name in ("logprobs", "samples", "sample_max_tokens", "contexts_per_question",
                      "context_size", "depth", "attempts", "max_answer_tokens",
-                     "judge_max_tokens"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
+                     "judge_max_tokens", "seed"):   # each within its bounds (data/limits.py)
+            check_count(name, getattr(self, name))

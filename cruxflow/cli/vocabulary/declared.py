@@ -20,6 +20,7 @@ PAIRED_HOME = "cruxflow.metrics.policy.POLICY"
 NO_TEST = "none"     # --test none: compare nothing
 # a folder or file of the inputs may be a fetched set's name (or a path inside one)
 _PATH, _NAMED_PATH = types.release_path, types.named_release_path
+count = types.count   # a count's argument type, its bounds those of cruxflow/data/limits.py
 
 
 def _flags(*flags: Flag) -> None:
@@ -168,11 +169,11 @@ _flags(
                                    for name, what in CORRECTIONS.items() if name != "none")
                        + ", or none", home=PAIRED_HOME),
     Flag("resamples", "randomization test resamples (exact when 2^topics is fewer)",
-         type=types.positive_int, metavar="N", home=PAIRED_HOME),
-    Flag("seed", "the seed of the command's random draws", type=types.non_negative_int,
+         type=count("resamples"), metavar="N", home=PAIRED_HOME),
+    Flag("seed", "the seed of the command's random draws", type=count("seed"),
          metavar="SEED", default=0, home="the command"),
     Flag("bootstrap", "bootstrap resamples over topics (0: no interval)",
-         type=types.non_negative_int, metavar="N", default=1000, home="the command"),
+         type=count("bootstrap"), metavar="N", default=1000, home="the command"),
     Flag("confidence", "the confidence level of an interval: it covers the true value with this "
                        "probability", type=types.open_unit_interval, metavar="LEVEL",
          default=0.95),
@@ -213,7 +214,7 @@ _flags(
     Flag("dataset-name", "the dataset's name in the workflow (its output paths) and its "
                          "distractors' prefix", type=types.name, metavar="NAME",
          default="own"),
-    Flag("n-questions", "sub-questions to generate per topic", type=types.positive_int,
+    Flag("n-questions", "sub-questions to generate per topic", type=count("n-questions"),
          metavar="N", default_text="10, as for Multi-News"),
     Flag("example", "copy the shipped example corpus (excerpts of the US Constitution) to "
                     "DIR/data and use it", action="store_true"),
@@ -242,8 +243,7 @@ SHARED_OPTIONS = ("collection", "judge", "strict-collection", "allow-empty")
 _KINDS = {
     "text": {}, "choice": {},
     "encoding": {"type": types.encoding, "metavar": "NAME"},
-    "count": {"type": types.positive_int, "metavar": "N"},
-    "flag": {"action": "store_true"},
+    "count": {"metavar": "N"}, "flag": {"action": "store_true"},   # a count's type: its own
     "path": {"type": _PATH, "metavar": "PATH"},
     "paths": {"type": _PATH, "nargs": "+", "action": "extend", "metavar": "PATH"},
 }
@@ -269,7 +269,7 @@ def option_default_text(name: str) -> str:
 
 def _register_ingest_options() -> None:
     for name, spec in ingest_formats.options().items():
-        grammar = dict(_KINDS[spec.kind])
+        grammar = {**_KINDS[spec.kind], **({"type": count(name)} if spec.kind == "count" else {})}
         if spec.pattern == NAME_PATTERN:
             grammar["type"] = types.name       # the name rule, whose pattern the registry's is
         elif spec.pattern is not None:
@@ -296,10 +296,10 @@ _flags(
     Flag("annotators", "annotator names, comma-separated", type=types.annotators,
          metavar="a,b,c", default_text="the database's"),
     Flag("overlap", "how many annotators label each item: items labelled by several give the "
-                    "kappa", type=types.positive_int, metavar="N",
+                    "kappa", type=count("overlap"), metavar="N",
          default_text="2, or 1 for one annotator"),
     Flag("sample", "annotate N (passage, question) pairs (ratings) or N reports, drawn with "
-                   "--seed", type=types.positive_int, metavar="N", default_text="all"),
+                   "--seed", type=count("sample"), metavar="N", default_text="all"),
     Flag("uncertain-share", "ratings: draw this share of the sample from the pairs the judge "
                             "rated 2-4 (its uncertain ratings), the rest from the others",
          type=types.unit_interval, metavar="F", default_text="none: a plain random sample"),
@@ -344,9 +344,9 @@ _flags(
          metavar="NAME", home="the command"),
     Flag("cache", "the LLM call cache (one SQLite file)", type=Path, metavar="FILE",
          default_text="llm_cache.sqlite in --output, or the config's llm.cache with --config"),
-    Flag("threads", "CPU threads for llama.cpp", type=types.positive_int, metavar="N",
+    Flag("threads", "CPU threads for llama.cpp", type=count("threads"), metavar="N",
          default=os.cpu_count() or 1, default_text=f"the CPU count, here {os.cpu_count() or 1}"),
-    Flag("n-ctx", "llama.cpp's context window (per slot when serving)", type=types.positive_int,
+    Flag("n-ctx", "llama.cpp's context window (per slot when serving)", type=count("n-ctx"),
          metavar="TOKENS", default=4096),
     Flag("timeout", "the time one attempt at a request may take on the wall clock: connecting, "
                     "sending and the whole answer", type=types.positive_number,
@@ -355,7 +355,7 @@ _flags(
                      "between them, a server's Retry-After included", type=types.positive_number,
          metavar="SECONDS", default_text="what the attempts and their backoffs can take"),
     Flag("max-retries", "retries of a request after a timeout, a connection error, 429 or 5xx, "
-                        "each logged with its reason and wait", type=types.non_negative_int,
+                        "each logged with its reason and wait", type=count("max-retries"),
          metavar="N", default_text="5"),
     Flag("constrain", "how the server takes a constrained choice (the 0-5 ratings): vllm's "
                       "structured_outputs, a llama.cpp grammar, or none",
@@ -363,16 +363,15 @@ _flags(
     Flag("model-revision", "a fingerprint of the weights (commit hash, file checksum) kept in the "
                            "cache key, so another model served under the same --model name "
                            "never reuses this one's answers", metavar="ID", default_text="none"),
-    Flag("parallel", "requests served at once", type=types.positive_int, metavar="N",
-         default=1),
+    Flag("parallel", "requests served at once", type=count("parallel"), metavar="N", default=1),
     Flag("verbose", "print llama.cpp's own log", action="store_true"),
     Flag("temperature", "the sampling temperature of the LLM's outputs",
          type=types.non_negative, metavar="T", home="the command"),
     Flag("attempts", "asks per LLM output that cannot be parsed (only sampled decoding can "
-                     "answer differently)", type=types.positive_int, metavar="N",
+                     "answer differently)", type=count("attempts"), metavar="N",
          home="the command"),
-    Flag("judge-max-tokens", "tokens of one judgment by the LLM", type=types.positive_int,
-         metavar="N", home="the command"),
+    Flag("judge-max-tokens", "tokens of one judgment by the LLM",
+         type=count("judge-max-tokens"), metavar="N", home="the command"),
 )
 
 # Another LLM for one step of a command (--judge-model ...): the same three flags per role.
@@ -391,7 +390,7 @@ for _role, _what in ROLES.items():
 # --- plan --------------------------------------------------------------------------------------
 _flags(
     Flag("gpus", "GPUs available: each backend runs as many instances as fit (its 'gpus' is "
-                 "one instance, tensor parallel)", type=types.positive_int, metavar="N",
+                 "one instance, tensor parallel)", type=count("gpus"), metavar="N",
          default_text="one instance of every backend"),
     Flag("gpu-kind", "the GPUs' kind, for the rate table (docs/plan.md: h100, h200, a100, l40s, "
                      "mi250x, mi250x-gcd, mi210, mi300x)", metavar="KIND", default="h100"),
@@ -400,7 +399,7 @@ _flags(
          action="store_true"),
     Flag("calibrate-requests", "requests per stage when calibrating (a batching server's batch "
                                "size; passages and sub-questions send at least 8)",
-         type=types.positive_int, metavar="N", default=3),
+         type=count("calibrate-requests"), metavar="N", default=3),
     Flag("tokens-per-second", "generated tokens per second of one instance of every backend "
                               "(instead of the table)", type=types.positive_number,
          metavar="RATE", default_text="the table's"),
@@ -424,12 +423,12 @@ _flags(
     Flag("no-response-token", "with --utility first-token: the first token of the encoded "
                               "NO-RESPONSE (' NO' for a SentencePiece tokenizer with a dummy "
                               "prefix)", metavar="TOKEN", home="cruxflow.beyond.udcg.UdcgOptions"),
-    Flag("logprobs", "top first-token alternatives asked for", type=types.positive_int,
+    Flag("logprobs", "top first-token alternatives asked for", type=count("logprobs"),
          metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
-    Flag("samples", "samples per passage with --utility sampling", type=types.positive_int,
+    Flag("samples", "samples per passage with --utility sampling", type=count("samples"),
          metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
-    Flag("sample-max-tokens", "tokens per sampled answer", type=types.positive_int, metavar="N",
-         home="cruxflow.beyond.udcg.UdcgOptions"),
+    Flag("sample-max-tokens", "tokens per sampled answer",
+         type=count("sample-max-tokens"), metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
     Flag("given-model", "the models_info key with --utility given", metavar="NAME",
          home="cruxflow.beyond.udcg.UdcgOptions", default_text="the only model in the file"),
     Flag("judge-relevance", "judge passages without a relevance label with the LLM (Fig. 5)",
@@ -441,13 +440,13 @@ _flags(
                     "the grader's grade alone (answer-only)",
          home="cruxflow.beyond.udcg.UdcgOptions"),
     Flag("contexts-per-question", "contexts sampled per question by --protocol",
-         type=types.positive_int, metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
-    Flag("context-size", "passages per context of --protocol", type=types.positive_int,
+         type=count("contexts-per-question"), metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
+    Flag("context-size", "passages per context of --protocol", type=count("context-size"),
          metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
     Flag("depth", "the protocol samples from each question's first DEPTH passages",
-         type=types.positive_int, metavar="DEPTH", home="cruxflow.beyond.udcg.UdcgOptions"),
+         type=count("depth"), metavar="DEPTH", home="cruxflow.beyond.udcg.UdcgOptions"),
     Flag("max-answer-tokens", "tokens of the LLM's answer to a context with --protocol",
-         type=types.positive_int, metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
+         type=count("max-answer-tokens"), metavar="N", home="cruxflow.beyond.udcg.UdcgOptions"),
     Flag("fit-theta", "run the protocol on TRAIN_FILE, fit UDCG_theta's weights (written to "
                       "OUTPUT/theta.json) and score the questions with them too", type=Path,
          metavar="TRAIN_FILE", default_text="none"),
@@ -470,7 +469,8 @@ _flags(
     Flag("prompt", "the judge's prompt: the track's GPT-4o support prompt (trec2024) or ours "
                    "(cruxflow-v1)", home="cruxflow.beyond.support.SupportOptions"),
     Flag("max-passage-words", "the judge sees a passage's first N words",
-         type=types.positive_int, metavar="N", home="cruxflow.beyond.support.SupportOptions"),
+         type=count("max-passage-words"),
+         metavar="N", home="cruxflow.beyond.support.SupportOptions"),
 )
 
 # --- kpr ---------------------------------------------------------------------------------------
@@ -479,7 +479,7 @@ _flags(
     Flag("pipeline", "how key points are made: fast (one round, no LLM de-duplication, no "
                      "filter) or paper (Long2RAG Sec. 3.3: several rounds, LLM de-duplication, "
                      "the AutoDS filter)", home="cruxflow.beyond.kpr.KprOptions"),
-    Flag("rounds", "extraction rounds per document", type=types.positive_int, metavar="N",
+    Flag("rounds", "extraction rounds per document", type=count("rounds"), metavar="N",
          home="cruxflow.beyond.kpr.KprOptions", default_text="the pipeline's"),
     Flag("group-by", "comma-separated columns to average by, e.g. domain,question_type",
          type=types.columns, metavar="COLUMNS", home="cruxflow.beyond.kpr.KprOptions",
@@ -502,8 +502,8 @@ _flags(
                      "literally, not entailed (as-not-entailed)",
          home="cruxflow.beyond.kpr.KprOptions"),
     Flag("max-words", "cut documents longer than this into pieces of this many words before "
-                      "extraction (for small context windows)", type=types.positive_int,
+                      "extraction (for small context windows)", type=count("max-words"),
          metavar="N", home="cruxflow.beyond.kpr.KprOptions", default_text="no cut"),
     Flag("extract-max-tokens", "tokens of one key point extraction by the LLM",
-         type=types.positive_int, metavar="N", home="cruxflow.beyond.kpr.KprOptions"),
+         type=count("extract-max-tokens"), metavar="N", home="cruxflow.beyond.kpr.KprOptions"),
 )

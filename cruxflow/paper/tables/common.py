@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from cruxflow.data.limits import check_bootstrap, check_count
 from cruxflow.metrics.stats import nan_if_none, system_correlation
 from cruxflow.paper.labels import DASH, system_kind
 
@@ -81,6 +82,8 @@ def pipeline_tau(frame: pd.DataFrame, x: str, y: str, *, n_resamples: int, confi
     least = least_topics(min_topics)
     if len(keep) < 2 or rows["topic"].nunique() < least:
         return {**empty, "n_systems": len(keep), "n_topics": rows["topic"].nunique()}
+    check_count("bootstrap", n_resamples, "n_resamples")
+    check_bootstrap(n_resamples, rows["topic"].nunique(), "n_resamples")
     c = system_correlation(rows, x, y, method="kendall", n_resamples=n_resamples,
                            confidence=confidence, seed=seed)
     return {"value": nan_if_none(c.value), "low": nan_if_none(c.low),

@@ -141,11 +141,23 @@ class CacheLookup:
     """Which requests the LLM cache answers: exact key lookups, read only (no file is made)."""
 
     def __init__(self, path):
+        from cruxflow.data.outputs import read_only_file_system, sqlite_error
+
         self._db = None
         if path and Path(path).is_file():
-            self._db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
-            if not self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone():
-                self._db = None   # empty: no key needs hashing
+            # immutable on a read-only file system: a WAL database needs its -shm file else
+            flags = "&immutable=1" if read_only_file_system(path) else ""
+            try:
+                self._db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro{flags}",
+                                           uri=True)
+                if not self._db.execute("SELECT 1 FROM calls LIMIT 1").fetchone():
+                    self._db = None   # empty: no key needs hashing
+            except sqlite3.DatabaseError as exc:   # another file named as the cache
+                error = sqlite_error(exc, path, "an LLM cache", "llm.cache")
+                if not isinstance(error, DataError):   # an SQLite file of something else
+                    error = DataError(f"not an LLM cache (SQLite says: {exc}); name another "
+                                      "llm.cache", path=path)
+                raise error from None
 
     def answered(self, identity: dict, requests: list[Request]) -> list[bool]:
         if self._db is None:
