@@ -27,7 +27,12 @@ def _cmd_crux_eval(args) -> int:
 
 
 def _crux_eval(args) -> int:
-    runs = args.run + ([args.run_b] if args.run_b else [])
+    from pathlib import Path
+
+    from cruxflow.data.names import named_inputs
+
+    named = named_inputs(args.run + ([args.run_b] if args.run_b else []), "run")
+    runs, labels = [Path(path) for _, path in named], [name for name, _ in named]
     if len(runs) == 1 or args.authors_line or types.paired_policy(args) is None:
         _one_blas_thread()
     from cruxflow.metrics.crux_eval import (
@@ -37,7 +42,6 @@ def _crux_eval(args) -> int:
         crux_eval_runs,
         read_run_top,
         read_token_counts,
-        run_labels,
     )
 
     counts = None
@@ -59,7 +63,7 @@ def _crux_eval(args) -> int:
     policy = types.paired_policy(args)
     if len(results) > 1 and policy is not None and not args.authors_line:
         out["paired_policy"] = policy.to_json()
-        out["paired"] = compare_runs(results, policy)
+        out["paired"] = compare_runs(results, policy, labels)
     for r in results:
         for w in r.warnings:
             print(f"cruxflow: warning: {r.run}: {w}", file=sys.stderr)
@@ -74,7 +78,7 @@ def _crux_eval(args) -> int:
         for r in results:
             print(r.line())
         return 0
-    _print_table(results, run_labels(results))
+    _print_table(results, labels)
     if "paired" in out:
         _print_paired(out["paired"], policy)
     if args.output is not None:
@@ -96,6 +100,7 @@ def _one_blas_thread() -> None:
 
 def _print_table(results, labels) -> None:
     from cruxflow.data.ingest.crux_common import sources_note
+    from cruxflow.data.ingest.crux_human import merge_note
 
     first = results[0]
     print(f"rac_eval.py's measures (its line: --authors-line); k={first.k}, "
@@ -111,9 +116,9 @@ def _print_table(results, labels) -> None:
                                  for m, a in first.authors_names.items())
           + f"; {first.measures[-1]}: the judged share of the lines Cov reads (not the "
             "script's)")
-    note = sources_note(first.info.get("judge"))
-    if note:
-        print(note)
+    for note in (sources_note(first.info.get("judge")), merge_note(first.info.get("judge"))):
+        if note:
+            print(note)
     for label, r in zip(labels, results, strict=True):
         other = [m for m in r.measures if m not in columns]
         if other:   # alpha-nDCG over every qrels topic: the run lacks only 0-line topics
