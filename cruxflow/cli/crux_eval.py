@@ -31,7 +31,7 @@ def _crux_eval(args) -> int:
 
     from cruxflow.data.names import named_inputs
 
-    named = named_inputs(args.run + ([args.run_b] if args.run_b else []), "run")
+    named = named_inputs(args.run + ([args.run_b] if args.run_b else []), "runs")
     runs, labels = [Path(path) for _, path in named], [name for name, _ in named]
     if len(runs) == 1 or args.authors_line or types.paired_policy(args) is None:
         _one_blas_thread()

@@ -23,7 +23,7 @@ def _cmd_evaluate(args) -> int:
     from cruxflow.data.io import write_json
     from cruxflow.metrics.evaluate import evaluate_releases
 
-    named = named_inputs(args.run or args.contexts, "run" if args.run else "contexts file")
+    named = named_inputs(args.run or args.contexts, "runs" if args.run else "contexts files")
     inputs = [Path(path) for _, path in named]
     if args.run_name is not None and len(inputs) > 1:
         raise DataError("--run-name names one run; several runs are named by their file names")

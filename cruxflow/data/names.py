@@ -79,7 +79,7 @@ def input_name(path) -> str:
     return Path(path).stem or Path(path).name
 
 
-def named_inputs(specs, what: str = "input") -> list[tuple[str, str]]:
+def named_inputs(specs, what: str = "inputs") -> list[tuple[str, str]]:
     """``(name, path)`` of each ``[NAME=]PATH`` spec, the names checked by
     :func:`check_unique`."""
     pairs = []
@@ -90,14 +90,14 @@ def named_inputs(specs, what: str = "input") -> list[tuple[str, str]]:
     return pairs
 
 
-def check_unique(pairs, what: str = "input") -> None:
-    """Refuse two ``(name, source)`` pairs with one name: a
+def check_unique(pairs, what: str = "inputs") -> None:
+    """Refuse two ``(name, source)`` pairs with one name (``what``: what they are, plural): a
     :class:`~cruxflow.data.errors.DataError` of one line naming both sources."""
     from cruxflow.data.errors import DataError
 
     first: dict[str, str] = {}
     for name, source in pairs:
         if name in first:
-            raise DataError(f"two {what}s named {name!r}: {first[name]} and {source} (name "
+            raise DataError(f"two {what} named {name!r}: {first[name]} and {source} (name "
                             "them apart: NAME=PATH)")
         first[name] = str(source)

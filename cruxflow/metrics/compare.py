@@ -155,7 +155,7 @@ def run_names(paths: Sequence) -> list[str]:
     from cruxflow.data.names import check_unique, input_name
 
     pairs = [(input_name(path), path) for path in paths]
-    check_unique(pairs, "run")
+    check_unique(pairs, "runs")
     return [name for name, _ in pairs]
 
 

@@ -456,7 +456,7 @@ def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
     from cruxflow.data.names import check_unique, input_name
 
     pairs = [(input_name(r.run), r.run) for r in results]
-    check_unique(pairs, "run")
+    check_unique(pairs, "runs")
     return [name for name, _ in pairs]
 
 

@@ -71,7 +71,7 @@ def annotator_names(files: list[tuple[str | None, Path]]) -> list[str]:
     qlabels.jsonl``, ``annotator2/qlabels.jsonl``) are refused in one line naming both: name
     them (``a1=annotator1/qlabels.jsonl``)."""
     pairs = [(name or input_name(f), f) for name, f in files]
-    check_unique(pairs, "annotator")
+    check_unique(pairs, "annotators")
     for name, f in pairs:
         if not _NAME.match(name):
             raise DataError(f"annotator name {name!r} holds whitespace", path=f)
@@ -241,7 +241,7 @@ def read_report_ratings(specs) -> dict[tuple[str, str], list[int]]:
     one file per system: ``SYSTEM=FILE``, or the file name up to its first dot."""
     out: dict[tuple[str, str], list[int]] = {}
     files = [(name or path.name.split(".")[0], path) for name, path in _label_files(specs)]
-    check_unique(files, "system")
+    check_unique(files, "systems")
     for system, path in files:
         for key, ratings in read_ratings_without_passage(path).items():
             out[(key, system)] = ratings
