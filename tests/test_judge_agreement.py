@@ -482,3 +482,28 @@ def test_every_leaderboard_format_reads_the_same_scores(tmp_path):
     two.write_text("r1 m 1 0.5\nr1 n 1 0.4\n")
     with pytest.raises(DataError, match=r"holds 2 measures \(m, n\): give --measure"):
         read_leaderboard("x", two)
+
+
+def test_ppi_of_each_system_by_hand():
+    pytest.importorskip("ppi_py")
+    from cruxflow.paper.system_agreement import Scores, compare_rankings
+
+    # the judge scores 6 topics, the people 3 of them; classic PPI (lambda 1) of a system:
+    # the judge's mean on the 3 unlabelled topics + the mean of (people - judge) on the
+    # labelled ones
+    judge = {"A": dict(zip("123456", [.5, .6, .7, .4, .5, .6])),
+             "B": dict(zip("123456", [.2, .3, .1, .2, .4, .3])),
+             "C": dict(zip("123456", [.9, .8, .7, .9, .6, .8]))}
+    people = {s: {t: v - 0.1 + 0.05 * int(t) for t, v in judge[s].items() if t in "123"}
+              for s in judge}
+    r = compare_rankings(Scores("people", "m", per_topic=people),
+                         Scores("judge", "m", per_topic=judge), n_resamples=50)
+    assert r.ppi_note.startswith("PPI: judge on its 6 topics, corrected by people on its 3")
+    for s in judge:
+        unlabelled = [judge[s][t] for t in "456"]
+        bias = [people[s][t] - judge[s][t] for t in "123"]
+        assert r.ppi[s].estimate == pytest.approx(np.mean(unlabelled) + np.mean(bias))
+        assert r.ppi[s].ci_low < r.ppi[s].estimate < r.ppi[s].ci_high
+    assert r.topics == ["1", "2", "3"] and r.left_out == {
+        "without a value of every system from people": 3,
+        "without a value of every system from judge": 0}

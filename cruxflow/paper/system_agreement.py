@@ -263,7 +263,7 @@ def _ppi(out: RankComparison, reference: Scores, other: Scores, alpha: float,
                         "a judge adds nothing where the reference scores every topic it does")
         return
     out.ppi_note = (f"PPI: {other.name} on its {len(other_topics)} topics, corrected by "
-                    f"{reference.name} on its {len(ref_topics)} ({method}, "
+                    f"{reference.source or reference.name} on its {len(ref_topics)} ({method}, "
                     f"{1 - alpha:.0%} intervals)")
     for system in out.systems:
         try:
