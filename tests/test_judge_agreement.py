@@ -491,9 +491,9 @@ def test_ppi_of_each_system_by_hand():
     # the judge scores 6 topics, the people 3 of them; classic PPI (lambda 1) of a system:
     # the judge's mean on the 3 unlabelled topics + the mean of (people - judge) on the
     # labelled ones
-    judge = {"A": dict(zip("123456", [.5, .6, .7, .4, .5, .6])),
-             "B": dict(zip("123456", [.2, .3, .1, .2, .4, .3])),
-             "C": dict(zip("123456", [.9, .8, .7, .9, .6, .8]))}
+    judge = {"A": dict(zip("123456", [.5, .6, .7, .4, .5, .6], strict=True)),
+             "B": dict(zip("123456", [.2, .3, .1, .2, .4, .3], strict=True)),
+             "C": dict(zip("123456", [.9, .8, .7, .9, .6, .8], strict=True))}
     people = {s: {t: v - 0.1 + 0.05 * int(t) for t, v in judge[s].items() if t in "123"}
               for s in judge}
     r = compare_rankings(Scores("people", "m", per_topic=people),
