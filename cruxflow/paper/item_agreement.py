@@ -29,13 +29,18 @@ from cruxflow.metrics.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha
 
 FEW = 30   # below this many items a statistic gets a warning
 # A bootstrap of more cells (resamples x items, resamples x topics x systems) than this is
-# refused: its draws alone would take gigabytes and its loop minutes.
+# refused: its draws alone would take gigabytes; and of more resamples than MAX_RESAMPLES, whose
+# loop (about 2.5 ms a resample for the four rank statistics here) would take minutes.
 MAX_BOOTSTRAP_CELLS = 200_000_000
+MAX_RESAMPLES = 100_000
 
 
 def check_bootstrap_size(resamples: int, *counts: int, what: str) -> None:
-    """Refuse a bootstrap of ``resamples`` x ``counts`` cells beyond
-    :data:`MAX_BOOTSTRAP_CELLS`, in one line naming the numbers."""
+    """Refuse a bootstrap of more than :data:`MAX_RESAMPLES` resamples, or of ``resamples`` x
+    ``counts`` cells beyond :data:`MAX_BOOTSTRAP_CELLS`, in one line naming the numbers."""
+    if resamples > MAX_RESAMPLES:
+        raise DataError(f"--bootstrap {resamples:,}: more than {MAX_RESAMPLES:,} resamples "
+                        "(minutes for no narrower interval); give fewer")
     cells = resamples
     for c in counts:
         cells *= max(int(c), 1)
