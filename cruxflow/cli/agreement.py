@@ -34,10 +34,9 @@ def label_sets(args) -> list:
     from cruxflow.paper.label_sets import read_label_set
 
     sets, names = [], []
-    if args.human:
-        annotators = [split_name(spec) for spec in args.human]
-        check_unique([(n or str(p), p) for n, p in annotators if n], "annotators")
-        sets.append(read_label_set(HUMANS, annotators, fmt=args.format, merge=args.merge))
+    if args.human:     # the annotators' names: checked as they are read
+        sets.append(read_label_set(HUMANS, [split_name(spec) for spec in args.human],
+                                   fmt=args.format, merge=args.merge))
         names.append((HUMANS, ", ".join(str(p) for p in args.human)))
     for name, path in named_inputs(args.labels or (), "label sets"):
         sets.append(read_label_set(name, [(None, path)], fmt=args.format, merge=args.merge))

@@ -30,7 +30,12 @@ from cruxflow.paper.item_agreement import (
     pair_agreement,
 )
 from cruxflow.paper.label_sets import LabelSet
-from cruxflow.paper.system_agreement import RankComparison, Scores, compare_rankings
+from cruxflow.paper.system_agreement import (
+    RankComparison,
+    Scores,
+    compare_rankings,
+    scores_from_runs,
+)
 
 CEILING = "ceiling"
 DEFAULT_MEASURE = {"ratings": "Cov@10", "qrels": "nDCG@10"}
@@ -56,7 +61,7 @@ def raters(sets: Sequence[LabelSet]) -> list[Rater]:
             out += [Rater(a, s.kind, labels, s.scale, s.name, True)
                     for a, labels in s.annotators.items()]
         out.append(Rater(s.name, s.kind, s.labels, s.scale, s.name, not s.several))
-    check_unique([(r.name, f"{r.set_name}'s files {', '.join(_files(sets, r.set_name))}")
+    check_unique([(r.name, f"{r.set_name} ({', '.join(_files(sets, r.set_name))})")
                   for r in out], "label sets or annotators")
     return out
 
@@ -190,18 +195,13 @@ def system_level(result: AgreementResult, runs: Mapping[str, Mapping], *,
     for measure in measures_for(result.sets, measures):
         sides = []
         for s in result.sets:
-            scores, left = _scores(s.name, judgments[s.name], runs, measure, options)
+            scores, left = scores_from_runs(s.name, judgments[s.name], runs, measure,
+                                            options=options)
             scores.source = f"{s.name}, {describe(s.merge)}" if s.several else s.name
             result.runs_left_out.setdefault(s.name, left)
             sides.append(scores)
         compare_sides(result, sides, top=top, n_resamples=n_resamples, confidence=confidence,
                       seed=seed, ppi_alpha=ppi_alpha, ppi_method=ppi_method)
-
-
-def _scores(name, judgments, runs, measure, options) -> tuple[Scores, dict]:
-    from cruxflow.paper.system_agreement import scores_from_runs
-
-    return scores_from_runs(name, judgments, runs, measure, options=options)
 
 
 def compare_sides(result: AgreementResult, sides: Sequence[Scores], **kwargs) -> None:
