@@ -1,7 +1,7 @@
 """The packaged judge against the CRUX annotators: SmolLM2-135M (llama.cpp in process, the
 ratings stage's own functions) rates what the CRUX labeling tool's annotators labelled
 (DylanJoo/crux-labeling), and this script writes the judge's ratings beside the annotators'
-exports so that ``cruxflow meta-eval`` and ``cruxflow ppi`` can compare them
+exports so that ``cruxflow agreement`` and ``cruxflow ppi`` can compare them
 (docs/judge-trust.md, "A real example").
 
 * Task 2 (``annotations/annotator*/qrels.jsonl``): every (passage, sub-question) pair an
@@ -90,7 +90,7 @@ def main() -> None:
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
 
-    # the annotators' exports, copied as they are for meta-eval
+    # the annotators' exports, copied as they are for agreement
     for a in ANNOTATORS:
         for name in ("qrels.jsonl", "qlabels.jsonl"):
             repo.copy(f"annotations/{a}/{name}", out / "labels" / a / name)
@@ -175,12 +175,12 @@ def main() -> None:
 
     # what docs/judge-trust.md reports, from the files just written
     humans = [f"{a}={out / 'labels' / a / 'qrels.jsonl'}" for a in ANNOTATORS]
-    print("\n$ cruxflow meta-eval (Task 2 pairs)")
-    cli(["meta-eval", "--judge", str(out / "judge_passages.jsonl"), "--human", *humans,
+    print("\n$ cruxflow agreement (Task 2 pairs)")
+    cli(["agreement", "--judge", str(out / "judge_passages.jsonl"), "--human", *humans,
          "--eta", str(args.eta)])
     print("\n$ cruxflow agreement (Task 1 reports)")
-    cli(["agreement", "--reports", *(str(out / "labels" / a / "qlabels.jsonl")
-                                     for a in ANNOTATORS),
+    cli(["agreement", "--human-reports", *(f"{a}={out / 'labels' / a / 'qlabels.jsonl'}"
+                                           for a in ANNOTATORS),
          "--judge", str(out / "judge_reports.jsonl"), "--eta", str(args.eta)])
     for s in systems:
         human_all = [float(x.split("\t")[1])
@@ -189,7 +189,7 @@ def main() -> None:
               f"{args.label_share:.0%} of the items labelled; all labels give "
               f"{sum(human_all) / len(human_all):.3f} over {len(human_all)} items")
         for method in ("ppi", "ppi++"):
-            cli(["ppi", "--judge", str(out / f"cov_y.{s}.judge.tsv"), "--human",
+            cli(["ppi", "--judge-values", str(out / f"cov_y.{s}.judge.tsv"), "--human-values",
                  str(out / f"cov_y.{s}.human.tsv"), "--method", method])
 
 

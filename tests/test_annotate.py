@@ -315,6 +315,24 @@ def test_cli_creates_resumes_and_refuses_other_options(dataset, tmp_path, capsys
     assert "wrote 1 labels" in capsys.readouterr().out
 
 
+def test_export_prints_the_graded_kappa_beside_the_one_at_eta(dataset, tmp_path, capsys):
+    # two annotators who differ on all 6 ratings, each pair on one side of eta 3: at eta they
+    # agree perfectly (1.000), on the grades not at all. By hand (Fleiss, 2 raters an item):
+    # no item agrees, P = 0; of the 12 grades 5:2 4:3 1:3 0:2 3:1 2:1, P_e = 28/144;
+    # kappa = (0 - 28/144) / (1 - 28/144) = -28/116 = -0.241
+    db = tmp_path / "r.sqlite"
+    store = ratings_store(db, dataset, annotators=("a", "b"), overlap=2)
+    units = [(i, q.index) for i, item in sorted(store.items.items())
+             for q in item.questions][:6]
+    for (item, q), x, y in zip(units, [5, 4, 1, 0, 3, 2], [4, 5, 0, 1, 4, 1], strict=True):
+        store.save("a", item, q, value=x)
+        store.save("b", item, q, value=y)
+    assert main(["annotate", "--db", str(db), "--export", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert ("Fleiss' kappa -0.241 on the six grades, 1.000 at eta=3 (answerable or not), over "
+            "6 shared questions") in out
+
+
 def test_cli_samples_with_oversampling(tmp_path, dataset):
     db = tmp_path / "s.sqlite"
     srv = Server("--dataset", str(tmp_path / "data"), "--task", "ratings", "--annotators",

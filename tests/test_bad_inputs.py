@@ -630,7 +630,7 @@ CASES = [
                                              t / "j.jsonl"),
                                  edit_jsonl(t / "j.jsonl", 1, lambda o: {**o, "eta": "3"}))),
          ("{t}/j.jsonl", "line 1", "field 'eta'", "'3' is not an integer"), needs_demo=True),
-    Case("agreement-no-arguments", "agreement", nothing, ("give --human-reports",)),
+    Case("agreement-no-arguments", "agreement", nothing, ("give label sets", "--human-reports")),
     Case("agreement-eta-7", "agreement --eta 7", nothing, ("argument --eta", "got 7")),
     Case("support-citation-a-string", "support --answers {t}/answers.jsonl --output {t}/out",
          support_input({**SUPPORT_ROW, "answer": [{"text": "A.", "citations": ["0"]}]}),

@@ -400,12 +400,17 @@ def test_k_has_one_grammar(capsys):
     from cruxflow.cli.args import context_sizes
 
     assert context_sizes("oracle,10,all") == ["oracle", 10, "all"]
-    for argv in (["crux-eval", "--run", "r", "--qrel", "q", "--judge", "j", "--k", "oracle"],
-                 ["meta-eval", "--judge", "j", "--human", "h", "--k", "10,20"]):
-        with pytest.raises(SystemExit):
-            build_parser(argv[0].replace("-", "_")).parse_args(argv)
-        err = capsys.readouterr().err.strip()
-        assert "\n" not in err and "argument --k" in err
+    argv = ["crux-eval", "--run", "r", "--qrel", "q", "--judge", "j", "--k", "oracle"]
+    with pytest.raises(SystemExit):
+        build_parser("crux_eval").parse_args(argv)
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "argument --k" in err
+    # meta-eval's old --k (its Cov@k and alpha_nDCG_crux@k) is a --measure now: refused
+    with pytest.raises(SystemExit):
+        build_parser("meta_eval").parse_args(["meta-eval", "--judge", "j", "--human", "h",
+                                              "--k", "10"])
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--k is now --measure" in err
     args = build_parser("crux_eval").parse_args(
         ["crux-eval", "--run", "r", "--qrel", "q", "--judge", "j", "--k", "20"])
     assert args.k == 20

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import cruxflow
+from cruxflow.data.errors import DataError
 from cruxflow.metrics.policy import POLICY
 
 PAPER = Path(__file__).parent / "data" / "crux" / "paper"
@@ -66,12 +67,18 @@ def test_options_and_inputs(tmp_path):
                               correction="bonferroni")
     assert (report.policy.test, report.policy.correction) == ("t-test", "bonferroni")
     assert "paired t-test" in report.to_markdown()
-    # a list of run files: named by their stems, a repeated stem numbered as evaluate does
+    # a list of run files: named by their file names without the last suffix; two of one
+    # name refused in one line naming both (never numbered, never one kept)
     paths = [PAPER / "bm25.run", PAPER / "oracle.run", tmp_path / "bm25.run"]
     paths[2].write_text((PAPER / "bm25.run").read_text())
+    with pytest.raises(DataError) as info:
+        cruxflow.compare(paths, PAPER / "testb_judgements.jsonl", measures=["Cov@10"])
+    assert str(info.value) == (f"two runs named 'bm25': {paths[0]} and {paths[2]} (name them "
+                               "apart: NAME=PATH)")
+    paths[2] = paths[2].rename(tmp_path / "bm25.r1.run")
     report = cruxflow.compare(paths, PAPER / "testb_judgements.jsonl", measures=["Cov@10"])
-    assert report.runs == ["bm25", "oracle", "bm25 (2)"]
-    same = report.tests[(report.tests.a == "bm25") & (report.tests.b == "bm25 (2)")].iloc[0]
+    assert report.runs == ["bm25", "oracle", "bm25.r1"]
+    same = report.tests[(report.tests.a == "bm25") & (report.tests.b == "bm25.r1")].iloc[0]
     assert same.p == 1.0 and same["diff"] == 0.0
     with pytest.raises(ValueError, match="two runs or more"):
         cruxflow.compare([PAPER / "bm25.run"], PAPER / "testb_judgements.jsonl")

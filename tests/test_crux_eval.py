@@ -218,7 +218,7 @@ def test_paired_tests_between_two_runs():
     b = crux_eval(PAPER / "bm25.run", qrels, judge)
     p10 = next(iter(measure_names(10)))
     row = {r["measure"]: r for r in compare_runs([a, b])}[p10]
-    assert (row["a"], row["b"]) == (str(PAPER / "oracle.run"), str(PAPER / "bm25.run"))
+    assert (row["a"], row["b"]) == ("oracle", "bm25")    # named by their file stems
     assert row["topics"] == 2 and math.isclose(row["diff"], 0.15)
     # the policy's default, the randomization test; one pair: Holm changes nothing
     assert (row["test"], row["correction"]) == ("randomization", "holm")
@@ -243,7 +243,7 @@ def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
     lines = capsys.readouterr().out.splitlines()
     names = list(measure_names(10))
     assert lines[1].split() == ["run", *names, judged_name(10)]
-    assert lines[2].split() == [str(RUN), "0.2000", "0.8425", "0.8179", "0.5556", "0.9167"]
+    assert lines[2].split() == [RUN.stem, "0.2000", "0.8425", "0.8179", "0.5556", "0.9167"]
     assert "Cov(cut='rank',order='file',questions='all',topics='run')@10 is the script's Cov@10" \
         in lines[3]
     saved = json.loads((tmp_path / "crux_eval.json").read_text())["runs"][0]
@@ -255,27 +255,34 @@ def test_cli_prints_the_scripts_line_and_warns(capsys, tmp_path):
     assert printed["runs"][0]["aggregate"]["Cov(cut='rank',order='file',topics='run')@10"] == 1.0
 
 
-def test_cli_density_from_a_collection_and_run_b(capsys):
+def test_cli_density_from_a_collection_and_run_b(capsys, tmp_path):
     # regex tokens (words and punctuation marks): A:0#1 "Officials evacuated 300 homes as the
     # river crested on 3 March." 12, A:0#0 11, A:1#2 7, duc04-test-9:0#0 6 -> context 36,
     # Z* = [A:0#1] 12: Den = (12/36) ** 0.5. B: B:0#1 7 + B:0#0 8 = 15, Z* = [B:1#2] 12:
     # Den = (12/15) ** 0.5.
     corpus = DATA / "release" / "crux-mds-corpus"
+    # the same run under another name (one name twice is refused: names never merge)
+    again = tmp_path / "again.run"
+    again.write_text(RUN.read_text())
     rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
-               "--collection", str(corpus), "--run-b", str(RUN), "--authors-line"])
+               "--collection", str(corpus), "--run-b", str(again), "--authors-line"])
     lines = capsys.readouterr().out.splitlines()
     assert rc == 0
     den = ((12 / 36) ** 0.5 + (12 / 15) ** 0.5) / 2
     assert len(lines) == 2 and lines[0].endswith(f"| Den@10 | {den:.4f} |")
-    assert lines[0] == lines[1]
+    assert lines[0].split("|", 2)[2] == lines[1].split("|", 2)[2]   # but for folder and file
     rc = main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
-               "--collection", str(corpus), "--run-b", str(RUN)])
+               "--collection", str(corpus), "--run-b", str(again)])
     lines = capsys.readouterr().out.splitlines()
-    # the same run twice: labelled apart, every difference 0, so p = 1
+    # the same run twice under two names: every difference 0, so p = 1
     p10 = next(iter(measure_names(10)))
     rows = [re.split(r"\s{2,}", line.strip()) for line in lines]
-    assert [p10, str(RUN), f"{RUN} (2)", "2", "0.2000", "0.2000", "0.0000"] + ["1.0000"] * 2 \
+    assert [p10, RUN.stem, "again", "2", "0.2000", "0.2000", "0.0000"] + ["1.0000"] * 2 \
         in rows
+    assert main(["crux-eval", "--run", str(RUN), "--qrel", str(QRELS), "--judge", str(JUDGE),
+                 "--run-b", str(RUN)]) == 2
+    assert capsys.readouterr().err.strip() == (f"cruxflow: error: two runs named {RUN.stem!r}: "
+                                               f"{RUN} and {RUN} (name them apart: NAME=PATH)")
 
 
 def test_cli_bad_run_line_names_file_and_line(tmp_path, capsys):

@@ -36,8 +36,9 @@ from cruxflow.paper.human_labels import (
 
 DATA = Path(__file__).parent / "data" / "crux"
 LABELS = DATA / "labels"
-T1 = [str(LABELS / f"annotator{i}" / "qlabels.jsonl") for i in (1, 2, 3)]
-T2 = [str(LABELS / f"annotator{i}" / "qrels.jsonl") for i in (1, 2)]
+# the tool's layout shares file names across annotators' folders: named, else refused
+T1 = [f"annotator{i}={LABELS / f'annotator{i}' / 'qlabels.jsonl'}" for i in (1, 2, 3)]
+T2 = [f"annotator{i}={LABELS / f'annotator{i}' / 'qrels.jsonl'}" for i in (1, 2)]
 JUDGE = [str(DATA / "paper" / "testb_judgements.jsonl"), str(LABELS / "judge_reports.jsonl")]
 P, Q = "duc04-testb-3", "duc04-testb-7"
 
@@ -52,7 +53,7 @@ def test_task1_export_reads_as_labels():
     row = labels[(labels["annotator"] == "annotator2") & (labels["system"] == "bm25")
                  & (labels["topic_id"] == Q)].sort_values("question")
     assert row["answerable"].tolist() == [False, True]
-    assert row["line"].tolist() == [5, 5] and row["file"].iloc[0] == T1[1]
+    assert row["line"].tolist() == [5, 5] and row["file"].iloc[0] == T1[1].split("=", 1)[1]
 
 
 def test_report_ids_split_on_known_topics():
@@ -96,10 +97,12 @@ def test_task2_export_drops_not_labelled_and_checks_ratings(tmp_path):
 def test_annotator_names_must_differ(tmp_path):
     for d in ("x", "y"):
         (tmp_path / d / "a").mkdir(parents=True)
-        (tmp_path / d / "a" / "q.jsonl").write_text(Path(T1[0]).read_text())
+        (tmp_path / d / "a" / "q.jsonl").write_text(Path(T1[0].split("=", 1)[1]).read_text())
     paths = [tmp_path / d / "a" / "q.jsonl" for d in ("x", "y")]
-    with pytest.raises(DataError, match="not unique"):
+    with pytest.raises(DataError) as info:      # one name from one stem: refused, never merged
         read_report_label_files(paths)
+    assert str(info.value) == (f"two annotators named 'q': {paths[0]} and {paths[1]} (name "
+                               "them apart: NAME=PATH)")
     labels = read_report_label_files([f"ann-x={paths[0]}", f"ann-y={paths[1]}"])
     assert sorted(labels["annotator"].unique()) == ["ann-x", "ann-y"]
 

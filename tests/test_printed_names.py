@@ -158,7 +158,7 @@ def test_crux_eval_names_recompute(capsys, case, tmp_path):
                 frame = cruxflow.evaluate(result["run"], judgments, [name], options=options,
                                           **extra)[name].dropna()
             assert frame.to_dict() == per_topic, (label, name)
-        cells = printed[label].split()
+        cells = printed[Path(label).stem].split()   # a run is named by its file stem
         assert cells == [("n/a" if v is None else f"{v:.4f}") for v in
                          result["aggregate"].values()], label
     if case.startswith("release"):
@@ -211,14 +211,14 @@ def test_crux_eval_paired_names_recompute(capsys, tmp_path):
                              "--judge", PAPER / "testb_judgements.jsonl", "--run", *runs,
                              "--k", "4", "--json"))
     # the script's four measures and Judged
-    check_paired_rows(got["paired"], {str(r): r for r in runs}, PAPER_JUDGMENTS,
+    check_paired_rows(got["paired"], {r.stem: r for r in runs}, PAPER_JUDGMENTS,
                       MetricOptions(), 5)
     assert not any("measure_a" in r for r in got["paired"])
     # cruxflow.compare on the same names, runs and judgments: the same tests
     report = cruxflow.compare(runs, PAPER_JUDGMENTS, measures=list(got["runs"][0]["aggregate"]))
     stems = {r.stem: str(r) for r in runs}
-    api = {(r["measure"], stems[r["a"]], stems[r["b"]]): r
-           for r in report.tests.to_dict("records")}
+    api = {(r["measure"], r["a"], r["b"]): r for r in report.tests.to_dict("records")}
+    assert set(stems) == {r["a"] for r in got["paired"]} | {r["b"] for r in got["paired"]}
     for row in got["paired"]:
         mine = api[(row["measure"], row["a"], row["b"])]
         assert (mine["topics"], mine["p"], mine["p_adjusted"]) == (
@@ -235,9 +235,8 @@ def test_crux_eval_paired_names_recompute(capsys, tmp_path):
     # 1/log2 3)), whole the other way round: the differences cancel
     assert alpha[0]["topics"] == 3 and alpha[0]["mean_a"] == pytest.approx(
         (1 + 1 / (1 + 1 / math.log2(3))) / 3) and alpha[0]["diff"] == pytest.approx(0, abs=1e-15)
-    check_paired_rows(got["paired"], {str(part): part, str(whole): whole}, judgments,
+    check_paired_rows(got["paired"], {part.stem: part, whole.stem: whole}, judgments,
                       MetricOptions(), 5)
     # cruxflow evaluate's comparison of the authors' numbers: the same rows, under its labels
     got_evaluate = json.loads(run_cli(capsys, "evaluate", *argv, "--json"))
-    assert [{**r, "a": str(tmp_path / f"{r['a']}.run"), "b": str(tmp_path / f"{r['b']}.run")}
-            for r in got_evaluate["crux_eval_paired"]] == got["paired"]
+    assert got_evaluate["crux_eval_paired"] == got["paired"]   # both name runs by stem

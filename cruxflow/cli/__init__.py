@@ -8,9 +8,9 @@ the library and prints; nothing outside this package imports it.
 ``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)
 ``cruxflow crux-eval`` the CRUX authors' evaluation script, reproduced (docs/evaluate.md)
 ``cruxflow judge``     rate the unjudged passages in runs' top k (docs/judge.md)
-``cruxflow agreement`` the LLM judge against human labels (docs/human-labels.md)
+``cruxflow agreement`` any label sets or leaderboards compared, with intervals (docs/judge-trust.md)
 ``cruxflow annotate``  collect human labels in a web app (docs/annotate.md)
-``cruxflow meta-eval`` the judge against annotators, items and rankings (docs/judge-trust.md)
+``cruxflow meta-eval`` the old name of agreement
 ``cruxflow ppi``       a judge's mean corrected by human labels (docs/judge-trust.md)
 ``cruxflow udcg``      UDCG of retrieved contexts (docs/udcg.md)
 ``cruxflow support``   TREC 2024 RAG support of cited answers (docs/support.md)

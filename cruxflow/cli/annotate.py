@@ -132,12 +132,9 @@ def _cmd_annotate(args) -> int:
 
         summary = export(store, args.export)
         left = ", ".join(f"{n} {why}" for why, n in summary["left_out"].items()) or "none"
-        kappa = summary["agreement"]["kappa"]
         print(f"wrote {summary['labels']} labels to {args.export / summary['file']} "
               f"({', '.join(f'{a}: {n}' for a, n in summary['by_annotator'].items())}); "
-              f"left out: {left}; Fleiss' kappa "
-              f"{'n/a' if kappa is None else f'{kappa:.3f}'} over "
-              f"{summary['agreement']['units']} shared questions")
+              f"left out: {left}; {kappa_line(summary['agreement'])}")
         return 0
     if args.review and store.task != "ratings":
         raise SystemExit("cruxflow annotate: error: --review shows the judge's passage "
@@ -169,6 +166,20 @@ def _cmd_annotate(args) -> int:
     print("Ctrl-C stops the server; every label is stored the moment it is given.", flush=True)
     serve(app, sock)
     return 0
+
+
+def kappa_line(agreement: dict) -> str:
+    """Fleiss' kappa as the export prints it: for ratings the graded one beside the one at eta
+    (two annotators who differ on every grade can agree on every side of eta)."""
+    def num(value):
+        return "n/a" if value is None else f"{value:.3f}"
+
+    units = f"over {agreement['units']} shared questions"
+    if "kappa_grades" in agreement:
+        return (f"Fleiss' kappa {num(agreement['kappa_grades'])} on the six grades, "
+                f"{num(agreement['kappa'])} at eta={agreement['eta']} (answerable or not), "
+                f"{units}")
+    return f"Fleiss' kappa {num(agreement['kappa'])} {units}"
 
 
 def add_command(subparsers) -> None:

@@ -90,6 +90,12 @@ def count(name: str):
     return parse
 
 
+def grade(text: str) -> int:
+    """A grade of a label scale (a threshold from which a label is positive): an integer from
+    0 to 100 (TREC's and CRUX's scales run 0-3, 0-4, 0-5)."""
+    return _integer(text, 0, 100, "a grade is an integer from 0 to 100")
+
+
 def shard(text: str) -> tuple[int, int]:
     """``I/N``: shard I (0-based) of N."""
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)

@@ -12,9 +12,10 @@ COMMANDS = {
     "evaluate": "score a retrieval run or contexts against a dataset",
     "crux_eval": "the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
     "judge": "rate the unjudged passages in runs' top k (the holes)",
-    "agreement": "the LLM judge against human labels (paper Sec. 4.3, App. A.2)",
+    "agreement": "any two label sets or leaderboards compared, items and rankings, with "
+                 "intervals (which judge can I trust)",
     "annotate": "collect human labels in a web app (paper App. A.2)",
-    "meta_eval": "can the judge be trusted: agreement with annotators, rankings",
+    "meta_eval": "the old name of agreement (the same flags)",
     "ppi": "a judge's mean corrected by a few human labels, with an interval (PPI)",
     "udcg": "UDCG (Trappolini et al. 2025): utility- and distraction-aware scores of retrieved "
             "contexts, and their correlation with RAG answers",

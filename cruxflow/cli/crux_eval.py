@@ -28,7 +28,12 @@ def _cmd_crux_eval(args) -> int:
 
 
 def _crux_eval(args) -> int:
-    runs = args.run + ([args.run_b] if args.run_b else [])
+    from pathlib import Path
+
+    from cruxflow.data.names import named_inputs
+
+    named = named_inputs(args.run + ([args.run_b] if args.run_b else []), "runs")
+    runs, labels = [Path(path) for _, path in named], [name for name, _ in named]
     if len(runs) == 1 or args.authors_line or vocabulary.paired_policy(args) is None:
         _one_blas_thread()
     from cruxflow.data.runs import read_run_file
@@ -36,7 +41,6 @@ def _crux_eval(args) -> int:
         CruxEvalInputs,
         compare_runs,
         crux_eval_runs,
-        run_labels,
     )
     from cruxflow.metrics.tokens import collection_token_counts, read_token_counts
 
@@ -61,7 +65,7 @@ def _crux_eval(args) -> int:
         out["paired_policy"] = policy.to_json()
         types.say_paired_work(policy, max(len(r.per_topic) for r in results),
                         len(results[0].measures) * len(results) * (len(results) - 1) // 2)
-        out["paired"] = compare_runs(results, policy)
+        out["paired"] = compare_runs(results, policy, labels)
     for r in results:
         for w in r.warnings:
             print(f"cruxflow: warning: {printable(r.run)}: {w}", file=sys.stderr)
@@ -76,7 +80,7 @@ def _crux_eval(args) -> int:
         for r in results:
             print(r.line())
         return 0
-    _print_table(results, [printable(label) for label in run_labels(results)])
+    _print_table(results, [printable(label) for label in labels])
     if "paired" in out:
         _print_paired(out["paired"], policy)
     if args.output is not None:
@@ -97,6 +101,7 @@ def _one_blas_thread() -> None:
 
 
 def _print_table(results, labels) -> None:
+    from cruxflow.data.ingest.crux_human import merge_note
     from cruxflow.data.ingest.crux_sources import sources_note
 
     first = results[0]
@@ -113,9 +118,9 @@ def _print_table(results, labels) -> None:
                                  for m, a in first.authors_names.items())
           + f"; {first.measures[-1]}: the judged share of the lines Cov reads (not the "
             "script's)")
-    note = sources_note(first.info.get("judge"))
-    if note:
-        print(note)
+    for note in (sources_note(first.info.get("judge")), merge_note(first.info.get("judge"))):
+        if note:
+            print(note)
     for label, r in zip(labels, results, strict=True):
         other = [m for m in r.measures if m not in columns]
         if other:   # alpha-nDCG over every qrels topic: the run lacks only 0-line topics

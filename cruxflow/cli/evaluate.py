@@ -14,6 +14,7 @@ from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
+from cruxflow.data.names import named_inputs
 from cruxflow.data.text import printable, printable_cells
 from cruxflow.metrics.evaluate import evaluate_runs
 from cruxflow.metrics.options import MetricOptions
@@ -23,12 +24,13 @@ def _cmd_evaluate(args) -> int:
     from cruxflow.data.io import write_json
     from cruxflow.metrics.evaluate import evaluate_releases
 
-    inputs = args.run or args.contexts
+    named = named_inputs(args.run or args.contexts, "runs" if args.run else "contexts files")
+    inputs = [Path(path) for _, path in named]
     if args.run_name is not None and len(inputs) > 1:
         raise DataError("--run-name names one run; several runs are named by their file names")
-    names = _system_names(inputs, args.run_name)
+    names = [args.run_name] if args.run_name is not None else [name for name, _ in named]
     if args.against is not None or args.measures is not None:
-        return _against(args, names, options_of(args))
+        return _against(args, names, inputs, options_of(args))
     # --judge alone (no --dataset) names the authors' files; with --dataset, its ratings
     release = args.crux_root is not None or args.qrel is not None or (
         args.judge is not None and args.dataset is None)
@@ -140,7 +142,7 @@ def _judgments_against(text: str):
     return resolve_judgments(text)
 
 
-def _against(args, names: list[str], options: MetricOptions) -> int:
+def _against(args, names: list[str], inputs: list[Path], options: MetricOptions) -> int:
     """``--against JUDGMENTS --measures NAME...``: each run scored by cruxflow.evaluate (the
     Python API's values, its topics and its conventions), the means per run printed."""
     import pandas as pd
@@ -158,7 +160,7 @@ def _against(args, names: list[str], options: MetricOptions) -> int:
     judgments = as_judgments(_judgments_against(args.against), options.eta)   # read once
     measures = args.measures or list(DEFAULT_MEASURES)
     frames, rows = [], []
-    for name, run in zip(names, args.run, strict=True):
+    for name, run in zip(names, inputs, strict=True):
         frame = evaluate(run, judgments, measures, options=options)
         per = frame.reset_index()
         per.insert(0, "system", name)
@@ -184,18 +186,6 @@ def _against(args, names: list[str], options: MetricOptions) -> int:
     if args.output is not None:
         print(f"wrote {args.output}")
     return 0
-
-
-def _system_names(inputs: list[Path], name: str | None) -> list[str]:
-    """``--run-name``, or each input's file stem, a repeated one numbered (``bm25 (2)``)."""
-    names: list[str] = []
-    for path in inputs:
-        label, n = name or path.stem, 1
-        while label in names:
-            n += 1
-            label = f"{name or path.stem} ({n})"
-        names.append(label)
-    return names
 
 
 def _paired(results, policy) -> list[dict]:
@@ -282,12 +272,28 @@ def _print_evaluation(result) -> None:
 def _print_sources(result, authors) -> None:
     """How many of the ratings read are original and how many added (cruxflow judge's), when
     some are added: one line (the runs of one call read the same ratings)."""
+    from cruxflow.data.ingest.crux_human import merge_note
     from cruxflow.data.ingest.crux_sources import sources_note
 
     summary = result.info.get("ratings") if result is not None else None
-    note = sources_note(summary or (authors.info.get("judge") if authors is not None else None))
-    if note:
-        print(note)
+    summary = summary or (authors.info.get("judge") if authors is not None else None)
+    if summary is None and result is not None and result.info.get("dataset"):
+        summary = _ingested_ratings(result.info["dataset"])
+    for note in (sources_note(summary), merge_note(summary)):
+        if note:
+            print(note)
+
+
+def _ingested_ratings(dataset) -> dict | None:
+    """What ingest counted of a dataset's ratings (its manifest's), for the notes above."""
+    from cruxflow.data.io import read_json
+    from cruxflow.data.names import MANIFEST
+
+    path = Path(dataset) / MANIFEST
+    if not path.is_file():
+        return None
+    counts = read_json(path).get("ingest", {}).get("counts", {})
+    return counts.get("judge") if isinstance(counts, dict) else None
 
 
 def _print_notes(info: dict, prefix: str = "") -> None:

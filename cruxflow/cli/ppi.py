@@ -9,7 +9,7 @@ import math
 from functools import partial
 
 from cruxflow.cli import vocabulary
-from cruxflow.cli.meta_eval import error_level
+from cruxflow.cli.agreement import error_level
 
 
 def _cmd_ppi(args) -> int:

@@ -32,7 +32,7 @@ def add_command(subparsers) -> argparse.ArgumentParser:
     add = partial(vocabulary.add, p)
     add("answers", required=True)
     add("output", required=True)
-    add("labels")
+    add("labels", single=True, metavar="FILE")
     add("passages", detail="here the cited passages' texts, for the judge")
     add("judge-pairs", choices=JUDGE_MODES, default=DEFAULTS.judge_pairs)
     add("all-citations")

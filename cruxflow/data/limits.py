@@ -86,6 +86,7 @@ COUNTS: dict[str, Count] = {
     "contexts_per_question": Count(10_000, "each context is one LLM answer per question"),
     "context_size": Count(1000, "passages in one prompt, which must fit a context window"),
     "depth": Count(1_000_000, "passages of one ranked list"),
+    "top": Count(1_000_000, "systems of one ranking (the k of a top-k overlap)"),
     "rounds": Count(100, "each round is one LLM call per document; a round that adds "
                          "nothing ends them earlier"),
     "max_words": _WORDS,
@@ -165,6 +166,27 @@ def check_bootstrap(resamples: int, topics: int, option: str = "bootstrap") -> N
         raise DataError(f"{option} {resamples:,} of {topics:,} topics would draw "
                         f"{need / 2 ** 30:.1f} GiB of indices (more than "
                         f"{BOOTSTRAP_MEMORY_BYTES / 2 ** 30:.0f} GiB): at most {most:,} here")
+
+
+# A bootstrap that draws one index for each of more cells than this (resamples x items,
+# resamples x topics x systems: the rank statistics' bootstraps of cruxflow agreement) is
+# refused: its draws alone would take gigabytes, its loop minutes
+MAX_BOOTSTRAP_CELLS = 200_000_000
+
+
+def check_bootstrap_cells(resamples: int, *counts: int, what: str,
+                          option: str = "--bootstrap") -> None:
+    """A :class:`~cruxflow.data.errors.DataError` of one line where ``resamples`` x ``counts``
+    (``what`` they are, e.g. ``resamples x items x pairs``) exceeds
+    :data:`MAX_BOOTSTRAP_CELLS`."""
+    cells = resamples
+    for c in counts:
+        cells *= max(int(c), 1)
+    if cells > MAX_BOOTSTRAP_CELLS:
+        sizes = " x ".join(f"{c:,}" for c in (resamples, *counts))
+        raise DataError(f"{option} {resamples:,}: {sizes} {what} = {cells:,} cells, more "
+                        f"than {MAX_BOOTSTRAP_CELLS:,} (gigabytes and minutes); give fewer "
+                        "resamples")
 
 
 def long_work_note(what: str, seconds: float, flag: str) -> str | None:

@@ -52,3 +52,52 @@ def name_problem(text) -> str | None:
     if not isinstance(text, str) or not re.fullmatch(NAME_PATTERN, text):
         return f"{text!r}: {NAME_RULE} (it becomes part of file names)"
     return None
+
+
+# --- the names of a command's inputs ------------------------------------------------------------
+
+# Runs, annotators, label sets and leaderboards are named ``NAME=PATH``, else by the file's name
+# without its last suffix (``a.r0.run`` is ``a.r0``). Two inputs of one kind with one name are
+# refused: numbering them, or keeping one, would let a table speak of the wrong system.
+
+def split_name(spec) -> tuple[str | None, str]:
+    """``NAME=PATH`` as ``(NAME, PATH)``; a spec without ``=``, or naming an existing path as a
+    whole (a file called ``a=b.run``), as ``(None, spec)``."""
+    from pathlib import Path
+
+    text = str(spec)
+    name, sep, path = text.partition("=")
+    if not sep or not name or Path(text).exists():
+        return None, text
+    return name, path
+
+
+def input_name(path) -> str:
+    """The name of an input given without ``NAME=``: its file name without its last suffix."""
+    from pathlib import Path
+
+    return Path(path).stem or Path(path).name
+
+
+def named_inputs(specs, what: str = "inputs") -> list[tuple[str, str]]:
+    """``(name, path)`` of each ``[NAME=]PATH`` spec, the names checked by
+    :func:`check_unique`."""
+    pairs = []
+    for spec in specs:
+        name, path = split_name(spec)
+        pairs.append((name or input_name(path), path))
+    check_unique(pairs, what)
+    return pairs
+
+
+def check_unique(pairs, what: str = "inputs") -> None:
+    """Refuse two ``(name, source)`` pairs with one name (``what``: what they are, plural): a
+    :class:`~cruxflow.data.errors.DataError` of one line naming both sources."""
+    from cruxflow.data.errors import DataError
+
+    first: dict[str, str] = {}
+    for name, source in pairs:
+        if name in first:
+            raise DataError(f"two {what} named {name!r}: {first[name]} and {source} (name "
+                            "them apart: NAME=PATH)")
+        first[name] = str(source)

@@ -150,16 +150,13 @@ def _tex(text: str) -> str:
 
 
 def run_names(paths: Sequence) -> list[str]:
-    """Each path's file stem, a repeated one numbered (``bm25 (2)``), as ``cruxflow
-    evaluate`` names the runs it is given."""
-    names: list[str] = []
-    for path in paths:
-        stem, label, n = Path(path).stem, Path(path).stem, 1
-        while label in names:
-            n += 1
-            label = f"{stem} ({n})"
-        names.append(label)
-    return names
+    """Each path's file name without its last suffix, as every door names runs
+    (:func:`cruxflow.data.names.named_inputs`); two runs of one name are refused."""
+    from cruxflow.data.names import check_unique, input_name
+
+    pairs = [(input_name(path), path) for path in paths]
+    check_unique(pairs, "runs")
+    return [name for name, _ in pairs]
 
 
 def _named_runs(runs) -> dict[str, object]:

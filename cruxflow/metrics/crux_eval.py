@@ -307,15 +307,13 @@ def _mean(values) -> float | None:
 # --- many runs ---------------------------------------------------------------------------------
 
 def run_labels(results: Sequence[CruxEvalResult]) -> list[str]:
-    """The runs' paths as given, a repeated one numbered (``a.run (2)``)."""
-    labels: list[str] = []
-    for r in results:
-        label, n = r.run, 1
-        while label in labels:
-            n += 1
-            label = f"{r.run} ({n})"
-        labels.append(label)
-    return labels
+    """Each run's file name without its last suffix, as every door names runs
+    (:func:`cruxflow.data.names.named_inputs`); two runs of one name are refused."""
+    from cruxflow.data.names import check_unique, input_name
+
+    pairs = [(input_name(r.run), r.run) for r in results]
+    check_unique(pairs, "runs")
+    return [name for name, _ in pairs]
 
 
 def compare_runs(results: Sequence[CruxEvalResult], policy=None,

@@ -32,7 +32,7 @@ from cruxflow.data.ingest.crux_common import (
 )
 from cruxflow.data.io import iter_jsonl
 from cruxflow.data.model import RATING_MAX, RATING_MIN
-from cruxflow.data.names import ORACLE
+from cruxflow.data.names import ORACLE, check_unique, input_name, split_name
 from cruxflow.metrics.judged import JudgedIndex, RatingPairs, TopicArrays
 from cruxflow.metrics.judgments import TopicJudgments
 from cruxflow.metrics.options import MetricOptions
@@ -52,9 +52,7 @@ def label_files(specs) -> list[tuple[str | None, Path]]:
     """``[NAME=]PATH`` items (a folder stands for its ``*.jsonl`` files) as (name, file)."""
     out: list[tuple[str | None, Path]] = []
     for spec in specs:
-        spec = str(spec)
-        name, _, path = spec.partition("=") if "=" in spec and not Path(spec).exists() \
-            else (None, "", spec)
+        name, path = split_name(spec)
         p = Path(path)
         if p.is_dir():
             files = sorted(p.glob("*.jsonl"))
@@ -71,16 +69,16 @@ def label_files(specs) -> list[tuple[str | None, Path]]:
 
 
 def annotator_names(files: list[tuple[str | None, Path]]) -> list[str]:
-    """The annotator of each export: its NAME=, else the file's stem, else (stems shared, as in
-    ``annotator1/qlabels.jsonl``, ``annotator2/qlabels.jsonl``) its folder's name."""
-    stems = [f.stem for _, f in files]
-    names = []
-    for (name, f), stem in zip(files, stems, strict=True):
-        names.append(name or (stem if stems.count(stem) == 1 else f.parent.name))
-    for (_, f), name in zip(files, names, strict=True):
-        if names.count(name) > 1 or not _NAME.match(name):
-            raise DataError(f"annotator name {name!r} is not unique (give NAME=PATH)", path=f)
-    return names
+    """The annotator of each export: its NAME=, else the file's name without its last suffix
+    (:func:`cruxflow.data.names.input_name`); two exports of one name (``annotator1/
+    qlabels.jsonl``, ``annotator2/qlabels.jsonl``) are refused in one line naming both: name
+    them (``a1=annotator1/qlabels.jsonl``)."""
+    pairs = [(name or input_name(f), f) for name, f in files]
+    check_unique(pairs, "annotators")
+    for name, f in pairs:
+        if not _NAME.match(name):
+            raise DataError(f"annotator name {name!r} holds whitespace", path=f)
+    return [name for name, _ in pairs]
 
 
 def _tool_kind(path: Path) -> str | None:
@@ -245,8 +243,9 @@ def read_report_ratings(specs) -> dict[tuple[str, str], list[int]]:
     """cruxflow's ratings of generated reports (rule rag_judge: ``{"topic_id", "ratings"}``),
     one file per system: ``SYSTEM=FILE``, or the file name up to its first dot."""
     out: dict[tuple[str, str], list[int]] = {}
-    for name, path in label_files(specs):
-        system = name or path.name.split(".")[0]
+    files = [(name or path.name.split(".")[0], path) for name, path in label_files(specs)]
+    check_unique(files, "systems")
+    for system, path in files:
         for key, ratings in read_ratings_without_passage(path).items():
             out[(key, system)] = ratings
     return out

@@ -11,6 +11,7 @@ from pathlib import Path
 from cruxflow.cli import args as types
 from cruxflow.cli.vocabulary.flags import VOCABULARY, Flag, add, register, show
 from cruxflow.data.ingest import formats as ingest_formats
+from cruxflow.data.merge import DEFAULT_MERGE, MERGE_RULES
 from cruxflow.data.names import NAME_PATTERN
 from cruxflow.metrics.options import DEFAULTS, RELEVANCE_GRADES
 from cruxflow.metrics.policy import CORRECTIONS, POLICY, TESTS
@@ -33,9 +34,9 @@ _flags(
     Flag("dataset", "a prepared dataset directory (topics.jsonl, passages/, answerability.jsonl, "
                     "as `cruxflow ingest` or the workflow writes it)", type=_PATH, metavar="DIR",
          default_text="none"),
-    Flag("run", "TREC run file(s), `qid Q0 passage rank score tag`; several (--run a b, or --run "
-                "a --run b) are scored in one call", type=_PATH, nargs="+", action="extend",
-         metavar="RUN", default_text="none"),
+    Flag("run", "TREC run files, `qid Q0 passage rank score tag`, scored in one call; NAME=PATH "
+         "names one (else the file name without its last suffix; two of one name refused)",
+         type=_NAMED_PATH, nargs="+", action="extend", metavar="RUN", default_text="none"),
     Flag("contexts", 'contexts to score: JSONL, one line per topic, {"topic_id": ..., "passages": '
                      '[ids, best first]} ("context" is accepted for "passages"); several as --run',
          type=Path, nargs="+", action="extend", metavar="FILE", default_text="none"),
@@ -48,28 +49,25 @@ _flags(
     Flag("input", "the raw corpus to read (topics with their documents; its layout is the "
                   "format's)", metavar="PATH",
          short="the raw corpus that ingest reads"),
-    Flag("judge", "the judge's 0-5 answerability ratings of (passage, question) pairs: ratings "
-                  "files or folders in any ratings layout (the CRUX release's judge/, cruxflow's "
-                  "answerability.jsonl)", type=_PATH, nargs="+", action="extend", metavar="PATH",
-         default_text="none",
+    Flag("judge", "the judge's 0-5 answerability ratings of (passage, question) pairs: files or "
+         "folders in any ratings layout (a release's judge/, answerability.jsonl)", type=_PATH,
+         nargs="+", action="extend", metavar="PATH", default_text="none",
          short="the judge's answerability ratings"),
-    Flag("judge-reports", "the judge's ratings of generated reports (the workflow's results/rag/"
-                          ".../ratings/<system>.k<k>.jsonl), one file per system; SYSTEM= names "
-                          "it", nargs="+", metavar="[SYSTEM=]PATH", default_text="none"),
-    Flag("human", "annotators' 0-5 answerability ratings of (passage, question) pairs (the "
-                  "paper's Task 2): the labeling tool's exports (qrels.jsonl), `cruxflow "
-                  "annotate --export`'s passage_ratings.jsonl, or ratings in any judge layout; "
-                  "NAME= names the annotator (else the file stem, else its folder)", nargs="+",
+    Flag("judge-reports", "the judge's ratings of generated reports (results/rag/.../ratings/"
+         "<system>.k<k>.jsonl), a file a system: SYSTEM= names it", nargs="+",
+         metavar="[SYSTEM=]PATH", default_text="none"),
+    Flag("human", "annotators' labels, NAME=PATH each (else the file name without its last "
+         "suffix): the labeling tool's or annotate's exports, ratings in any layout", nargs="+",
          type=_NAMED_PATH, metavar="[NAME=]PATH", default_text="none",
-         short="the annotators' answerability ratings"),
-    Flag("human-reports", "annotators' labels of RAG reports (the paper's Task 1): label files "
-                          "or folders; NAME= names the annotator (else the file stem, else its "
-                          "folder)", nargs="+", metavar="[NAME=]PATH", type=_NAMED_PATH,
+         short="the annotators' labels"),
+    Flag("human-reports", "annotators' labels of RAG reports (the paper's Task 1), NAME=PATH each "
+         "(else the file name without its last suffix)", nargs="+", metavar="[NAME=]PATH",
+         type=_NAMED_PATH,
          default_text="none"),
     Flag("judge-values", "a judge's value of every item: TSV item<TAB>value (e.g. a run's "
-                         "per-topic Cov@10 from the judge's ratings)", metavar="J.tsv"),
-    Flag("human-values", "human values of the labelled items: TSV item<TAB>value, the items a "
-                         "subset of --judge-values'", metavar="H.tsv"),
+         "per-topic Cov@10)", metavar="J.tsv"),
+    Flag("human-values", "human values of some items: TSV item<TAB>value, the items a subset of "
+         "--judge-values'", metavar="H.tsv"),
     Flag("qrel", "the CRUX authors' diversity qrels, e.g. $CRUX_ROOT/crux-mds-duc04/qrels/"
                  "div_qrels-tau3.txt", type=_PATH, metavar="FILE", default_text="none"),
     Flag("crux-root", "a CRUX release subset folder (crux-mds-duc04): its qrels/ and judge/ for "
@@ -96,9 +94,13 @@ _flags(
          short="a file of passage texts"),
     Flag("token-counts", "token counts of passages: TSV passage<TAB>tokens or JSONL {id, tokens}",
          type=Path, metavar="FILE", default_text="none"),
-    Flag("labels", "support labels kept apart from the answers (TSV or JSONL: topic_id run_id "
-                   "sentence_index passage_id label); they win over inline labels", type=Path,
-         metavar="FILE", default_text="none"),
+    Flag("labels", "label sets, NAME=PATH each (a file or folder): TREC qrels, ratings, report or "
+         "support labels, nugget assignments", nargs="+", metavar="[NAME=]PATH", single_type=Path,
+         default_text="none", single="support labels kept apart from the answers (TSV or JSONL: "
+         "topic_id run_id sentence_index passage_id label); they win over inline labels"),
+    Flag("leaderboard", "leaderboards, NAME=PATH each (a file, or a folder of a file a system): "
+         "trec_eval -q, ir_measures, autojudge-evaluate's or run<TAB>score lines", nargs="+",
+         metavar="[NAME=]PATH", default_text="none"),
     Flag("compare", "a second label set for the same answers (answers JSONL with inline labels, "
                     "a label file, or a labels.jsonl written by support): confusion matrix, "
                     "agreement, Cohen's kappa, Kendall's tau of the run rankings", type=Path,
@@ -140,7 +142,7 @@ _flags(
     Flag("k", "context sizes k, comma-separated: 'oracle' (|Z*|), 'all' (each list as given) or "
               "a positive integer", type=types.context_sizes, metavar="K[,K...]",
          single_type=types.rank_cutoff, single="the context size k, one positive integer here",
-         home="the command"),
+         home="the command", short="the context sizes k"),
     Flag("filter-by-oracle", "the CRUX authors' Cov@k counts only the questions some judged "
                              "passage of the topic answers", action="store_true",
          spellings=("--filter_by_oracle",)),
@@ -175,10 +177,18 @@ _flags(
     Flag("bootstrap", "bootstrap resamples over topics (0: no interval)",
          type=count("bootstrap"), metavar="N", default=1000, home="the command"),
     Flag("confidence", "the confidence level of an interval: it covers the true value with this "
-                       "probability", type=types.open_unit_interval, metavar="LEVEL",
-         default=0.95),
+         "probability", type=types.open_unit_interval, metavar="LEVEL", default=0.95),
+    Flag("merge", "how annotators' labels of an item become one: mean (rounded half up), majority "
+         "(lower median), min, max: ingest's rule", default=DEFAULT_MERGE, choices=(*MERGE_RULES,)),
+    Flag("threshold", "the grade from which a label is positive (answerable, relevant) for kappa, "
+         "confusion, precision/recall", type=types.grade, metavar="GRADE",
+         default_text="--eta for answerability ratings, 1 for other grades"),
+    Flag("measure", "measure names of the engine's registry (docs/evaluate.md), or a "
+         "leaderboard's", nargs="+", metavar="NAME", home="the command"),
+    Flag("top", "the k of the top-k overlap of two rankings", type=count("top"),
+         metavar="K", default=5),
     Flag("method", "ppi: classic prediction-powered inference (lambda 1); ppi++: lambda tuned "
-                   "to the data, never wider than the human-only interval asymptotically",
+         "to the data, never wider than the human-only interval asymptotically",
          choices=("ppi", "ppi++"), default="ppi"),
 )
 
@@ -206,7 +216,7 @@ def paired_policy(args):
 
 # --- ingest, init, export ----------------------------------------------------------------------
 _flags(
-    Flag("format", "the data format the command converts from (ingest) or to (export)",
+    Flag("format", "the data format the command reads (ingest, agreement) or writes (export)",
          home="the command"),
     Flag("collection-name", "the test collection's name written into the NuggetBank records "
                             "(test_collection)", type=types.name, metavar="NAME",
@@ -232,10 +242,9 @@ _flags(
 
 # --- ingest: the format registry's options ----------------------------------------------------
 
-# Every option of reading a corpus is declared once, with its help, kind, default and the formats
-# that read it, in the format registry (cruxflow.data.ingest.formats): its flag is declared here
-# from there. The options that are flags of other commands too keep the vocabulary's meaning
-# (their grammar must be their kind's); `cruxflow ingest` adds the registry's help to them.
+# Every option of reading a corpus is declared once, with its help, kind, default and formats, in
+# the format registry (cruxflow.data.ingest.formats), its flag here from there. Options that are
+# flags of other commands keep the vocabulary's meaning (and their kind's grammar).
 INGEST_HOME = "cruxflow.data.ingest.formats.IngestOptions"
 SHARED_OPTIONS = ("collection", "judge", "strict-collection", "allow-empty")
 

@@ -38,6 +38,8 @@ def refusal(old: str, renamed: Renamed) -> str:
 # hidden, with one deprecation line.
 RENAMED: dict[tuple[str, str], Renamed] = {
     ("meta-eval", "--runs"): Renamed("--run"),
+    ("meta-eval", "--k"): Renamed("--measure", "the measures by name: --measure Cov@K "
+                                               "alpha_nDCG_crux@K for the old --k K"),
     ("meta-eval", "--alpha"): Renamed("--confidence", "PPI's interval level: --confidence 0.95 "
                                                       "for the old --alpha 0.05"),
     ("ppi", "--alpha"): Renamed("--confidence", "the interval's level: --confidence 0.95 for "

@@ -11,7 +11,8 @@ crux-eval, evaluate, agreement and meta-eval, ingest of a CRUX folder, the API) 
 
 A (topic, passage) becomes one rating list, one rating per sub-question: -1 (answers nothing)
 where no annotator rated the question, else the annotators' ratings merged by a rule
-(:data:`MERGE_RULES`, by default the mean rounded half up). A topic has as many questions as
+(:data:`cruxflow.data.merge.MERGE_RULES`, by default the mean rounded half up: the one rule
+``cruxflow agreement`` and its PPI use too). A topic has as many questions as
 its topics file says where the reader knows them, else as its records' largest index + 1. One
 annotator rating a passage twice is an error naming both lines.
 """
@@ -22,18 +23,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cruxflow.data.errors import DataError
+from cruxflow.data.merge import MERGE_RULES
 from cruxflow.data.model import RATING_UNRATED, parse_ratings
 
 # (layout, topic field, passage field, ratings field), as crux_common's RATING_LAYOUTS
 HUMAN = ("labeling-tool", "id", "document", "relevances")
-
-
-def _mean(labels: list[int]) -> int:
-    """The mean rounded half up (3 and 2 give 3), in integers."""
-    return (2 * sum(labels) + len(labels)) // (2 * len(labels))
-
-
-MERGE_RULES = {"mean": _mean, "max": max, "min": min}
 
 
 def parse_relevances(value, where: dict, name: str = HUMAN[3]) -> dict[int, int]:
@@ -113,3 +107,17 @@ class HumanRatings:
                   "questions_rated_by_several": several,
                   "questions_rated_differently": disagreeing, "merge": merge}
         return out, counts
+
+
+def merge_note(summary) -> str | None:
+    """The one line a door prints of ratings merged from several annotators (a
+    ``JudgeRatings.summary()``, or a dataset manifest's ``judge`` counts): how many and by which
+    rule; None for one annotator or a judge."""
+    from cruxflow.data.merge import describe
+
+    human = (summary or {}).get("human") if isinstance(summary, dict) else None
+    if not human or len(human.get("annotator_files", ())) < 2:
+        return None
+    return (f"human ratings of {len(human['annotator_files'])} annotators, "
+            f"{describe(human['merge'])}: {human['questions_rated_by_several']} questions rated "
+            f"by several, {human['questions_rated_differently']} of them differently")

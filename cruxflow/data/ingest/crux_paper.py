@@ -38,6 +38,7 @@ from cruxflow.data.ingest.crux_common import (
 )
 from cruxflow.data.ingest.crux_sources import sources_note
 from cruxflow.data.io import TOO_DEEP, iter_jsonl, iter_lines, regular_files
+from cruxflow.data.merge import describe
 from cruxflow.data.model import Dataset, Passage, Topic, parse_passage_id
 
 OWN, PAPER = "cruxflow crux directory", "paper-era files"
@@ -389,6 +390,6 @@ def attach_judge(paths: list[Path], topics: dict[str, Topic], passages: dict[str
             f"human ratings of {len(human['annotator_files'])} annotators (the labeling "
             f"tool's): {human['human_labels']} ratings of {len(ratings)} passages; "
             f"{human['questions_rated_by_several']} questions rated by several annotators, "
-            f"{human['questions_rated_differently']} of them differently, merged by their "
-            f"{human['merge']}; a question no annotator rated answers nothing")
+            f"{human['questions_rated_differently']} of them differently, "
+            f"{describe(human['merge'])}; a question no annotator rated answers nothing")
     return ratings

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cruxflow.data.merge import DEFAULT_MERGE, MERGE_RULES
 from cruxflow.data.names import NAME_PATTERN
 
 # --- formats -----------------------------------------------------------------------------------
@@ -233,10 +234,11 @@ class IngestOptions:
         ("crux",), "paths", default_help="the input's own (a release's judge/, the ratings "
         "files of a folder)")
     judge_merge: str = _option(
-        "mean", "how the ratings of one (passage, question) by several annotators become one: "
-        "the mean of those who rated it, rounded half up (3 and 2 give 3), the max or the min; "
-        "a question an annotator did not rate (-1) takes the others' ratings",
-        ("crux",), "choice", choices=("mean", "max", "min"))
+        DEFAULT_MERGE, "how the ratings of one (passage, question) by several annotators "
+        "become one (the rule of cruxflow agreement's --merge too): the mean of those who rated "
+        "it, rounded half up (3 and 2 give 3), their majority (the lower median: 2 and 4 give "
+        "2), the min or the max; a question an annotator did not rate (-1) takes the others' "
+        "ratings", ("crux",), "choice", choices=tuple(MERGE_RULES))
     strict_collection: bool = _option(
         False, "refuse a shipped run that ranks a passage outside the passage collection "
         "(off: it counts as an unjudged passage)", ("crux",), "flag")
