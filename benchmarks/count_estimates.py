@@ -1,7 +1,7 @@
 """Benchmark: the estimates ``cruxflow.data.limits`` says before long work (issue 55, class 5)
 against the work itself, measured here.
 
-For a few sizes it times ``cruxflow.metrics.paired.randomization_p_values`` (the randomization
+For a few sizes it times ``cruxflow.metrics.stats.paired.randomization_p_values`` (the randomization
 tests of ``evaluate`` and ``crux-eval`` with several runs) and
 ``cruxflow.metrics.stats.rank_agreement`` (the bootstrap intervals of ``meta-eval``), and prints
 each beside :func:`~cruxflow.data.limits.paired_test_seconds` and
@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from cruxflow.data.limits import bootstrap_seconds, paired_test_seconds
-from cruxflow.metrics.paired import randomization_p_values
 from cruxflow.metrics.stats import rank_agreement
+from cruxflow.metrics.stats.paired import randomization_p_values
 
 
 def main() -> None:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from scipy import stats as sp
 
-from cruxflow.metrics import paired, stats
+from cruxflow.metrics import stats
 from cruxflow.metrics.policy import POLICY, Policy
+from cruxflow.metrics.stats import paired
 
 
 def test_means_and_undefined():

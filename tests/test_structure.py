@@ -18,17 +18,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "cruxflow"
 
-# TEMPORARY (issue 51): the lead is rewriting cruxflow/metrics/ in parallel. Until that lands,
-# offenders whose module path starts with this prefix are not reported (a circle only when
-# every module of it does). Delete this constant, and its three uses below, with the rewrite.
-METRICS_REWRITE_PENDING = "cruxflow.metrics"
-
-
-def _pending(module: str) -> bool:
-    return bool(METRICS_REWRITE_PENDING) and (
-        module == METRICS_REWRITE_PENDING or module.startswith(METRICS_REWRITE_PENDING + "."))
-
-
 @dataclass
 class Module:
     name: str
@@ -132,7 +121,7 @@ def _cycles(modules: dict[str, Module]) -> list[list[str]]:
 
 def test_no_import_circle_among_modules():
     modules = _modules()
-    circles = [c for c in _cycles(modules) if not all(_pending(m) for m in c)]
+    circles = _cycles(modules)
     lines = []
     for circle in circles:
         lines.append("circle: " + " -> ".join(circle))
@@ -165,8 +154,6 @@ def _dotted(node) -> list[str] | None:
 def private_imports(modules: dict[str, Module]) -> list[str]:
     found = []
     for m, mod in modules.items():
-        if _pending(m):
-            continue
         aliases = {}     # a local name bound to a cruxflow module: that module
         for line, target, name, bound in mod.imports:
             if name is not None and _private(name) and target != m:
@@ -240,7 +227,7 @@ def _all_names(tree: ast.Module) -> tuple[set[str], set[str]]:
 def reexports(modules: dict[str, Module]) -> list[str]:
     found = []
     for m, mod in modules.items():
-        if mod.is_package or _pending(m):
+        if mod.is_package:
             continue
         listed, listing = _all_names(mod.tree)
         used = _used_names(mod.tree, listing)
@@ -305,8 +292,3 @@ def test_the_checks_find_what_they_are_for(tmp_path):
         "cruxflow.a.c imports _hidden and never uses it",
         "cruxflow.a.c lists the imported name shown in __all__",
         "cruxflow.d imports os and never uses it"]
-
-
-def test_the_temporary_allowance_covers_the_metrics_rewrite_alone():
-    assert _pending("cruxflow.metrics") and _pending("cruxflow.metrics.scorer")
-    assert not _pending("cruxflow.metricsx") and not _pending("cruxflow.data.model")

@@ -116,7 +116,7 @@ def check_count(name: str, value, label: str | None = None) -> int:
 
 # --- work that depends on the inputs too ------------------------------------------------------
 
-# Measured on the build machine (2 shared cores, loaded) with cruxflow.metrics.paired's
+# Measured on the build machine (2 shared cores, loaded) with cruxflow.metrics.stats.paired's
 # randomization test (benchmarks/count_estimates.py): 10,240 resamples of 5,000 topics for
 # 100 tests took 1.6-2.1 s, for 1 test 0.8-1.0 s; 102,400 resamples of 200 topics for 30 tests
 # 0.9-2.0 s. The estimates are within a factor of two of these, above rather than below.
