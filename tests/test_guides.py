@@ -285,6 +285,31 @@ print(requests[0].prompt.endswith("Question: Who won?\\nContext: The home team w
     assert out.split("\n")[:2] == ["rating-strict/mine-v1 True", "True"], out
 
 
+def test_adding_a_metric(tmp_path):
+    copy, env = made("adding-a-metric.md", tmp_path)
+    run_tests(copy, env, "tests/test_registry.py", "tests/test_structure.py")
+    doc = (ROOT / "docs" / "adding-a-metric.md").read_text()
+    example = re.findall(r"```python\n(.*?)```", doc, flags=re.S)[-1]
+    out = python(copy, env, f"""
+import ir_measures, cruxflow
+{example}
+qrels = {{"q1": {{"a": 0, "b": 2}}, "q2": {{"c": 1}}, "q3": {{"d": 1}}}}
+run = {{"q1": {{"a": 3.0, "b": 2.0, "x": 1.0}}, "q2": {{"y": 3.0, "z": 2.0, "c": 1.0}}}}
+ours = cruxflow.evaluate(run, qrels, ["RR@2", "RR@3"])
+theirs = {{(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(
+    [ir_measures.RR @ 2, ir_measures.RR @ 3], qrels, run)}}
+print([bool(ours.loc[q, n] == theirs[(q, n)]) for q in ("q1", "q2", "q3") for n in ("RR@2", "RR@3")])
+print(ours["RR@3"].tolist())
+""")
+    lines = out.split("\n")
+    # the guide's own example prints its mean: 1/2 (q1, first relevant at rank 2) and 0
+    assert lines[0] == "RR@3    0.25", out
+    # ir_measures' RR@k topic for topic (q3 lacks from the run: 0); by hand: q1 1/2, q2 at
+    # rank 3: 0 within 2, 1/3 within 3
+    assert lines[2] == "[True, True, True, True, True, True]", out
+    assert lines[3] == f"{[0.5, 1 / 3, 0.0]}", out
+
+
 @pytest.mark.parametrize("guide", ["adding-a-reranker.md", "adding-an-input-format.md",
                                    "adding-a-prompt.md", "adding-a-metric.md"])
 def test_the_guides_are_in_the_docs_index(guide):

@@ -137,24 +137,35 @@ def test_the_documentation_lists_every_registered_measure():
     assert set(listed) == set(names.REGISTRY), set(names.REGISTRY) ^ set(listed)
 
 
-def test_the_guide_example_is_the_code_and_reaches_every_door():
-    """docs/adding-a-metric.md's example is Judged@k as it stands: its function, registry
-    entry and documentation row are in their files word for word, the name parses, the API
-    computes it (the values by hand), the tables have its column, and the ir_measures door
-    gives ir_measures' own Judged on the same qrels."""
-    doc = (REPO / "docs" / "adding-a-metric.md").read_text()
-    blocks = re.findall(r"```(python|markdown)\n(.*?)```", doc, flags=re.S)
-    function = next(b for kind, b in blocks if "def judged" in b)
-    entry = next(b for kind, b in blocks if b.startswith("register(MeasureDef("))
-    row = next(b for kind, b in blocks if kind == "markdown")
-    assert function in (REPO / "cruxflow" / "metrics" / "compute.py").read_text()
-    assert entry in (REPO / "cruxflow" / "metrics" / "names.py").read_text()
-    assert row.strip() in (REPO / "docs" / "metrics.md").read_text().splitlines()
+def test_every_entry_has_its_labels_its_row_and_says_what_an_empty_context_gives():
+    """Properties of every entry, not a list of names: the paper tables' labels, a row of the
+    table of names whose last cell is what ``defined_on_empty`` says, and that value on a topic
+    the run lacks (duc04-test-3), over the topics with an answerable question."""
+    from cruxflow.data.ingest.crux_common import read_collection
 
-    assert str(cruxflow.parse_measure("Judged(topics=run)@10")) == "Judged(topics='run')@10"
-    # bm25.run's top 10: duc04-test-0 4 rated of its 5 lines, -1 2 of 2, -3 absent (an empty
-    # context: undefined); -2 has no answerable question (not a judged topic of the mean) but
-    # is in the run, 2 of 2
+    text = (REPO / "docs" / "metrics.md").read_text()
+    rows = {m: line for m in names.REGISTRY for line in text.splitlines()
+            if line.startswith(f"| `{m}@") or line.startswith(f"| `{m}(")}
+    texts = read_collection(DUC.parent / "crux-mds-corpus")[0]
+    asked = [str(names.parse(f"{m}@10").with_(topics="judged")) for m in names.REGISTRY]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = cruxflow.evaluate(RUN, DUC / "judge", asked, texts=texts)
+    for (m, d), name in zip(names.REGISTRY.items(), asked, strict=True):
+        assert d.label and d.latex, m
+        assert m in rows, f"docs/metrics.md has no row for {m}"
+        last = rows[m].rstrip(" |").rsplit("|", 1)[1].strip()
+        assert (last != "undefined") == d.defined_on_empty, m
+        empty = frame.loc["duc04-test-3", name]
+        assert math.isnan(empty) != d.defined_on_empty, (m, empty)
+    with pytest.raises(ValueError, match="label"):
+        names.register(names.MeasureDef("Unlabelled", {}, "x", (names.RATINGS,), "m:f"))
+
+
+def test_judged_is_ir_measures_judged():
+    """Judged@k: the share of the top k that the judge rated. bm25.run's top 10: duc04-test-0
+    4 rated of its 5 lines, -1 2 of 2, -2 2 of 2 (no answerable question), -3 absent (an empty
+    context: undefined; 0 in ir_measures' mean over every rated topic)."""
     frame = cruxflow.evaluate(RUN, DUC / "judge", ["Judged(topics='judged')@10",
                                                    "Judged(topics='run')@10", "Judged@10"])
     nan = pytest.approx(math.nan, nan_ok=True)

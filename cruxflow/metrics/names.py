@@ -166,6 +166,8 @@ class MeasureDef:
     defaults: dict[str, object] = field(default_factory=dict)
     # whether a name without a cutoff is the whole ranked list (ir_measures' AP, nDCG, Judged)
     cutoff_optional: bool = False
+    # whether an empty context (a topic the run lacks) has a value (False: undefined, NaN)
+    defined_on_empty: bool = True
 
     def function(self) -> Callable:
         """The compute function, imported on first use (numpy is not imported here)."""
@@ -210,6 +212,8 @@ def register(measure: MeasureDef) -> MeasureDef:
     order of registration is the order of the tables' columns."""
     if measure.name in REGISTRY:
         raise ValueError(f"measure {measure.name!r} is registered already")
+    if not measure.label or not measure.latex:
+        raise ValueError(f"{measure.name}: give its label and LaTeX label (the paper tables')")
     clash = set(measure.params) & set(COMMON)
     if clash:
         raise ValueError(f"{measure.name}: {', '.join(sorted(clash))} is a common parameter")
@@ -291,7 +295,7 @@ register(MeasureDef(
     "cutoff, of the whole list); undefined for an empty context (0 in the mean over every "
     "rated topic, as ir_measures counts it)", (RATINGS,), f"{_COMPUTE}:judged",
     origin="ir_measures", table=("Judged",), label="Judged", latex="Judged",
-    defaults=_NDEVAL, cutoff_optional=True))
+    defaults=_NDEVAL, cutoff_optional=True, defined_on_empty=False))
 
 
 def table_measures() -> tuple[str, ...]:
