@@ -298,7 +298,8 @@ run = {{"q1": {{"a": 3.0, "b": 2.0, "x": 1.0}}, "q2": {{"y": 3.0, "z": 2.0, "c":
 ours = cruxflow.evaluate(run, qrels, ["RR@2", "RR@3"])
 theirs = {{(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(
     [ir_measures.RR @ 2, ir_measures.RR @ 3], qrels, run)}}
-print([bool(ours.loc[q, n] == theirs[(q, n)]) for q in ("q1", "q2", "q3") for n in ("RR@2", "RR@3")])
+print([bool(ours.loc[q, n] == theirs[(q, n)])
+       for q in ("q1", "q2", "q3") for n in ("RR@2", "RR@3")])
 print(ours["RR@3"].tolist())
 """)
     lines = out.split("\n")
