@@ -413,16 +413,47 @@ _WORD_BYTES = 8
 
 
 def decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
-    """The values of plain decimal fields (:func:`plain_decimals`) of at most 8 bytes, each
-    the integer of its digits divided by a power of ten: both exact in a float64, so the
+    """The values of plain decimal fields (:func:`plain_decimals`), each the integer of its
+    digits divided by a power of ten: both exact in a float64 (15 digits at most), so the
     quotient is the correctly rounded decimal, ``float``'s value to the bit; None where a
-    field is longer or not plain."""
+    field is not plain or has more digits (``float`` reads those one by one). Fields of at
+    most 8 bytes are read a word at a time, longer ones (``20.000000``, as most runs write
+    their scores) as a matrix of their bytes."""
     if not len(starts):
         return np.zeros(0)
     if int((ends - starts).max()) > _WORD_BYTES:
-        return None
+        return _long_decimals(data, starts, ends)
     words = _Words(data, starts, ends)
     return words.decimal_values() if words.plain_decimals() else None
+
+
+# a decimal of at most this many digits is exact in a float64, its integer of digits too
+_EXACT_DIGITS = 15
+
+
+def _long_decimals(data: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                   ) -> np.ndarray | None:
+    """:func:`decimals` of fields of up to 17 bytes, from the matrix of their bytes."""
+    cells = _cells(data, starts, ends, _EXACT_DIGITS + 2)
+    if cells is None:
+        return None
+    chars, inside = cells
+    digit = (chars - _DIGIT <= 9) & inside
+    dot, minus = (chars == _DOT) & inside, (chars == _MINUS) & inside
+    if not ((digit | dot | minus | ~inside).all() and (dot.sum(axis=1) <= 1).all()
+            and not minus[:, 1:].any() and digit.any(axis=1).all()
+            and (digit.sum(axis=1) <= _EXACT_DIGITS).all()):
+        return None
+    value = np.zeros(len(starts), dtype=np.int64)
+    after = np.zeros(len(starts), dtype=np.int64)
+    seen_dot = np.zeros(len(starts), dtype=bool)
+    for col in range(chars.shape[1]):   # left to right in base 10, counting the decimals
+        d = digit[:, col]
+        value = np.where(d, value * 10 + (chars[:, col] - _DIGIT), value)
+        after += d & seen_dot
+        seen_dot |= dot[:, col]
+    out = value.astype(np.float64) / 10.0 ** after
+    return np.where(minus[:, 0], -out, out)
 
 
 def _lanes(byte: int) -> np.uint64:

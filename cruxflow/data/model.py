@@ -77,55 +77,15 @@ def passage_order(pid: str) -> tuple:
 
 def passage_order_arrays(pids: list[str]):
     """:func:`passage_order` of every id of ``pids`` as three arrays, to sort by with
-    ``numpy.lexsort``: (0 or 1, the running number, the id's place in string order). ASCII
-    ids are read on their bytes, for every id at once (a release's 60,000 in a few ms); any
-    other id list one id at a time."""
+    ``numpy.lexsort``: (0 or 1, the running number, the id's place in string order)."""
     import numpy as np
 
-    from cruxflow.data.columns import id_bytes
-
-    found = id_bytes(pids) if pids else None
-    fast = None if found is None or found[0].shape[1] > 64 else _passage_order_bytes(*found)
-    if fast is None:
-        keys = list(map(passage_order, pids))
-        flag = np.fromiter((k[0] for k in keys), np.int64, len(keys))
-        # a running number too long for 64 bits is ordered by its id among those (rare)
-        running = np.fromiter((min(k[1], 1 << 62) for k in keys), np.int64, len(keys))
-        by_id = np.empty(len(pids), dtype=np.int64)
-        by_id[sorted(range(len(pids)), key=pids.__getitem__)] = np.arange(len(pids))
-        return flag, running, by_id
-    return fast
-
-
-def _passage_order_bytes(matrix, length):
-    """:func:`passage_order_arrays` of ASCII ids as rows of bytes (``id_bytes``); None where
-    an id's running number has more than 18 digits (read one id at a time instead)."""
-    import numpy as np
-
-    n, width = matrix.shape
-    at = np.arange(width)
-    inside = at < length[:, None]
-    hash_at = np.where((matrix == ord("#")) & inside, at, -1).max(axis=1)
-    colon_at = np.where((matrix == ord(":")) & inside, at, width).min(axis=1)
-    after = (at > hash_at[:, None]) & inside
-    digit = (matrix >= ord("0")) & (matrix <= ord("9"))
-    n_digits = after.sum(axis=1)
-    numbered = (hash_at >= 0) & (colon_at < hash_at) & (n_digits > 0) & \
-        (digit | ~after).all(axis=1) & (n_digits <= 18)
-    # the digits after '#' as a number (at most 18: exact in 64 bits)
-    power = np.where(after, length[:, None] - 1 - at, 0)
-    values = np.where(after, (matrix.astype(np.int64) - ord("0")) * (10 ** np.minimum(
-        power, 18)).astype(np.int64), 0).sum(axis=1)
-    if ((hash_at >= 0) & (colon_at < hash_at) & (n_digits > 18) &
-            (digit | ~after).all(axis=1)).any():
-        return None
-    flag = np.where(numbered, 0, 1).astype(np.int64)
-    running = np.where(numbered, values, 0).astype(np.int64)
-    # string order: the zero-padded bytes compared as big-endian words (ASCII: Python's order)
-    words = matrix.view(">u8").astype(np.uint64)
-    order = np.lexsort(words.T[::-1])
-    by_id = np.empty(n, dtype=np.int64)
-    by_id[order] = np.arange(n)
+    keys = list(map(passage_order, pids))
+    flag = np.fromiter((k[0] for k in keys), np.int64, len(keys))
+    # a running number too long for 64 bits is ordered by its id among those (rare)
+    running = np.fromiter((min(k[1], 1 << 62) for k in keys), np.int64, len(keys))
+    by_id = np.empty(len(pids), dtype=np.int64)
+    by_id[sorted(range(len(pids)), key=pids.__getitem__)] = np.arange(len(pids))
     return flag, running, by_id
 
 

@@ -28,6 +28,7 @@ from cruxflow.data.bounded import read_bytes, read_line_blocks
 from cruxflow.data.columns import (
     Codes,
     blocks,
+    id_bytes,
     decimals,
     has_repeat,
     integers,
@@ -470,9 +471,27 @@ def tie_ranks(run: RunLines, order: np.ndarray | None = None) -> np.ndarray:
     at = np.flatnonzero(tied)
     ranks = np.zeros(len(r), dtype=np.int64)
     if len(at):
-        pids = list(map(run.passages.__getitem__, run.passage[at].tolist()))
-        ranks[at[sorted(range(len(at)), key=pids.__getitem__)]] = np.arange(len(at))
+        # the tied lines' distinct passages in string order; a line's rank is its passage's
+        # (a passage appears once in a topic)
+        codes, line_code = np.unique(run.passage[at], return_inverse=True)
+        ranks[at] = string_ranks([run.passages[c] for c in codes.tolist()])[
+            line_code.reshape(-1)]
     return ranks
+
+
+def string_ranks(ids: list[str]) -> np.ndarray:
+    """Each id's place among ``ids`` in string order (Python's, strcmp's on UTF-8): ASCII ids
+    compared on their zero-padded bytes as big-endian words, for every id at once; others by
+    Python's sort."""
+    found = id_bytes(ids)
+    if found is None or found[0].shape[1] > 64:
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+    else:
+        words = found[0].view(">u8").astype(np.uint64)
+        order = np.lexsort(words.T[::-1])
+    out = np.empty(len(ids), dtype=np.int64)
+    out[order] = np.arange(len(ids))
+    return out
 
 
 
@@ -635,7 +654,8 @@ def check_run(run, topics: Container[str], texts: Container[str] | None, path, *
     if texts is None or not len(lines.passage):
         return 0
     scheme = _follows_scheme(next(iter(texts), ""))
-    outside_ids = np.array([p not in texts for p in lines.passages], dtype=bool)
+    outside_ids = ~np.fromiter(map(texts.__contains__, lines.passages), bool,
+                               len(lines.passages))
     outside = outside_ids[lines.passage]
     if not outside.any():
         return 0

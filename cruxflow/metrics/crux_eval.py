@@ -164,7 +164,11 @@ def score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     """One run (a path, or a :class:`~cruxflow.data.runs.RunFile` read already) against the
     inputs read once (:class:`CruxEvalInputs`)."""
     with paused_gc():
-        return _score_run(run, inputs)
+        try:
+            return _score_run(run, inputs)
+        finally:   # a call over many runs holds one run's lines and contexts at a time
+            if inputs._engine is not None:
+                inputs._engine.forget_runs()
 
 
 def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:

@@ -284,12 +284,17 @@ class JudgedIndex:
     def rows_of(self, topic: np.ndarray, number: np.ndarray) -> np.ndarray:
         """The row of each (topic index, passage number) pair; ``none`` where the topic did
         not judge the passage (or either is -1)."""
+        out = np.full(len(topic), self.none, dtype=np.int64)
         if not len(self._keys):
-            return np.full(len(topic), self.none, dtype=np.int64)
-        keys = (np.maximum(topic, 0) << 32) | np.maximum(number, 0)
-        at = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        found = (self._keys[at] == keys) & (topic >= 0) & (number >= 0)
-        return np.where(found, self._rows[at], self.none)
+            return out
+        # only the pairs of a judged topic and a passage judged for some topic are searched
+        # for (in a TREC run, most lines are neither)
+        at = np.flatnonzero((topic >= 0) & (number >= 0))
+        keys = (topic[at] << 32) | number[at]
+        place = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        found = self._keys[place] == keys
+        out[at[found]] = self._rows[place[found]]
+        return out
 
     def numbers(self, pids: Sequence[str]) -> np.ndarray:
         """Each passage id's number (-1: judged for no topic), looked up on the ids' bytes
