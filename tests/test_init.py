@@ -118,3 +118,42 @@ def test_walk_through(own_project):
         for k in ("oracle", "10", "20"):
             assert re.search(rf"^\| {re.escape(system)} +\| {k} +\| +2 \|", table, re.M), \
                 (system, k, table)
+
+
+@pytest.mark.workflow
+def test_walk_through_summary_flags_the_content(own_project):
+    """The walk-through's content, written by the packaged 135M model (the session's
+    ``own_project``, not run again): the summary flags it as unfit for conclusions, naming the
+    checks that failed. What was checked is counted from the outputs themselves (every passage,
+    congress's request and sub-questions: president brings its own), and a flagged passage's
+    named words are looked up by hand in its text and its document's."""
+    from cruxflow.paper.summary import summary
+
+    text = summary(own_project)
+    unfit = [line.strip() for line in text.splitlines() if "not fit for conclusions" in line]
+    assert len(unfit) == 1 and unfit[0].startswith("own: the generated content is not fit"), text
+    assert "passages unsupported_facts" in unfit[0] and "8B parameters or more" in unfit[0]
+    generated = own_project / "results/generated/own"
+    passages = [json.loads(x) for p in sorted((generated / "passages").glob("*.jsonl"))
+                for x in p.read_text().splitlines()]
+    questions = {r["topic_id"]: r["questions"] for r in map(
+        json.loads, (generated / "subquestions.jsonl").read_text().splitlines())}
+    line = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"^  own +(\S+) +(\d+) of (\d+) (?:passages|report requests|sub-questions) ", text,
+        re.M)}
+    assert line["passages"][1] == len(passages)
+    assert line["report_requests"][1] == 1
+    assert line["subquestions"][1] == len(questions["congress"])
+    assert re.search(r"^  own +subquestions +\d of 1 topics have fewer", text, re.M)
+    # the first flagged passage: each word the summary names is in the passage, not in the
+    # document it was written from
+    example = re.search(r"e\.g\. (\S+#\d+): (.+) not in (\S+)$", text, re.M)
+    pid, named, doc_id = example.group(1), example.group(2).split(", "), example.group(3)
+    passage = next(p for p in passages if p["id"] == pid)
+    topic, index = doc_id.split(":")
+    source = sorted((own_project / "data" / topic).glob("*.txt"))
+    source = [p for p in source if p.stem not in ("request", "questions", "reference")]
+    document = source[int(index)].read_text()
+    for word in named:
+        assert word in passage["contents"].replace(",", ""), (word, passage)
+        assert not re.search(rf"\b{re.escape(word)}\b", document.replace(",", ""), re.I), word

@@ -156,6 +156,21 @@ def write_call_stats(snakemake, stats: dict | None, log: logging.Logger) -> None
         write_json(calls, {"rule": snakemake.rule, **counts.to_json(), **job_seconds()})
 
 
+def write_content_checks(snakemake, counts, log: logging.Logger) -> None:
+    """The stage's content checks (:mod:`cruxflow.stages.checks`: a list of
+    ``CheckCounts``), one log line each, and written to the rule's ``checks`` log (JSON), which
+    the workflow's summary reads (:func:`cruxflow.paper.summary.content_checks`)."""
+    from cruxflow.data.io import write_json
+
+    for c in counts:
+        log.info("content check %s: %s%s", c.check.name, c.describe(),
+                 f"; e.g. {c.example}" if c.flagged and c.example else "")
+    path = getattr(snakemake.log, "checks", None)
+    if path:
+        write_json(path, {"rule": snakemake.rule, "dataset": snakemake.wildcards.dataset,
+                          "checks": [c.to_json() for c in counts]})
+
+
 def job_seconds() -> dict:
     """This job's process so far: ``cpu_seconds`` (its CPU time, every thread, the imports and
     the model's load included: on a machine shared with other work, the time it would take on
