@@ -79,6 +79,29 @@ def test_init_refuses_to_overwrite(tmp_path, capsys):
     assert "backend: smollm2" in (tmp_path / "config.yaml").read_text()
 
 
+def test_input_is_read_from_where_the_user_stands(tmp_path, monkeypatch, capsys):
+    """``init proj --input mydocs`` reads ./mydocs, not proj/mydocs, and writes it into the
+    config as the workflow reads it, from the project folder (../mydocs); an absolute path is
+    kept; a path that is only inside the project is refused, naming the current folder."""
+    (tmp_path / "mydocs" / "t1").mkdir(parents=True)
+    (tmp_path / "mydocs" / "t1" / "a.txt").write_text("Some text.\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "a/proj", "--input", "mydocs", "--backend", "smollm2"]) == 0
+    out = capsys.readouterr().out
+    config = yaml.safe_load((tmp_path / "a/proj/config.yaml").read_text())
+    assert config["datasets"]["own"]["input"] == "../../mydocs"
+    assert (tmp_path / "a/proj" / "../../mydocs").resolve() == (tmp_path / "mydocs").resolve()
+    assert "the config reads your input mydocs as ../../mydocs, relative to a/proj" in out
+    assert main(["init", "b", "--input", str(tmp_path / "mydocs")]) == 0
+    assert yaml.safe_load((tmp_path / "b/config.yaml").read_text())["datasets"]["own"][
+        "input"] == str(tmp_path / "mydocs")
+    (tmp_path / "c" / "inside").mkdir(parents=True)
+    assert main(["init", "c", "--input", "inside"]) == 2
+    err = capsys.readouterr().err
+    assert "inside: no such file or folder" in err and f"current folder, {tmp_path}" in err
+    assert not (tmp_path / "c/config.yaml").exists()
+
+
 def test_bad_name_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["init", str(tmp_path), "--dataset-name", "my data"])
