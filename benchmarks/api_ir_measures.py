@@ -4,10 +4,11 @@
 Synthetic TREC-style inputs, seeded: ``--topics`` topics (5,000), each with graded qrels of
 100 judged documents (grades 0-3, most 0; 70 from the run's top 200, as TREC's pools are, and 30
 others), and two runs: the top 100 and the top 1,000 of each topic (ids like
-``msmarco_v2.1_doc_12_3456789``; a few tied scores). The measures: nDCG@10, R@100 and AP (the whole list: trec_eval's map). Each
-route runs ``--repeat`` times in a fresh child process, the routes taking turns; it prints the
-best wall time of the evaluation (after the imports) and the CPU time of that try, the child's
-peak memory, and checks that every route gives ir_measures' three values:
+``msmarco_v2.1_doc_12_3456789``; a few tied scores). The measures: nDCG@10, R@100 and AP (the
+whole list: trec_eval's map). Each route runs ``--repeat`` times in a fresh child process, the
+routes taking turns; it prints the best wall time of the evaluation (after the imports) and the
+CPU time of that try, the child's peak memory, and checks that every route gives ir_measures'
+three values:
 
 * ``ir_measures, dicts``: ``calc_aggregate(measures, qrels, run)`` on dicts read beforehand;
 * ``ir_measures, files``: reading both files with ``ir_measures.read_trec_qrels/run``, then

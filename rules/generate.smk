@@ -16,6 +16,7 @@ rule passages:
     log:
         main="logs/passages/{dataset}/shard{shard}-of{shards}.log",
         calls="logs/passages/{dataset}/shard{shard}-of{shards}.calls.json",
+        checks="logs/passages/{dataset}/shard{shard}-of{shards}.checks.json",
     benchmark:
         "benchmarks/results/passages/{dataset}/shard{shard}-of{shards}.tsv"
     priority: 20
@@ -39,6 +40,7 @@ rule report_requests:
     log:
         main="logs/report_requests/{dataset}.log",
         calls="logs/report_requests/{dataset}.calls.json",
+        checks="logs/report_requests/{dataset}.checks.json",
     benchmark:
         "benchmarks/results/report_requests/{dataset}.tsv"
     priority: 20
@@ -63,6 +65,7 @@ rule subquestions:
     log:
         main="logs/subquestions/{dataset}.log",
         calls="logs/subquestions/{dataset}.calls.json",
+        checks="logs/subquestions/{dataset}.checks.json",
     benchmark:
         "benchmarks/results/subquestions/{dataset}.tsv"
     priority: 20

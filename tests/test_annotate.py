@@ -300,7 +300,7 @@ def test_cli_creates_resumes_and_refuses_other_options(dataset, tmp_path, capsys
     with pytest.raises(SystemExit, match="needs --annotators"):
         main(["annotate", *common])
     with pytest.raises(SystemExit, match="overlap 3 must lie in 1..2"):
-        main(["annotate", *common, "--annotators", "a,b", "--overlap", "3"])
+        main(["annotate", *common, "--annotators", "a", "b", "--overlap", "3"])
     assert not db.exists()
     store = Store.create(db, {"task": "ratings", "annotators": ["a", "b"], "overlap": 2,
                               "eta": 3, "seed": 0, "sample": None, "uncertain_share": None,
@@ -310,7 +310,7 @@ def test_cli_creates_resumes_and_refuses_other_options(dataset, tmp_path, capsys
     store.save("a", 0, 0, value=5)
     with pytest.raises(SystemExit, match="made with overlap = 2, not 1"):
         main(["annotate", "--db", str(db), "--overlap", "1", "--export", str(tmp_path / "o")])
-    assert main(["annotate", "--db", str(db), "--annotators", "a,b",
+    assert main(["annotate", "--db", str(db), "--annotators", "a", "b",
                  "--export", str(tmp_path / "out")]) == 0
     assert "wrote 1 labels" in capsys.readouterr().out
 
@@ -336,7 +336,7 @@ def test_export_prints_the_graded_kappa_beside_the_one_at_eta(dataset, tmp_path,
 def test_cli_samples_with_oversampling(tmp_path, dataset):
     db = tmp_path / "s.sqlite"
     srv = Server("--dataset", str(tmp_path / "data"), "--task", "ratings", "--annotators",
-                 "a,b,c", "--sample", "4", "--uncertain-share", "0.5", "--seed", "3",
+                 "a", "b", "c", "--sample", "4", "--uncertain-share", "0.5", "--seed", "3",
                  "--db", str(db), cwd=tmp_path)
     srv.stop()
     store = Store(db)
@@ -354,7 +354,8 @@ def test_cli_samples_with_oversampling(tmp_path, dataset):
 @pytest.fixture
 def server(dataset, tmp_path):
     srv = Server("--dataset", str(tmp_path / "data"), "--task", "ratings", "--annotators",
-                 "a,b,c", "--overlap", "3", "--db", str(tmp_path / "srv.sqlite"), cwd=tmp_path)
+                 "a", "b", "c", "--overlap", "3", "--db", str(tmp_path / "srv.sqlite"),
+                 cwd=tmp_path)
     yield srv
     srv.stop()
 
@@ -385,6 +386,31 @@ def test_bad_requests_get_a_4xx_and_change_nothing(server, tmp_path):
     assert [(x["question"], x["value"]) for x in got["labels"]] == [(0, 5)]
     store = Store(tmp_path / "srv.sqlite")
     assert store.n_events() == 1
+
+
+def test_the_items_api_is_the_queue_a_script_labels_through(server, tmp_path):
+    """``GET api/items``: the annotator's queue in order, with what a label names (docs/
+    annotate.md, "The HTTP API"); a label sent for its first question is read back."""
+    store = Store(tmp_path / "srv.sqlite")
+    status, got = request(server.links["b"] + "api/items")
+    assert status == 200 and (got["annotator"], got["task"]) == ("b", "ratings")
+    queue = store.queues["b"]
+    assert [(i["pos"], i["item"]) for i in got["items"]] == list(enumerate(queue, 1))
+    for entry in got["items"]:
+        item = store.items[entry["item"]]
+        assert (entry["topic_id"], entry["target"], entry["text"]) == (
+            item.topic_id, item.target, item.text)
+        assert entry["questions"] == [{"index": q.index, "text": q.text} for q in item.questions]
+    first = got["items"][0]
+    question = first["questions"][0]["index"]
+    status, saved = request(server.links["b"] + "api/label",
+                            {"item": first["item"], "question": question, "value": 2})
+    assert status == 200 and saved["label"]["value"] == 2
+    status, labels = request(server.links["b"] + "api/labels")
+    assert [(x["item_id"], x["question"], x["value"]) for x in labels["labels"]] == [
+        (first["item"], question, 2)]
+    status, got = request(f"{server.root}/a/not-a-token/api/items")
+    assert status == 403 and "unknown annotator token" in got["error"]
 
 
 def test_concurrent_label_requests_are_all_stored(server, tmp_path):
@@ -636,7 +662,7 @@ def _page(url: str) -> str:
 def test_cli_for_ppi_explains_its_item_count(tmp_path, dataset):
     db = tmp_path / "p.sqlite"
     srv = Server("--dataset", str(tmp_path / "data"), "--task", "ratings", "--annotators",
-                 "a,b", "--sample", "5", "--for-ppi", "--db", str(db), cwd=tmp_path)
+                 "a", "b", "--sample", "5", "--for-ppi", "--db", str(db), cwd=tmp_path)
     srv.stop()
     store = Store(db)
     head = next(x for x in srv.lines if x.startswith("cruxflow annotate:"))

@@ -123,7 +123,7 @@ def screenshot(driver, tmp_path: Path, name: str, docs: bool = False) -> Path:
 
 def test_keyboard_ratings_are_kept_across_a_reload(browser, data, tmp_path):
     db = tmp_path / "r.sqlite"
-    server = Server("--dataset", str(data), "--task", "ratings", "--annotators", "a,b,c",
+    server = Server("--dataset", str(data), "--task", "ratings", "--annotators", "a", "b", "c",
                     "--db", str(db), cwd=tmp_path)
     try:
         browser.get(server.links["a"])
@@ -181,7 +181,7 @@ def test_keyboard_ratings_are_kept_across_a_reload(browser, data, tmp_path):
 
 def test_another_token_sees_and_writes_nothing_of_the_first(browser, data, tmp_path):
     db = tmp_path / "r.sqlite"
-    server = Server("--dataset", str(data), "--task", "ratings", "--annotators", "a,b,c",
+    server = Server("--dataset", str(data), "--task", "ratings", "--annotators", "a", "b", "c",
                     "--db", str(db), cwd=tmp_path)
     try:
         browser.get(server.links["a"])                    # item 0, shared by a and b
@@ -216,7 +216,7 @@ def test_report_labels_export_to_the_kappa_computed_by_hand(browser, data, tmp_p
     reports = write_reports(tmp_path / "bm25.koracle.jsonl", [("t1", "bm25", REPORT)])
     db = tmp_path / "t1.sqlite"
     server = Server("--dataset", str(data), "--task", "reports", "--reports", str(reports),
-                    "--annotators", "a,b", "--db", str(db), cwd=tmp_path)
+                    "--annotators", "a", "b", "--db", str(db), cwd=tmp_path)
     try:
         # the report's kept questions q0, q1, q2, q4; a says yes no yes yes, b yes no no yes
         for name, keys in {"a": "ynyy", "b": "ynny"}.items():
@@ -277,7 +277,7 @@ def test_review_mode_on_the_demo_data(browser, tmp_path):
     demo = Dataset.load(tmp_path / "demo")
     db = tmp_path / "demo.sqlite"
     args = ["--dataset", str(tmp_path / "demo"), "--task", "ratings", "--annotators",
-            "ann1,ann2", "--sample", "200", "--uncertain-share", "0.5", "--seed", "1",
+            "ann1", "ann2", "--sample", "200", "--uncertain-share", "0.5", "--seed", "1",
             "--db", str(db)]
     server = Server(*args, cwd=tmp_path)
     store = Store(db)

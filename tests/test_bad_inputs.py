@@ -642,10 +642,10 @@ CASES = [
     Case("plan-tokenizer-missing", f"plan --config {REPO}/config.yaml --workdir {REPO} "
          "--tokenizer {t}/nonexistent", nothing, ("{t}/nonexistent", "no tokenizer.json")),
     Case("annotate-overlap-above-the-annotators", "annotate --dataset {t}/data --task ratings "
-         "--annotators a,b --overlap 5 --db {t}/a.sqlite", data_with(),
+         "--annotators a b --overlap 5 --db {t}/a.sqlite", data_with(),
          ("overlap 5 must lie in 1..2",), needs_demo=True),
     Case("annotate-reports-task-without-reports", "annotate --dataset {t}/data --task reports "
-         "--annotators a,b --db {t}/a.sqlite", data_with(), ("needs --reports",),
+         "--annotators a b --db {t}/a.sqlite", data_with(), ("needs --reports",),
          needs_demo=True),
     Case("duc-folder-inside-a-cluster", INGEST_DUC,
          duc_with(lambda d: lines(d / "docs" / "d41002t" / "more" / "APW1.txt", ["x"])),
@@ -871,7 +871,7 @@ CASES = [
     # ---- issue 55, class 3: the annotation app on a full disk (its labels: 507, in
     # tests/test_reliability.py, with a real server)
     Case("annotate-new-database-on-a-full-disk", "annotate --dataset {t}/data --task ratings "
-         "--annotators a,b --db {t}/disk/a.sqlite",
+         "--annotators a b --db {t}/disk/a.sqlite",
          full_disk(lambda t, d: data(t, d)),
          ("{t}/disk/a.sqlite", "cannot create the annotation database", "cannot write: No "
           "space left on device"), needs_demo=True),
@@ -890,7 +890,7 @@ CASES = [
          "{t}/out --cache {t}/ro/c.sqlite", read_only_disk(udcg_input(UDCG_ITEM)),
          ("{t}/ro/c.sqlite", "cannot write: Read-only file system")),
     Case("annotate-new-database-on-a-read-only-disk", "annotate --dataset {t}/data --task "
-         "ratings --annotators a,b --db {t}/ro/a.sqlite", read_only_disk(lambda t, d: data(t, d)),
+         "ratings --annotators a b --db {t}/ro/a.sqlite", read_only_disk(lambda t, d: data(t, d)),
          ("{t}/ro/a.sqlite", "cannot create the annotation database: cannot write: Read-only "
           "file system"), needs_demo=True),
     # ---- issue 55, class 5: every count bounded by what it computes
@@ -915,7 +915,7 @@ CASES = [
     Case("kpr-rounds-a-thousand", "kpr --questions {t}/q.jsonl --output {t}/out --rounds 1000",
          files("q.jsonl"), ("argument --rounds", "at most 100")),
     Case("annotate-sample-past-any-round", "annotate --dataset {t}/data --task ratings "
-         "--annotators a,b --sample 99999999999 --db {t}/a.sqlite", data_with(),
+         "--annotators a b --sample 99999999999 --db {t}/a.sqlite", data_with(),
          ("argument --sample", "at most 10,000,000"), needs_demo=True),
     Case("ingest-max-topics-past-the-bound", INGEST_CRUX + " --max-topics 999999999999",
          crux_with(lambda c: None), ("argument --max-topics", "at most 100,000,000")),
@@ -1376,6 +1376,7 @@ def test_log_lines_show_control_characters_escaped(tmp_path):
 
     log_file = tmp_path / "rule.log"
     before = logging.getLogger().handlers[:]
+    logging.getLogger().handlers[:] = []   # pytest's own handlers are not basicConfig's to close
     try:
         log = setup_logging(SimpleNamespace(log=[str(log_file)], rule="r"))
         log.info("scored run %s", RAW)

@@ -74,7 +74,7 @@ def test_run_and_contexts_give_identical_per_query_values(data, tmp_path, capsys
     ctx = write_contexts(tmp_path / "mine.jsonl",
                          [{"topic_id": t, "passages": p} for t, p in RANKING.items()])
     for src, flag in ((run, "--run"), (ctx, "--contexts")):
-        rc, _, err = run_cli(capsys, "--dataset", data, flag, src, "--k", "oracle,1,3,all",
+        rc, _, err = run_cli(capsys, "--dataset", data, flag, src, "--k", "oracle", "1", "3", "all",
                              "--output", tmp_path / flag.strip("-"))
         assert rc == 0, err
     a = (tmp_path / "run" / "per_query.tsv").read_text()
@@ -138,7 +138,7 @@ def test_text_output_is_a_table(data, tmp_path, capsys):
 def test_output_writes_both_tables(data, tmp_path, capsys):
     ctx = write_contexts(tmp_path / "c.jsonl", [{"topic_id": "v", "passages": ["v:0#0"]}])
     out_dir = tmp_path / "scores"
-    rc, _, err = run_cli(capsys, "--dataset", data, "--contexts", ctx, "--k", "oracle,all",
+    rc, _, err = run_cli(capsys, "--dataset", data, "--contexts", ctx, "--k", "oracle", "all",
                          "--output", out_dir)
     assert rc == 0, err
     assert sorted(p.name for p in out_dir.iterdir()) == ["aggregate.tsv", "per_query.tsv"]
@@ -261,9 +261,9 @@ def test_missing_inputs_and_bad_sizes(data, tmp_path, capsys):
     run = write_run_file(tmp_path / "mine.run", RANKING)
     rc, _, err = run_cli(capsys, "--dataset", tmp_path / "nodata", "--run", run)
     assert rc == 2 and "not a cruxflow dataset directory" in err
-    for bad in ("0", "oracle,oracle", "ten"):
+    for bad in (["0"], ["oracle", "oracle"], ["oracle,oracle"], ["ten"]):
         with pytest.raises(SystemExit) as e:
-            main(["evaluate", "--dataset", str(data), "--run", str(run), "--k", bad])
+            main(["evaluate", "--dataset", str(data), "--run", str(run), "--k", *bad])
         assert e.value.code == 2
     with pytest.raises(SystemExit):   # exactly one of --run and --contexts
         main(["evaluate", "--dataset", str(data)])
@@ -318,14 +318,14 @@ def test_many_runs_in_one_call(data, tmp_path, capsys, monkeypatch):
     runs = [write_run_file(tmp_path / "one.run", RANKING),
             write_run_file(tmp_path / "two.run", {"t": ["t:0#0", "t:1#2"], "v": ["v:0#0"]}),
             write_run_file(tmp_path / "three.run", {"t": ["x:0#0"]})]
-    alone = [cli_json(capsys, "--dataset", data, "--run", r, "--k", "1,all")
+    alone = [cli_json(capsys, "--dataset", data, "--run", r, "--k", "1", "all")
              for r in runs]
     out = tmp_path / "out"
     built = []
     real_init = ContextScorer.__init__
     monkeypatch.setattr(ContextScorer, "__init__",
                         lambda self, *a, **kw: built.append(1) or real_init(self, *a, **kw))
-    together = cli_json(capsys, "--dataset", data, "--run", *runs, "--k", "1,all",
+    together = cli_json(capsys, "--dataset", data, "--run", *runs, "--k", "1", "all",
                         "--output", out)
     assert together["aggregate"] == [row for one in alone for row in one["aggregate"]]
     assert together["runs"] == [{k: v for k, v in one.items() if k != "aggregate"}

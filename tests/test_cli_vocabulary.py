@@ -271,8 +271,10 @@ def test_config_keys_name_the_same_option_as_the_flags(option, key):
         assert prop["default"] == flag.default, (option, key)
     if flag.type is not None and "default" in prop and prop["default"] is not None:
         value = prop["default"]
-        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
-        assert flag.type(text) == value, (option, key)
+        if isinstance(value, list):   # a list flag: a word per value
+            assert [x for v in value for x in flag.type(str(v))] == value, (option, key)
+        else:
+            assert flag.type(str(value)) == value, (option, key)
 
 
 def test_the_llm_options_override_the_keys_named_here():
@@ -397,23 +399,77 @@ def test_json_is_a_switch_everywhere(capsys):
 
 
 def test_k_has_one_grammar(capsys):
-    from cruxflow.cli.args import context_sizes
+    """``--k K [K ...]`` in every command that has it: the same type and action, values
+    separated by spaces; crux-eval and judge cut at a rank and refuse oracle and all with one
+    line; meta-eval's old --k is refused."""
+    from cruxflow.cli.args import ContextSizes, context_sizes
 
-    assert context_sizes("oracle,10,all") == ["oracle", 10, "all"]
-    argv = ["crux-eval", "--run", "r", "--qrel", "q", "--judge", "j", "--k", "oracle"]
-    with pytest.raises(SystemExit):
-        build_parser("crux_eval").parse_args(argv)
+    assert context_sizes("oracle") == ["oracle"] and context_sizes("all") == ["all"]
+    uses = [(command, a) for command, a in _uses() if a.option_strings[0] == "--k"]
+    assert {command for command, _ in uses} == {"evaluate", "crux-eval", "judge"}
+    for command, action in uses:
+        assert isinstance(action, ContextSizes), command
+        assert (action.type, action.nargs) == (context_sizes, "+"), command
+        assert action.help.startswith("context sizes k, separated by spaces"), command
+    for command, argv in (("evaluate", ["--dataset", "d", "--run", "r"]),
+                          ("crux_eval", ["--run", "r", "--qrel", "q", "--judge", "j"]),
+                          ("judge", ["--run", "r", "--dataset", "d", "--output", "o"])):
+        args = build_parser(command).parse_args([command.replace("_", "-"), *argv,
+                                                 "--k", "10", "20"])
+        assert args.k == [10, 20], command
+        assert capsys.readouterr().err == ""
+    argv = ["crux-eval", "--run", "r", "--qrel", "q", "--judge", "j", "--k", "10", "oracle"]
+    with pytest.raises(SystemExit) as e:
+        main(argv)
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "argument --k" in err
+    assert e.value.code == 2 and "\n" not in err
+    assert err.startswith("cruxflow crux-eval: error: argument --k: 'oracle' is a context size "
+                          "of evaluate; crux-eval takes positive integers")
     # meta-eval's old --k (its Cov@k and alpha_nDCG_crux@k) is a --measure now: refused
     with pytest.raises(SystemExit):
         build_parser("meta_eval").parse_args(["meta-eval", "--judge", "j", "--human", "h",
                                               "--k", "10"])
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--k is now --measure" in err
-    args = build_parser("crux_eval").parse_args(
-        ["crux-eval", "--run", "r", "--qrel", "q", "--judge", "j", "--k", "20"])
-    assert args.k == 20
+
+
+# Every list flag, a command that has it, the rest of a valid command line, and the values
+# as the command receives them.
+LIST_FLAGS = [
+    ("--k", "evaluate", ["--dataset", "d", "--run", "r"], ["oracle", "10"], ["oracle", 10]),
+    ("--annotators", "annotate", ["--dataset", "d"], ["ann1", "ann2"], ["ann1", "ann2"]),
+    ("--group-by", "kpr", ["--questions", "q", "--output", "o"], ["domain", "type"],
+     ("domain", "type")),
+]
+
+
+@pytest.mark.parametrize(("flag", "command", "argv", "words", "values"), LIST_FLAGS)
+def test_list_flags_take_spaces_and_read_commas_with_a_deprecation(capsys, flag, command,
+                                                                   argv, words, values):
+    parser = build_parser(command)
+    args = parser.parse_args([command, *argv, flag, *words])
+    assert getattr(args, flag[2:].replace("-", "_")) == values
+    assert capsys.readouterr().err == ""
+    args = parser.parse_args([command, *argv, flag, ",".join(words)])   # the old form
+    assert getattr(args, flag[2:].replace("-", "_")) == values
+    assert capsys.readouterr().err == (f"cruxflow {command}: warning: commas between values are "
+                                       f"deprecated: write {flag} {' '.join(words)}\n")
+
+
+def test_every_list_flag_is_spaced():
+    """No flag of any command is a list written with commas: a flag's metavar or meaning that
+    says so, or a type that splits on commas without the deprecation action."""
+    from cruxflow.cli.args import ListFlag
+
+    for command, action in _uses():
+        flag = V.flag_of(action)
+        assert "comma-separated" not in flag.meaning, (command, flag.name)
+        metavars = action.metavar if isinstance(action.metavar, tuple) else [action.metavar]
+        assert not any("," in (m or "") for m in metavars), (command, flag.name)
+        if isinstance(action, ListFlag):
+            assert action.nargs == "+", (command, flag.name)
+    assert {f for f, *_ in LIST_FLAGS} == {
+        a.option_strings[0] for _, a in _uses() if isinstance(a, ListFlag)}
 
 
 # --- the docs show the flags as they are --------------------------------------------------------

@@ -133,9 +133,9 @@ def test_single_spaced_lines_are_split_as_str_splits_them(seed, monkeypatch):
 
 
 def test_decimals_read_a_word_at_a_time_are_floats_values_to_the_bit():
-    """Random plain decimals of 1-8 bytes (a point anywhere, a minus now and then) and the
-    edge cases: the value float() reads, sign of zero included; longer fields are left to
-    float()."""
+    """Random plain decimals of 1-8 bytes (a point anywhere, a minus now and then), of 9-17
+    bytes, and the edge cases: the value float() reads, sign of zero included; more than 15
+    digits are left to float()."""
     rng = np.random.default_rng(11)
     fields = ["0", "-0", "-0.0", "3.", ".5", "-.5", "99999999", ".1234567", "1234567.",
               "-1234567", "0.1", "0.3", "-9.99999"]
@@ -150,9 +150,17 @@ def test_decimals_read_a_word_at_a_time_are_floats_values_to_the_bit():
     got = decimals(data, starts[1::2], ends[1::2])
     want = np.array([float(f) for f in fields])
     assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
-    data, starts, ends, _ = split_fields(b"x 123456789\ny 1e5\n", 2)
-    assert decimals(data, starts[1::2][:1], ends[1::2][:1]) is None      # nine bytes
-    assert decimals(data, starts[1::2][1:], ends[1::2][1:]) is None      # not plain
+    data, starts, ends, _ = split_fields(b"x 123456789\ny 1e5\nz 1234567890.1234567\n", 2)
+    assert decimals(data, starts[1::2][1:2], ends[1::2][1:2]) is None    # not plain
+    assert decimals(data, starts[1::2][2:], ends[1::2][2:]) is None      # 17 digits: float's
+    # longer fields (nine bytes and more: most runs write 20.000000), as matrices of bytes
+    long = [f"{rng.uniform(-1e6, 1e6):.{int(rng.integers(0, 8))}f}" for _ in range(3000)]
+    long += ["123456789", "-0.00000000", "0.000000001", "999999999999999", "-.123456789"]
+    block = "".join(f"x {f}\n" for f in long).encode()
+    data, starts, ends, _ = split_fields(block, 2)
+    got = decimals(data, starts[1::2], ends[1::2])
+    want = np.array([float(f) for f in long])
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -152,6 +152,27 @@ def test_many_runs_give_each_runs_own_values(capsys):
     assert capsys.readouterr().out.splitlines() == [r.line() for r in alone]
 
 
+def test_several_k_are_each_scored_as_the_script_scores_its_one_k(capsys):
+    """``--k 5 10``: each k as a call with that k alone, the runs and paired tests of one k
+    after another, a table per k."""
+    qrels, judge = PAPER / "testb_div_qrels.txt", PAPER / "testb_judgements.jsonl"
+    common = ["--qrel", qrels, "--judge", judge, "--test", "t-test"]
+    both = cli_json(capsys, "crux-eval", "--run", *RUNS, *common, "--k", "5", "10")
+    alone = [cli_json(capsys, "crux-eval", "--run", *RUNS, *common, "--k", k) for k in ("5", "10")]
+    assert [(r["run"], r["k"]) for r in both["runs"]] == [
+        (str(r), k) for k in (5, 10) for r in RUNS]
+    assert both["runs"] == alone[0]["runs"] + alone[1]["runs"]
+    assert both["paired"] == alone[0]["paired"] + alone[1]["paired"]
+    assert {r["measure"].rsplit("@", 1)[1] for r in both["paired"]} == {"5", "10"}
+    assert main(["crux-eval", "--run", *map(str, RUNS), *map(str, common), "--k", "5", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "; k=5, eta=3" in out and "; k=10, eta=3" in out
+    assert main(["crux-eval", "--run", str(RUNS[0]), "--qrel", str(qrels), "--judge", str(judge),
+                 "--k", "5", "10", "--authors-line"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        crux_eval(RUNS[0], qrels, judge, k=k).line() for k in (5, 10)]
+
+
 def test_holm_over_three_runs_by_hand(capsys):
     qrels, judge = PAPER / "testb_div_qrels.txt", PAPER / "testb_judgements.jsonl"
     got = cli_json(capsys, "crux-eval", "--run", *RUNS, "--qrel", qrels, "--judge", judge,
@@ -192,9 +213,11 @@ def test_holm_over_three_runs_by_hand(capsys):
 # --- flags --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--k", "0", "argument --k: must be a positive integer, got 0"),
-    ("--k", "oracle", "this command cuts each ranked list at a positive integer k"),
-    ("--k", "10,20", "this command takes one context size, got '10,20'"),
+    ("--k", "0", "argument --k: context size must be 'oracle', 'all' or a positive integer, "
+                 "got '0'"),
+    ("--k", "oracle", "argument --k: 'oracle' is a context size of evaluate; crux-eval takes "
+                      "positive integers"),
+    ("--k", "10,10", "argument --k: context size 10 is given twice"),
     ("--alpha", "2", "argument --alpha: must lie in 0..1, got 2.0"),
     ("--eta", "7", "argument --eta: must be a rating from 1 to 5, got 7"),
     ("--density-weight", "nan", "argument --density-weight: must be a finite number"),

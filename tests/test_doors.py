@@ -80,7 +80,7 @@ def workflow_door(duc, run_path) -> pd.DataFrame:
 
 def cli_door(duc, run_path, out: Path, capsys):
     rc = main(["evaluate", "--dataset", str(duc["data"]), "--run", str(run_path), "--k",
-               ",".join(map(str, KS)), "--collection", str(duc["collection"]),
+               *map(str, KS), "--collection", str(duc["collection"]),
                "--output", str(out), "--json"])
     stdout, err = capsys.readouterr()
     assert rc == 0, err

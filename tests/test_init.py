@@ -79,6 +79,29 @@ def test_init_refuses_to_overwrite(tmp_path, capsys):
     assert "backend: smollm2" in (tmp_path / "config.yaml").read_text()
 
 
+def test_input_is_read_from_where_the_user_stands(tmp_path, monkeypatch, capsys):
+    """``init proj --input mydocs`` reads ./mydocs, not proj/mydocs, and writes it into the
+    config as the workflow reads it, from the project folder (../mydocs); an absolute path is
+    kept; a path that is only inside the project is refused, naming the current folder."""
+    (tmp_path / "mydocs" / "t1").mkdir(parents=True)
+    (tmp_path / "mydocs" / "t1" / "a.txt").write_text("Some text.\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "a/proj", "--input", "mydocs", "--backend", "smollm2"]) == 0
+    out = capsys.readouterr().out
+    config = yaml.safe_load((tmp_path / "a/proj/config.yaml").read_text())
+    assert config["datasets"]["own"]["input"] == "../../mydocs"
+    assert (tmp_path / "a/proj" / "../../mydocs").resolve() == (tmp_path / "mydocs").resolve()
+    assert "the config reads your input mydocs as ../../mydocs, relative to a/proj" in out
+    assert main(["init", "b", "--input", str(tmp_path / "mydocs")]) == 0
+    assert yaml.safe_load((tmp_path / "b/config.yaml").read_text())["datasets"]["own"][
+        "input"] == str(tmp_path / "mydocs")
+    (tmp_path / "c" / "inside").mkdir(parents=True)
+    assert main(["init", "c", "--input", "inside"]) == 2
+    err = capsys.readouterr().err
+    assert "inside: no such file or folder" in err and f"current folder, {tmp_path}" in err
+    assert not (tmp_path / "c/config.yaml").exists()
+
+
 def test_bad_name_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["init", str(tmp_path), "--dataset-name", "my data"])
@@ -118,3 +141,42 @@ def test_walk_through(own_project):
         for k in ("oracle", "10", "20"):
             assert re.search(rf"^\| {re.escape(system)} +\| {k} +\| +2 \|", table, re.M), \
                 (system, k, table)
+
+
+@pytest.mark.workflow
+def test_walk_through_summary_flags_the_content(own_project):
+    """The walk-through's content, written by the packaged 135M model (the session's
+    ``own_project``, not run again): the summary flags it as unfit for conclusions, naming the
+    checks that failed. What was checked is counted from the outputs themselves (every passage,
+    congress's request and sub-questions: president brings its own), and a flagged passage's
+    named words are looked up by hand in its text and its document's."""
+    from cruxflow.paper.summary import summary
+
+    text = summary(own_project)
+    unfit = [line.strip() for line in text.splitlines() if "not fit for conclusions" in line]
+    assert len(unfit) == 1 and unfit[0].startswith("own: the generated content is not fit"), text
+    assert "passages unsupported_facts" in unfit[0] and "8B parameters or more" in unfit[0]
+    generated = own_project / "results/generated/own"
+    passages = [json.loads(x) for p in sorted((generated / "passages").glob("*.jsonl"))
+                for x in p.read_text().splitlines()]
+    questions = {r["topic_id"]: r["questions"] for r in map(
+        json.loads, (generated / "subquestions.jsonl").read_text().splitlines())}
+    line = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"^  own +(\S+) +(\d+) of (\d+) (?:passages|report requests|sub-questions) ", text,
+        re.M)}
+    assert line["passages"][1] == len(passages)
+    assert line["report_requests"][1] == 1
+    assert line["subquestions"][1] == len(questions["congress"])
+    assert re.search(r"^  own +subquestions +\d of 1 topics have fewer", text, re.M)
+    # the first flagged passage: each word the summary names is in the passage, not in the
+    # document it was written from
+    example = re.search(r"e\.g\. (\S+#\d+): (.+) not in (\S+)$", text, re.M)
+    pid, named, doc_id = example.group(1), example.group(2).split(", "), example.group(3)
+    passage = next(p for p in passages if p["id"] == pid)
+    topic, index = doc_id.split(":")
+    source = sorted((own_project / "data" / topic).glob("*.txt"))
+    source = [p for p in source if p.stem not in ("request", "questions", "reference")]
+    document = source[int(index)].read_text()
+    for word in named:
+        assert word in passage["contents"].replace(",", ""), (word, passage)
+        assert not re.search(rf"\b{re.escape(word)}\b", document.replace(",", ""), re.I), word

@@ -830,7 +830,7 @@ def test_command_arguments():
     parser = argparse.ArgumentParser(prog="cruxflow")
     kpr_cli.add_command(parser.add_subparsers())
     args = parser.parse_args(["kpr", "--questions", "in", "--output", "out", "--filter-threshold",
-                              "--max-words", "500", "--no-precision", "--group-by", "a, b"])
+                              "--max-words", "500", "--no-precision", "--group-by", "a", "b"])
     assert args.filter_threshold == 0.7 and args.max_words == 500 and not args.precision
     # rounds and aggregate come from the pipeline unless given
     assert (args.rounds, args.precision_reference, args.aggregate) == (None, "key_points", None)
@@ -883,6 +883,10 @@ def test_command_defaults_are_the_options_defaults():
     for f in dataclasses.fields(kpr.KprOptions):
         assert getattr(args, f.name) == getattr(defaults, f.name), f.name
     assert kpr_cli.options_from_args(args) == defaults
+    args = parser.parse_args(["kpr", "--questions", "in", "--output", "out", "--group-by", "a",
+                              "b"])
+    assert kpr_cli.options_from_args(args).group_by == ("a", "b")
+    # the old comma form, deprecated, reads the same (empty parts dropped)
     args = parser.parse_args(["kpr", "--questions", "in", "--output", "out", "--group-by", "a, b,"])
     assert kpr_cli.options_from_args(args).group_by == ("a", "b")
 
@@ -930,7 +934,7 @@ def test_end_to_end_with_the_packaged_model_and_a_cached_rerun(tmp_path, capsys)
     # --threads 1: on a busy 2-core machine llama.cpp with 2 threads ran 4x slower
     common = ["--questions", DATA / "input.jsonl", "--model", MODEL, "--threads", 1,
               "--cache", cache, "--rounds", 1, "--extract-max-tokens", 48,
-              "--judge-max-tokens", 8, "--group-by", "domain,question_type"]
+              "--judge-max-tokens", 8, "--group-by", "domain", "question_type"]
     t0 = time.monotonic()
     assert run_cli([*common, "--output", tmp_path / "a"]) == 0
     first_s = time.monotonic() - t0

@@ -84,7 +84,7 @@ def test_the_release_excerpt_in_any_line_order(tmp_path, capsys):
         run = duc / "run" / "bm25.run"
         out = tmp_path / f"out-{order}"
         evaluated = cli_json(capsys, "evaluate", "--crux-root", duc, "--run", run, "--k",
-                             "oracle,1,2,10", "--output", out)
+                             "oracle", "1", "2", "10", "--output", out)
         script = [cli_json(capsys, "crux-eval", "--qrel", duc / "qrels" / "div_qrels-tau3.txt",
                            "--judge", duc / "judge", "--run", run, "--collection",
                            root / "crux-mds-corpus", *flags)["runs"][0]
@@ -134,7 +134,7 @@ def test_the_demo_dataset_in_any_line_order(tmp_path, capsys, demo_run):
         capsys.readouterr()
         out = tmp_path / f"out-{order}"
         got = cli_json(capsys, "evaluate", "--dataset", data, "--run", run, "--k",
-                       "oracle,1,3,10", "--output", out)
+                       "oracle", "1", "3", "10", "--output", out)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             api = cruxflow.evaluate(run, source / "judgements.jsonl", [

@@ -77,7 +77,7 @@ def markdown_rows(text: str) -> list[dict[str, str]]:
 @pytest.mark.parametrize("eta", [3, 2])
 def test_evaluate_names_recompute(capsys, eta):
     run = DUC / "run" / "bm25.run"
-    argv = ["evaluate", "--crux-root", DUC, "--run", run, "--k", "oracle,1,2,10,20",
+    argv = ["evaluate", "--crux-root", DUC, "--run", run, "--k", "oracle", "1", "2", "10", "20",
             "--eta", eta]
     got = json.loads(run_cli(capsys, *argv, "--json"))
     options = MetricOptions(eta=eta)

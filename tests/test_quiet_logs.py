@@ -71,10 +71,9 @@ def test_java_lines_go_to_the_rule_log_not_the_console(tmp_path):
     log = tmp_path / "rule.log"
     code = textwrap.dedent(f"""
         import logging
-        console = logging.StreamHandler()
-        console.setLevel(logging.WARNING)
-        logging.basicConfig(level=logging.INFO, force=True,
-                            handlers=[console, logging.FileHandler({str(log)!r}, mode="w")])
+        from types import SimpleNamespace
+        from cruxflow.workflow.job import setup_logging
+        setup_logging(SimpleNamespace(log=[{str(log)!r}], rule="index"))
         logging.getLogger("job").info("before the index")
         from cruxflow.retrieval.bm25 import build_index, search
         build_index({str(collection)!r}, {str(tmp_path / "index")!r})

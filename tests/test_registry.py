@@ -48,7 +48,7 @@ def test_every_entry_is_complete():
 
 
 def test_the_scorer_and_evaluate_tables_have_the_registrys_columns(tmp_path, capsys):
-    rc = main(["evaluate", "--crux-root", str(DUC), "--run", str(RUN), "--k", "oracle,10",
+    rc = main(["evaluate", "--crux-root", str(DUC), "--run", str(RUN), "--k", "oracle", "10",
                "--output", str(tmp_path), "--json", "--relevance-grades", "3-2-1"])
     got = json.loads(capsys.readouterr().out)
     assert rc == 0

@@ -428,7 +428,7 @@ def test_the_annotation_app_on_a_full_disk_answers_507_with_one_log_line(tmp_pat
         if disk is None:
             pytest.skip("no tmpfs can be mounted here (not root): SQLite writes in C")
         server = Server("--dataset", str(tmp_path / "data"), "--task", "ratings",
-                        "--annotators", "a,b", "--db", str(disk / "a.sqlite"), cwd=tmp_path)
+                        "--annotators", "a", "b", "--db", str(disk / "a.sqlite"), cwd=tmp_path)
         try:
             api = server.links["a"] + "api/label"
             assert request(api, {"item": 0, "question": 0, "value": 5})[0] == 200
@@ -471,7 +471,7 @@ def test_a_new_annotation_database_on_a_full_disk_is_one_line_and_no_file(tmp_pa
         _fill(disk, 0)
         capsys.readouterr()
         rc = main(["annotate", "--dataset", str(tmp_path / "data"), "--task", "ratings",
-                   "--annotators", "a,b", "--db", str(disk / "a.sqlite")])
+                   "--annotators", "a", "b", "--db", str(disk / "a.sqlite")])
         err = capsys.readouterr().err.strip()
         left = sorted(p.name for p in disk.iterdir())
     assert rc == 2 and err.startswith(f"cruxflow: error: {disk / 'a.sqlite'}: cannot create "
@@ -673,7 +673,7 @@ def test_on_a_read_only_file_system_reading_runs_and_writing_says_read_only(
                      str(dataset / "judgments/eta3/oracle.run"), "--output",
                      str(disk / "scores")]) == 2
         assert main(["annotate", "--dataset", str(tmp_path / "labels-data"), "--task",
-                     "ratings", "--annotators", "a,b", "--db", str(disk / "b.sqlite")]) == 2
+                     "ratings", "--annotators", "a", "b", "--db", str(disk / "b.sqlite")]) == 2
         errors = re.findall(r"cruxflow: error: [^\n]*", capsys.readouterr().err)
     assert len(server.hits) == 2   # the new question was refused before its call
     assert len(errors) == 3, errors

@@ -60,3 +60,43 @@ def test_summary_counts_what_the_llm_wrote_per_stage_and_dataset(tmp_path):
     assert re.search(r"^  passages +own +5 +7 +2 +1$", text, re.M), text
     assert re.search(r"^  report_requests +own +1 +3 +2 +0$", text, re.M), text
     assert "failed every attempt (kept as their fallback)" in text
+
+
+def test_summary_says_when_the_generated_content_is_unfit(tmp_path):
+    """From the stages' checks logs, written here by hand: a dataset's two passage shards are
+    added up per topic; its stages' shares (3 of 5 passages, 1 of 1 request) pass 25%, and the
+    summary says so in one line naming them; another dataset's content passes (no line)."""
+    import json
+
+    def checks(path, rule, *records):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"rule": rule, "dataset": path.parts[-2], "checks": [
+            {"check": c, "items": "", "topics": t, "example": e} for c, t, e in records]}))
+
+    logs = tmp_path / "logs"
+    checks(logs / "passages/own/shard0-of2.checks.json", "passages",
+           ("unsupported_facts", {"a": [2, 3]}, "a:0#1: Vice not in a:0"))
+    checks(logs / "passages/own/shard1-of2.checks.json", "passages",
+           ("unsupported_facts", {"b": [1, 2]}, "b:0#0: 1971 not in b:0"))
+    checks(logs / "report_requests/own.checks.json", "report_requests",
+           ("off_topic", {"a": [1, 1]}, "a: 'Please format each document.'"))
+    checks(logs / "subquestions/own.checks.json", "subquestions",
+           ("off_topic", {"a": [0, 3]}, None), ("too_few_questions", {"a": [0, 1]}, None))
+    checks(logs / "passages/fine/shard0-of1.checks.json", "passages",
+           ("unsupported_facts", {"c": [1, 4]}, "c:0#0: X not in c:0"))
+    text = summary(tmp_path)
+    assert re.search(r"^  own +passages +3 of 5 passages name entities or numbers their source "
+                     r"document lacks \(a 2/3, b 1/2\)$", text, re.M), text
+    assert "e.g. a:0#1: Vice not in a:0" in text
+    assert re.search(r"^  own +report_requests +1 of 1 report requests share no content word",
+                     text, re.M)
+    assert re.search(r"^  own +subquestions +0 of 1 topics have fewer sub-questions than asked$",
+                     text, re.M)
+    unfit = [line for line in text.splitlines() if "not fit for conclusions" in line]
+    assert unfit == [
+        "  own: the generated content is not fit for conclusions: report_requests off_topic 1 "
+        "of 1 (100%), passages unsupported_facts 3 of 5 (60%) flagged, more than 25%; generate "
+        "it with an instruction-tuned LLM of 8B parameters or more (the paper used "
+        "Llama-3.1-70B-Instruct; presets/paper.yaml)."]
+    # 1 of 4 is 25%, not more: the other dataset's content passes
+    assert re.search(r"^  fine +passages +1 of 4 passages", text, re.M)

@@ -2,9 +2,17 @@
 
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
-from cruxflow.stages.passages import decontextualize
+from cruxflow.stages.checks import passage_checks
+from cruxflow.stages.passages import decontextualize, sends_to_llm
 from cruxflow.stages.prepare import documents_of_shard
-from cruxflow.workflow.job import dataset_dir, llm_runner, log_llm_stats, sampling, setup_logging
+from cruxflow.workflow.job import (
+    dataset_dir,
+    llm_runner,
+    log_llm_stats,
+    sampling,
+    setup_logging,
+    write_content_checks,
+)
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
@@ -25,3 +33,6 @@ write_jsonl(sm.output[0], (p.to_json() for p in passages))
 log.info("%d documents -> %d passages", len(docs), len(passages))
 log_llm_stats(sm, runner, log)
 runner.close()
+# what a reader would notice: passages naming what their document lacks (the LLM's only)
+written = {d.doc_id: d for d in docs if sends_to_llm(d, stage["distractors"])}
+write_content_checks(sm, passage_checks(passages, written), log)

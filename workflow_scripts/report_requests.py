@@ -3,8 +3,15 @@ own that brings its request keeps it, one without a summary gets it from its doc
 
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
+from cruxflow.stages.checks import request_checks
 from cruxflow.stages.questions import report_requests
-from cruxflow.workflow.job import dataset_dir, generate_missing, sampling, setup_logging
+from cruxflow.workflow.job import (
+    dataset_dir,
+    generate_missing,
+    sampling,
+    setup_logging,
+    write_content_checks,
+)
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
@@ -17,3 +24,6 @@ queries, given = generate_missing(
                                       max_tokens=cfg["report_request"]["max_tokens"])), log)
 write_jsonl(sm.output[0], ({"topic_id": t, "query": queries[t]} for t in dataset.topics))
 log.info("%d report requests (%d generated)", len(queries), len(queries) - len(given))
+# what a reader would notice in the requests written (not in those the topics brought)
+written = {t: q for t, q in queries.items() if t not in given}
+write_content_checks(sm, request_checks(written, dataset.topics, dataset.documents), log)

@@ -4,9 +4,16 @@ its report request with questions_from: request (the CRUX authors' Researchy pro
 
 from cruxflow.data.io import write_jsonl
 from cruxflow.data.model import Dataset
+from cruxflow.stages.checks import subquestion_checks
 from cruxflow.stages.prepare import read_topic_field
 from cruxflow.stages.questions import subquestions, with_queries
-from cruxflow.workflow.job import dataset_dir, generate_missing, sampling, setup_logging
+from cruxflow.workflow.job import (
+    dataset_dir,
+    generate_missing,
+    sampling,
+    setup_logging,
+    write_content_checks,
+)
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 log = setup_logging(sm)
@@ -26,3 +33,7 @@ counts = [len(q) for q in questions.values()]
 log.info("%d topics, %d sub-questions (min %d, max %d per topic; asked for %d; %d topics given)",
          len(counts), sum(counts), min(counts, default=0), max(counts, default=0), sm.params.n,
          len(given))
+# what a reader would notice in the questions written (not in those the topics brought)
+written = {t: q for t, q in questions.items() if t not in given}
+write_content_checks(sm, subquestion_checks(written, sm.params.n, dataset.topics,
+                                            dataset.documents), log)

@@ -3,7 +3,8 @@
 Every annotator reaches the app through a personal link ``/a/<token>/``; the token is the only
 credential and every request under it reads and writes that annotator's labels alone. The admin
 link ``/admin/<token>/`` shows everyone's progress and the disagreements. Labels are sent one at
-a time to ``/a/<token>/api/label`` and stored before the answer returns.
+a time to ``/a/<token>/api/label`` and stored before the answer returns; ``api/items`` and
+``api/labels`` give the annotator's queue and labels as JSON (docs/annotate.md, "The HTTP API").
 """
 
 from __future__ import annotations
@@ -281,6 +282,20 @@ def make_app(store: Store, *, review: bool = False, show_system: bool = False,
                                cannot_judge=body.get("cannot_judge"), span=span, review=review))
         return JSONResponse({"label": label.to_json()})
 
+    async def api_items(request: Request) -> Response:
+        """The annotator's queue as the item pages show it: what a script labels through
+        ``api/label`` (docs/annotate.md, "The HTTP API")."""
+        name = annotator_of(request)
+        items = []
+        for pos, item_id in enumerate(store.queues[name], 1):
+            item = store.items[item_id]
+            items.append({"pos": pos, "item": item_id, "topic_id": item.topic_id,
+                          "target": item.target, "text": item.text,
+                          "questions": [{"index": q.index, "text": q.text,
+                                         **({"llm": q.llm} if review and q.llm is not None
+                                            else {})} for q in item.questions]})
+        return JSONResponse({"annotator": name, "task": store.task, "items": items})
+
     async def api_labels(request: Request) -> Response:
         name = annotator_of(request)
         labels = await run_in_threadpool(store.labels, name)
@@ -336,6 +351,7 @@ def make_app(store: Store, *, review: bool = False, show_system: bool = False,
         Route("/a/{token}/progress", progress),
         Route("/a/{token}/item/{pos:int}", item_page),
         Route("/a/{token}/api/label", api_label, methods=["POST"]),
+        Route("/a/{token}/api/items", api_items),
         Route("/a/{token}/api/labels", api_labels),
         Route("/admin/{token}/", admin),
         Route("/admin/{token}/adjudicate", adjudicate),

@@ -5,7 +5,7 @@ the library and prints; nothing outside this package imports it.
 ``cruxflow fetch``     download the field's released sets by name (docs/released-data.md)
 ``cruxflow ingest``    read a raw corpus into the CRUX data model (docs/data-model.md)
 ``cruxflow export``    a dataset's sub-questions and ratings as nuggets (docs/nuggets.md)
-``cruxflow evaluate``  score a retrieval run or contexts against a dataset (docs/evaluate.md)
+``cruxflow evaluate``  score retrieval runs or contexts against a dataset (docs/evaluate.md)
 ``cruxflow crux-eval`` the CRUX authors' evaluation script, reproduced (docs/evaluate.md)
 ``cruxflow judge``     rate the unjudged passages in runs' top k (docs/judge.md)
 ``cruxflow agreement`` any label sets or leaderboards compared, with intervals (docs/judge-trust.md)

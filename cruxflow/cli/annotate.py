@@ -1,4 +1,4 @@
-"""``cruxflow annotate --dataset DIR --task {ratings,reports} --annotators a,b,c``: a web app that
+"""``cruxflow annotate --dataset DIR --task {ratings,reports} --annotators a b c``: a web app that
 collects the paper's human labels (App. A.2) into a SQLite database, and ``--export DIR`` writes
 them in the formats ``cruxflow agreement`` reads (docs/annotate.md)."""
 

@@ -121,47 +121,79 @@ def say_paired_work(policy, topics: int, tests: int) -> None:
         print(note, file=sys.stderr, flush=True)
 
 
-def context_sizes(text: str) -> list[int | str]:
-    """``--k``: comma-separated context sizes, each ``oracle`` (|Z*|), ``all`` (each ranked
-    list as given) or a positive integer."""
-    from cruxflow.metrics.scorer import parse_context_size
+class Items(list):
+    """The values one word of a list flag gives (``--k 10 20``: a word each). A word with commas
+    (``--k 10,20``, the form these flags once took) gives several and keeps its ``text``: the
+    flag then says one deprecation line (:class:`ListFlag`)."""
 
-    out: list[int | str] = []
-    for part in (x.strip() for x in text.split(",")):
-        try:
-            k = part if part == "all" else parse_context_size(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"context size must be 'oracle', 'all' or a positive integer, got {part!r}"
-            ) from None
-        if k in out:
-            raise argparse.ArgumentTypeError(f"context size {part!r} is given twice")
-        out.append(k)
+    text = ""
+
+
+def _items(text: str, one, *, drop_empty: bool = False) -> Items:
+    """``text`` as :class:`Items`, each part between commas read by ``one``."""
+    parts = [p.strip() for p in text.split(",")] if "," in text else [text]
+    out = Items(one(p) for p in parts if p or not drop_empty)
+    out.text = text if "," in text else ""
     return out
 
 
-def rank_cutoff(text: str) -> int:
-    """``--k`` where a command takes one context size, a positive integer: a cut of each ranked
-    list at k (``oracle`` and ``all`` cut by score and mean nothing there)."""
-    if "," not in text:
-        _context_size_error(text.strip())
-    sizes = context_sizes(text)
-    if len(sizes) > 1:
-        raise argparse.ArgumentTypeError(f"this command takes one context size, got {text!r}")
-    if not isinstance(sizes[0], int):
-        raise argparse.ArgumentTypeError(
-            f"{sizes[0]!r} is a context size of evaluate; this command cuts each ranked list "
-            "at a positive integer k")
-    return sizes[0]
+class ListFlag(argparse.Action):
+    """A flag that takes a list: values separated by spaces, as argparse reads every list
+    (``--k 10 20``, ``--annotators a b``; given twice, the last one holds). A value with commas
+    (``--k 10,20``, the old form) is read as before, with one deprecation line that writes the
+    list the new way. :meth:`checked` checks the whole list (a subclass's rule)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        flat = [item for value in values for item in value]
+        try:
+            checked = self.checked(flat)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+        if any(getattr(value, "text", "") for value in values):
+            print(f"{parser.prog}: warning: commas between values are deprecated: write "
+                  f"{option_string} {' '.join(map(str, flat))}", file=sys.stderr)
+        setattr(namespace, self.dest, checked)
+
+    def checked(self, values: list):
+        return values
 
 
-def _context_size_error(text: str) -> None:
-    """A bad integer as what it is (``--k 0``: not a positive integer)."""
+def _context_size(part: str) -> int | str:
+    from cruxflow.metrics.scorer import parse_context_size
+
     try:
-        int(text)
+        return part if part == "all" else parse_context_size(part)
     except ValueError:
-        return
-    _integer(text, 1, None, "must be a positive integer")
+        raise argparse.ArgumentTypeError(
+            f"context size must be 'oracle', 'all' or a positive integer, got {part!r}") from None
+
+
+def context_sizes(text: str) -> Items:
+    """A value of ``--k``: a context size, ``oracle`` (|Z*|), ``all`` (each ranked list as
+    given) or a positive integer (or, deprecated, several separated by commas)."""
+    return _items(text, _context_size)
+
+
+class ContextSizes(ListFlag):
+    """``--k K [K ...]``: each size once."""
+
+    def checked(self, values: list) -> list[int | str]:
+        for i, k in enumerate(values):
+            if k in values[:i]:
+                raise argparse.ArgumentTypeError(f"context size {k!r} is given twice")
+        return values
+
+
+def rank_cutoffs(ks: list, command: str, what: str) -> list[int]:
+    """The ``--k`` of a command that cuts each ranked list at rank k (``what`` it does): its
+    sizes, positive integers; ``oracle`` or ``all`` is a usage error of ``command``, in one
+    line (``oracle`` and ``all`` cut by the judgments or not at all, evaluate's)."""
+    bad = [k for k in ks if not isinstance(k, int)]
+    if bad:
+        raise SystemExit(f"cruxflow {command}: error: argument --k: {bad[0]!r} is a context size "
+                         f"of evaluate; {command} takes positive integers: {what} (see "
+                         f"cruxflow {command} --help)")
+    return ks
 
 
 def output_dir(text: str):
@@ -238,19 +270,35 @@ def fraction(text: str) -> float:
     return value
 
 
-def columns(text: str) -> tuple[str, ...]:
-    """Comma-separated column names (empty parts dropped)."""
-    return tuple(c.strip() for c in text.split(",") if c.strip())
+def columns(text: str) -> Items:
+    """A value of a list of column names (or, deprecated, several separated by commas; empty
+    parts dropped)."""
+    return _items(text, str, drop_empty=True)
 
 
-def annotators(text: str) -> list[str]:
-    """Annotator names, comma-separated."""
-    from cruxflow.annotate.assign import check_annotators
+class Columns(ListFlag):
+    """Column names, as a tuple (an options class's field)."""
 
-    try:
-        return check_annotators(text.split(","))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    def checked(self, values: list) -> tuple[str, ...]:
+        return tuple(v for v in values if v)
+
+
+def annotators(text: str) -> Items:
+    """A value of ``--annotators``: an annotator's name (or, deprecated, several separated by
+    commas)."""
+    return _items(text, str)
+
+
+class Annotators(ListFlag):
+    """``--annotators NAME [NAME ...]``: names of letters, digits, '_', '.', '-', each once."""
+
+    def checked(self, values: list) -> list[str]:
+        from cruxflow.annotate.assign import check_annotators
+
+        try:
+            return check_annotators(values)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def unit_interval(text: str) -> float:

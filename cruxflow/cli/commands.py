@@ -9,7 +9,7 @@ COMMANDS = {
     "ingest": "read a corpus into the CRUX data model",
     "export": "write a dataset's sub-questions and ratings as AutoNuggetizer or NuggetBank "
               "nuggets",
-    "evaluate": "score a retrieval run or contexts against a dataset",
+    "evaluate": "score retrieval runs or contexts against a dataset, with paired tests",
     "crux_eval": "the CRUX authors' evaluation script (P, nDCG, alpha-nDCG, Cov @10)",
     "judge": "rate the unjudged passages in runs' top k (the holes)",
     "agreement": "any two label sets or leaderboards compared, items and rankings, with "

@@ -44,31 +44,42 @@ def _crux_eval(args) -> int:
     )
     from cruxflow.metrics.tokens import collection_token_counts, read_token_counts
 
+    ks = types.rank_cutoffs(args.k, "crux-eval", "the script's cut, the lines whose rank "
+                            "column is at most k")
     counts = None
     if args.token_counts:
         counts = read_token_counts(args.token_counts)
-    options = dict(k=args.k, filter_by_oracle=args.filter_by_oracle, eta=args.eta,
-                   alpha=args.alpha, token_counts=counts, density_weight=args.density_weight)
+    options = dict(filter_by_oracle=args.filter_by_oracle, eta=args.eta, alpha=args.alpha,
+                   token_counts=counts, density_weight=args.density_weight)
+    # one k at a time, as the script scores; the qrels and ratings read once for every k
+    inputs = [CruxEvalInputs(args.qrel, args.judge, k=ks[0], **options)]
+    inputs += [CruxEvalInputs(inputs[0].div, inputs[0].ratings, k=k, **options) for k in ks[1:]]
     if args.collection:
         # the texts to count are those of the runs' contexts and of the judged passages
-        inputs = CruxEvalInputs(args.qrel, args.judge, **options)
-        runs = [read_run_file(r, max_rank=args.k) for r in runs]
-        pids = {p for top in runs for rows in top.topics.values() for p, _, _ in rows}
-        pids |= {p for _, p in inputs.ratings.ratings}
-        inputs.set_token_counts(collection_token_counts(args.collection, args.tokenizer, pids))
-        results = crux_eval_runs(runs, inputs, None)
+        read = {k: [read_run_file(r, max_rank=k) for r in runs] for k in ks}
+        pids = {p for top in read[max(ks)] for rows in top.topics.values() for p, _, _ in rows}
+        pids |= {p for _, p in inputs[0].ratings.ratings}
+        tokens = collection_token_counts(args.collection, args.tokenizer, pids)
+        for at_k in inputs:
+            at_k.set_token_counts(tokens)
+        by_k = [crux_eval_runs(read[at_k.k], at_k, None) for at_k in inputs]
     else:
-        results = crux_eval_runs(runs, args.qrel, args.judge, **options)
+        by_k = [crux_eval_runs(runs, at_k, None) for at_k in inputs]
+    results = [r for at_k in by_k for r in at_k]
     out: dict = {"runs": [r.to_json() for r in results]}
     policy = vocabulary.paired_policy(args)
-    if len(results) > 1 and policy is not None and not args.authors_line:
+    if len(runs) > 1 and policy is not None and not args.authors_line:
         out["paired_policy"] = policy.to_json()
         types.say_paired_work(policy, max(len(r.per_topic) for r in results),
-                        len(results[0].measures) * len(results) * (len(results) - 1) // 2)
-        out["paired"] = compare_runs(results, policy, labels)
+                              sum(len(at_k[0].measures) for at_k in by_k)
+                              * len(runs) * (len(runs) - 1) // 2)
+        out["paired"] = [row for at_k in by_k for row in compare_runs(at_k, policy, labels)]
+    warned = set()
     for r in results:
         for w in r.warnings:
-            print(f"cruxflow: warning: {printable(r.run)}: {w}", file=sys.stderr)
+            if (r.run, w) not in warned:   # the same at every k: once
+                warned.add((r.run, w))
+                print(f"cruxflow: warning: {printable(r.run)}: {w}", file=sys.stderr)
     if args.output is not None:
         from cruxflow.data.io import write_json
 
@@ -80,7 +91,8 @@ def _crux_eval(args) -> int:
         for r in results:
             print(r.line())
         return 0
-    _print_table(results, [printable(label) for label in labels])
+    for at_k in by_k:
+        _print_table(at_k, [printable(label) for label in labels])
     if "paired" in out:
         _print_paired(out["paired"], policy)
     if args.output is not None:
@@ -167,8 +179,9 @@ def add_command(subparsers) -> None:
                                        "(docs/judge.md)")
     add("filter-by-oracle")
     add("run-b")
-    add("k", default=10, single=True, detail="the authors' cut: the lines whose rank column "
-                                             "is at most k")
+    add("k", default=[10], detail="here positive integers, the authors' cut: the lines whose "
+                                  "rank column is at most k; each k is scored as the script "
+                                  "scores its one k, a table (and paired tests) per k")
     add("eta")
     add("alpha")
     dens = p.add_mutually_exclusive_group()

@@ -1,5 +1,6 @@
-"""``cruxflow evaluate --dataset DIR (--run FILE | --contexts FILE)``: score one retrieval run (or
-its contexts) against a prepared dataset with the workflow's own scorer (docs/evaluate.md); with
+"""``cruxflow evaluate --dataset DIR (--run FILE [FILE ...] | --contexts FILE [FILE ...])``: score
+retrieval runs (or their contexts), one or many in one call with paired tests between them,
+against a prepared dataset with the workflow's own scorer (docs/evaluate.md); with
 ``--crux-root`` (a CRUX release subset) or ``--qrel`` and ``--judge``, also with the CRUX authors'
 evaluation script."""
 
@@ -319,9 +320,10 @@ def add_command(subparsers) -> None:
     """Add ``cruxflow evaluate`` to the CLI's subparsers."""
     p = vocabulary.command(
         subparsers, "evaluate",
-        description="Score one retrieval run (TREC) or its contexts (JSONL) "
-                    "against a prepared dataset: CRUX and IR metrics per topic "
-                    "and their means per context size k. See docs/evaluate.md.")
+        description="Score retrieval runs (TREC) or their contexts (JSONL), one or many in "
+                    "one call, against a prepared dataset, a CRUX release or judgments: CRUX "
+                    "and IR metrics per topic and their means per context size k, with "
+                    "paired tests between every pair of runs. See docs/evaluate.md.")
     add = partial(vocabulary.add, p)
     add("dataset")
     add("crux-root", detail="scores --run with both")
@@ -336,7 +338,7 @@ def add_command(subparsers) -> None:
     vocabulary.add(src, "contexts")
     add("eta")
     add("alpha")
-    add("k", default=None, default_text="oracle,10,20 for --run, all for --contexts")
+    add("k", default=None, default_text="oracle 10 20 for --run, all for --contexts")
     add("density-weight")
     add("tokenizer", detail="here Den's token counts")
     add("relevance-grades")

@@ -6,7 +6,8 @@ from functools import partial
 from pathlib import Path
 
 from cruxflow.cli import vocabulary
-from cruxflow.workflow.project import BACKENDS, WORKFLOW, init_project
+from cruxflow.data.ingest.documents import IRDS_PREFIX
+from cruxflow.workflow.project import BACKENDS, WORKFLOW, from_project, init_project
 
 
 def _cmd_init(args) -> int:
@@ -17,6 +18,11 @@ def _cmd_init(args) -> int:
                         prompt_cache=args.prompt_cache)
     snakefile = (Path(args.workflow) / "Snakefile").resolve()
     print(f"wrote {path}")
+    if args.input is not None and not args.input.startswith(IRDS_PREFIX):
+        written = from_project(args.input, path.parent)   # where the workflow reads it from
+        if written != args.input:
+            print(f"the config reads your input {args.input} as {written}, relative to "
+                  f"{path.parent}")
     if args.example:
         print(f"copied the example corpus to {path.parent / 'data'}")
     if args.backend == "served":
@@ -36,9 +42,10 @@ def add_command(subparsers) -> None:
     p.add_argument("directory", type=Path, help="the project folder (made if missing)")
     add = partial(vocabulary.add, p)
     add("dataset-name")
-    add("input", default_text="data", detail="here your topics: a .jsonl file or a folder of "
-                                             "topic folders, relative to the project folder "
-                                             "or absolute")
+    add("input", default_text="data in the project folder",
+        detail="here your topics: a .jsonl file or a folder of topic folders (a relative path "
+               "is read from the current folder, and written into the config relative to the "
+               "project folder)")
     add("example")
     add("backend", choices=BACKENDS, default="served",
         detail="served: an OpenAI-compatible server (cruxflow llm-serve, vLLM's); smollm2: the "

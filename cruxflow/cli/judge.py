@@ -8,6 +8,7 @@ import json
 from functools import partial
 from pathlib import Path
 
+from cruxflow.cli import args as types
 from cruxflow.cli import vocabulary
 from cruxflow.cli.llm_options import add_llm_arguments, runner_from_args
 from cruxflow.data.errors import DataError
@@ -75,6 +76,8 @@ def _cmd_judge(args) -> int:
     from cruxflow.data.io import write_jsonl
     from cruxflow.stages.holes import judge_runs
 
+    # several k (those a later evaluate scores at): the deepest holds the others' top k
+    depth = max(types.rank_cutoffs(args.k, "judge", "the depth of each run that is judged"))
     dataset, texts, judged = _inputs(args)
     shard, shards = args.shard or (0, 1)
     options, sampling = judge_settings(args.config)
@@ -82,7 +85,7 @@ def _cmd_judge(args) -> int:
         dataset, {str(r): r for r in args.run}, texts,
         lambda: runner_from_args(args, default_cache=args.output / "llm_cache.sqlite",
                                  desc="judge"),
-        k=args.k, shard=shard, shards=shards, prompt=args.rating_prompt, sampling=sampling,
+        k=depth, shard=shard, shards=shards, prompt=args.rating_prompt, sampling=sampling,
         options=options, judged=judged)
     stats = {}
     if runner is not None:
@@ -94,7 +97,7 @@ def _cmd_judge(args) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(f"{summary['ranked_pairs']} (topic, passage) pairs in the top {args.k} of "
+    print(f"{summary['ranked_pairs']} (topic, passage) pairs in the top {depth} of "
           f"{len(args.run)} runs, {summary['holes']} of them unjudged; this call (shard "
           f"{shard}/{shards}) rated {summary['rated']} of them on {summary['rated_pairs']} "
           f"(passage, question) pairs ({stats.get('cache_hits', 0)} answers from the cache)")
@@ -127,8 +130,9 @@ def add_command(subparsers) -> None:
     add("judge", detail="here the original ratings, in place of the dataset's own; the "
                         "holes are the pairs none of them rates")
     add("collection", detail="the texts of the passages the runs rank")
-    add("k", default=20, single=True, detail="the depth of each run that is judged (the CRUX "
-                                             "authors' Researchy offload: 20)")
+    add("k", default=[20], detail="here positive integers, the depth of each run that is "
+                                  "judged (the CRUX authors' Researchy offload: 20); several: "
+                                  "the deepest, which holds the top k of each")
     add("rating-prompt")
     add("shard")
     add("output", required=True, detail=f"here {OUTPUT_FILE} (ratings.judged.<i>-<n>.jsonl "

@@ -28,9 +28,9 @@ from cruxflow.data.bounded import read_bytes, read_line_blocks
 from cruxflow.data.columns import (
     Codes,
     blocks,
-    id_bytes,
     decimals,
     has_repeat,
+    id_bytes,
     integers,
     plain_decimals,
     split_fields,

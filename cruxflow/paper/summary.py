@@ -59,6 +59,7 @@ def summary(workdir: Path) -> str:
                       f"k = |Z*| ({metrics.with_suffix('.md')}):", "", table, ""]
         lines += [f"  {f}" for f in findings]
     lines += llm_outputs(workdir)
+    lines += content_checks(workdir)
     lines += ["", "Where the rest is:"]
     for what, path in (("context metrics of every dataset", results / "metrics"),
                        ("RAG tables (Tables 1-3, paired tests)", results / "tables"),
@@ -104,6 +105,43 @@ def llm_outputs(workdir: Path) -> list[str]:
         out.append("  " + "  ".join(c.ljust(w) if i < 2 else c.rjust(w)
                                     for i, (c, w) in enumerate(zip(r, widths, strict=True))))
     return out
+
+
+CHECKED_RULES = ("report_requests", "subquestions", "passages")
+
+
+def content_checks(workdir: Path) -> list[str]:
+    """What a reader would notice in the generated content, per dataset and stage, from the
+    jobs' ``logs/<rule>/<dataset>....checks.json`` (:mod:`cruxflow.stages.checks`: the rules,
+    their counts per topic, the first flagged item); and, for a dataset where a stage's share
+    of flagged items passes :data:`~cruxflow.stages.checks.UNFIT_SHARE`, one line saying that
+    its content is not fit for conclusions, the checks that failed and what model to use."""
+    import json
+
+    from cruxflow.data.text import printable
+    from cruxflow.stages.checks import merged, verdict
+
+    reports: dict[str, list] = {}
+    for rule in CHECKED_RULES:
+        for path in sorted((workdir / "logs" / rule).rglob("*.checks.json")):
+            dataset = path.relative_to(workdir / "logs" / rule).parts[0].removesuffix(
+                ".checks.json")
+            reports.setdefault(dataset, []).append((rule, json.loads(path.read_text())["checks"]))
+    if not reports:
+        return []
+    out = ["", "Content checks of what the LLM wrote (cruxflow/stages/checks.py; per topic in "
+               "logs/<stage>/*.checks.json):"]
+    verdicts = []
+    for dataset, found in reports.items():
+        counts = merged(found)
+        width = max(len(c.check.stage) for c in counts)
+        for c in counts:
+            out.append(printable(f"  {dataset}  {c.check.stage:{width}}  {c.describe()}"))
+            if c.flagged and c.example:
+                out.append(printable(f"  {'':{len(dataset)}}  {'':{width}}    e.g. {c.example}"))
+        if line := verdict(dataset, counts):
+            verdicts.append(printable(line))
+    return out + [f"  {line}" for line in verdicts]
 
 
 def main(argv=None) -> int:

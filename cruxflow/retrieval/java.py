@@ -63,13 +63,15 @@ def prepare_pyserini() -> None:
 
 def native_output_to_log() -> bool:
     """Point file descriptors 1 and 2 (what native code such as the JVM writes to) at the rule's
-    log file, the root logger's first :class:`logging.FileHandler`, and keep Python's own
+    log file (the root logger's handler that :func:`cruxflow.workflow.job.setup_logging` marks;
+    another file handler, pytest's for one, is not a rule's log), and keep Python's own
     ``sys.stdout``/``sys.stderr`` (warnings, progress bars) on the console through copies of
     the original descriptors. Nothing happens without such a handler (a console command, a
     test): returns whether it did."""
     global _redirected
     root = logging.getLogger()
-    files = [h for h in root.handlers if isinstance(h, logging.FileHandler)]
+    files = [h for h in root.handlers if isinstance(h, logging.FileHandler)
+             and getattr(h, "cruxflow_rule_log", False) and h.stream is not None]
     if _redirected or not files:
         return _redirected
     for stream in (sys.stdout, sys.stderr):

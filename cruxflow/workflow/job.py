@@ -18,7 +18,9 @@ def setup_logging(snakemake) -> logging.Logger:
     if snakemake.log:
         main = getattr(snakemake.log, "main", None) or snakemake.log[0]
         Path(main).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(main, mode="w"))
+        rule_log = logging.FileHandler(main, mode="w")
+        rule_log.cruxflow_rule_log = True   # what native code's output joins (retrieval.java)
+        handlers.append(rule_log)
     for handler in handlers:   # text from the inputs shown escaped, never sent (ESC, BEL)
         handler.setFormatter(_PrintableFormatter("%(asctime)s %(levelname)s %(name)s: "
                                                  "%(message)s"))
@@ -154,6 +156,21 @@ def write_call_stats(snakemake, stats: dict | None, log: logging.Logger) -> None
     calls = getattr(snakemake.log, "calls", None)
     if calls:
         write_json(calls, {"rule": snakemake.rule, **counts.to_json(), **job_seconds()})
+
+
+def write_content_checks(snakemake, counts, log: logging.Logger) -> None:
+    """The stage's content checks (:mod:`cruxflow.stages.checks`: a list of
+    ``CheckCounts``), one log line each, and written to the rule's ``checks`` log (JSON), which
+    the workflow's summary reads (:func:`cruxflow.paper.summary.content_checks`)."""
+    from cruxflow.data.io import write_json
+
+    for c in counts:
+        log.info("content check %s: %s%s", c.check.name, c.describe(),
+                 f"; e.g. {c.example}" if c.flagged and c.example else "")
+    path = getattr(snakemake.log, "checks", None)
+    if path:
+        write_json(path, {"rule": snakemake.rule, "dataset": snakemake.wildcards.dataset,
+                          "checks": [c.to_json() for c in counts]})
 
 
 def job_seconds() -> dict:

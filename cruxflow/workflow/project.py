@@ -139,19 +139,18 @@ def init_project(directory, *, name: str = "own", input_path: str | None = None,
                  workflow: Path = WORKFLOW, force: bool = False,
                  prompt_cache: bool = False, questions_from: str = "documents") -> Path:
     """Write ``directory/config.yaml`` (and with ``example`` a copy of the shipped corpus under
-    ``directory/data``); return the config's path. A given ``input_path`` (absolute, or
-    relative to ``directory``) must exist. Whole or nothing: a full or read-only disk leaves
-    no folder or file of the project behind."""
+    ``directory/data``); return the config's path. A given ``input_path`` must exist: a
+    relative one is read from the current folder, as any path a command is given, and written
+    into the config relative to the project folder (which the workflow reads it from). Whole
+    or nothing: a full or read-only disk leaves no folder or file of the project behind."""
     target = Path(directory)
     config_path = target / "config.yaml"
     if config_path.exists() and not force:
         raise DataError("exists: refusing to overwrite it (pass --force)", path=config_path)
     if example and input_path is not None:
         raise DataError("give either an input or the example corpus, not both", field="input")
-    if input_path is not None and not str(input_path).startswith(IRDS_PREFIX) \
-            and not os.path.lexists(target / input_path):
-        raise DataError("no such file or folder (a .jsonl file of topics or a folder of topic "
-                        f"folders; a relative path is read from {target})", path=input_path)
+    if input_path is not None and not str(input_path).startswith(IRDS_PREFIX):
+        input_path = from_project(input_path, target)
     base = workflow_config(workflow)
     if example:
         input_path = "data"
@@ -176,6 +175,20 @@ def init_project(directory, *, name: str = "own", input_path: str | None = None,
             shutil.rmtree(made, ignore_errors=True)
         raise
     return config_path
+
+
+def from_project(input_path, project: Path) -> str:
+    """``input_path``, given where the user stands (a relative path is read from the current
+    folder), as the project's config says it: relative to the project folder, or absolute as
+    given. One that does not exist is refused, naming where it was looked for."""
+    given = Path(input_path)
+    if not os.path.lexists(given):
+        raise DataError("no such file or folder (a .jsonl file of topics or a folder of topic "
+                        "folders; a relative path is read from the current folder, "
+                        f"{Path.cwd()})", path=input_path)
+    if given.is_absolute():
+        return str(given)
+    return os.path.relpath(given.absolute(), project.absolute())
 
 
 def _copy_example(data: Path) -> None:

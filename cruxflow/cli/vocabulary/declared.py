@@ -139,10 +139,10 @@ _flags(
     Flag("relevance-grades", "nDCG's grades: 2-1 is P** 2, the rest of P* 1; 3-2-1 the CRUX "
                              "authors' P** 3, passages dominated by P** 1, the rest of P* 2",
          choices=tuple(sorted(RELEVANCE_GRADES)), default=DEFAULTS.relevance_grades),
-    Flag("k", "context sizes k, comma-separated: 'oracle' (|Z*|), 'all' (each list as given) or "
-              "a positive integer", type=types.context_sizes, metavar="K[,K...]",
-         single_type=types.rank_cutoff, single="the context size k, one positive integer here",
-         home="the command", short="the context sizes k"),
+    Flag("k", "context sizes k, separated by spaces: 'oracle' (|Z*|), 'all' (each list as "
+              "given) or a positive integer", type=types.context_sizes, nargs="+",
+         action=types.ContextSizes, metavar="K", home="the command",
+         short="the context sizes k"),
     Flag("filter-by-oracle", "the CRUX authors' Cov@k counts only the questions some judged "
                              "passage of the topic answers", action="store_true",
          spellings=("--filter_by_oracle",)),
@@ -302,8 +302,8 @@ _flags(
     Flag("task", "the annotation task: ratings (0-5 answerability of passage-question pairs on "
                  "the judge's rubric) or reports (which sub-questions a RAG report answers)",
          choices=("ratings", "reports"), default_text="the database's"),
-    Flag("annotators", "annotator names, comma-separated", type=types.annotators,
-         metavar="a,b,c", default_text="the database's"),
+    Flag("annotators", "annotator names, separated by spaces", type=types.annotators,
+         nargs="+", action=types.Annotators, metavar="NAME", default_text="the database's"),
     Flag("overlap", "how many annotators label each item: items labelled by several give the "
                     "kappa", type=count("overlap"), metavar="N",
          default_text="2, or 1 for one annotator"),
@@ -490,8 +490,9 @@ _flags(
                      "the AutoDS filter)", home="cruxflow.beyond.kpr.KprOptions"),
     Flag("rounds", "extraction rounds per document", type=count("rounds"), metavar="N",
          home="cruxflow.beyond.kpr.KprOptions", default_text="the pipeline's"),
-    Flag("group-by", "comma-separated columns to average by, e.g. domain,question_type",
-         type=types.columns, metavar="COLUMNS", home="cruxflow.beyond.kpr.KprOptions",
+    Flag("group-by", "columns to average by, separated by spaces, e.g. domain question_type",
+         type=types.columns, nargs="+", action=types.Columns, metavar="COLUMN",
+         home="cruxflow.beyond.kpr.KprOptions",
          default_text="none: overall only"),
     Flag("no-precision", "skip KPP/KPF (saves the extraction and judging of response points)",
          action="store_false", dest="precision"),

@@ -83,8 +83,8 @@ def register(flag: Flag) -> Flag:
 
 def show(value) -> str:
     """A default as the help shows it."""
-    if isinstance(value, list | tuple):
-        return ",".join(show(v) for v in value)
+    if isinstance(value, list | tuple):   # as a list flag is given: separated by spaces
+        return " ".join(show(v) for v in value)
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
