@@ -135,3 +135,78 @@ def test_topics_run_leaves_unknown_run_topics_out():
     run = {**SCORES, "q9": {"z": 1.0}}
     frame = evaluate(run, QRELS, ["nDCG(topics='run')@2"])
     assert list(frame.index) == ["q1", "q2"]
+
+
+# --- issue 54: the API as able as the command line ---------------------------------------------
+
+def _cli_json(capsys, *argv) -> dict:
+    import json
+
+    from cruxflow.cli import main
+
+    assert main([str(a) for a in argv]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_release_folder_brings_its_texts_as_the_cli_finds_them(capsys, tmp_path):
+    """cruxflow.evaluate(run, release_folder, ["Den@10"]) equals cruxflow evaluate's Den@10:
+    the corpus is the one beside the subset (crux-mds-corpus); texts= a passages file gives
+    the same; what the command line says beside its table the frame says too."""
+    from cruxflow.data.ingest.crux_common import read_collection
+
+    run = tmp_path / "bm25.run"   # the released run and a passage outside the collection
+    run.write_text(RUN.read_text() + "duc04-test-1 Q0 duc04-test-1:9#9 99 0.001 x\n")
+    cli = _cli_json(capsys, "evaluate", "--crux-root", DUC, "--run", run, "--k", "10",
+                    "oracle", "--json")
+    den = {row["k"]: row["Den"] for row in cli["aggregate"]}
+    with pytest.warns(UserWarning) as said:
+        frame = cruxflow.evaluate(run, DUC, ["Den@10", "Den@oracle"])
+    assert frame.mean().tolist() == [den["10"], den["oracle"]]
+    assert 0 < den["10"] < 1
+    corpus = DUC.parent / "crux-mds-corpus"
+    assert frame.attrs["texts"] == str(corpus.resolve())
+    for key in ("missing_in_run", "topics_not_evaluated", "run_lines_outside_collection"):
+        assert frame.attrs[key] == cli[key], key
+    assert frame.attrs["run_lines_outside_collection"] == 1
+    messages = [str(w.message) for w in said]
+    assert "1 run lines rank a passage outside the collection: scored as unjudged " \
+           "(rated 0); --strict-collection refuses them" in messages
+    assert f"1 topics without an answerable question, not evaluated: " \
+           f"{cli['topics_not_evaluated'][0]}" in messages
+    # texts= a passage collection's path, or its mapping: the same values
+    for texts in (corpus, read_collection(corpus)[0]):
+        again = cruxflow.evaluate(run, DUC / "judge", ["Den@10", "Den@oracle"], texts=texts)
+        assert again.mean().tolist() == frame.mean().tolist()
+
+
+def test_the_default_measures_are_the_papers_and_den_needs_texts():
+    """By default the paper's Table 1 measures at k = |Z*|; Den where texts are found, else
+    left out with a warning saying why."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with_texts = cruxflow.evaluate(RUN, DUC)
+    assert list(with_texts.columns) == ["Cov@oracle", "alpha_nDCG_crux@oracle", "Den@oracle"]
+    with pytest.warns(UserWarning, match="Den@oracle left out of the default measures: no "
+                                         "passage texts"):
+        without = cruxflow.evaluate(RUN, DUC / "judge")
+    assert list(without.columns) == ["Cov@oracle", "alpha_nDCG_crux@oracle"]
+    assert without.attrs["left_out"].keys() == {"Den@oracle"}
+    assert without.equals(with_texts[without.columns])
+    with pytest.raises(ValueError, match=r"Den@10 needs the passages' texts \(texts="):
+        cruxflow.evaluate(RUN, DUC / "judge", ["Den@10"])
+
+
+def test_graded_qrels_reads_every_folder_evaluate_reads(tmp_path, capsys):
+    """A release subset folder and a prepared dataset folder, as the judge folder gives."""
+    from cruxflow.cli import main
+
+    want = cruxflow.graded_qrels(DUC / "judge")
+    assert len(want) > 0
+    pd.testing.assert_frame_equal(cruxflow.graded_qrels(DUC), want)
+    assert main(["ingest", "--format", "crux", "--input", str(DUC), "--output",
+                 str(tmp_path / "ds")]) == 0
+    capsys.readouterr()
+    got = cruxflow.graded_qrels(tmp_path / "ds")
+    key = ["query_id", "doc_id", "iteration"]
+    assert sorted(map(tuple, got[key + ["relevance"]].values.tolist())) == \
+        sorted(map(tuple, want[key + ["relevance"]].values.tolist()))

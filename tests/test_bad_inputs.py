@@ -1392,3 +1392,106 @@ def test_log_lines_show_control_characters_escaped(tmp_path):
     text = log_file.read_text()
     assert _no_control(text) and f"scored run {SHOWN}" in text
     assert "Traceback (most recent call last):\n" in text
+
+
+# --- issue 55, class 4: the API as strict as the command line ----------------------------------
+
+API_RUN = [("q1", "d1", 2.0), ("q1", "d2", 1.0)]
+API_RATINGS = {"q1": {"d1": [3, 0], "d2": [0, 3]}}
+
+
+def _frame_with(column: str, value):
+    import pandas as pd
+
+    frame = pd.DataFrame(API_RUN, columns=["query_id", "doc_id", "score"]).astype(object)
+    frame.loc[1, column] = value
+    return frame
+
+
+@pytest.mark.parametrize("column", ["query_id", "doc_id"])
+@pytest.mark.parametrize("value", [None, math.nan, "pandas-NA", "  "], ids=repr)
+def test_a_missing_id_in_a_run_frame_is_refused_naming_row_and_field(column, value):
+    """A NaN query_id was scored as the topic 'nan' and a None doc_id as an unjudged passage
+    'None': each is now the project's error naming the row and the field."""
+    import pandas as pd
+
+    import cruxflow
+    from cruxflow.data.errors import DataError
+
+    value = pd.NA if value == "pandas-NA" else value
+    with pytest.raises(DataError) as raised:
+        cruxflow.evaluate(_frame_with(column, value), API_RATINGS, ["Cov@10"])
+    assert str(raised.value).startswith(f"row 2: field '{column}': ")
+    assert "is no id (1 of 2 rows)" in str(raised.value)
+
+
+@pytest.mark.parametrize("judgments, field", [
+    ({"q1": {"d1": [3, 0], None: [0, 3]}}, "doc_id"),                  # ratings
+    ({"q1": {"d1": 1, math.nan: 1}}, "doc_id"),                         # relevance qrels
+    ({None: {"d1": [3, 0]}}, "query_id"),
+])
+def test_a_missing_id_in_the_judgments_is_refused(judgments, field):
+    import cruxflow
+    from cruxflow.data.errors import DataError
+
+    with pytest.raises(DataError, match=f"field '{field}': .* is no id"):
+        cruxflow.evaluate({"q1": {"d1": 2.0}}, judgments, ["nDCG@10"])
+
+
+def test_generators_numpy_scalars_and_rows_read_as_lists_would_be():
+    """A generator of 3-tuples or ScoredDoc is the list it yields; numpy scalars are numbers;
+    a numpy row of ratings is its list."""
+    import ir_measures
+    import numpy as np
+
+    import cruxflow
+
+    want = cruxflow.evaluate({"q1": {"d1": 2.0, "d2": 1.0}}, API_RATINGS, ["Cov@1", "Cov@2"])
+    assert want.loc["q1"].tolist() == [0.5, 1.0]       # d1 answers question 1, d2 question 2
+    for run in ((row for row in API_RUN),
+                (ir_measures.ScoredDoc(*row) for row in API_RUN),
+                {np.str_("q1"): {"d1": np.float32(2.0), "d2": np.int64(1)}}):
+        got = cruxflow.evaluate(run, {"q1": {p: np.array(r) for p, r in
+                                             API_RATINGS["q1"].items()}}, ["Cov@1", "Cov@2"])
+        assert got.equals(want)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"alpha": 1.5}, "alpha must lie strictly between 0 and 1, got 1.5"),
+    ({"alpha": math.nan}, "alpha must be a finite number, got nan"),
+    ({"alpha": 0}, "alpha must lie strictly between 0 and 1, got 0"),
+    ({"resamples": 0}, "resamples must be at least 1, got 0"),
+    ({"resamples": 2.5}, "resamples must be an integer from 1 to 1,000,000, got 2.5"),
+])
+def test_compare_refuses_what_the_command_line_refuses(kwargs, message, capsys):
+    """The same words as the command line's: --confidence's and --resamples'."""
+    import cruxflow
+    from cruxflow.data.errors import DataError
+
+    runs = {"a": {"q1": {"d1": 2.0}}, "b": {"q1": {"d2": 2.0}}}
+    with pytest.raises(DataError) as raised:
+        cruxflow.compare(runs, API_RATINGS, ["Cov@1"], **kwargs)
+    assert str(raised.value) == message
+    flag = "--confidence" if "alpha" in kwargs else "--resamples"
+    value = str(next(iter(kwargs.values())))
+    if value == "2.5":    # the command line reads text: its words are "not an integer: '2.5'"
+        return
+    command = ["agreement", "--confidence", value] if flag == "--confidence" else [
+        "evaluate", "--resamples", value]
+    with pytest.raises(SystemExit):
+        main(command)
+    err = capsys.readouterr().err
+    assert message.split(" ", 1)[1] in err, err
+
+
+def test_the_bootstrap_and_ppi_check_their_levels():
+    from cruxflow.data.errors import DataError
+    from cruxflow.metrics.stats import mean_interval
+    from cruxflow.paper.ppi import ppi_mean
+
+    with pytest.raises(DataError, match="confidence must lie strictly between 0 and 1, got 1"):
+        mean_interval([0.1, 0.5, 0.9], confidence=1)
+    with pytest.raises(DataError, match="n_resamples must be at most 100,000"):
+        mean_interval([0.1, 0.5, 0.9], n_resamples=10 ** 9)
+    with pytest.raises(DataError, match="alpha must be a finite number, got nan"):
+        ppi_mean({"a": 1.0}, {"a": 1.0}, alpha=math.nan)

@@ -118,9 +118,8 @@ def test_the_authors_script_on_the_same_ratings_says_what_the_rank_column_cut(cl
         f"theirs (rank > 10; {cut} lines cut in all): left out, as the script does: "
         "duc04-testb-13")
     assert result["warnings"][1] == (
-        "the rank column of bm25.run is not a rank (1..n within a topic) in 2 of its 2 "
-        "topics, e.g. duc04-testb-3: 4, 4, 4, 4, 4; the lines of rank <= 10 are kept all the "
-        "same, as the script does")
+        "ranks not 1..n in 2 of 2 topics (duc04-testb-3: 4, 4, 4, 4, 4); cut at rank <= "
+        "10 all the same")
     assert result["info"]["cut_by_rank_column"] == ["duc04-testb-13"]
     # the script's Cov@10: topic 3 only, every one of its 15 questions counted
     ratings = merged([A1, A2])

@@ -253,8 +253,17 @@ def _number(text: str, ok, what: str) -> float:
 
 
 def open_unit_interval(text: str) -> float:
-    """A number strictly between 0 and 1 (a confidence level)."""
-    return _number(text, lambda v: 0 < v < 1, "must lie strictly between 0 and 1")
+    """A number strictly between 0 and 1 (a confidence level), in the words of
+    :func:`cruxflow.data.limits.level_problem` (which the API's checks use)."""
+    from cruxflow.data.limits import level_problem
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if problem := level_problem(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
 
 
 def fraction(text: str) -> float:

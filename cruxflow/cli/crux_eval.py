@@ -74,12 +74,12 @@ def _crux_eval(args) -> int:
                               sum(len(at_k[0].measures) for at_k in by_k)
                               * len(runs) * (len(runs) - 1) // 2)
         out["paired"] = [row for at_k in by_k for row in compare_runs(at_k, policy, labels)]
-    warned = set()
+    warned, label = set(), dict(zip(map(str, runs), labels, strict=True))
     for r in results:
         for w in r.warnings:
             if (r.run, w) not in warned:   # the same at every k: once
                 warned.add((r.run, w))
-                print(f"cruxflow: warning: {printable(r.run)}: {w}", file=sys.stderr)
+                print(f"cruxflow: warning: {printable(label[r.run])}: {w}", file=sys.stderr)
     if args.output is not None:
         from cruxflow.data.io import write_json
 
@@ -112,31 +112,38 @@ def _one_blas_thread() -> None:
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
-def _print_table(results, labels) -> None:
+def _print_table(results, runs) -> None:
+    """The means of one k: a row per run under short labels (``P@10``), the legend of the
+    labels' full names under it (:mod:`cruxflow.metrics.labels`), lines of at most
+    :data:`~cruxflow.metrics.labels.WIDTH` characters but for a long run name."""
     from cruxflow.data.ingest.crux_human import merge_note
     from cruxflow.data.ingest.crux_sources import sources_note
+    from cruxflow.metrics import labels
 
     first = results[0]
     print(f"rac_eval.py's measures (its line: --authors-line); k={first.k}, "
           f"eta={first.info['eta']}, alpha={first.info['alpha']}")
     columns = first.measures
-    width = max(len(label) for label in labels)
-    print(f"{'run':{width}s} " + " ".join(f"{m:>{max(len(m), 6)}s}" for m in columns))
-    for label, r in zip(labels, results, strict=True):   # a run's own names, by position
-        print(f"{label:{width}s} " + " ".join(f"{_num(r.aggregate[m]):>{max(len(c), 6)}s}"
-                                               for c, m in zip(columns, r.measures,
-                                                               strict=True)))
-    print("names: " + ", ".join(f"{m} is the script's {a}"
-                                 for m, a in first.authors_names.items())
-          + f"; {first.measures[-1]}: the judged share of the lines Cov reads (not the "
-            "script's)")
+    short = labels.short_labels(columns)
+    width = max(len(run) for run in [*runs, "run"])
+    cell = [max(len(short[c]), 6) for c in columns]
+    print(f"{'run':{width}s} " + " ".join(f"{short[c]:>{w}s}" for c, w in zip(
+        columns, cell, strict=True)))
+    for run, r in zip(runs, results, strict=True):   # a run's own names, by position
+        print(f"{run:{width}s} " + " ".join(f"{labels.marked(r.aggregate[m]):>{w}s}" for m, w
+                                            in zip(r.measures, cell, strict=True)))
+    judged = first.measures[-1]
+    print("\n".join(labels.legend(
+        {short[c]: (f"{c}, the script's {first.authors_names[c]}" if c in first.authors_names
+                    else f"{c}: the judged share of the lines Cov reads (not the script's)"
+                    if c == judged else labels.gloss(c)) for c in columns}, "labels:")))
     for note in (sources_note(first.info.get("judge")), merge_note(first.info.get("judge"))):
         if note:
             print(note)
-    for label, r in zip(labels, results, strict=True):
+    for run, r in zip(runs, results, strict=True):
         other = [m for m in r.measures if m not in columns]
         if other:   # alpha-nDCG over every qrels topic: the run lacks only 0-line topics
-            print(f"{label}: " + ", ".join(f"{m} in the column of {c}" for m, c in zip(
+            print(f"{run}: " + ", ".join(f"{m} in the column of {short[c]}" for m, c in zip(
                 r.measures, columns, strict=True) if m in other))
 
 

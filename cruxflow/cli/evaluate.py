@@ -16,7 +16,7 @@ from cruxflow.cli import vocabulary
 from cruxflow.data.errors import DataError
 from cruxflow.data.io import nan_to_none, write_tsv
 from cruxflow.data.names import named_inputs
-from cruxflow.data.text import printable, printable_cells
+from cruxflow.data.text import printable
 from cruxflow.metrics.evaluate import evaluate_runs
 from cruxflow.metrics.options import MetricOptions
 
@@ -30,13 +30,14 @@ def _cmd_evaluate(args) -> int:
     if args.run_name is not None and len(inputs) > 1:
         raise DataError("--run-name names one run; several runs are named by their file names")
     names = [args.run_name] if args.run_name is not None else [name for name, _ in named]
-    if args.against is not None or args.measures is not None:
+    if args.against is not None:
         return _against(args, names, inputs, options_of(args))
     # --judge alone (no --dataset) names the authors' files; with --dataset, its ratings
     release = args.crux_root is not None or args.qrel is not None or (
         args.judge is not None and args.dataset is None)
     results, authors = [], []
     options = options_of(args)
+    shown = shown_columns(args.measures, options)
     if release:
         if args.run is None:
             raise DataError("--crux-root, --qrel and --judge score a --run")
@@ -67,14 +68,15 @@ def _cmd_evaluate(args) -> int:
         for line in r.info.get("warnings", []):
             print(f"cruxflow: warning: {printable(r.info['system'])}: {line}", file=sys.stderr)
     policy = vocabulary.paired_policy(args)
-    paired = _paired(scored, policy) if len(scored) > 1 and policy is not None else None
+    paired = _paired(scored, policy, shown) if len(scored) > 1 and policy is not None \
+        else None
     authors_paired = None
     if len(authors) > 1 and policy is not None:   # the authors' script's measures, compared too
         from cruxflow.metrics.crux_eval import compare_runs
 
         authors_paired = compare_runs(authors, policy, names)
     if len(inputs) == 1:
-        return _report_one(args, results[0], authors[0] if authors else None)
+        return _report_one(args, results[0], authors[0] if authors else None, shown)
     import pandas as pd
 
     per_query = pd.concat([r.per_query for r in scored], ignore_index=True) if scored else None
@@ -90,7 +92,7 @@ def _cmd_evaluate(args) -> int:
         if authors:
             write_json(args.output / "crux_eval.json", {"runs": [a.to_json() for a in authors]})
     if args.json:
-        out = {"runs": [r.info for r in scored],
+        out = {"runs": [r.info for r in scored], "names": column_names(options),
                "aggregate": [] if table is None else [
                    {k: nan_to_none(v) for k, v in row.items()}
                    for row in table.to_dict(orient="records")],
@@ -104,7 +106,7 @@ def _cmd_evaluate(args) -> int:
         print(json.dumps(out, indent=2))
         return 0
     if table is not None:
-        print(printable_cells(table).to_markdown(index=False, floatfmt=".4f"))
+        print_table(per_query, table, shown, options)
         for r in scored:
             _print_notes(r.info, f"{printable(r.info['system'])}: ")
     _print_sources(scored[0] if scored else None, authors[0] if authors else None)
@@ -119,6 +121,105 @@ def _cmd_evaluate(args) -> int:
     if args.output is not None:
         print(f"wrote {args.output}")
     return 0
+
+
+def shown_columns(measures, options: MetricOptions) -> list[str]:
+    """The measure columns a printed table shows: ``--measures`` (bare column names, ``all``)
+    or the paper's (:data:`cruxflow.metrics.names.PAPER_COLUMNS`); the files and the JSON
+    keep every column."""
+    from cruxflow.metrics.names import PAPER_COLUMNS, table_columns
+
+    columns = table_columns(options)
+    if measures is None:
+        return [c for c in PAPER_COLUMNS if c in columns]
+    if [m.strip() for m in measures] == ["all"]:
+        return columns
+    out = []
+    for text in measures:
+        name = text.strip()
+        if "@" in name:
+            raise DataError(f"--measures {name}: a table's column holds its measure at every k "
+                            f"of --k (give {name.split('@')[0]} and --k "
+                            f"{name.split('@')[1]}), or score names with --against")
+        if name not in columns:
+            raise DataError(f"--measures {name}: not a column of the table (its columns: "
+                            f"{' '.join(columns)}; or all)")
+        out.append(name)
+    return out
+
+
+def column_names(options: MetricOptions) -> dict[str, str]:
+    """``{column: its full name at the row's k}`` (``Judged``: ``Judged(order='score',
+    topics='judged')@k``)."""
+    from cruxflow.metrics.names import qualified, table_columns
+
+    return {c: qualified(c, "k", options) for c in table_columns(options)}
+
+
+def print_table(per_query, table, shown: list[str], options: MetricOptions) -> None:
+    """The means of ``table`` (system, k, topics and the ``shown`` columns) as a Markdown
+    table, a value above 1 and a mean over fewer topics than the row's marked, the notes on
+    the marks and the legend of the columns under it (:mod:`cruxflow.metrics.labels`)."""
+    from cruxflow.metrics import labels
+
+    defined = per_query.groupby(["system", "k"], sort=False)[shown].count()
+    header = ["system", "k", "topics", *shown]
+    lines = ["| " + " | ".join(header) + " |", "|:---|:---|---:|" + "---:|" * len(shown)]
+    above, undefined = [], {}
+    for row in table.to_dict(orient="records"):
+        counts = defined.loc[(row["system"], row["k"])]
+        cells = []
+        for c in shown:
+            cells.append(labels.marked(row[c], defined=int(counts[c]), of=int(row["topics"])))
+            if labels.ABOVE_ONE in cells[-1]:
+                above.append(c)
+            if labels.UNDEFINED in cells[-1]:   # the ks of one run with the same counts
+                undefined.setdefault(c, {}).setdefault(
+                    (printable(row["system"]), int(counts[c]), int(row["topics"])),
+                    []).append(str(row["k"]))
+        lines.append(f"| {printable(row['system'])} | {row['k']} | {int(row['topics'])} | "
+                     + " | ".join(cells) + " |")
+    print("\n".join(lines))
+    notes = labels.footnotes(above, {c: [f"{system} k={','.join(ks)}: {n} of {of} topics"
+                                         for (system, n, of), ks in where.items()]
+                                     for c, where in undefined.items()})
+    full = column_names(options)
+    legend = labels.legend({c: labels.gloss(full[c]) for c in shown},
+                           "columns (each at the row's k; oracle: k = |Z*|, the oracle "
+                           "context's size):")
+    print("\n" + "\n".join(notes + legend))
+
+
+def print_means(scored: list, measures: list[str]) -> None:
+    """``--against``'s table: each run's means (``scored``: ``(name, cruxflow.evaluate's
+    frame)``) under short labels, marked as :func:`print_table` marks them (a mean over fewer
+    topics than the name covers: some undefined, ``attrs["undefined"]``), the legend of the
+    labels that shorten a name under it."""
+    from cruxflow.metrics import labels
+
+    short = labels.short_labels(measures)
+    lines = ["| system | topics | missing_in_run | " + " | ".join(short.values()) + " |",
+             "|:---|---:|---:|" + "---:|" * len(measures)]
+    above, undefined = [], {}
+    for name, frame in scored:
+        cells = []
+        for m in measures:
+            n = int(frame[m].count())
+            left = len(frame.attrs["undefined"].get(m, []))
+            cells.append(labels.marked(frame[m].mean(), defined=n, of=n + left))
+            if labels.ABOVE_ONE in cells[-1]:
+                above.append(m)
+            if left:
+                undefined.setdefault(short[m], []).append(
+                    f"{printable(name)}: {n} of {n + left} topics")
+        lines.append(f"| {printable(name)} | {len(frame)} | "
+                     f"{len(frame.attrs['missing_in_run'])} | " + " | ".join(cells) + " |")
+    print("\n".join(lines))
+    notes = labels.footnotes(above, undefined)
+    legend = labels.legend({label: labels.gloss(m) for m, label in short.items()
+                            if label != m}, "labels:")
+    if notes or legend:
+        print("\n" + "\n".join(notes + legend))
 
 
 def options_of(args) -> MetricOptions:
@@ -146,10 +247,12 @@ def _judgments_against(text: str):
 def _against(args, names: list[str], inputs: list[Path], options: MetricOptions) -> int:
     """``--against JUDGMENTS --measures NAME...``: each run scored by cruxflow.evaluate (the
     Python API's values, its topics and its conventions), the means per run printed."""
+    import warnings
+
     import pandas as pd
 
-    from cruxflow.metrics.api import DEFAULT_MEASURES, evaluate
-    from cruxflow.metrics.inputs import as_judgments
+    from cruxflow.metrics.api import evaluate
+    from cruxflow.metrics.inputs import as_judgments, read_texts, texts_beside
 
     if args.against is None:
         raise DataError("--measures scores --run against --against JUDGMENTS")
@@ -158,11 +261,18 @@ def _against(args, names: list[str], inputs: list[Path], options: MetricOptions)
     if other:
         raise DataError(f"--against gives the judgments: not with --{other[0].replace('_', '-')}"
                         " (score contexts as a run)")
-    judgments = as_judgments(_judgments_against(args.against), options.eta)   # read once
-    measures = args.measures or list(DEFAULT_MEASURES)
-    frames, rows = [], []
+    resolved = _judgments_against(args.against)
+    judgments = as_judgments(resolved, options.eta)   # read once, and the texts
+    texts = read_texts(args.collection) if args.collection else texts_beside(resolved)[0]
+    frames, rows, scored = [], [], []
     for name, run in zip(names, inputs, strict=True):
-        frame = evaluate(run, judgments, measures, options=options)
+        with warnings.catch_warnings(record=True) as said:   # as the other routes say them
+            warnings.simplefilter("always")
+            frame = evaluate(run, judgments, args.measures, options=options, texts=texts)
+        for w in said:
+            print(f"cruxflow: warning: {printable(name)}: {w.message}", file=sys.stderr)
+        measures = list(frame.columns)
+        scored.append((name, frame))
         per = frame.reset_index()
         per.insert(0, "system", name)
         frames.append(per)
@@ -181,7 +291,7 @@ def _against(args, names: list[str], inputs: list[Path], options: MetricOptions)
                                         for r in per_query.to_dict(orient="records")]},
                          indent=2))
         return 0
-    print(table.to_markdown(index=False, floatfmt=".4f"))
+    print_means(scored, measures)
     print(f"\nagainst {args.against} (eta={options.eta}), as cruxflow.evaluate scores: the "
           "mean of each measure over the topics it covers (docs/evaluate.md)")
     if args.output is not None:
@@ -189,14 +299,13 @@ def _against(args, names: list[str], inputs: list[Path], options: MetricOptions)
     return 0
 
 
-def _paired(results, policy) -> list[dict]:
-    """Paired tests between every pair of systems, per context size and measure, by
-    ``policy`` (:func:`cruxflow.metrics.stats.pairwise_tests`; the family: the pairs of one
-    k and measure)."""
+def _paired(results, policy, metrics: list[str]) -> list[dict]:
+    """Paired tests between every pair of systems, per context size and measure (of the
+    table's ``metrics``), by ``policy`` (:func:`cruxflow.metrics.stats.pairwise_tests`; the
+    family: the pairs of one k and measure)."""
     from cruxflow.metrics.stats import pairwise_tests
 
     first = results[0].aggregate
-    metrics = [c for c in first.columns if c not in ("system", "k", "topics", "missing_in_run")]
     families = []
     for k in first["k"].unique():
         frames = {r.info["system"]: r.per_query[r.per_query["k"] == k].set_index("topic")
@@ -228,7 +337,7 @@ def _num(value) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
-def _report_one(args, result, authors) -> int:
+def _report_one(args, result, authors, shown: list[str]) -> int:
     from cruxflow.data.io import write_json
 
     if args.output is not None:
@@ -239,14 +348,15 @@ def _report_one(args, result, authors) -> int:
             write_json(args.output / "crux_eval.json", authors.to_json())
     if args.json:
         out = {} if result is None else {
-            **result.info, "aggregate": [{k: nan_to_none(v) for k, v in row.items()}
+            **result.info, "names": column_names(options_of(args)),
+            "aggregate": [{k: nan_to_none(v) for k, v in row.items()}
                                          for row in result.aggregate.to_dict(orient="records")]}
         if authors is not None:
             out["crux_eval"] = authors.to_json()
         print(json.dumps(out, indent=2))
         return 0
     if result is not None:
-        _print_evaluation(result)
+        _print_evaluation(result, shown, options_of(args))
     _print_sources(result, authors)
     if result is None and authors is not None:
         print("the workflow's scorer needs the passage texts: give --collection, or clone "
@@ -261,12 +371,12 @@ def _report_one(args, result, authors) -> int:
     return 0
 
 
-def _print_evaluation(result) -> None:
-    print(printable_cells(result.aggregate).to_markdown(index=False, floatfmt=".4f"))
+def _print_evaluation(result, shown: list[str], options: MetricOptions) -> None:
+    print_table(result.per_query, result.aggregate, shown, options)
     info = result.info
     print(f"\n{info['topics_evaluated']} topics evaluated (eta={info['eta']}, "
-          f"judgments {info['judgments']}, tokens {info['tokenizer']}); a measure's column in "
-          "the row of size k is that measure @k (Cov in row 10: Cov@10; docs/evaluate.md)")
+          f"judgments {info['judgments']}, tokens {info['tokenizer']}); --measures all "
+          "prints every column (docs/what-to-report.md)")
     _print_notes(info)
 
 
@@ -298,22 +408,10 @@ def _ingested_ratings(dataset) -> dict | None:
 
 
 def _print_notes(info: dict, prefix: str = "") -> None:
-    for key, what in (("missing_in_run", "judged topics not in the input, scored as empty "
-                       "contexts"),
-                      ("topics_not_evaluated", "topics without an answerable question, "
-                       "not evaluated")):
-        ids = info[key]
-        if ids:
-            shown = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
-            print(f"{prefix}{len(ids)} {what}: {shown}")
-    if info.get("run_lines_outside_collection"):
-        print(f"{prefix}warning: {info['run_lines_outside_collection']} run lines rank a "
-              "passage outside the collection: scored as unjudged (rated 0); "
-              "--strict-collection refuses them")
-    for k, ids in info.get("den_undefined_no_text", {}).items():
-        print(f"{prefix}warning: Den undefined at k={k} for {len(ids)} topics whose context "
-              "ranks a passage without text: " + ", ".join(ids[:10])
-              + (", ..." if len(ids) > 10 else ""))
+    from cruxflow.metrics.evaluate import evaluation_notes
+
+    for line in evaluation_notes(info):
+        print(f"{prefix}{line}")
 
 
 def add_command(subparsers) -> None:
@@ -344,7 +442,10 @@ def add_command(subparsers) -> None:
     add("relevance-grades")
     add("judgments")
     add("against", detail="here scores --run with cruxflow.evaluate, in place of --dataset")
-    add("measures", detail="here with --against")
+    add("measures", detail="here, with --against, names (Cov@10 nDCG@10); else the table's "
+                           "columns to print, bare (nDCG R), or all (without it: Cov "
+                           "alpha_nDCG_crux Den Judged); the files and --json keep every "
+                           "column")
     add("collection", detail="for a run that searched a corpus larger than the dataset's own "
                              "passages")
     add("run-name")

@@ -114,6 +114,30 @@ def check_count(name: str, value, label: str | None = None) -> int:
     return int(value)
 
 
+def level_problem(value) -> str | None:
+    """Why ``value`` is not a probability strictly between 0 and 1 (a confidence level, a
+    significance level), in the command line's words (``--confidence``), or ``None``."""
+    import math
+    from numbers import Real
+
+    if isinstance(value, bool) or not isinstance(value, Real):   # numpy's floats are Real
+        return f"not a number: {value!r}"
+    if not math.isfinite(value):
+        return f"must be a finite number, got {value!r}"
+    if not 0 < value < 1:
+        return f"must lie strictly between 0 and 1, got {value}"
+    return None
+
+
+def check_level(name: str, value) -> float:
+    """``value`` as a float if it lies strictly between 0 and 1, else a
+    :class:`~cruxflow.data.errors.DataError` naming ``name`` (the argument) as the command line
+    words it."""
+    if problem := level_problem(value):
+        raise DataError(f"{name} {problem}")
+    return float(value)
+
+
 # --- work that depends on the inputs too ------------------------------------------------------
 
 # Measured on the build machine (2 shared cores, loaded) with cruxflow.metrics.stats.paired's

@@ -184,11 +184,10 @@ class RankColumn:
     example: str
     ranks: list[int]
 
-    def line(self, path, k: int) -> str:
-        shown = ", ".join(map(str, self.ranks[:6])) + (", ..." if len(self.ranks) > 6 else "")
-        return (f"the rank column of {Path(path).name} is not a rank (1..n within a topic) in "
-                f"{self.topics} of its {self.of} topics, e.g. {self.example}: {shown}; the "
-                f"lines of rank <= {k} are kept all the same, as the script does")
+    def line(self, k: int) -> str:
+        shown = ", ".join(map(str, self.ranks[:5])) + (", ..." if len(self.ranks) > 5 else "")
+        return (f"ranks not 1..n in {self.topics} of {self.of} topics ({self.example}: "
+                f"{shown}); cut at rank <= {k} all the same")
 
 
 def rank_column(topic: np.ndarray, rank: np.ndarray, names: list[str]) -> RankColumn | None:
@@ -516,6 +515,7 @@ def as_run(run, *, name: str = "run"):
         return _score_dicts(run, name)
     if isinstance(run, Mapping):
         qids, pids, scores, ranks = [], [], [], []
+        check_ids(run, "query_id", lambda i: f"query {i + 1}")
         for q, docs in run.items():
             if isinstance(docs, Mapping):
                 for d, s in docs.items():
@@ -531,19 +531,60 @@ def as_run(run, *, name: str = "run"):
         return _lines(qids, pids, scores, ranks if len(ranks) == len(qids) and ranks else None,
                       name, lambda i: f"query {qids[i]} passage {pids[i]}",
                       [str(q) for q in run])
-    if isinstance(run, Iterable):
-        rows = list(run)
-        if rows and not all(hasattr(r, "query_id") and hasattr(r, "doc_id") and
-                            hasattr(r, "score") for r in rows):
-            raise TypeError(f"{name}: an iterable of ScoredDoc(query_id, doc_id, score) tuples "
-                            "was expected")
-        qids = [str(r.query_id) for r in rows]
-        pids = [str(r.doc_id) for r in rows]
-        return _lines(qids, pids, [r.score for r in rows], None, name,
+    if isinstance(run, Iterable):   # a list or a generator of ScoredDoc or 3-tuples
+        rows = [_scored_doc(r, i, name) for i, r in enumerate(run)]
+        for field, at in (("query_id", 0), ("doc_id", 1)):
+            check_ids([r[at] for r in rows], field, lambda i: f"item {i + 1}")
+        qids = [str(r[0]) for r in rows]
+        pids = [str(r[1]) for r in rows]
+        return _lines(qids, pids, [r[2] for r in rows], None, name,
                       lambda i: f"item {i + 1}")
     raise TypeError(f"{name}: a TREC run file, {{query: {{passage: score}}}}, a ranx Run, "
                     "ScoredDoc tuples or a DataFrame (query_id, doc_id, score or qid, docno, "
                     "score)")
+
+
+def _scored_doc(row, i: int, name: str) -> tuple:
+    """``(query_id, doc_id, score)`` of an item: an ir_measures ``ScoredDoc`` (or anything with
+    those attributes) or a tuple of three."""
+    if all(hasattr(row, a) for a in ("query_id", "doc_id", "score")):
+        return row.query_id, row.doc_id, row.score
+    if isinstance(row, tuple | list) and len(row) == 3:
+        return tuple(row)
+    raise DataError(f"{name}: expected ScoredDoc(query_id, doc_id, score) or a (query_id, "
+                    f"doc_id, score) tuple, got {type(row).__name__} {row!r:.60}",
+                    record=f"item {i + 1}")
+
+
+def _is_missing(value) -> bool:
+    """None, NaN (float or numpy) or pandas' NA: no id, though ``str`` would make one."""
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return bool(np.isnan(value))
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def check_ids(values, field: str, record) -> None:
+    """Refuse a missing or empty id among ``values`` (``record(i)`` names the i-th): None,
+    NaN and pandas' NA would otherwise be read as the ids 'None', 'nan' and '<NA>'."""
+    for i, value in enumerate(values):
+        if _is_missing(value) or (isinstance(value, str) and not value.strip()):
+            raise DataError(f"{value!r} is no id", record=record(i), field=field)
+
+
+def check_frame_ids(frame, columns) -> None:
+    """:func:`check_ids` on a frame's id ``columns``, the missing found column-wise."""
+    for column in columns:
+        values = frame[column]
+        missing = values.isna().to_numpy()
+        if values.dtype.kind in "OUT" or values.dtype == "str":   # text ids: none blank
+            text = values.astype(str)
+            missing = missing | (text.str.strip() == "").to_numpy()
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            raise DataError(f"{values.iloc[i]!r} is no id ({int(missing.sum())} of "
+                            f"{len(values)} rows)", record=f"row {i + 1}", field=column)
 
 
 def _score_dicts(run: Mapping, name: str):
@@ -563,15 +604,23 @@ def _score_dicts(run: Mapping, name: str):
         pids = [str(p) for d in run.values() for p in d]
         return _lines(qids, pids, [s for d in run.values() for s in d.values()], None, name,
                       lambda i: f"query {qids[i]} passage {pids[i]}", [str(q) for q in run])
+    check_ids(run, "query_id", lambda i: f"query {i + 1}")
     topics = [str(q) for q in run]
     if len(set(topics)) != len(topics):
         raise DataError(f"{name}: two queries have the same id once written as text")
     # one passage id per line (a dict holds a passage once per query; numbering the ids
     # across queries would cost more than looking each up once)
     passages = list(map(str, chain.from_iterable(run.values())))
+    if _MISSING_TEXTS.intersection(passages) or "" in passages:   # then find which one
+        for q, docs in run.items():
+            check_ids(docs, "doc_id", lambda i, q=q: f"query {q} passage {i + 1}")
     return RunLines(topics, np.repeat(np.arange(len(topics), dtype=np.int64), lengths),
                     passages, np.arange(total, dtype=np.int64), scores,
                     np.arange(1, total + 1, dtype=np.int64))
+
+
+# what str() makes of a missing id (None, NaN, pandas' NA and NaT)
+_MISSING_TEXTS = frozenset({"None", "nan", "<NA>", "NaT"})
 
 
 def frame_columns(frame, choices, what: str) -> tuple[str, ...]:
@@ -585,6 +634,7 @@ def frame_columns(frame, choices, what: str) -> tuple[str, ...]:
 
 def _run_frame(frame, name: str):
     q, d, s = frame_columns(frame, RUN_COLUMNS, name)
+    check_frame_ids(frame, (q, d))
     qids = frame[q].astype(str).tolist()
     pids = frame[d].astype(str).tolist()
     ranks = frame["rank"].tolist() if "rank" in frame.columns else None

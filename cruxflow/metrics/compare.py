@@ -83,8 +83,11 @@ class Comparison:
         """The means as a Markdown table, each cell followed by the letters of the runs it
         beats, a note naming the test and the correction, and (``pairs``) the table of every
         pair: difference of the means, p and adjusted p."""
+        from cruxflow.metrics import labels
+
         letters, beats = self._letters(), self.beats()
-        lines = ["| run | " + " | ".join(self.measures) + " |",
+        short = labels.short_labels(self.measures)
+        lines = ["| run | " + " | ".join(short[m] for m in self.measures) + " |",
                  "|:---|" + "---:|" * len(self.measures)]
         for run in self.runs:
             cells = []
@@ -93,12 +96,15 @@ class Comparison:
                 cells.append(_number(self.means.loc[run, m], digits)
                              + (f" {marks}" if marks else ""))
             lines.append(f"| ({letters[run]}) {_md(run)} | " + " | ".join(cells) + " |")
-        text = "\n".join(lines) + f"\n\n{self.note()}.\n"
+        legend = labels.legend({short[m]: labels.gloss(m) for m in self.measures
+                                if short[m] != m}, "labels:")
+        text = "\n".join(lines) + f"\n\n{self.note()}.\n" + "".join(
+            line + "\n" for line in legend)
         if not pairs:
             return text
         rows = ["| measure | a | b | topics | a - b | p | " + self.policy.adjusted_header + " |",
                 "|:---|:---|:---|---:|---:|---:|---:|"]
-        rows += [f"| {_md(r['measure'])} | {_md(r['a'])} | {_md(r['b'])} | {r['topics']} | "
+        rows += [f"| {_md(short[r['measure']])} | {_md(r['a'])} | {_md(r['b'])} | {r['topics']} | "
                  f"{_number(r['diff'], digits)} | {_number(r['p'], digits)} | "
                  f"{_number(r['p_adjusted'], digits)} |" for r in self.tests.to_dict("records")]
         return text + "\n" + "\n".join(rows) + "\n"
@@ -138,11 +144,15 @@ def _number(value, digits: int) -> str:
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", r"\|")
+    from cruxflow.data.text import printable
+
+    return printable(str(text)).replace("|", r"\|")
 
 
 def _tex(text: str) -> str:
-    out = str(text)
+    from cruxflow.data.text import printable
+
+    out = printable(str(text))
     for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"),
                           ("_", r"\_"), ("#", r"\#"), ("^", r"\^{}"), ("$", r"\$")):
         out = out.replace(char, escaped)
@@ -187,12 +197,14 @@ def compare(runs, judgments, measures=None, *, test: str | None = None,
     """
     import pandas as pd
 
+    from cruxflow.data.limits import check_level
     from cruxflow.datasets import resolve_judgments
     from cruxflow.metrics import api
     from cruxflow.metrics.inputs import as_judgments
     from cruxflow.metrics.options import DEFAULTS
     from cruxflow.metrics.stats import pairwise_tests
 
+    alpha = check_level("alpha", alpha)       # as the command line checks --confidence
     named = _named_runs(runs)
     if len(named) < 2:
         raise ValueError(f"compare needs two runs or more, got {len(named)}")

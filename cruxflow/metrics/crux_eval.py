@@ -220,8 +220,8 @@ def _score_run(run, inputs: CruxEvalInputs) -> CruxEvalResult:
     for m, reason in zip([m for m in measures if m in names], reasons, strict=False):
         left = len(run_topics) - sum(per_topic[t][m] is not None for t in run_topics)
         if left:
-            warnings.append(f"{names[m]} ({m}): {left} of {len(run_topics)} run topics left "
-                            f"out ({reason})")
+            warnings.append(f"the script's {names[m]}: {left} of {len(run_topics)} run topics "
+                            f"left out ({reason})")
     info = {**inputs.summaries,
             "run_topics": len(run_topics), "lines_beyond_k": top.beyond_k,
             "filter_by_oracle": inputs.filter_by_oracle, "eta": inputs.eta,
@@ -299,7 +299,7 @@ def _cut_warnings(top: RunFile, k: int, qrel_topics: list[str], absent: list[str
                    f"rank column cut every line of theirs (rank > {k}; {top.beyond_k} lines "
                    f"cut in all): left out, as the script does: {_listed(cut)}")
     if top.not_a_rank is not None:
-        out.append(top.not_a_rank.line(top.path, k))
+        out.append(top.not_a_rank.line(k))
     return out
 
 

@@ -212,6 +212,33 @@ class _Scoring:
 
 # --- the CRUX release: its files, the authors' script and the workflow's scorer ---------------
 
+def evaluation_notes(info) -> list[str]:
+    """What a scoring left out or could not do, one line each, from an evaluation's ``info``
+    (or :func:`cruxflow.evaluate`'s ``attrs``, which carry the same keys): ``cruxflow
+    evaluate`` prints them under its table, :func:`cruxflow.evaluate` warns with them."""
+    out = []
+    for key, what in (("missing_in_run", "judged topics not in the input, scored as empty "
+                       "contexts"),
+                      ("topics_not_evaluated", "topics without an answerable question, "
+                       "not evaluated")):
+        ids = info.get(key) or []
+        if ids:
+            out.append(f"{len(ids)} {what}: {_listed(ids)}")
+    if info.get("run_lines_outside_collection"):
+        out.append(f"warning: {info['run_lines_outside_collection']} run lines rank a passage "
+                   "outside the collection: scored as unjudged (rated 0); --strict-collection "
+                   "refuses them")
+    for k, ids in (info.get("den_undefined_no_text") or {}).items():
+        what = f"{k} undefined" if "@" in str(k) else f"Den undefined at k={k}"
+        out.append(f"warning: {what} for {len(ids)} topics whose context ranks a passage "
+                   f"without text: {_listed(ids)}")
+    return out
+
+
+def _listed(ids: list[str]) -> str:
+    return ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
+
+
 def release_files(crux_root, eta: int = DEFAULTS.eta) -> tuple[Path, Path]:
     """The diversity qrels and judge folder of a release subset (``crux-mds-duc04``): the
     qrels of threshold ``eta`` (``div_qrels-tau3.txt``) or the folder's only qrels file."""

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from cruxflow.data.errors import DataError
 from cruxflow.data.model import passage_order
-from cruxflow.data.runs import frame_columns, is_integer
+from cruxflow.data.runs import check_frame_ids, check_ids, frame_columns, is_integer
 from cruxflow.metrics.options import RATING_MAX
 
 QRELS_COLUMNS = (("query_id", "doc_id", "relevance"), ("qid", "docno", "label"))
@@ -143,7 +143,7 @@ def as_judgments(judgments, eta: int) -> Judgments:
         return Judgments(relevance=judgments, source="frame")
     if isinstance(judgments, Mapping):
         first = next((v for m in judgments.values() for v in m.values()), None)
-        if isinstance(first, (list, tuple)):
+        if isinstance(first, (list, tuple)) or getattr(first, "ndim", 0) == 1:
             return Judgments(ratings=judgments, source="ratings")
         return Judgments(relevance=judgments, source="qrels")
     if callable(getattr(judgments, "to_dict", None)) or isinstance(judgments, Iterable):
@@ -182,6 +182,7 @@ def _ratings(value, what: str) -> dict[str, dict[str, list[int]]]:
         if missing:
             raise DataError(f"graded diversity qrels need the columns query_id, iteration, "
                             f"doc_id, relevance; missing {', '.join(sorted(missing))}")
+        check_frame_ids(value, ("query_id", "iteration", "doc_id"))
         for i, r in enumerate(value["relevance"].tolist()):
             _rating(r, f"row {i + 1}", "relevance")
         return ratings_from_graded(value)
@@ -189,11 +190,15 @@ def _ratings(value, what: str) -> dict[str, dict[str, list[int]]]:
         raise TypeError(f"{what}: a path, a frame of graded diversity qrels or "
                         "{query: {passage: [ratings]}}")
     out: dict[str, dict[str, list[int]]] = {}
+    check_ids(value, "query_id", lambda i: f"query {i + 1}")
     for t, m in value.items():
         lengths = set()
         row: dict[str, list[int]] = {}
+        check_ids(m, "doc_id", lambda i, t=t: f"query {t} passage {i + 1}")
         for p, rs in m.items():
             where = f"query {t} passage {p}"
+            if hasattr(rs, "tolist") and getattr(rs, "ndim", 0) == 1:   # a numpy row
+                rs = rs.tolist()
             if not isinstance(rs, (list, tuple)):
                 raise DataError(f"expected a list of ratings, got {rs!r}", record=where,
                                 field="ratings")
@@ -259,12 +264,17 @@ def _relevance(value, what: str) -> dict[str, dict[str, int]]:
         return read_qrels(value)
     if hasattr(value, "columns"):
         q, d, r = frame_columns(value, QRELS_COLUMNS, "qrels")
+        check_frame_ids(value, (q, d))
         items = zip(value[q].astype(str).tolist(), value[d].astype(str).tolist(),
                     value[r].tolist(), strict=True)
         records = (f"row {i + 1}" for i in range(len(value)))
     else:
         if not isinstance(value, Mapping) and callable(getattr(value, "to_dict", None)):
             value = value.to_dict()     # ranx's Qrels
+        if isinstance(value, Mapping):
+            check_ids(value, "query_id", lambda i: f"query {i + 1}")
+            for q, docs in value.items():
+                check_ids(docs, "doc_id", lambda i, q=q: f"query {q} passage {i + 1}")
         if isinstance(value, Mapping) and _integer_grades(value):
             return {str(q): {str(d): int(g) for d, g in docs.items()}
                     for q, docs in value.items()}
@@ -277,6 +287,8 @@ def _relevance(value, what: str) -> dict[str, dict[str, int]]:
                        hasattr(x, "relevance") for x in rows):
                 raise TypeError(f"{what}: an iterable of Qrel(query_id, doc_id, relevance) "
                                 "tuples was expected")
+            check_ids([x.query_id for x in rows], "query_id", lambda i: f"item {i + 1}")
+            check_ids([x.doc_id for x in rows], "doc_id", lambda i: f"item {i + 1}")
             items = [(str(x.query_id), str(x.doc_id), x.relevance) for x in rows]
             records = (f"item {i + 1}" for i in range(len(items)))
     out: dict[str, dict[str, int]] = {}
@@ -291,19 +303,67 @@ def _relevance(value, what: str) -> dict[str, dict[str, int]]:
     return out
 
 
+# --- passage texts: what Den counts, and the collection a run's passages are checked against ---
+
+def read_texts(value) -> dict[str, str]:
+    """``{passage: text}`` of ``texts=``: a mapping as it is; a path: a prepared dataset's
+    passages (a folder with ``topics.jsonl``), else a passage collection (a JSONL file, or a
+    folder of them: :func:`cruxflow.data.ingest.crux_common.read_collection`, as ``cruxflow
+    evaluate --collection`` reads one)."""
+    if isinstance(value, Mapping):
+        return value
+    if not isinstance(value, (str, Path)):
+        raise TypeError(f"texts: a mapping {{passage: text}} or the path of a passage "
+                        f"collection, not {type(value).__name__}")
+    path = Path(value)
+    if (path / "topics.jsonl").is_file():
+        from cruxflow.data.model import Dataset
+
+        dataset = Dataset.load(path, with_passages=True)
+        return {pid: p.contents for pid, p in dataset.passages.items()}
+    from cruxflow.data.ingest.crux_common import read_collection
+
+    return read_collection(path)[0]
+
+
+def texts_beside(judgments) -> tuple[dict[str, str] | None, str | None]:
+    """The passage texts that ``judgments`` (a folder given to :func:`cruxflow.evaluate`) has
+    beside it, as ``cruxflow evaluate`` finds them: a prepared dataset's passages, a CRUX
+    release subset's corpus (its ``docs/``, or ``crux-mds-corpus`` beside an MDS subset); with
+    where they were read, or ``(None, None)``."""
+    if not isinstance(judgments, (str, Path)) or not Path(judgments).is_dir():
+        return None, None
+    path = Path(judgments)
+    if (path / "topics.jsonl").is_file():
+        return read_texts(path), str(path / "passages.jsonl")
+    if (path / "judge").is_dir() and (path / "qrels").is_dir():
+        from cruxflow.data.ingest import IngestOptions
+        from cruxflow.data.ingest.crux_common import read_collection
+        from cruxflow.data.ingest.crux_release import find_corpus
+
+        corpus = find_corpus(path, IngestOptions())
+        if corpus is not None:
+            return read_collection(corpus)[0], str(corpus)
+    return None, None
+
+
 # --- graded diversity qrels: the ratings as qrels lines ------------------------------------
 
 def graded_qrels(ratings_by_topic):
     """Graded diversity qrels as a frame (``query_id, iteration, doc_id, relevance``): one row
     per rated (passage, sub-question), the sub-question index as subtopic. ``ratings_by_topic``:
-    ``{topic: {passage: ratings}}``, or a judge folder or ratings file (a CRUX release's
-    ``judge/``)."""
+    ``{topic: {passage: ratings}}``, or what :func:`cruxflow.evaluate` reads as ratings (a
+    judge folder or ratings file, a CRUX release subset folder, a prepared dataset folder)."""
     import pandas as pd
 
     if not isinstance(ratings_by_topic, Mapping):
-        from cruxflow.data.ingest.crux_common import read_ratings
+        from cruxflow.metrics.options import DEFAULTS
 
-        ratings_by_topic = read_ratings(ratings_by_topic).by_topic()
+        read = as_judgments(ratings_by_topic, DEFAULTS.eta)
+        if read.ratings is None:
+            raise DataError(f"{read.source}: no ratings to write as graded qrels (relevance "
+                            "qrels only)")
+        ratings_by_topic = read.ratings
 
     rows = [(tid, str(i), pid, int(r)) for tid, m in ratings_by_topic.items()
             for pid, ratings in m.items() for i, r in enumerate(ratings)]

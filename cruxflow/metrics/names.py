@@ -168,6 +168,8 @@ class MeasureDef:
     cutoff_optional: bool = False
     # whether an empty context (a topic the run lacks) has a value (False: undefined, NaN)
     defined_on_empty: bool = True
+    # why a value may exceed 1 (the note under a table that prints one; "" where it cannot)
+    above_one: str = ""
 
     def function(self) -> Callable:
         """The compute function, imported on first use (numpy is not imported here)."""
@@ -238,7 +240,9 @@ register(MeasureDef(
     "set P**, in greedy novelty order) over its |Z*| ranks; a context longer than Z* can "
     "score above 1",
     (RATINGS,), f"{_COMPUTE}:alpha_ndcg_crux", option_of={"rel": "eta", "alpha": "alpha"},
-    table=("alpha_nDCG_crux",), label="alpha-nDCG (Eq. 4)", latex=r"$\alpha$-nDCG (Eq.~4)"))
+    table=("alpha_nDCG_crux",), label="alpha-nDCG (Eq. 4)", latex=r"$\alpha$-nDCG (Eq.~4)",
+    above_one="the paper's Eq. 4 divides by the oracle context's alpha-DCG over its |Z*| ranks, "
+              "so a context longer than Z* (k > |Z*|) can pass it"))
 register(MeasureDef(
     "Den", {"rel": _ETA, "weight": _WEIGHT},
     "CRUX density (Eq. 6): ((Cov@k / tokens of the top k) / (Cov(Z*) / tokens of Z*)) ** "
@@ -246,7 +250,8 @@ register(MeasureDef(
     "passage of the context or of Z* has no text",
     (RATINGS, TOKENS), f"{_COMPUTE}:density",
     option_of={"rel": "eta", "weight": "density_weight"}, table=("Den",),
-    label="Den(Z)", latex="$Den(Z)$"))
+    label="Den(Z)", latex="$Den(Z)$",
+    above_one="a context with more coverage per token than the oracle context Z* (Eq. 6)"))
 register(MeasureDef(
     "R", {"rel": _GRADE, "qrels": _QRELS},
     "ir_measures' R@k (trec_eval recall_k): relevant passages in the top k / relevant "
@@ -305,6 +310,11 @@ def table_measures() -> tuple[str, ...]:
 
 
 TABLE_MEASURES = table_measures()
+
+# What a printed table shows unless asked for more: the CRUX paper's measures of a retrieval
+# context (Table 1: Cov(Z), alpha-nDCG and Den(Z) at k = |Z*|; Table 3 at 10 and 20 too) and
+# the judged share, which says how far the others can be trusted (docs/what-to-report.md)
+PAPER_COLUMNS = ("Cov", "alpha_nDCG_crux", "Den", "Judged")
 
 
 def table_columns(options: MetricOptions = DEFAULTS) -> list[str]:

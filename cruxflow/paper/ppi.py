@@ -104,8 +104,9 @@ def ppi_mean(judge: Mapping[str, float], human: Mapping[str, float], *, alpha: f
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha}")
+    from cruxflow.data.limits import check_level
+
+    alpha = check_level("alpha", alpha)   # NaN too, in the command line's words
     unknown = [item for item in human if item not in judge]
     if unknown:
         raise DataError(f"{len(unknown)} human item(s) have no judge value, first {unknown[0]!r}"

@@ -46,6 +46,10 @@ def topic_bootstrap(tables: Sequence[np.ndarray], statistic: Callable[..., float
     topics or no resamples). Where every resample is defined this equals
     ``scipy.stats.bootstrap(method="percentile")`` with the same generator (tests/test_stats.py).
     """
+    from cruxflow.data.limits import check_count, check_level
+
+    confidence = check_level("confidence", confidence)   # the command line's checks
+    n_resamples = check_count("bootstrap", n_resamples, "n_resamples")
     n = tables[0].shape[0] if tables else 0
     if n < min_topics or n_resamples < 1:
         return Interval(None, None, confidence, n, 0, 0)
