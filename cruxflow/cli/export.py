@@ -99,11 +99,12 @@ def add_command(subparsers) -> None:
         detail="here a passage rated this or more supports the question; tevatron: the "
                f"CoveR authors' tau, {TevatronOptions.eta} unless given")
     add("collection-name")
-    add("run", single=True, detail="tevatron: its passages are the training rows' (required "
-                                   "there)")
+    add("run", single=True, detail="tevatron, and required there: its passages are the "
+                                   "training rows'")
     add("positive-depth", default=TevatronOptions.positive_depth, detail="tevatron")
     add("negative-depth", default=TevatronOptions.negative_depth,
-        detail="tevatron: the deep ones start after N + 1 (the authors' script)")
+        detail="tevatron: those of the plain split; the deep ones that pad the others come "
+               "after the first N + 1, as in the authors' script")
     add("negatives", default=TevatronOptions.negatives, detail="tevatron")
     add("strict-collection")
     p.set_defaults(func=_cmd_export)

@@ -195,7 +195,12 @@ def training_data(dataset: Dataset, run_path, options: TevatronOptions = Tevatro
     notes = []
     if run.not_a_rank is not None:
         notes.append(run.not_a_rank.line(run_path, options.run_depth))
-    ranked = {t: [pid for pid, _, _ in lines] for t, lines in run.topics.items()}
+    lines = run.lines      # by column: each topic's lines together, in file order
+    starts = lines.starts()
+    bounds = [*starts.tolist(), len(lines.topic)]
+    every_id = np.asarray(lines.passages, dtype=object)[lines.passage]
+    ids = every_id.tolist()
+    ranked = {t: ids[bounds[i]:bounds[i + 1]] for i, t in enumerate(lines.topics)}
     for t in ranked:
         if not dataset.topics[t].query:
             raise DataError("has no report request (query) to train with", path=run_path,
@@ -210,9 +215,12 @@ def training_data(dataset: Dataset, run_path, options: TevatronOptions = Tevatro
         at += n
         for split, row in rows.items():
             splits[split].append(row)
-    named = dict.fromkeys(pid for rows in splits.values() for row in rows
-                          for key in ("positive_document_ids", "negative_document_ids")
-                          for pid in row[key])
+    # the passages the rows name: each topic's first positive_depth (the plain split's
+    # positives) and those from position negative_depth on (its negatives, the deep ones
+    # among them), in that order, each once
+    place = np.arange(len(lines.topic)) - np.repeat(starts, np.diff(bounds))
+    named = list(dict.fromkeys(every_id[(place < options.positive_depth)
+                                        | (place >= options.negative_depth)].tolist()))
     corpus = [{"docid": pid, "title": "", "text": texts[pid].contents}
               for pid in named if pid in texts]
     without = [pid for pid in named if pid not in texts]

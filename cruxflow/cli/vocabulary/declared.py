@@ -37,7 +37,8 @@ _flags(
          default_text="none"),
     Flag("run", "TREC run files, `qid Q0 passage rank score tag`, scored in one call; NAME=PATH "
          "names one (else the file name without its last suffix; two of one name refused)",
-         type=_NAMED_PATH, nargs="+", action="extend", metavar="RUN", default_text="none"),
+         type=_NAMED_PATH, nargs="+", action="extend", metavar="RUN", default_text="none",
+         single="a TREC run file, `qid Q0 passage rank score tag`"),
     Flag("contexts", 'contexts to score: JSONL, one line per topic, {"topic_id": ..., "passages": '
                      '[ids, best first]} ("context" is accepted for "passages"); several as --run',
          type=Path, nargs="+", action="extend", metavar="FILE", default_text="none"),
