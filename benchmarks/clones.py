@@ -13,7 +13,10 @@ from pathlib import Path
 
 # variable -> the repository it names
 CLONES = {
-    "CRUXFLOW_CRUX_REPO": "DylanJoo/crux (a commit with crux/evaluation/rac_eval.py)",
+    "CRUXFLOW_CRUX_REPO": "DylanJoo/crux (a commit with crux/evaluation/rac_eval.py; for "
+                          "tevatron_vs_authors.py, one whose loaders read a judge folder, "
+                          "0007909 or later)",
+    "CRUXFLOW_COVER_REPO": "DylanJoo/CoveR",
     "CRUXFLOW_LABELING_REPO": "DylanJoo/crux-labeling",
     "CRUXFLOW_LANCER_REPO": "DylanJoo/LANCER",
 }

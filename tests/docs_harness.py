@@ -353,6 +353,7 @@ def environment(root: Path) -> dict[str, str]:
     bin_dir = str(Path(sys.executable).parent)
     env.update(PATH=bin_dir + os.pathsep + env.get("PATH", ""), PYTHONPATH=str(root),
                PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               HF_DATASETS_OFFLINE="1", HF_DATASETS_CACHE=str(root / "hf-datasets-cache"),
                COLUMNS="200", NO_COLOR="1", PYTHONWARNINGS="ignore::DeprecationWarning")
     env.pop("CRUX_ROOT", None)
     # a pytest run inside is its own session, not one of this session's xdist workers

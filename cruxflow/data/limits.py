@@ -86,6 +86,9 @@ COUNTS: dict[str, Count] = {
     "contexts_per_question": Count(10_000, "each context is one LLM answer per question"),
     "context_size": Count(1000, "passages in one prompt, which must fit a context window"),
     "depth": Count(1_000_000, "passages of one ranked list"),
+    "positive_depth": Count(1_000_000, "passages of one ranked list"),
+    "negative_depth": Count(1_000_000, "passages of one ranked list", least=0),
+    "negatives": Count(1_000_000, "passages of one ranked list", least=0),
     "top": Count(1_000_000, "systems of one ranking (the k of a top-k overlap)"),
     "rounds": Count(100, "each round is one LLM call per document; a round that adds "
                          "nothing ends them earlier"),

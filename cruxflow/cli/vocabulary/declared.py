@@ -18,6 +18,7 @@ from cruxflow.metrics.policy import CORRECTIONS, POLICY, TESTS
 from cruxflow.stages.holes import RATING_PROMPTS
 
 PAIRED_HOME = "cruxflow.metrics.policy.POLICY"
+TRAINING_HOME = "cruxflow.data.training.TevatronOptions"
 NO_TEST = "none"     # --test none: compare nothing
 # a folder or file of the inputs may be a fetched set's name (or a path inside one)
 _PATH, _NAMED_PATH = types.release_path, types.named_release_path
@@ -36,7 +37,8 @@ _flags(
          default_text="none"),
     Flag("run", "TREC run files, `qid Q0 passage rank score tag`, scored in one call; NAME=PATH "
          "names one (else the file name without its last suffix; two of one name refused)",
-         type=_NAMED_PATH, nargs="+", action="extend", metavar="RUN", default_text="none"),
+         type=_NAMED_PATH, nargs="+", action="extend", metavar="RUN", default_text="none",
+         single="a TREC run file, `qid Q0 passage rank score tag`"),
     Flag("contexts", 'contexts to score: JSONL, one line per topic, {"topic_id": ..., "passages": '
                      '[ids, best first]} ("context" is accepted for "passages"); several as --run',
          type=Path, nargs="+", action="extend", metavar="FILE", default_text="none"),
@@ -218,9 +220,16 @@ def paired_policy(args):
 _flags(
     Flag("format", "the data format the command reads (ingest, agreement) or writes (export)",
          home="the command"),
-    Flag("collection-name", "the test collection's name written into the NuggetBank records "
-                            "(test_collection)", type=types.name, metavar="NAME",
-         default_text="the dataset folder's name"),
+    Flag("collection-name", "the test collection's name written into the exported records "
+                            "(NuggetBank's test_collection, Tevatron's source)",
+         type=types.name, metavar="NAME", default_text="the dataset folder's name"),
+    Flag("positive-depth", "positives are taken from each topic's first N passages of the run",
+         type=count("positive-depth"), metavar="N", home=TRAINING_HOME),
+    Flag("negative-depth", "negatives are taken from each topic's passages after the first N "
+                           "of the run", type=count("negative-depth"), metavar="N",
+         home=TRAINING_HOME),
+    Flag("negatives", "the negatives a training row is padded to with deep ones",
+         type=count("negatives"), metavar="N", home=TRAINING_HOME),
     Flag("dataset-name", "the dataset's name in the workflow (its output paths) and its "
                          "distractors' prefix", type=types.name, metavar="NAME",
          default="own"),
