@@ -148,12 +148,19 @@ def _print_table(results, runs) -> None:
 
 
 def _print_paired(rows, policy) -> None:
-    print(f"\npaired tests between every pair of runs over the topics both define: "
-          f"{policy.describe()} ({_pairs(rows)} pairs):")
+    import textwrap
+
+    from cruxflow.metrics import labels
+
+    print()
+    print("\n".join(textwrap.wrap(f"paired tests between every pair of runs over the topics "
+                                  f"both define: {policy.describe()} ({_pairs(rows)} pairs):",
+                                  labels.WIDTH)))
+    short = labels.short_labels(dict.fromkeys(r["measure"] for r in rows))
     header = ("measure", "a", "b", "topics", "mean a", "mean b", "a - b", "p",
               policy.adjusted_header)
     table = [header] + [
-        (r["measure"], printable(r["a"]), printable(r["b"]), str(r["topics"]),
+        (short[r["measure"]], printable(r["a"]), printable(r["b"]), str(r["topics"]),
          _num(r["mean_a"]), _num(r["mean_b"]), _num(r["diff"]), _num(r["p"]),
          _num(r["p_adjusted"])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

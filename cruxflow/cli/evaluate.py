@@ -320,8 +320,13 @@ def _paired(results, policy, metrics: list[str]) -> list[dict]:
 
 
 def _print_paired(rows, policy, family: str) -> None:
-    print(f"\npaired tests between every pair of systems over the topics both define: "
-          f"{policy.describe(family)}:")
+    import textwrap
+
+    from cruxflow.metrics.labels import WIDTH
+
+    print()
+    print("\n".join(textwrap.wrap(f"paired tests between every pair of systems over the "
+                                  f"topics both define: {policy.describe(family)}:", WIDTH)))
     keys = ["k"] if "k" in rows[0] else []
     header = (*keys, "measure", "a", "b", "topics", "a - b", "p", policy.adjusted_header)
     table = [header] + [
