@@ -210,3 +210,24 @@ def test_graded_qrels_reads_every_folder_evaluate_reads(tmp_path, capsys):
     key = ["query_id", "doc_id", "iteration"]
     assert sorted(map(tuple, got[key + ["relevance"]].values.tolist())) == \
         sorted(map(tuple, want[key + ["relevance"]].values.tolist()))
+
+
+def test_a_trec_qrels_path_is_relevance_qrels_and_a_diversity_file_is_ratings(tmp_path):
+    """A plain path to TREC qrels (one value in the second column, a passage once a topic)
+    gives ir_measures' numbers; it was read as graded diversity qrels (one sub-question a
+    topic, its grades as ratings) and gave other numbers in silence. A diversity qrels file,
+    whose subtopic column varies, is still read as ratings."""
+    trec = tmp_path / "qrels.txt"
+    trec.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items()
+                            for d, g in docs.items()))
+    run = [ir_measures.ScoredDoc(q, d, s) for q, docs in SCORES.items() for d, s in docs.items()]
+    want = ir_measures.calc_aggregate([ir_measures.nDCG @ 10, ir_measures.AP],
+                                      list(ir_measures.read_trec_qrels(str(trec))), run)
+    got = evaluate(SCORES, trec, ["nDCG@10", "AP"]).mean()
+    assert got["nDCG@10"] == pytest.approx(want[ir_measures.nDCG @ 10], abs=1e-12)
+    assert got["AP"] == pytest.approx(want[ir_measures.AP], abs=1e-12)
+    diversity = tmp_path / "div.txt"          # two sub-questions: ratings, as before
+    diversity.write_text("q1 0 a 4\nq1 1 a 0\nq1 0 c 0\nq1 1 c 3\n")
+    assert Judgments(ratings=diversity).ratings == {"q1": {"a": [4, 0], "c": [0, 3]}}
+    cov = evaluate({"q1": {"a": 2.0, "c": 1.0}}, diversity, ["Cov@1", "Cov@2"])
+    assert cov.loc["q1"].tolist() == [0.5, 1.0]

@@ -12,6 +12,9 @@ a CRUX release subset folder (``qrels/``,      the ratings of ``judge/`` and the
 ``judge/``: ``crux-mds-duc04``)                  qrels ``qrels/div_qrels-tau<eta>.txt`` (or
                                                  its only qrels file), as crux-eval reads them
 a judge folder or ratings ``.jsonl``            the ratings
+a TREC qrels file (``qid 0 docid grade``: one    relevance qrels
+value in the second column, a passage once
+a topic)
 any other file                                  graded diversity qrels: ``query subtopic
                                                  passage rating`` (the ratings)
 a DataFrame with ``iteration``                  graded diversity qrels (the ratings)
@@ -136,6 +139,8 @@ def as_judgments(judgments, eta: int) -> Judgments:
             return as_judgments(Dataset.load(path, with_passages=False), eta)
         if (path / "judge").is_dir() and (path / "qrels").is_dir():
             return _release(path, eta)
+        if path.is_file() and path.suffix != ".jsonl" and _relevance_qrels_file(path):
+            return Judgments(relevance=path, source=str(path))
         return Judgments(ratings=path, source=str(path))
     if hasattr(judgments, "columns"):
         if "iteration" in judgments.columns:
@@ -151,6 +156,29 @@ def as_judgments(judgments, eta: int) -> Judgments:
     raise TypeError("judgments: a dataset directory, a CRUX release subset folder, a judge "
                     "folder or ratings JSONL, graded diversity qrels, relevance qrels "
                     "(dict, frame, ranx Qrels, ir_measures Qrel tuples) or Judgments(...)")
+
+
+def _relevance_qrels_file(path: Path) -> bool:
+    """Whether a four-column qrels file is TREC relevance qrels (``qid 0 docid grade``: one
+    value in the second column on every line, each passage once a topic) rather than graded
+    diversity qrels (``qid subtopic docid rating``: the subtopic varies, a passage holds a line
+    per subtopic). Read as diversity qrels, relevance qrels would give every topic one
+    sub-question and their grades as ratings: numbers of another measure, in silence."""
+    from cruxflow.data.io import read_text
+
+    second, pairs, n = set(), set(), 0
+    for line in read_text(path).splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            return False          # the reader names the line
+        second.add(parts[1])
+        pairs.add((parts[0], parts[2]))
+        n += 1
+        if len(second) > 1:
+            return False
+    return n > 0 and len(pairs) == n
 
 
 def _release(path: Path, eta: int) -> Judgments:
