@@ -174,8 +174,9 @@ def bootstrap_bytes(resamples: int, topics: int) -> int:
 
 
 # A bootstrap's statistic, once per resample: a rank correlation and tau_AP of the systems'
-# means took 1.7-2.9 ms a resample here (cruxflow.metrics.stats.rank_agreement, 2,000 resamples
-# of 50-500 topics and 10-40 systems).
+# means took 1.7-2.9 ms a resample here (kendall_tau and tau_ap of one resample's means, as
+# cruxflow.paper.system_agreement computes them; 2,000 resamples of 50-500 topics and 10-40
+# systems).
 _SECONDS_PER_BOOTSTRAP = 2.5e-3
 
 

@@ -25,10 +25,8 @@ from cruxflow.metrics.stats.bootstrap import Interval, mean_interval, topic_boot
 from cruxflow.metrics.stats.correlation import (
     METHODS,
     Correlation,
-    RankAgreement,
     RankCorrelation,
     kendall_tau,
-    rank_agreement,
     rank_correlation,
     system_correlation,
     tau_ap,
@@ -50,9 +48,9 @@ from cruxflow.metrics.stats.values import defined, is_defined, mean_of_defined, 
 
 __all__ = [
     "ALTERNATIVES", "CORRECTIONS", "METHODS", "POLICY", "SIGN_BLOCK", "TESTS", "Correlation",
-    "Interval", "Policy", "RankAgreement", "RankCorrelation", "adjust", "benjamini_hochberg",
+    "Interval", "Policy", "RankCorrelation", "adjust", "benjamini_hochberg",
     "cohen_kappa", "defined", "fleiss_kappa", "holm", "is_defined", "kendall_tau",
     "krippendorff_alpha", "mean_interval", "mean_of_defined", "nan_if_none", "paired_p_values",
-    "pairwise", "pairwise_tests", "randomization_p_values", "rank_agreement", "rank_correlation",
+    "pairwise", "pairwise_tests", "randomization_p_values", "rank_correlation",
     "system_correlation", "t_test_p_value", "tau_ap", "topic_bootstrap", "wilcoxon_p_value",
 ]
