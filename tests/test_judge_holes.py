@@ -219,7 +219,7 @@ def test_judge_fills_the_holes_of_a_run_with_smollm2(tmp_path, capsys):
     rc, before = cli(capsys, "evaluate", "--crux-root", root, "--run", run, "--k", "10")
     assert rc == 0
     row = table_row(before)
-    assert row["Judged"] == f"{(2 / 3 + 1 / 2) / 2:.4f}"             # 0.5833
+    assert row["Judged"] == f"{(2 / 3 + 1 / 2) / 2:.4f} [b]"   # 0.5833; D undefined: no context
     assert row["Cov"] == f"{(0 + 1 / 2 + 0) / 3:.4f}"                 # D: not in the run
     assert "ratings of" not in before                                  # all original
 
@@ -238,7 +238,7 @@ def test_judge_fills_the_holes_of_a_run_with_smollm2(tmp_path, capsys):
     rc, after = cli(capsys, "evaluate", "--crux-root", root, "--run", run, "--k", "10")
     assert rc == 0
     row = table_row(after)
-    assert row["Judged"] == "1.0000"
+    assert row["Judged"] == "1.0000 [b]"   # of the two topics with a context
     original = read_ratings(DUC / "judge").by_topic()
     new = {(r["id"], r["docid"]): r["rating"] for r in records}
     cov = [coverage({**original[t], **{p: v for (tt, p), v in new.items() if tt == t}},
