@@ -34,11 +34,35 @@ def test_the_index_links_every_page():
     assert not pages - linked, f"docs/README.md does not link: {sorted(pages - linked)}"
 
 
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation but ``-`` and ``_``
+    dropped, spaces as ``-``; a repeated one numbered (``-1``, ``-2``)."""
+    seen: dict[str, int] = {}
+    anchors = set()
+    in_code = False
+    for line in page.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        if in_code or not re.match(r"#{1,6} ", line):
+            continue
+        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        anchors.add(slug if n == 0 else f"{slug}-{n}")
+    return anchors
+
+
 @pytest.mark.parametrize("doc", DOCS, ids=IDS)
-def test_every_relative_link_reaches_a_file(doc):
-    broken = [t for t in LINK.findall(doc.read_text())
-              if not re.match(r"[a-z][a-z0-9+.-]*:|#", t)
-              and not (doc.parent / t.split("#")[0]).exists()]
+def test_every_relative_link_reaches_a_file_and_its_heading(doc):
+    broken = []
+    for target in LINK.findall(doc.read_text()):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        page = doc.parent / path if path else doc
+        if not page.exists() or (anchor and page.suffix == ".md"
+                                 and anchor not in _anchors(page)):
+            broken.append(target)
     assert not broken, f"{doc.name}: links to nothing: {broken}"
 
 
