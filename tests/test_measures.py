@@ -109,7 +109,7 @@ def test_our_alpha_ndcg_is_ir_measures_own_at_eta():
 
 
 def test_one_number_through_ir_measures_and_cruxflow_evaluate():
-    """docs/evaluate.md's example: the release excerpt's bm25 run, through ir_measures'
+    """docs/evaluate.md's example: the release stand-in's bm25 run, through ir_measures'
     calc_aggregate and through cruxflow.evaluate (test-0 ties at 1.5, test-2 has no
     answerable question, test-3 is not in the run)."""
     ratings = read_ratings(DUC / "judge").by_topic()
