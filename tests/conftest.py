@@ -93,7 +93,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-# Two tiers (README, "Two commands"). The slow tier's marks are declared, with what each means,
+# Two tiers (docs/testing.md). The slow tier's marks are declared, with what each means,
 # in pyproject.toml; ``pytest --fast`` (``bash scripts/test.sh --fast``) leaves out every test
 # that carries one. The first four are checked: a test that starts a model, a JVM, a server or
 # snakemake without its mark fails, named (pytest_runtest_makereport), so the fast tier stays

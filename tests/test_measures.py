@@ -109,7 +109,7 @@ def test_our_alpha_ndcg_is_ir_measures_own_at_eta():
 
 
 def test_one_number_through_ir_measures_and_cruxflow_evaluate():
-    """The README's example: the release excerpt's bm25 run, through ir_measures'
+    """docs/evaluate.md's example: the release stand-in's bm25 run, through ir_measures'
     calc_aggregate and through cruxflow.evaluate (test-0 ties at 1.5, test-2 has no
     answerable question, test-3 is not in the run)."""
     ratings = read_ratings(DUC / "judge").by_topic()
@@ -175,15 +175,15 @@ def test_agree_with_the_workflow_scorer():
             assert math.isclose(got[topic], frame.loc[topic, column]), (column, topic)
 
 
-def test_the_readme_ir_measures_example_gives_cruxflow_evaluates_numbers():
-    """README.md's ir_measures example, run as written (from the repository's root)."""
+def test_the_docs_ir_measures_example_gives_cruxflow_evaluates_numbers():
+    """docs/evaluate.md's ir_measures example, run as written (from the repository's root)."""
     import os
     import re
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "evaluate.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", doc, flags=re.S)
                  if "calc_aggregate" in b)
-    setup = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    setup = next(b for b in re.findall(r"```python\n(.*?)```", doc, flags=re.S)
                  if "duc = " in b)
     namespace: dict = {}
     cwd = os.getcwd()
@@ -198,4 +198,4 @@ def test_the_readme_ir_measures_example_gives_cruxflow_evaluates_numbers():
                             measures=["Cov@10", "alpha_nDCG@10"]).mean()
     assert result[Cov @ 10] == api["Cov@10"] == pytest.approx(2 / 3)
     assert result[MEASURES["alpha_nDCG"] @ 10] == api["alpha_nDCG@10"]
-    assert f"{api['alpha_nDCG@10']:.6f}" in readme      # the value the README prints
+    assert f"{api['alpha_nDCG@10']:.6f}" in doc      # the value the doc prints

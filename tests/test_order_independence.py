@@ -11,7 +11,8 @@ order before ties were broken by the passages' natural order: that case is check
 
 crux-eval's ``order='file'`` measures (its Cov and Den) take a topic's first k kept lines in
 the run file's order by definition: they depend on the run's order where a topic has more
-than k lines of rank <= k (docs/evaluate.md), which is not the case of the runs here.
+than k lines of rank <= k (docs/engine.md, "Nothing depends on the order of a file"), which is
+not the case of the runs here.
 """
 
 from __future__ import annotations

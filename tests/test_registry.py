@@ -125,7 +125,7 @@ def test_the_paper_labels_and_figures_name_registered_measures():
 
 
 def doc_names_table() -> list[str]:
-    """The names in docs/evaluate.md's table of measure names (first cells)."""
+    """The names in docs/metrics.md's table of measure names (first cells)."""
     text = (REPO / "docs" / "metrics.md").read_text()
     section = text[text.index("## Names"):]
     section = section[:section.index("\n\n", section.index("| name"))]
