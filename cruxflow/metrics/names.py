@@ -478,7 +478,7 @@ def with_options(name, options: MetricOptions = DEFAULTS) -> Name:
 
 
 def doors_table() -> list[dict]:
-    """One row per measure for docs/evaluate.md: name, parameters, definition, reads."""
+    """One row per measure for docs/metrics.md: name, parameters, definition, reads."""
     return [{"name": d.name, "parameters": ", ".join(
                 f"{p.name}={_fmt(p.default)}" for p in d.params.values() if p.name not in COMMON),
              "definition": d.definition, "reads": ", ".join(d.reads), "doors": ", ".join(d.doors)}

@@ -11,7 +11,7 @@ contexts once for every measure at that cutoff, ndeval's ranked DCG once.
 
 The row of size k of the per-query table (:meth:`ContextScorer.score`) holds, per topic, the
 measures of :data:`cruxflow.metrics.names.TABLE_MEASURES` at cutoff k (the column ``Cov`` in
-the row of k = 10 is ``Cov@10``; docs/evaluate.md lists every name's definition), over the
+the row of k = 10 is ``Cov@10``; docs/metrics.md lists every name's definition), over the
 default topics: those with at least one answerable question; a judged topic the run lacks is
 an empty context.
 
