@@ -9,10 +9,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# Two pytest-xdist workers (CRUXFLOW_TEST_WORKERS=N for another number, 0 for none): the tests
+# that share a finished workflow run or a port run in one worker (tests/conftest.py, XDIST_GROUPS).
+WORKERS=${CRUXFLOW_TEST_WORKERS:-2}
 if [ "${1:-}" = "--fast" ]; then
   shift
   [ -x .venv/bin/pytest ] || bash scripts/setup.sh
   .venv/bin/ruff check cruxflow workflow_scripts tests benchmarks resources/demo/build_demo.py
+  if [ "$WORKERS" -gt 0 ]; then
+    set -- -n "$WORKERS" --dist loadgroup "$@"
+  fi
   exec .venv/bin/python -m pytest --fast "$@"
 fi
 bash scripts/setup.sh
@@ -24,9 +30,6 @@ export CRUXFLOW_INVASIVE_TESTS=${CRUXFLOW_INVASIVE_TESTS:-1}
 # docs/gpu-and-slurm.md; pytest's processes get the same from tests/conftest.py)
 SLURM_CONF=tests/data/slurm/no_cluster.conf .venv/bin/snakemake --lint
 .venv/bin/snakefmt --check Snakefile rules
-# Two pytest-xdist workers (CRUXFLOW_TEST_WORKERS=N for another number, 0 for none): the tests
-# that share a finished workflow run or a port run in one worker (tests/conftest.py, XDIST_GROUPS).
-WORKERS=${CRUXFLOW_TEST_WORKERS:-2}
 if [ "$WORKERS" -gt 0 ]; then
   set -- -n "$WORKERS" --dist loadgroup "$@"
 fi
