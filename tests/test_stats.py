@@ -239,6 +239,38 @@ def test_sampled_randomization_is_seeded_shared_and_independent_of_the_call(monk
     assert stats.randomization_p_values([np.full(50, 0.1)], resamples=999) == [0.002]
 
 
+def test_sampled_sums_are_exact_and_shared_columns_give_the_differences_p_values(monkeypatch):
+    from fractions import Fraction
+
+    # a vector split into integer parts is the vector exactly (checked in rationals), and a
+    # value with bits below the parts' last one is not split (its pairs go the other route)
+    rng = np.random.default_rng(11)
+    v = np.concatenate((rng.random(200), rng.integers(0, 11, 50) / 10, [0.0, 1 - 2**-52]))
+    parts = paired._integer_parts(v, 13, 0)
+    assert parts is not None
+    e, f = 51 - 13, 51 - 13
+    for value, hi, lo in zip(v.tolist(), *(p.tolist() for p in parts), strict=True):
+        assert hi == int(hi) and lo == int(lo) and abs(hi) <= 2 ** (51 - 13)
+        assert Fraction(int(hi), 2 ** e) + Fraction(int(lo), 2 ** (e + f)) == Fraction(value)
+    assert paired._integer_parts(np.array([0.5, 2.0 ** -80]), 13, 0) is None
+    # six runs over 600 topics (tenths: many ties; one pair nearly equal; one run with a
+    # tiny value that cannot be split): the p-values of pairs that share column objects are
+    # those of their vectors of differences, and of the same pairs given as copies
+    runs = [rng.integers(0, 11, 600) / 10 for _ in range(6)]
+    runs[1] = runs[0].copy()
+    runs[1][:4] += 0.1
+    runs[5][7] = 2.0 ** -80
+    runs[3] = np.minimum(runs[3] + 0.1, 1.0)      # better than the others: small p-values
+    pairs = [(runs[i], runs[j]) for i in range(6) for j in range(i + 1, 6)]
+    shared = stats.paired_p_values(pairs)
+    assert shared == stats.paired_p_values([(x.copy(), y.copy()) for x, y in pairs])
+    assert shared == stats.randomization_p_values([x - y for x, y in pairs])
+    assert len(set(shared)) > 3 and min(shared) < 0.01 < max(shared)
+    # ... and of the vectors of differences multiplied by the signs in floats (no split)
+    monkeypatch.setattr(paired, "_integer_parts", lambda *_: None)
+    assert shared == stats.paired_p_values(pairs)
+
+
 def test_t_test_and_wilcoxon_equal_scipy_and_statsmodels():
     from statsmodels.stats.weightstats import DescrStatsW
 
