@@ -304,7 +304,9 @@ def write_registry(path: Path) -> Path:
                          [qrels, topics], {"judgments": qrels, "topics": topics})
           for name, qrels, topics in (
               ("trec-rag24", "qrels/qrels.rag24.test.txt", "topics/topics.rag24.test.txt"),
-              ("trec-rag25", "qrels/qrels.rag25.test.txt", "topics/topics.rag25.test.jsonl"))),
+              ("trec-rag25", "qrels/qrels.rag25.test.txt", "topics/topics.rag25.test.jsonl"),
+              ("trec-rag25-umbrela", "qrels/qrels.rag25.test-umbrela2.txt",
+               "topics/topics.rag25.test.jsonl"))),
         registry_entry("crux-labeling", "labeling", labeling,
                        {"type": "url", "repo": "DylanJoo/crux-labeling",
                         "revision": LABELING_COMMIT,

@@ -444,3 +444,34 @@ def test_trec_rag_qrels_are_relevance_judgments_by_every_door(pinned, tmp_path, 
                      "nDCG@10", "P@10", "--json"]) == 0
         rows = json.loads(capsys.readouterr().out)["per_query"]
         check({r["topic"]: r for r in rows})
+
+
+def test_agreement_takes_the_trec_rag_sets_by_name(pinned, capsys):
+    """`cruxflow agreement --labels NIST=trec-rag25 UMBRELA=trec-rag25-umbrela` reads each
+    set's qrels file: the kappas of the 37 (topic, segment) pairs of the excerpt equal
+    scikit-learn's on the grades read here from the fixture files. A set whose judgments are
+    not one file is refused in one line naming them."""
+    from sklearn.metrics import cohen_kappa_score
+
+    assert _fetch(capsys, "trec-rag25", "trec-rag25-umbrela")[0] == 0
+    assert main(["agreement", "--labels", "NIST=trec-rag25", "UMBRELA=trec-rag25-umbrela",
+                 "--json", "--bootstrap", "300"]) == 0
+    (pair,) = json.loads(capsys.readouterr().out)["pairs"]
+
+    def grades(name: str) -> dict[tuple[str, str], int]:
+        path = hub.RELEASED / "anserini-tools" / "qrels" / name
+        return {(f[0], f[2]): int(f[3]) for f in map(str.split, path.read_text().splitlines())}
+
+    nist, umbrela = grades("qrels.rag25.test.txt"), grades("qrels.rag25.test-umbrela2.txt")
+    items = sorted(nist)
+    assert len(items) == 37 and pair["n"] == 37
+    a, b = [nist[i] for i in items], [umbrela[i] for i in items]
+    assert pair["cohen_kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    assert pair["kappa_quadratic"] == pytest.approx(     # on the scale of grades 0-4
+        cohen_kappa_score(a, b, labels=list(range(5)), weights="quadratic"), abs=1e-12)
+    assert sorted(t["topic"] for t in pair["per_topic"]) == ["14", "58"]
+    assert _fetch(capsys, "crux-labeling")[0] == 0
+    assert main(["agreement", "--labels", "a=crux-labeling", "b=trec-rag25"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "crux-labeling/results/annotator1/qrels_a1.jsonl" in err

@@ -31,6 +31,7 @@ def label_sets(args) -> list:
     """The label sets of ``--human`` (one set of annotators, ``humans``), ``--labels`` (one set
     each) and ``--judge`` (``judge``), in that order: the earlier the reference."""
     from cruxflow.data.names import check_unique, named_inputs, split_name
+    from cruxflow.datasets import resolve_label_file
     from cruxflow.paper.label_sets import read_label_set
 
     sets, names = [], []
@@ -39,6 +40,7 @@ def label_sets(args) -> list:
                                    fmt=args.format, merge=args.merge))
         names.append((HUMANS, ", ".join(str(p) for p in args.human)))
     for name, path in named_inputs(args.labels or (), "label sets"):
+        path = resolve_label_file(path)       # a registered set's name: its file of labels
         sets.append(read_label_set(name, [(None, path)], fmt=args.format, merge=args.merge))
         names.append((name, path))
     if args.judge:

@@ -15,6 +15,7 @@ _LAZY = {
     "load": ("cruxflow.datasets.released", "load"),
     "resolve": ("cruxflow.datasets.by_name", "resolve"),
     "resolve_judgments": ("cruxflow.datasets.by_name", "resolve_judgments"),
+    "resolve_label_file": ("cruxflow.datasets.by_name", "resolve_label_file"),
 }
 
 __all__ = list(_LAZY)

@@ -6,6 +6,9 @@ and stays one. A path that exists wins over a name, so a clone called ``crux-mds
 the working folder is read as before. A name whose set is not fetched is one line saying which
 ``cruxflow fetch`` to run: nothing here downloads.
 
+:func:`resolve_label_file` is what ``cruxflow agreement --labels`` calls: a set with one file of
+judgments (TREC RAG qrels) becomes that file.
+
 :func:`resolve_judgments` is what :func:`cruxflow.evaluate` and :func:`cruxflow.compare` call
 on their ``judgments`` argument: a set's name becomes the judgments of that set in the form
 :func:`~cruxflow.metrics.inputs.as_judgments` reads (TREC qrels as relevance qrels, a
@@ -60,3 +63,23 @@ def resolve_judgments(value):
     from cruxflow.datasets.released import judgments_of
 
     return judgments_of(dataset)
+
+
+def resolve_label_file(value):
+    """``value`` as a label file or folder (``cruxflow agreement --labels``): a set whose
+    judgments are one file (``trec-rag25``: its qrels) as that file, ``NAME/SUBPATH`` as that
+    path, anything else as a :class:`~pathlib.Path`. A set whose judgments are not one file
+    of labels is refused in one line naming what it holds, to be given as ``NAME/SUBPATH``."""
+    named = split_name(value)
+    if named is None:
+        return Path(value) if isinstance(value, str) else value
+    dataset, sub = named
+    if sub:
+        return set_path(dataset, sub)
+    held = dataset.layout.get("judgments")
+    if dataset.kind == "trec-qrels" and isinstance(held, str):
+        return set_path(dataset, held)
+    what = (", ".join(f"{dataset.name}/{p}" for p in held) if isinstance(held, list)
+            else f"{dataset.name}/{held}" if held and held != "." else "")
+    raise DataError(f"{dataset.name} is not one file of labels ({dataset.kind}); name the file "
+                    "inside it as NAME/PATH" + (f": its judgments are {what}" if what else ""))
