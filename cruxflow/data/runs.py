@@ -569,7 +569,8 @@ def check_ids(values, field: str, record) -> None:
     """Refuse a missing or empty id among ``values`` (``record(i)`` names the i-th): None,
     NaN and pandas' NA would otherwise be read as the ids 'None', 'nan' and '<NA>'. Ids that
     are all strings none of them blank, or all integers, are passed in a few passes in C (a
-    qrels mapping of 500,000 passages: 0.04 s where a call per id took 0.25 s); anything else
+    qrels mapping of 5,000 topics x 100 passages: 0.023 s where a call per id took 0.131 s,
+    best of 3); anything else
     is checked id by id, and the first bad one named."""
     if not isinstance(values, Mapping | list | tuple):
         values = list(values)          # read more than once below
