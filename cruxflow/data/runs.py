@@ -570,8 +570,7 @@ def check_ids(values, field: str, record) -> None:
     NaN and pandas' NA would otherwise be read as the ids 'None', 'nan' and '<NA>'. Ids that
     are all strings none of them blank, or all integers, are passed in a few passes in C (a
     qrels mapping of 5,000 topics x 100 passages: 0.023 s where a call per id took 0.131 s,
-    best of 3); anything else
-    is checked id by id, and the first bad one named."""
+    best of 3); anything else is checked id by id, and the first bad one named."""
     if not isinstance(values, Mapping | list | tuple):
         values = list(values)          # read more than once below
     kinds = set(map(type, values))

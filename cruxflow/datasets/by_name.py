@@ -67,19 +67,19 @@ def resolve_judgments(value):
 
 def resolve_label_file(value):
     """``value`` as a label file or folder (``cruxflow agreement --labels``): a set whose
-    judgments are one file (``trec-rag25``: its qrels) as that file, ``NAME/SUBPATH`` as that
-    path, anything else as a :class:`~pathlib.Path`. A set whose judgments are not one file
-    of labels is refused in one line naming what it holds, to be given as ``NAME/SUBPATH``."""
+    judgments the registry lays out as one file or folder inside it (``trec-rag25``: its
+    qrels) as that path, ``NAME/SUBPATH`` as that path, anything else as a
+    :class:`~pathlib.Path`. A set whose judgments are several files, the whole set or none
+    is refused in one line naming what it holds, to be given as ``NAME/SUBPATH``."""
     named = split_name(value)
     if named is None:
         return Path(value) if isinstance(value, str) else value
     dataset, sub = named
     if sub:
         return set_path(dataset, sub)
-    held = dataset.layout.get("judgments")
-    if dataset.kind == "trec-qrels" and isinstance(held, str):
-        return set_path(dataset, held)
-    what = (", ".join(f"{dataset.name}/{p}" for p in held) if isinstance(held, list)
-            else f"{dataset.name}/{held}" if held and held != "." else "")
+    held = dataset.laid_out("judgments")
+    if len(held) == 1 and held[0] != ".":      # "." is the whole set (a CRUX subset)
+        return set_path(dataset, held[0])
+    what = ", ".join(f"{dataset.name}/{p}" for p in held if p != ".")
     raise DataError(f"{dataset.name} is not one file of labels ({dataset.kind}); name the file "
                     "inside it as NAME/PATH" + (f": its judgments are {what}" if what else ""))

@@ -86,6 +86,14 @@ class DataSet:
     def pinned(self) -> bool:
         return bool(self.files)
 
+    def laid_out(self, key: str) -> list[str]:
+        """The paths inside the set that ``layout`` gives for ``key`` ("judgments",
+        "topics", ...), as a list (none, one or several)."""
+        value = self.layout.get(key)
+        if value is None:
+            return []
+        return value if isinstance(value, list) else [value]
+
     @property
     def size(self) -> int:
         return sum(f.size for f in self.files)

@@ -36,13 +36,6 @@ class Released:
     collection: Path | None = None
 
 
-def _layout(dataset: DataSet, key: str) -> list[str]:
-    value = dataset.layout.get(key)
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]
-
-
 def judgments_of(dataset: DataSet):
     """The judgments a set holds, as :func:`~cruxflow.metrics.inputs.as_judgments` reads
     them (see :mod:`cruxflow.datasets.by_name`)."""
@@ -52,7 +45,7 @@ def judgments_of(dataset: DataSet):
 
         return coveragebench.judgments(coveragebench.read_config(folder, dataset.layout,
                                                                  dataset.name))
-    paths = [folder / p for p in _layout(dataset, "judgments")]
+    paths = [folder / p for p in dataset.laid_out("judgments")]
     if not paths:
         raise DataError(f"{dataset.name} holds no judgments ({dataset.title})")
     if dataset.kind == "trec-qrels":
@@ -70,7 +63,7 @@ def _topics_and_questions(dataset: DataSet, folder: Path):
     from cruxflow.data.ingest.common import IngestOptions
     from cruxflow.data.ingest.crux import read_crux
 
-    where = _layout(dataset, "topics")
+    where = dataset.laid_out("topics")
     source = folder / where[0] if where else folder
     if dataset.kind == "crux-subset":
         source = folder
@@ -102,7 +95,7 @@ def _runs(folder: Path, dataset: DataSet) -> dict[str, Path]:
     from cruxflow.data.ingest.crux import crux_runs
 
     out = {}
-    for where in _layout(dataset, "runs"):
+    for where in dataset.laid_out("runs"):
         place = folder / where
         if place.is_file():
             found = [place]
@@ -119,7 +112,7 @@ def load(name: str) -> Released:
     """The fetched set ``name`` (``cruxflow fetch NAME`` first), read from the cache."""
     dataset = get(name)
     folder = set_path(dataset)
-    collection = next((folder / p for p in _layout(dataset, "collection")
+    collection = next((folder / p for p in dataset.laid_out("collection")
                        if (folder / p).exists()), None)
     if dataset.kind == "coveragebench":
         from cruxflow.datasets import coveragebench
@@ -129,13 +122,13 @@ def load(name: str) -> Released:
                         coveragebench.judgments(config), dict(config.runs), collection)
     if dataset.kind == "trec-qrels":
         topics = {}
-        for p in _layout(dataset, "topics"):
+        for p in dataset.laid_out("topics"):
             topics.update(_trec_topics(folder / p))
         return Released(name, dataset.kind, folder, topics, None, judgments_of(dataset), {},
                         None)
     if dataset.kind == "corpus":
         return Released(name, dataset.kind, folder, {}, None, None, {}, folder)
     topics, questions = _topics_and_questions(dataset, folder)
-    judgments = judgments_of(dataset) if _layout(dataset, "judgments") else None
+    judgments = judgments_of(dataset) if dataset.laid_out("judgments") else None
     return Released(name, dataset.kind, folder, topics, questions, judgments,
                     _runs(folder, dataset), collection)

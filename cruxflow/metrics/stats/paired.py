@@ -58,6 +58,12 @@ def _p_from_counts(less, greater, total: int, adjustment: int, alternative: str)
     return np.clip(p, 0.0, 1.0)
 
 
+def _split_exponents(rows_bits: int, exponent: int) -> tuple[int, int]:
+    """(e, f) of :func:`_integer_parts`: ``hi`` below 2^(51 - rows_bits), so that a signed sum
+    of fewer than 2^rows_bits of them is below 2^51, and ``lo`` likewise."""
+    return 51 - rows_bits - exponent, 51 - rows_bits
+
+
 def _integer_parts(v: np.ndarray, rows_bits: int, exponent: int
                    ) -> tuple[np.ndarray, np.ndarray] | None:
     """``v`` (a vector with every ``|value| < 2^exponent``) as ``(hi + lo * 2^-f) * 2^-e``
@@ -65,7 +71,7 @@ def _integer_parts(v: np.ndarray, rows_bits: int, exponent: int
     ``2^rows_bits`` of them, and the difference of two such sums, is exact in float64
     (below 2^53), whatever order a matrix product adds them in; ``None`` where ``v`` is
     not exactly so (a value with bits below 2^-(e+f): far below any measure's values)."""
-    e, f = 51 - rows_bits - exponent, 51 - rows_bits
+    e, f = _split_exponents(rows_bits, exponent)
     scaled = np.ldexp(v, e)                      # exact: a power of two
     hi = np.rint(scaled)
     rest = np.ldexp(scaled - hi, f)              # |scaled - hi| <= 1/2, the subtraction exact
@@ -89,6 +95,7 @@ def _sampled_counts(vectors: Sequence[np.ndarray], pairs: Sequence[tuple[int, in
     n_max = max(len(vectors[i]) for pair in pairs for i in pair if i >= 0)
     rows_bits = max(n_max, 2).bit_length()
     zero = np.zeros(n_max)
+
     def padded(i: int) -> np.ndarray:
         if i < 0:
             return zero
@@ -97,25 +104,25 @@ def _sampled_counts(vectors: Sequence[np.ndarray], pairs: Sequence[tuple[int, in
 
     top = [math.frexp(float(np.abs(v).max(initial=0.0)))[1] for v in vectors]
     columns: list[np.ndarray] = [zero, zero]     # the zero vector's hi and lo
-    split: dict[tuple[int, int], int] = {(-1, e): 0 for e in set(top)}
+    split: dict[tuple[int, int], int] = {}     # (vector, exponent) -> hi column, -1: none
     exact: list[tuple[int, int, int, int]] = []  # pair, hi/lo column of a, of b, exponent
     plain: list[tuple[int, np.ndarray]] = []     # pair, differences
     tol = np.empty(len(pairs))
     for k, (a, b) in enumerate(pairs):
         d = padded(a) - padded(b)
         tol[k] = _TIE * np.abs(d).sum()
-        exponent = max(top[a], top[b] if b >= 0 else top[a])
+        exponent = max(top[i] for i in (a, b) if i >= 0)
         if not np.isfinite(d).all():
             plain.append((k, d))
             continue
         at = []
         for i in (a, b):
-            if (i, exponent) not in split:
+            if i >= 0 and (i, exponent) not in split:
                 parts = _integer_parts(padded(i), rows_bits, exponent)
                 split[(i, exponent)] = -1 if parts is None else len(columns)
                 if parts is not None:
                     columns.extend(parts)
-            at.append(split[(i, exponent)] if i >= 0 else 0)
+            at.append(split[(i, exponent)] if i >= 0 else 0)   # 0: the zero vector's
         if min(at) < 0:
             plain.append((k, d))
         else:
@@ -125,8 +132,9 @@ def _sampled_counts(vectors: Sequence[np.ndarray], pairs: Sequence[tuple[int, in
     greater = np.zeros(len(pairs), dtype=np.int64)
     ex = np.array([k for k, *_ in exact], dtype=np.intp)
     ha, hb = (np.array([x[i] for x in exact], dtype=np.intp) for i in (1, 2))
-    f = 51 - rows_bits
-    unit = np.ldexp(1.0, -(51 - rows_bits - np.array([x[3] for x in exact], dtype=int)))
+    f = _split_exponents(rows_bits, 0)[1]
+    unit = np.ldexp(1.0, -np.array([_split_exponents(rows_bits, x[3])[0] for x in exact],
+                                   dtype=int))
     pl = np.array([k for k, _ in plain], dtype=np.intp)
     pc = len(columns) + np.arange(len(plain))
 
